@@ -1,0 +1,71 @@
+// KernelRegistry: names of kernels to the C++ functions that run them.
+//
+// Each HostContext owns a registry. Kernel libraries register into it
+// explicitly (RegisterXxxKernels(KernelRegistry&)) or through the static
+// registration list, which the binary applies with RegisterStaticKernels.
+// Registration happens before execution starts: the registry is
+// thread-compatible (lookups may run concurrently with each other, not with
+// registration).
+#ifndef ASYNCRT_HOST_CONTEXT_KERNEL_REGISTRY_H_
+#define ASYNCRT_HOST_CONTEXT_KERNEL_REGISTRY_H_
+
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+
+namespace asyncrt {
+
+// Defined by the executor (asyncrt/bef_executor/kernel_frame.h).
+class AsyncKernelFrame;
+
+// An asynchronous kernel: reads its arguments and attributes from the frame
+// and sets its results, now or later.
+using AsyncKernelImplementation = void (*)(AsyncKernelFrame* frame);
+
+class KernelRegistry {
+ public:
+  // Registers `kernel` under `name`. AlreadyExists if the name is taken.
+  absl::Status AddKernel(absl::string_view name,
+                         AsyncKernelImplementation kernel);
+
+  // The kernel registered under `name`, or nullptr.
+  AsyncKernelImplementation GetKernel(absl::string_view name) const;
+
+  // Names of all registered kernels, sorted.
+  std::vector<std::string> KernelNames() const;
+
+ private:
+  absl::flat_hash_map<std::string, AsyncKernelImplementation> kernels_;
+};
+
+// A function that registers a library's kernels.
+using KernelRegistration = void (*)(KernelRegistry& registry);
+
+// Adds `registration` to the process-wide list that RegisterStaticKernels
+// applies. Called from static initializers only (see ASYNCRT_STATIC_KERNEL_
+// REGISTRATION); thread-compatible.
+void AddStaticKernelRegistration(KernelRegistration registration);
+
+// Applies every static registration to `registry`.
+void RegisterStaticKernels(KernelRegistry& registry);
+
+}  // namespace asyncrt
+
+// Registers `fn` (a KernelRegistration) at static-initialization time. Use
+// only in a library's static_registration.cc, built as an always-linked
+// object library.
+#define ASYNCRT_STATIC_KERNEL_REGISTRATION(fn) \
+  ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL(fn, __COUNTER__)
+#define ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL(fn, n) \
+  ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL2(fn, n)
+#define ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL2(fn, n)          \
+  [[maybe_unused]] static const bool asyncrt_kernel_registered_##n = \
+      [] {                                                        \
+        ::asyncrt::AddStaticKernelRegistration(fn);               \
+        return true;                                              \
+      }()
+
+#endif  // ASYNCRT_HOST_CONTEXT_KERNEL_REGISTRY_H_

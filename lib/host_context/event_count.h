@@ -1,0 +1,75 @@
+// EventCount: lets idle workers park without missing a wake-up.
+//
+// Protocol, for a worker that found no work:
+//   event.PrepareWait();          // announce the intent to park
+//   if (work is visible) event.CancelWait(); else event.CommitWait();
+// and for a producer, after making work visible:
+//   event.NotifyOne();
+//
+// A sequentially consistent fence separates each side's write from its read
+// (Dekker's pattern): PrepareWait fences after announcing the waiter, and the
+// producer must fence (std::atomic_thread_fence(seq_cst)) after making work
+// visible and before NotifyOne. Then either the worker's re-check sees the
+// work, or the producer sees the waiter and wakes one. NotifyOne costs one
+// load when nobody waits, the common case of a busy pool.
+#ifndef ASYNCRT_LIB_HOST_CONTEXT_EVENT_COUNT_H_
+#define ASYNCRT_LIB_HOST_CONTEXT_EVENT_COUNT_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+namespace asyncrt::internal {
+
+// std::mutex rather than absl::Mutex: Debian's prebuilt Abseil is not
+// instrumented, so ThreadSanitizer cannot see absl::Mutex's synchronization.
+class EventCount {
+ public:
+  void PrepareWait() {
+    waiters_.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+
+  void CancelWait() { waiters_.fetch_sub(1, std::memory_order_relaxed); }
+
+  // Blocks until a NotifyOne or NotifyAll that happens after PrepareWait.
+  void CommitWait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return signals_ > 0; });
+    --signals_;
+    waiters_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  // Wakes one prepared or committed waiter, if any. The caller has fenced
+  // (see the protocol above).
+  void NotifyOne() {
+    if (waiters_.load(std::memory_order_relaxed) == 0) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    // A signal left over from a waiter that cancelled wakes the next waiter
+    // spuriously; it re-checks for work and parks again. Cap the backlog.
+    if (signals_ < waiters_.load(std::memory_order_relaxed)) {
+      ++signals_;
+      cv_.notify_one();
+    }
+  }
+
+  // Wakes every prepared or committed waiter.
+  void NotifyAll() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::lock_guard<std::mutex> lock(mutex_);
+    signals_ = waiters_.load(std::memory_order_relaxed);
+    cv_.notify_all();
+  }
+
+  int NumWaiters() const { return waiters_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int> waiters_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int signals_ = 0;  // Guarded by mutex_.
+};
+
+}  // namespace asyncrt::internal
+
+#endif  // ASYNCRT_LIB_HOST_CONTEXT_EVENT_COUNT_H_

@@ -1,0 +1,194 @@
+#include "asyncrt/host_context/host_allocator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+
+namespace asyncrt {
+namespace {
+
+class MallocAllocator final : public HostAllocator {
+ public:
+  void* AllocateBytes(size_t size, size_t alignment) override {
+    alignment = std::max(alignment, alignof(void*));
+    void* ptr = nullptr;
+    if (posix_memalign(&ptr, alignment, std::max<size_t>(size, 1)) != 0) {
+      return nullptr;
+    }
+    return ptr;
+  }
+  void DeallocateBytes(void* ptr, size_t) override { free(ptr); }
+};
+
+// Wraps another allocator and keeps counts. Relaxed atomics: the counters
+// are statistics and order nothing else.
+class CountingAllocator : public HostAllocator {
+ public:
+  explicit CountingAllocator(std::unique_ptr<HostAllocator> allocator)
+      : allocator_(std::move(allocator)) {}
+
+  void* AllocateBytes(size_t size, size_t alignment) override {
+    void* ptr = allocator_->AllocateBytes(size, alignment);
+    if (ptr == nullptr) return nullptr;
+    live_allocations_.fetch_add(1, std::memory_order_relaxed);
+    total_allocations_.fetch_add(1, std::memory_order_relaxed);
+    int64_t live = live_bytes_.fetch_add(size, std::memory_order_relaxed) +
+                   static_cast<int64_t>(size);
+    int64_t peak = peak_bytes_.load(std::memory_order_relaxed);
+    while (live > peak && !peak_bytes_.compare_exchange_weak(
+                              peak, live, std::memory_order_relaxed)) {
+    }
+    return ptr;
+  }
+
+  void DeallocateBytes(void* ptr, size_t size) override {
+    if (ptr == nullptr) return;
+    live_allocations_.fetch_sub(1, std::memory_order_relaxed);
+    live_bytes_.fetch_sub(size, std::memory_order_relaxed);
+    allocator_->DeallocateBytes(ptr, size);
+  }
+
+  std::optional<HostAllocatorStats> GetStats() const override {
+    return stats();
+  }
+
+  HostAllocatorStats stats() const {
+    return {live_allocations_.load(std::memory_order_relaxed),
+            live_bytes_.load(std::memory_order_relaxed),
+            total_allocations_.load(std::memory_order_relaxed),
+            peak_bytes_.load(std::memory_order_relaxed)};
+  }
+
+ private:
+  std::unique_ptr<HostAllocator> allocator_;
+  std::atomic<int64_t> live_allocations_{0};
+  std::atomic<int64_t> live_bytes_{0};
+  std::atomic<int64_t> total_allocations_{0};
+  std::atomic<int64_t> peak_bytes_{0};
+};
+
+class ProfiledAllocator final : public CountingAllocator {
+ public:
+  using CountingAllocator::CountingAllocator;
+  ~ProfiledAllocator() override {
+    HostAllocatorStats s = stats();
+    std::fprintf(stderr,
+                 "HostAllocator profile: %lld allocations, %lld peak bytes, "
+                 "%lld alive allocations, %lld alive bytes\n",
+                 static_cast<long long>(s.total_allocations),
+                 static_cast<long long>(s.peak_bytes),
+                 static_cast<long long>(s.live_allocations),
+                 static_cast<long long>(s.live_bytes));
+  }
+};
+
+class LeakCheckAllocator final : public CountingAllocator {
+ public:
+  using CountingAllocator::CountingAllocator;
+  ~LeakCheckAllocator() override {
+    HostAllocatorStats s = stats();
+    if (s.live_allocations == 0) return;
+    std::fprintf(stderr,
+                 "Memory leak detected: %lld alive allocations, %lld alive "
+                 "bytes\n",
+                 static_cast<long long>(s.live_allocations),
+                 static_cast<long long>(s.live_bytes));
+    std::fflush(stderr);
+    std::exit(1);
+  }
+};
+
+class FixedSizeAllocator final : public HostAllocator {
+ public:
+  explicit FixedSizeAllocator(size_t capacity) : capacity_(capacity) {}
+
+  void* AllocateBytes(size_t size, size_t alignment) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (size > capacity_ - used_) {
+        std::fprintf(stderr,
+                     "Attempted to allocate %zu bytes. However current "
+                     "capacity is only %zu.\n",
+                     size, capacity_ - used_);
+        return nullptr;
+      }
+      used_ += size;
+      ++live_allocations_;
+      ++total_allocations_;
+      std::fprintf(stderr, "Allocating %zu bytes. %zu remaining.\n", size,
+                   capacity_ - used_);
+    }
+    void* ptr = malloc_.AllocateBytes(size, alignment);
+    if (ptr == nullptr) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      used_ -= size;
+      --live_allocations_;
+    }
+    return ptr;
+  }
+
+  void DeallocateBytes(void* ptr, size_t size) override {
+    if (ptr == nullptr) return;
+    malloc_.DeallocateBytes(ptr, size);
+    std::lock_guard<std::mutex> lock(mutex_);
+    used_ -= size;
+    --live_allocations_;
+  }
+
+  std::optional<HostAllocatorStats> GetStats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return HostAllocatorStats{live_allocations_, static_cast<int64_t>(used_),
+            total_allocations_, static_cast<int64_t>(used_)};
+  }
+
+ private:
+  const size_t capacity_;
+  MallocAllocator malloc_;
+  mutable std::mutex mutex_;
+  size_t used_ = 0;  // All guarded by mutex_.
+  int64_t live_allocations_ = 0;
+  int64_t total_allocations_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<HostAllocator> CreateMallocAllocator() {
+  return std::make_unique<MallocAllocator>();
+}
+
+std::unique_ptr<HostAllocator> CreateProfiledAllocator(
+    std::unique_ptr<HostAllocator> allocator) {
+  return std::make_unique<ProfiledAllocator>(std::move(allocator));
+}
+
+std::unique_ptr<HostAllocator> CreateLeakCheckAllocator(
+    std::unique_ptr<HostAllocator> allocator) {
+  return std::make_unique<LeakCheckAllocator>(std::move(allocator));
+}
+
+std::unique_ptr<HostAllocator> CreateFixedSizeAllocator(size_t capacity) {
+  return std::make_unique<FixedSizeAllocator>(capacity);
+}
+
+absl::StatusOr<std::unique_ptr<HostAllocator>> CreateHostAllocator(
+    absl::string_view name) {
+  if (name == "malloc") return CreateMallocAllocator();
+  if (name == "profiled_allocator") {
+    return CreateProfiledAllocator(CreateMallocAllocator());
+  }
+  if (name == "leak_check_allocator") {
+    return CreateLeakCheckAllocator(CreateMallocAllocator());
+  }
+  if (name == "test_fixed_size_1k") return CreateFixedSizeAllocator(1024);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "invalid host allocator type '", name,
+      "': expected malloc, profiled_allocator, leak_check_allocator or "
+      "test_fixed_size_1k"));
+}
+
+}  // namespace asyncrt

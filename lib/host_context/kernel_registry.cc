@@ -1,0 +1,55 @@
+#include "asyncrt/host_context/kernel_registry.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace asyncrt {
+
+absl::Status KernelRegistry::AddKernel(absl::string_view name,
+                                       AsyncKernelImplementation kernel) {
+  if (kernel == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", name, "' registered with a null function"));
+  }
+  if (!kernels_.try_emplace(name, kernel).second) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("kernel '", name, "' is already registered"));
+  }
+  return absl::OkStatus();
+}
+
+AsyncKernelImplementation KernelRegistry::GetKernel(
+    absl::string_view name) const {
+  auto it = kernels_.find(name);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> KernelRegistry::KernelNames() const {
+  std::vector<std::string> names;
+  names.reserve(kernels_.size());
+  for (const auto& [name, kernel] : kernels_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+// Leaked, constructed on first use: safe from static initialization and
+// destruction order.
+std::vector<KernelRegistration>& StaticRegistrations() {
+  static auto* registrations = new std::vector<KernelRegistration>();
+  return *registrations;
+}
+}  // namespace
+
+void AddStaticKernelRegistration(KernelRegistration registration) {
+  StaticRegistrations().push_back(registration);
+}
+
+void RegisterStaticKernels(KernelRegistry& registry) {
+  for (KernelRegistration registration : StaticRegistrations()) {
+    registration(registry);
+  }
+}
+
+}  // namespace asyncrt

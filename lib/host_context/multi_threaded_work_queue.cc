@@ -1,0 +1,418 @@
+// The "mstd" work queue: a work-stealing non-blocking pool plus an on-demand
+// blocking pool. Design notes are in docs/host_context.md ("Work queues").
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "asyncrt/host_context/concurrent_work_queue.h"
+#include "lib/host_context/event_count.h"
+#include "lib/host_context/task_deque.h"
+#include "lib/host_context/work_queue_util.h"
+
+namespace asyncrt {
+namespace {
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Per-thread xorshift generator for picking workers and steal victims.
+uint32_t NextRandom() {
+  thread_local uint64_t state =
+      std::hash<std::thread::id>()(std::this_thread::get_id()) | 1;
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return static_cast<uint32_t>(state >> 32);
+}
+
+//===--- Non-blocking pool ------------------------------------------------===//
+
+class NonBlockingPool {
+ public:
+  NonBlockingPool(int num_threads, int max_spinning)
+      : max_spinning_(max_spinning) {
+    workers_.reserve(num_threads);
+    for (int i = 0; i < num_threads; ++i) {
+      workers_.push_back(std::make_unique<Worker>());
+    }
+    for (int i = 0; i < num_threads; ++i) {
+      workers_[i]->thread = std::thread([this, i] { WorkerLoop(i); });
+    }
+  }
+
+  // Stops the workers. Tasks still queued are destroyed without running.
+  ~NonBlockingPool() {
+    stop_.store(true, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    event_.NotifyAll();
+    for (auto& worker : workers_) worker->thread.join();
+  }
+
+  void AddTask(TaskFunction task) {
+    if (current_pool == this) {
+      Worker& worker = *workers_[current_index];
+      // Count the submission before the task becomes stealable, so that a
+      // Quiesce can never see its completion without its submission.
+      worker.submitted.store(
+          worker.submitted.load(std::memory_order_relaxed) + 1,
+          std::memory_order_release);
+      if (!worker.deque.PushFront(task)) {
+        RunInline(task);
+        return;
+      }
+    } else {
+      external_submitted_.fetch_add(1, std::memory_order_release);
+      const size_t n = workers_.size();
+      const size_t start = NextRandom() % n;
+      bool pushed = false;
+      for (size_t i = 0; i < n && !pushed; ++i) {
+        pushed = workers_[(start + i) % n]->deque.PushBack(task);
+      }
+      if (!pushed) {
+        RunInline(task);
+        return;
+      }
+    }
+    // Wake a parked worker unless one is already spinning: a spinner finds
+    // the task within its spin window, and waking costs tens of
+    // microseconds.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (spinning_.load(std::memory_order_relaxed) == 0) event_.NotifyOne();
+  }
+
+  // Blocks until all tasks submitted before the call (and tasks they add)
+  // have finished.
+  void Quiesce() const {
+    internal::Backoff backoff;
+    while (!IsQuiescent()) backoff.Wait();
+  }
+
+  // True if every task submitted so far has finished. Reads completion
+  // counts before submission counts: every completed task was submitted
+  // earlier, so equal sums mean nothing was pending when the completions
+  // were read.
+  bool IsQuiescent() const {
+    uint64_t completed =
+        inline_completed_.load(std::memory_order_acquire);
+    for (const auto& worker : workers_) {
+      completed += worker->completed.load(std::memory_order_acquire);
+    }
+    uint64_t submitted = SubmittedCount();
+    return completed == submitted;
+  }
+
+  uint64_t SubmittedCount() const {
+    uint64_t submitted = external_submitted_.load(std::memory_order_acquire);
+    for (const auto& worker : workers_) {
+      submitted += worker->submitted.load(std::memory_order_acquire);
+    }
+    return submitted;
+  }
+
+  int num_threads() const { return static_cast<int>(workers_.size()); }
+  bool IsInWorkerThread() const { return current_pool == this; }
+
+ private:
+  static constexpr unsigned kDequeCapacity = 1024;
+  // Spin roughly as long as waking a parked thread takes: a worker that
+  // spins that long and finds nothing loses at most 2x against an oracle.
+  static constexpr auto kSpinDuration = std::chrono::microseconds(50);
+
+  struct Worker {
+    internal::TaskDeque<kDequeCapacity> deque;
+    std::thread thread;
+    // Written only by this worker; read by Quiesce.
+    alignas(64) std::atomic<uint64_t> submitted{0};
+    std::atomic<uint64_t> completed{0};
+  };
+
+  void RunInline(TaskFunction& task) {
+    task();
+    task = nullptr;
+    inline_completed_.fetch_add(1, std::memory_order_release);
+  }
+
+  void Run(Worker& worker, TaskFunction& task) {
+    task();
+    // Destroy what the task captured before counting it complete, so
+    // Quiesce also waits for those destructors.
+    task = nullptr;
+    worker.completed.store(worker.completed.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_release);
+  }
+
+  bool Steal(int self, TaskFunction* out) {
+    const size_t n = workers_.size();
+    const size_t start = NextRandom() % n;
+    for (size_t i = 0; i < n; ++i) {
+      size_t victim = (start + i) % n;
+      if (static_cast<int>(victim) == self) continue;
+      if (workers_[victim]->deque.PopBack(out)) return true;
+    }
+    return false;
+  }
+
+  bool FindWork(int self, TaskFunction* out) {
+    return workers_[self]->deque.PopFront(out) || Steal(self, out);
+  }
+
+  bool AllDequesEmpty() const {
+    for (const auto& worker : workers_) {
+      if (!worker->deque.Empty()) return false;
+    }
+    return true;
+  }
+
+  bool TryStartSpinning() {
+    int spinning = spinning_.load(std::memory_order_relaxed);
+    while (spinning < max_spinning_) {
+      if (spinning_.compare_exchange_weak(spinning, spinning + 1,
+                                          std::memory_order_relaxed)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool SpinForWork(int self, TaskFunction* out) {
+    auto deadline = std::chrono::steady_clock::now() + kSpinDuration;
+    for (unsigned i = 1;; ++i) {
+      if (FindWork(self, out)) return true;
+      if (stop_.load(std::memory_order_relaxed)) return false;
+      CpuRelax();
+      if (i % 32 == 0 && std::chrono::steady_clock::now() > deadline) {
+        return false;
+      }
+    }
+  }
+
+  void WorkerLoop(int index) {
+    current_pool = this;
+    current_index = index;
+    Worker& worker = *workers_[index];
+    TaskFunction task;
+    while (true) {
+      if (FindWork(index, &task)) {
+        Run(worker, task);
+        continue;
+      }
+      if (TryStartSpinning()) {
+        bool found = SpinForWork(index, &task);
+        int was_spinning = spinning_.fetch_sub(1, std::memory_order_relaxed);
+        if (found) {
+          // The last spinner leaving with work: hand the spinning role to a
+          // parked worker if more work is queued, so bursts keep flowing.
+          std::atomic_thread_fence(std::memory_order_seq_cst);
+          if (was_spinning == 1 && !AllDequesEmpty()) event_.NotifyOne();
+          Run(worker, task);
+          continue;
+        }
+      }
+      event_.PrepareWait();
+      if (stop_.load(std::memory_order_relaxed)) {
+        event_.CancelWait();
+        return;
+      }
+      if (!AllDequesEmpty()) {
+        event_.CancelWait();
+        continue;
+      }
+      event_.CommitWait();
+    }
+  }
+
+  static thread_local const NonBlockingPool* current_pool;
+  static thread_local int current_index;
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  const int max_spinning_;
+  alignas(64) std::atomic<int> spinning_{0};
+  alignas(64) std::atomic<uint64_t> external_submitted_{0};
+  alignas(64) std::atomic<uint64_t> inline_completed_{0};
+  std::atomic<bool> stop_{false};
+  internal::EventCount event_;
+};
+
+thread_local const NonBlockingPool* NonBlockingPool::current_pool = nullptr;
+thread_local int NonBlockingPool::current_index = -1;
+
+//===--- Blocking pool ----------------------------------------------------===//
+
+class BlockingPool {
+ public:
+  BlockingPool(int max_threads, int max_queued)
+      : max_threads_(max_threads), max_queued_(max_queued) {}
+
+  // Stops the threads after they finish the tasks already accepted.
+  ~BlockingPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (auto& thread : threads_) thread.join();
+  }
+
+  std::optional<TaskFunction> Add(TaskFunction task, bool allow_queuing) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (stop_) return task;
+    const int queued = static_cast<int>(queue_.size());
+    if (idle_threads_ > queued) {
+      Accept(std::move(task));
+      lock.unlock();
+      work_cv_.notify_one();
+      return std::nullopt;
+    }
+    if (static_cast<int>(threads_.size()) < max_threads_) {
+      Accept(std::move(task));
+      threads_.emplace_back([this] { ThreadLoop(); });
+      return std::nullopt;
+    }
+    if (allow_queuing && queued < max_queued_) {
+      Accept(std::move(task));
+      return std::nullopt;
+    }
+    return task;
+  }
+
+  void Quiesce() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    quiesce_cv_.wait(lock, [&] { return pending_ == 0; });
+  }
+
+  bool IsQuiescent() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pending_ == 0;
+  }
+
+  uint64_t SubmittedCount() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return accepted_;
+  }
+
+ private:
+  void Accept(TaskFunction task) {
+    queue_.push_back(std::move(task));
+    ++pending_;
+    ++accepted_;
+  }
+
+  void ThreadLoop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      ++idle_threads_;
+      work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      --idle_threads_;
+      if (queue_.empty()) return;  // Stopping.
+      TaskFunction task = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      task();
+      task = nullptr;
+      lock.lock();
+      if (--pending_ == 0) quiesce_cv_.notify_all();
+    }
+  }
+
+  const int max_threads_;
+  const int max_queued_;
+  std::mutex mutex_;
+  std::condition_variable work_cv_;
+  std::condition_variable quiesce_cv_;
+  // All guarded by mutex_.
+  std::deque<TaskFunction> queue_;
+  std::vector<std::thread> threads_;
+  int idle_threads_ = 0;
+  int64_t pending_ = 0;  // Accepted and not yet finished.
+  uint64_t accepted_ = 0;
+  bool stop_ = false;
+};
+
+//===--- The work queue ---------------------------------------------------===//
+
+class MultiThreadedWorkQueue final : public ConcurrentWorkQueue {
+ public:
+  MultiThreadedWorkQueue(int num_threads, int max_spinning,
+                         int max_blocking_threads, int max_queued_blocking)
+      : name_(absl::StrCat("mstd:", num_threads, ",", max_blocking_threads)),
+        non_blocking_(num_threads, max_spinning),
+        blocking_(max_blocking_threads, max_queued_blocking) {}
+
+  ~MultiThreadedWorkQueue() override { Quiesce(); }
+
+  absl::string_view name() const override { return name_; }
+
+  void AddTask(TaskFunction task) override {
+    non_blocking_.AddTask(std::move(task));
+  }
+
+  std::optional<TaskFunction> AddBlockingTask(TaskFunction task,
+                                              bool allow_queuing) override {
+    return blocking_.Add(std::move(task), allow_queuing);
+  }
+
+  void Await(absl::Span<const RCReference<AsyncValue>> values) override {
+    assert(!IsInWorkerThread() && "Await called from a worker thread");
+    internal::BlockUntilAllReady(values);
+  }
+
+  void Quiesce() override {
+    assert(!IsInWorkerThread() && "Quiesce called from a worker thread");
+    // Tasks of each pool may add tasks to the other: repeat until a pass
+    // sees no new submission to either.
+    while (true) {
+      uint64_t before = non_blocking_.SubmittedCount() +
+                        blocking_.SubmittedCount();
+      non_blocking_.Quiesce();
+      blocking_.Quiesce();
+      uint64_t after = non_blocking_.SubmittedCount() +
+                       blocking_.SubmittedCount();
+      if (before == after && non_blocking_.IsQuiescent()) return;
+    }
+  }
+
+  int GetParallelismLevel() const override {
+    return non_blocking_.num_threads();
+  }
+
+  bool IsInWorkerThread() const override {
+    return non_blocking_.IsInWorkerThread();
+  }
+
+ private:
+  std::string name_;
+  NonBlockingPool non_blocking_;
+  BlockingPool blocking_;
+};
+
+}  // namespace
+
+std::unique_ptr<ConcurrentWorkQueue> CreateMultiThreadedWorkQueue(
+    const MultiThreadedWorkQueueOptions& options) {
+  int num_threads = options.num_threads;
+  if (num_threads <= 0) {
+    num_threads = std::max(1u, std::thread::hardware_concurrency());
+  }
+  int max_spinning = options.max_spinning_workers;
+  if (max_spinning <= 0) max_spinning = std::max(1, num_threads / 4);
+  return std::make_unique<MultiThreadedWorkQueue>(
+      num_threads, max_spinning, std::max(1, options.max_blocking_threads),
+      std::max(0, options.max_queued_blocking_tasks));
+}
+
+}  // namespace asyncrt

@@ -1,0 +1,134 @@
+// TaskDeque: the per-worker deque of the work-stealing pool.
+//
+// Operations on the front are done only by the owning worker (PushFront,
+// PopFront) and are lock-free. Operations on the back (PushBack for tasks
+// submitted from other threads, PopBack for thieves) may come from any
+// thread and are serialized by a mutex, so the owner never waits on it.
+//
+// Algorithm: a fixed-capacity ring of slots, each with an atomic state
+// (empty, busy, ready). A party claims a slot by moving its state to busy
+// with a compare-and-swap, so the owner and a thief racing for the last task
+// cannot both take it; the winner then moves the index. Tasks live in
+// [back_, front_) modulo the capacity. The same scheme as Eigen's RunQueue,
+// which TensorFlow's and TFRT's pools use.
+#ifndef ASYNCRT_LIB_HOST_CONTEXT_TASK_DEQUE_H_
+#define ASYNCRT_LIB_HOST_CONTEXT_TASK_DEQUE_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "asyncrt/host_context/concurrent_work_queue.h"
+
+namespace asyncrt::internal {
+
+template <unsigned kCapacity>
+class TaskDeque {
+  static_assert(kCapacity >= 4 && (kCapacity & (kCapacity - 1)) == 0,
+                "capacity must be a power of two");
+  static constexpr unsigned kMask = kCapacity - 1;
+
+ public:
+  TaskDeque() {
+    for (Slot& slot : slots_) slot.state.store(kEmpty, std::memory_order_relaxed);
+  }
+  TaskDeque(const TaskDeque&) = delete;
+  TaskDeque& operator=(const TaskDeque&) = delete;
+
+  // Owner only. Moves `task` in and returns true, or returns false (leaving
+  // `task` untouched) if the deque is full.
+  bool PushFront(TaskFunction& task) {
+    unsigned front = front_.load(std::memory_order_relaxed);
+    Slot& slot = slots_[front & kMask];
+    uint8_t state = slot.state.load(std::memory_order_relaxed);
+    if (state != kEmpty ||
+        !slot.state.compare_exchange_strong(state, kBusy,
+                                            std::memory_order_acquire)) {
+      return false;
+    }
+    front_.store(front + 1, std::memory_order_relaxed);
+    slot.task = std::move(task);
+    slot.state.store(kReady, std::memory_order_release);
+    return true;
+  }
+
+  // Owner only. Takes the most recently pushed front task.
+  bool PopFront(TaskFunction* out) {
+    unsigned front = front_.load(std::memory_order_relaxed);
+    Slot& slot = slots_[(front - 1) & kMask];
+    uint8_t state = slot.state.load(std::memory_order_relaxed);
+    if (state != kReady ||
+        !slot.state.compare_exchange_strong(state, kBusy,
+                                            std::memory_order_acquire)) {
+      return false;
+    }
+    *out = std::move(slot.task);
+    front_.store(front - 1, std::memory_order_relaxed);
+    slot.state.store(kEmpty, std::memory_order_release);
+    return true;
+  }
+
+  // Any thread. Like PushFront, at the back.
+  bool PushBack(TaskFunction& task) {
+    std::lock_guard<std::mutex> lock(back_mutex_);
+    unsigned back = back_.load(std::memory_order_relaxed);
+    Slot& slot = slots_[(back - 1) & kMask];
+    uint8_t state = slot.state.load(std::memory_order_relaxed);
+    if (state != kEmpty ||
+        !slot.state.compare_exchange_strong(state, kBusy,
+                                            std::memory_order_acquire)) {
+      return false;
+    }
+    back_.store(back - 1, std::memory_order_relaxed);
+    slot.task = std::move(task);
+    slot.state.store(kReady, std::memory_order_release);
+    return true;
+  }
+
+  // Any thread. Takes the oldest task (the one at the back).
+  bool PopBack(TaskFunction* out) {
+    if (Empty()) return false;
+    std::unique_lock<std::mutex> lock(back_mutex_, std::try_to_lock);
+    // A contended back means another thief is here; let the caller try
+    // another victim rather than queue up behind it.
+    if (!lock.owns_lock()) return false;
+    unsigned back = back_.load(std::memory_order_relaxed);
+    Slot& slot = slots_[back & kMask];
+    uint8_t state = slot.state.load(std::memory_order_relaxed);
+    if (state != kReady ||
+        !slot.state.compare_exchange_strong(state, kBusy,
+                                            std::memory_order_acquire)) {
+      return false;
+    }
+    *out = std::move(slot.task);
+    back_.store(back + 1, std::memory_order_relaxed);
+    slot.state.store(kEmpty, std::memory_order_release);
+    return true;
+  }
+
+  // Approximate: may be stale by the time the caller acts on it. The pool
+  // closes the race with a fence in its parking protocol.
+  bool Empty() const {
+    return front_.load(std::memory_order_relaxed) ==
+           back_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  enum : uint8_t { kEmpty, kBusy, kReady };
+  struct Slot {
+    std::atomic<uint8_t> state;
+    TaskFunction task;
+  };
+
+  // Written only by the owner.
+  alignas(64) std::atomic<unsigned> front_{0};
+  // Written only under back_mutex_.
+  alignas(64) std::atomic<unsigned> back_{0};
+  std::mutex back_mutex_;
+  std::array<Slot, kCapacity> slots_;
+};
+
+}  // namespace asyncrt::internal
+
+#endif  // ASYNCRT_LIB_HOST_CONTEXT_TASK_DEQUE_H_
