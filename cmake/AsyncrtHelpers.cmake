@@ -23,7 +23,10 @@ function(asyncrt_cc_test)
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest
                         GTest::gtest_main GTest::gmock)
-  gtest_discover_tests(${ARG_NAME}
-    DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 300)
+  set(properties TIMEOUT 300)
+  if(ARG_LABELS)
+    list(APPEND properties LABELS "${ARG_LABELS}")
+  endif()
+  gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60
+    PROPERTIES ${properties})
 endfunction()

@@ -118,6 +118,7 @@ class FixedSizeAllocator final : public HostAllocator {
         return nullptr;
       }
       used_ += size;
+      peak_ = std::max(peak_, used_);
       ++live_allocations_;
       ++total_allocations_;
       std::fprintf(stderr, "Allocating %zu bytes. %zu remaining.\n", size,
@@ -143,7 +144,7 @@ class FixedSizeAllocator final : public HostAllocator {
   std::optional<HostAllocatorStats> GetStats() const override {
     std::lock_guard<std::mutex> lock(mutex_);
     return HostAllocatorStats{live_allocations_, static_cast<int64_t>(used_),
-            total_allocations_, static_cast<int64_t>(used_)};
+                              total_allocations_, static_cast<int64_t>(peak_)};
   }
 
  private:
@@ -151,6 +152,7 @@ class FixedSizeAllocator final : public HostAllocator {
   MallocAllocator malloc_;
   mutable std::mutex mutex_;
   size_t used_ = 0;  // All guarded by mutex_.
+  size_t peak_ = 0;
   int64_t live_allocations_ = 0;
   int64_t total_allocations_ = 0;
 };

@@ -279,8 +279,12 @@ class BlockingPool {
       return std::nullopt;
     }
     if (static_cast<int>(threads_.size()) < max_threads_) {
-      Accept(std::move(task));
-      threads_.emplace_back([this] { ThreadLoop(); });
+      // The new thread starts with this task, so it never counts against
+      // the queue's capacity.
+      ++pending_;
+      ++accepted_;
+      threads_.emplace_back(
+          [this, first = std::move(task)]() mutable { ThreadLoop(first); });
       return std::nullopt;
     }
     if (allow_queuing && queued < max_queued_) {
@@ -312,8 +316,11 @@ class BlockingPool {
     ++accepted_;
   }
 
-  void ThreadLoop() {
+  void ThreadLoop(TaskFunction& first) {
+    first();
+    first = nullptr;
     std::unique_lock<std::mutex> lock(mutex_);
+    if (--pending_ == 0) quiesce_cv_.notify_all();
     while (true) {
       ++idle_threads_;
       work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });

@@ -1,0 +1,133 @@
+// Tests of the host allocators: alignment, statistics, the leak report and
+// exit status, and the fixed-size allocator's log and refusals.
+#include "asyncrt/host_context/host_allocator.h"
+
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace asyncrt {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(HostAllocatorTest, MallocHonoursAlignment) {
+  auto allocator = CreateMallocAllocator();
+  for (size_t alignment : {1u, 8u, 16u, 64u, 256u, 4096u}) {
+    void* ptr = allocator->AllocateBytes(100, alignment);
+    ASSERT_NE(ptr, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ptr) % alignment, 0u) << alignment;
+    allocator->DeallocateBytes(ptr, 100);
+  }
+  EXPECT_FALSE(allocator->GetStats().has_value());
+}
+
+TEST(HostAllocatorTest, TypedHelpers) {
+  auto allocator = CreateProfiledAllocator(CreateMallocAllocator());
+  double* values = allocator->Allocate<double>(4);
+  ASSERT_NE(values, nullptr);
+  EXPECT_EQ(allocator->GetStats()->live_bytes, 32);
+  allocator->Deallocate(values, 4);
+  EXPECT_EQ(allocator->GetStats()->live_bytes, 0);
+}
+
+TEST(HostAllocatorTest, ProfiledCountsAndPrints) {
+  testing::internal::CaptureStderr();
+  {
+    auto allocator = CreateProfiledAllocator(CreateMallocAllocator());
+    void* a = allocator->AllocateBytes(100, 8);
+    void* b = allocator->AllocateBytes(50, 8);
+    HostAllocatorStats stats = *allocator->GetStats();
+    EXPECT_EQ(stats.live_allocations, 2);
+    EXPECT_EQ(stats.live_bytes, 150);
+    allocator->DeallocateBytes(a, 100);
+    allocator->DeallocateBytes(b, 50);
+    stats = *allocator->GetStats();
+    EXPECT_EQ(stats.total_allocations, 2);
+    EXPECT_EQ(stats.peak_bytes, 150);
+    EXPECT_EQ(stats.live_bytes, 0);
+  }
+  EXPECT_THAT(testing::internal::GetCapturedStderr(),
+              HasSubstr("HostAllocator profile: 2 allocations, 150 peak bytes"));
+}
+
+TEST(HostAllocatorTest, ConcurrentCountsAreExact) {
+  auto allocator = CreateLeakCheckAllocator(CreateMallocAllocator());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        void* ptr = allocator->AllocateBytes(16 + i % 64, 16);
+        allocator->DeallocateBytes(ptr, 16 + i % 64);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(allocator->GetStats()->live_allocations, 0);
+  EXPECT_EQ(allocator->GetStats()->total_allocations, 8000);
+}
+
+TEST(HostAllocatorDeathTest, LeakCheckReportsAndExitsWithOne) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto allocator = CreateLeakCheckAllocator(CreateMallocAllocator());
+        allocator->AllocateBytes(4, 4);
+        allocator->AllocateBytes(12, 4);
+        allocator.reset();
+      },
+      testing::ExitedWithCode(1),
+      "Memory leak detected: 2 alive allocations, 16 alive bytes");
+}
+
+TEST(HostAllocatorTest, LeakCheckIsSilentWithoutLeaks) {
+  testing::internal::CaptureStderr();
+  {
+    auto allocator = CreateLeakCheckAllocator(CreateMallocAllocator());
+    allocator->DeallocateBytes(allocator->AllocateBytes(8, 8), 8);
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(HostAllocatorTest, FixedSizeLogsAndRefuses) {
+  testing::internal::CaptureStderr();
+  auto allocator = CreateFixedSizeAllocator(1024);
+  void* a = allocator->AllocateBytes(1000, 8);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(allocator->AllocateBytes(100, 8), nullptr);
+  allocator->DeallocateBytes(a, 1000);
+  void* b = allocator->AllocateBytes(100, 8);
+  ASSERT_NE(b, nullptr);
+  allocator->DeallocateBytes(b, 100);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "Allocating 1000 bytes. 24 remaining.\n"
+            "Attempted to allocate 100 bytes. However current capacity is "
+            "only 24.\n"
+            "Allocating 100 bytes. 924 remaining.\n");
+  EXPECT_EQ(allocator->GetStats()->peak_bytes, 1000);
+}
+
+TEST(HostAllocatorTest, CreateByName) {
+  for (const char* name : {"malloc", "profiled_allocator",
+                           "leak_check_allocator", "test_fixed_size_1k"}) {
+    testing::internal::CaptureStderr();
+    {
+      auto allocator = CreateHostAllocator(name);
+      ASSERT_TRUE(allocator.ok()) << name;
+      void* ptr = (*allocator)->AllocateBytes(8, 8);
+      EXPECT_NE(ptr, nullptr);
+      (*allocator)->DeallocateBytes(ptr, 8);
+    }
+    testing::internal::GetCapturedStderr();
+  }
+  auto bad = CreateHostAllocator("jemalloc");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("invalid host allocator type 'jemalloc'"));
+}
+
+}  // namespace
+}  // namespace asyncrt
