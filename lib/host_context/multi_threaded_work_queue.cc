@@ -58,7 +58,7 @@ class NonBlockingPool {
   // Stops the workers. Tasks still queued are destroyed without running.
   ~NonBlockingPool() {
     stop_.store(true, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    internal::FullFence();
     event_.NotifyAll();
     for (auto& worker : workers_) worker->thread.join();
   }
@@ -91,7 +91,7 @@ class NonBlockingPool {
     // Wake a parked worker unless one is already spinning: a spinner finds
     // the task within its spin window, and waking costs tens of
     // microseconds.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    internal::FullFence();
     if (spinning_.load(std::memory_order_relaxed) == 0) event_.NotifyOne();
   }
 
@@ -217,7 +217,7 @@ class NonBlockingPool {
         if (found) {
           // The last spinner leaving with work: hand the spinning role to a
           // parked worker if more work is queued, so bursts keep flowing.
-          std::atomic_thread_fence(std::memory_order_seq_cst);
+          internal::FullFence();
           if (was_spinning == 1 && !AllDequesEmpty()) event_.NotifyOne();
           Run(worker, task);
           continue;
