@@ -129,6 +129,7 @@ class NonBlockingPool {
 
  private:
   static constexpr unsigned kDequeCapacity = 1024;
+  static constexpr int kMaxStealBatch = 16;
   // Spin roughly as long as waking a parked thread takes: a worker that
   // spins that long and finds nothing loses at most 2x against an oracle.
   static constexpr auto kSpinDuration = std::chrono::microseconds(50);
@@ -156,13 +157,25 @@ class NonBlockingPool {
                            std::memory_order_release);
   }
 
+  // Steals a batch of the oldest tasks from a random victim: the first goes
+  // to `out`, the rest to our own deque.
   bool Steal(int self, TaskFunction* out) {
     const size_t n = workers_.size();
     const size_t start = NextRandom() % n;
     for (size_t i = 0; i < n; ++i) {
       size_t victim = (start + i) % n;
       if (static_cast<int>(victim) == self) continue;
-      if (workers_[victim]->deque.PopBack(out)) return true;
+      TaskFunction batch[kMaxStealBatch];
+      int taken = workers_[victim]->deque.PopBackBatch(batch, kMaxStealBatch);
+      if (taken == 0) continue;
+      *out = std::move(batch[0]);
+      Worker& worker = *workers_[self];
+      for (int t = 1; t < taken; ++t) {
+        // Our deque had no front work (we are stealing), so this only fails
+        // if outside submitters filled it meanwhile: then run it here.
+        if (!worker.deque.PushFront(batch[t])) Run(worker, batch[t]);
+      }
+      return true;
     }
     return false;
   }

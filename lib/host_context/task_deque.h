@@ -2,7 +2,7 @@
 //
 // Operations on the front are done only by the owning worker (PushFront,
 // PopFront) and are lock-free. Operations on the back (PushBack for tasks
-// submitted from other threads, PopBack for thieves) may come from any
+// submitted from other threads, PopBackBatch for thieves) may come from any
 // thread and are serialized by a mutex, so the owner never waits on it.
 //
 // Algorithm: a fixed-capacity ring of slots, each with an atomic state
@@ -14,6 +14,7 @@
 #ifndef ASYNCRT_LIB_HOST_CONTEXT_TASK_DEQUE_H_
 #define ASYNCRT_LIB_HOST_CONTEXT_TASK_DEQUE_H_
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -86,25 +87,33 @@ class TaskDeque {
     return true;
   }
 
-  // Any thread. Takes the oldest task (the one at the back).
-  bool PopBack(TaskFunction* out) {
-    if (Empty()) return false;
+  // Any thread. Takes up to `max_tasks` of the oldest tasks (about half of
+  // what is queued, at least one) under one lock, so a thief pays for the
+  // lock once per batch rather than once per task. Returns how many were
+  // taken into `out`.
+  int PopBackBatch(TaskFunction* out, int max_tasks) {
+    if (Empty()) return 0;
     std::unique_lock<std::mutex> lock(back_mutex_, std::try_to_lock);
-    // A contended back means another thief is here; let the caller try
-    // another victim rather than queue up behind it.
-    if (!lock.owns_lock()) return false;
+    if (!lock.owns_lock()) return 0;
     unsigned back = back_.load(std::memory_order_relaxed);
-    Slot& slot = slots_[back & kMask];
-    uint8_t state = slot.state.load(std::memory_order_relaxed);
-    if (state != kReady ||
-        !slot.state.compare_exchange_strong(state, kBusy,
-                                            std::memory_order_acquire)) {
-      return false;
+    unsigned size = front_.load(std::memory_order_relaxed) - back;
+    // `size` is a snapshot of a racing owner's index; clamp it.
+    if (size > kCapacity) size = 1;
+    int want = std::clamp(static_cast<int>(size / 2), 1, max_tasks);
+    int taken = 0;
+    for (; taken < want; ++taken) {
+      Slot& slot = slots_[(back + taken) & kMask];
+      uint8_t state = slot.state.load(std::memory_order_relaxed);
+      if (state != kReady ||
+          !slot.state.compare_exchange_strong(state, kBusy,
+                                              std::memory_order_acquire)) {
+        break;
+      }
+      out[taken] = std::move(slot.task);
+      back_.store(back + taken + 1, std::memory_order_relaxed);
+      slot.state.store(kEmpty, std::memory_order_release);
     }
-    *out = std::move(slot.task);
-    back_.store(back + 1, std::memory_order_relaxed);
-    slot.state.store(kEmpty, std::memory_order_release);
-    return true;
+    return taken;
   }
 
   // Approximate: may be stale by the time the caller acts on it. The pool
