@@ -112,8 +112,8 @@ TEST_P(WorkQueueTest, AwaitReturnsWhenValuesBecomeAvailable) {
   auto b = MakeUnconstructedAsyncValueRef<int>();
   queue_->AddTask([a] { a.emplace(1); });
   queue_->AddTask([a, b, this] {
-    // b depends on a second task, added by the first.
-    queue_->AddTask([a, b] { b.emplace(a.get() + 1); });
+    // b is computed by a task that this task adds, once a is ready.
+    queue_->AddTask([a, b] { a.AndThen([a, b] { b.emplace(a.get() + 1); }); });
   });
   std::vector<RCReference<AsyncValue>> values = {a, b};
   queue_->Await(values);
