@@ -1,0 +1,270 @@
+// Tests of the BEF writer and reader: a round trip of every table and
+// attribute kind, the validation errors, and robustness against truncated
+// and corrupted files at every byte position.
+#include "asyncrt/bef/bef_file.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "asyncrt/bef/bef_writer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace asyncrt::bef {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+//===--- Test infrastructure ----------------------------------------------===//
+
+// main(%a: i32) -> (i32, !tfrt.chain) calls helper(%a) and a chain kernel;
+// helper is native. Uses every attribute kind.
+std::vector<uint8_t> SampleFile(bool debug_info = true) {
+  BefWriter writer;
+  uint32_t i32 = writer.AddType("i32");
+  uint32_t chain = writer.AddType("!tfrt.chain");
+  uint32_t main = writer.DeclareFunction("main", FunctionKind::kBef, {i32},
+                                         {i32, chain});
+  uint32_t helper =
+      writer.DeclareFunction("helper", FunctionKind::kNative, {i32}, {i32});
+
+  std::vector<uint32_t> attributes;
+  attributes.push_back(writer.AddI32Attribute(-7));
+  attributes.push_back(writer.AddF64Attribute(0.5));
+  attributes.push_back(writer.AddStringAttribute("hello"));
+  attributes.push_back(writer.AddTypeAttribute("f32"));
+  int32_t values[] = {1, 2, 3};
+  attributes.push_back(writer.AddArrayAttribute(
+      AttributeKind::kI32, 3,
+      absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(values),
+                          sizeof(values))));
+  float dense[] = {1.5f, 2.5f, 3.5f, 4.5f};
+  int64_t shape[] = {2, 2};
+  attributes.push_back(writer.AddDenseAttribute(
+      AttributeKind::kF32, shape,
+      absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(dense),
+                          sizeof(dense))));
+  attributes.push_back(
+      writer.AddAggregateAttribute({attributes[0], attributes[2]}));
+  attributes.push_back(writer.AddFunctionAttribute(helper));
+  attributes.push_back(writer.AddUnitAttribute());
+  attributes.push_back(writer.AddBoolAttribute(true));
+
+  FunctionBodySpec body;
+  body.num_registers = 3;
+  body.argument_registers = {0};
+  KernelSpec call;
+  call.kernel_name = writer.AddKernelName("tfrt.call");
+  call.location = writer.AddLocation("prog.mlir", 4, 8);
+  call.operands = {0};
+  call.results = {1};
+  call.functions = {helper};
+  for (size_t a = 0; a < attributes.size(); ++a) {
+    call.attributes.emplace_back(writer.AddString("attr" + std::to_string(a)),
+                                 attributes[a]);
+  }
+  KernelSpec new_chain;
+  new_chain.kernel_name = writer.AddKernelName("tfrt.new.chain");
+  new_chain.location = writer.AddLocation("prog.mlir", 5, 3);
+  new_chain.results = {2};
+  body.kernels = {call, new_chain};
+  body.result_registers = {1, 2};
+  body.register_names = {"a", "r", "ch"};
+  writer.DefineFunction(main, std::move(body));
+  auto bytes = writer.Finish(debug_info);
+  EXPECT_TRUE(bytes.ok()) << bytes.status();
+  return *bytes;
+}
+
+//===--- Round trip ---------------------------------------------------------===//
+
+TEST(BefFileTest, StartsWithMagicAndVersion) {
+  std::vector<uint8_t> bytes = SampleFile();
+  ASSERT_GE(bytes.size(), 4u);
+  EXPECT_EQ(bytes[0], 0x0B);
+  EXPECT_EQ(bytes[1], 0xEF);
+  auto file = BefFile::Open(bytes);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ((*file)->version_major(), kVersionMajor);
+}
+
+TEST(BefFileTest, RoundTripsFunctionsAndKernels) {
+  auto file_or = BefFile::Open(SampleFile());
+  ASSERT_TRUE(file_or.ok()) << file_or.status();
+  const BefFile& file = **file_or;
+  ASSERT_EQ(file.functions().size(), 2u);
+  const Function* main = file.GetFunction("main");
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(main->kind, FunctionKind::kBef);
+  ASSERT_EQ(main->argument_types.size(), 1u);
+  EXPECT_EQ(file.type_name(main->argument_types[0]), "i32");
+  EXPECT_EQ(file.type_name(main->result_types[1]), "!tfrt.chain");
+  EXPECT_EQ(main->num_registers, 3u);
+  ASSERT_EQ(main->kernels.size(), 2u);
+  const Kernel& call = main->kernels[0];
+  EXPECT_EQ(file.kernel_name(call.kernel_name), "tfrt.call");
+  EXPECT_THAT(call.operands, ElementsAre(0u));
+  EXPECT_THAT(call.results, ElementsAre(1u));
+  EXPECT_THAT(call.functions, ElementsAre(1u));
+  Location location = file.location(call.location);
+  EXPECT_EQ(location.filename, "prog.mlir");
+  EXPECT_EQ(location.line, 4u);
+  EXPECT_EQ(location.column, 8u);
+  EXPECT_THAT(main->result_registers, ElementsAre(1u, 2u));
+  ASSERT_TRUE(file.has_debug_info());
+  ASSERT_EQ(main->register_names.size(), 3u);
+  EXPECT_EQ(file.string(main->register_names[2]), "ch");
+  const Function* helper = file.GetFunction("helper");
+  ASSERT_NE(helper, nullptr);
+  EXPECT_EQ(helper->kind, FunctionKind::kNative);
+  EXPECT_TRUE(helper->kernels.empty());
+}
+
+TEST(BefFileTest, RoundTripsEveryAttributeKind) {
+  auto file_or = BefFile::Open(SampleFile());
+  ASSERT_TRUE(file_or.ok());
+  const BefFile& file = **file_or;
+  const Kernel& call = file.GetFunction("main")->kernels[0];
+  ASSERT_EQ(call.attributes.size(), 10u);
+  auto attr = [&](int i) -> const Attribute& {
+    EXPECT_EQ(file.string(call.attributes[i].name), "attr" + std::to_string(i));
+    return file.attribute(call.attributes[i].attribute);
+  };
+  EXPECT_EQ(attr(0).kind, AttributeKind::kI32);
+  EXPECT_EQ(attr(0).scalar<int32_t>(), -7);
+  EXPECT_EQ(attr(1).scalar<double>(), 0.5);
+  EXPECT_EQ(attr(2).bytes, "hello");
+  EXPECT_EQ(file.type_name(attr(3).index), "f32");
+  EXPECT_THAT(attr(4).array<int32_t>(), ElementsAre(1, 2, 3));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(attr(4).bytes.data()) % 8, 0u);
+  EXPECT_THAT(attr(5).shape, ElementsAre(2, 2));
+  EXPECT_THAT(attr(5).array<float>(), ElementsAre(1.5f, 2.5f, 3.5f, 4.5f));
+  ASSERT_EQ(attr(6).elements.size(), 2u);
+  EXPECT_EQ(file.attribute(attr(6).elements[1]).bytes, "hello");
+  EXPECT_EQ(attr(7).kind, AttributeKind::kFunction);
+  EXPECT_EQ(attr(7).index, 1u);
+  EXPECT_EQ(attr(8).kind, AttributeKind::kUnit);
+  EXPECT_TRUE(attr(9).scalar<bool>());
+}
+
+TEST(BefFileTest, WithoutDebugInfo) {
+  auto file = BefFile::Open(SampleFile(/*debug_info=*/false));
+  ASSERT_TRUE(file.ok());
+  EXPECT_FALSE((*file)->has_debug_info());
+  EXPECT_TRUE((*file)->GetFunction("main")->register_names.empty());
+}
+
+TEST(BefFileTest, UsesAlignedCallerBufferInPlace) {
+  std::vector<uint8_t> bytes = SampleFile();
+  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
+  auto file = BefFile::Open(*owner, owner);
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ((*file)->GetFunction("main")->name.data() >=
+                reinterpret_cast<const char*>(owner->data()),
+            true);
+}
+
+//===--- Validation ---------------------------------------------------------===//
+
+TEST(BefFileTest, RejectsBadMagicAndVersion) {
+  std::vector<uint8_t> bytes = SampleFile();
+  bytes[0] = 'x';
+  EXPECT_THAT(std::string(BefFile::Open(bytes).status().message()),
+              HasSubstr("bad magic number"));
+  bytes = SampleFile();
+  bytes[2] = kVersionMajor + 1;
+  EXPECT_THAT(std::string(BefFile::Open(bytes).status().message()),
+              HasSubstr("unsupported BEF version"));
+  EXPECT_EQ(BefFile::Open({}).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(BefFileTest, RejectsUseBeforeDefinition) {
+  BefWriter writer;
+  uint32_t f = writer.DeclareFunction("f", FunctionKind::kBef, {}, {});
+  FunctionBodySpec body;
+  body.num_registers = 2;
+  KernelSpec user;
+  user.kernel_name = writer.AddKernelName("use");
+  user.location = writer.AddLocation("x.mlir", 1, 1);
+  user.operands = {1};  // Defined only by the next kernel.
+  KernelSpec definer = user;
+  definer.operands = {};
+  definer.results = {1};
+  body.kernels = {user, definer};
+  writer.DefineFunction(f, body);
+  auto status = BefFile::Open(*writer.Finish()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("uses register 1 before it is defined"));
+}
+
+TEST(BefFileTest, RejectsDoubleDefinitionAndUndefinedResults) {
+  BefWriter writer;
+  uint32_t f = writer.DeclareFunction("f", FunctionKind::kBef, {},
+                                      {writer.AddType("i32")});
+  FunctionBodySpec body;
+  body.num_registers = 2;
+  KernelSpec kernel;
+  kernel.kernel_name = writer.AddKernelName("k");
+  kernel.location = writer.AddLocation("x.mlir", 1, 1);
+  kernel.results = {0, 0};
+  body.kernels = {kernel};
+  body.result_registers = {0};
+  writer.DefineFunction(f, body);
+  EXPECT_THAT(std::string(BefFile::Open(*writer.Finish()).status().message()),
+              HasSubstr("register 0 defined twice"));
+}
+
+TEST(BefFileTest, WriterRejectsUndefinedFunctions) {
+  BefWriter writer;
+  writer.DeclareFunction("missing", FunctionKind::kBef, {}, {});
+  EXPECT_EQ(writer.Finish().status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+//===--- Robustness -----------------------------------------------------------===//
+
+TEST(BefFileRobustnessTest, EveryTruncationIsACleanError) {
+  std::vector<uint8_t> bytes = SampleFile();
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    auto file = BefFile::Open(absl::MakeConstSpan(bytes).subspan(0, size));
+    ASSERT_FALSE(file.ok()) << "truncated to " << size;
+    EXPECT_EQ(file.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(std::string(file.status().message()),
+                HasSubstr("malformed BEF"));
+  }
+}
+
+TEST(BefFileRobustnessTest, CorruptedBytesNeverCrash) {
+  // Every byte position, several corruptions each. The decoder must return
+  // either an error or a file whose indices are all in range; ASan and UBSan
+  // (in `make test`) check that nothing reads out of bounds.
+  std::vector<uint8_t> original = SampleFile();
+  int errors = 0;
+  for (size_t pos = 0; pos < original.size(); ++pos) {
+    for (uint8_t mask : {0x01, 0x80, 0xFF, 0x7F}) {
+      std::vector<uint8_t> bytes = original;
+      bytes[pos] ^= mask;
+      auto file = BefFile::Open(bytes);
+      if (!file.ok()) {
+        ++errors;
+        EXPECT_FALSE(file.status().message().empty());
+        continue;
+      }
+      for (const Function& function : (*file)->functions()) {
+        for (const Kernel& kernel : function.kernels) {
+          EXPECT_LT(kernel.kernel_name, (*file)->num_kernel_names());
+          for (uint32_t reg : kernel.operands) {
+            EXPECT_LT(reg, function.num_registers);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(errors, 0);
+}
+
+}  // namespace
+}  // namespace asyncrt::bef
