@@ -125,15 +125,40 @@ class RequestContextBuilder {
   std::vector<std::unique_ptr<RequestContext::DataHolderBase>> data_;
 };
 
-// What a kernel runs in: its request and its own source location. Cheap to
-// copy (one refcount increment).
+// What a kernel runs in: its request and its own source location.
+//
+// Copies own a reference to the request (one atomic increment). The
+// executor builds one per kernel with Borrow(), which takes no reference:
+// such a context must not outlive the one it borrows from, but any copy a
+// kernel makes of it is owning again.
 class ExecutionContext {
  public:
   explicit ExecutionContext(RCReference<RequestContext> request,
                             Location location = {})
-      : request_(std::move(request)), location_(location) {}
+      : request_(request.release()), location_(location) {}
+  ExecutionContext(const ExecutionContext& other)
+      : request_(other.request_), location_(other.location_) {
+    request_->AddRef();
+  }
+  ExecutionContext& operator=(const ExecutionContext& other) {
+    if (this != &other) {
+      other.request_->AddRef();
+      Release();
+      request_ = other.request_;
+      location_ = other.location_;
+      owns_request_ = true;
+    }
+    return *this;
+  }
+  ~ExecutionContext() { Release(); }
 
-  RequestContext* request_context() const { return request_.get(); }
+  // A non-owning context with `location`, valid while `base` lives.
+  static ExecutionContext Borrow(const ExecutionContext& base,
+                                 Location location) {
+    return ExecutionContext(base.request_, location, BorrowTag{});
+  }
+
+  RequestContext* request_context() const { return request_; }
   HostContext* host() const { return request_->host(); }
   ResourceContext* resource_context() const {
     return request_->resource_context();
@@ -143,8 +168,16 @@ class ExecutionContext {
   bool IsCancelled() const { return request_->IsCancelled(); }
 
  private:
-  RCReference<RequestContext> request_;
+  struct BorrowTag {};
+  ExecutionContext(RequestContext* request, Location location, BorrowTag)
+      : request_(request), location_(location), owns_request_(false) {}
+  void Release() {
+    if (owns_request_) request_->DropRef();
+  }
+
+  RequestContext* request_;  // +1 if owns_request_.
   Location location_;
+  bool owns_request_ = true;
 };
 
 // Reports `status` through the host's diagnostic handler at the execution

@@ -1,0 +1,121 @@
+// AsyncKernelFrame: what a kernel sees when it runs.
+//
+// The executor fills a frame with the kernel's arguments (available async
+// values, borrowed +0), attributes, function operands and execution context,
+// calls the kernel, then reads the results the kernel set (each +1, possibly
+// still unavailable). A frame lives only for the duration of the call: a
+// kernel that finishes later must keep what it needs (copy the
+// ExecutionContext, take references to arguments, keep its result
+// AsyncValueRefs).
+//
+// Not thread-safe; used by the one thread running the kernel.
+#ifndef ASYNCRT_BEF_EXECUTOR_KERNEL_FRAME_H_
+#define ASYNCRT_BEF_EXECUTOR_KERNEL_FRAME_H_
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "asyncrt/bef/bef_file.h"
+#include "asyncrt/host_context/async_value.h"
+#include "asyncrt/host_context/async_value_ref.h"
+#include "asyncrt/host_context/execution_context.h"
+
+namespace asyncrt {
+
+class Function;
+
+class AsyncKernelFrame {
+ public:
+  AsyncKernelFrame(const ExecutionContext& exec_ctx, const bef::BefFile& file,
+                   absl::string_view kernel_name,
+                   absl::Span<AsyncValue* const> arguments,
+                   absl::Span<const bef::NamedAttribute> attributes,
+                   absl::Span<const Function* const> functions,
+                   absl::Span<RCReference<AsyncValue>> results)
+      : exec_ctx_(exec_ctx),
+        file_(file),
+        kernel_name_(kernel_name),
+        arguments_(arguments),
+        attributes_(attributes),
+        functions_(functions),
+        results_(results) {}
+
+  const ExecutionContext& GetExecutionContext() const { return exec_ctx_; }
+  HostContext* GetHostContext() const { return exec_ctx_.host(); }
+  absl::string_view kernel_name() const { return kernel_name_; }
+
+  //===--- Arguments (+0, available) --------------------------------------===//
+  size_t GetNumArgs() const { return arguments_.size(); }
+  AsyncValue* GetArgAt(size_t index) const { return arguments_[index]; }
+  absl::Span<AsyncValue* const> GetArguments() const { return arguments_; }
+
+  //===--- Attributes -----------------------------------------------------===//
+  size_t GetNumAttributes() const { return attributes_.size(); }
+  const bef::Attribute& GetAttributeAt(size_t index) const {
+    return file_.attribute(attributes_[index].attribute);
+  }
+  absl::string_view GetAttributeNameAt(size_t index) const {
+    return file_.string(attributes_[index].name);
+  }
+  // The attribute named `name`, or nullptr.
+  const bef::Attribute* GetAttribute(absl::string_view name) const {
+    for (size_t i = 0; i < attributes_.size(); ++i) {
+      if (GetAttributeNameAt(i) == name) return &GetAttributeAt(i);
+    }
+    return nullptr;
+  }
+  const bef::BefFile& bef_file() const { return file_; }
+
+  //===--- Function operands ------------------------------------------------===//
+  size_t GetNumFunctions() const { return functions_.size(); }
+  const Function* GetFunctionAt(size_t index) const {
+    return functions_[index];
+  }
+  absl::Span<const Function* const> GetFunctions() const { return functions_; }
+
+  //===--- Results ----------------------------------------------------------===//
+  size_t GetNumResults() const { return results_.size(); }
+  // Sets result `index` (+1 consumed). Each result is set once.
+  void SetResultAt(size_t index, RCReference<AsyncValue> value) {
+    results_[index] = std::move(value);
+  }
+  template <typename T, typename... Args>
+  void EmplaceResultAt(size_t index, Args&&... args) {
+    SetResultAt(index,
+                MakeAvailableAsyncValueRef<T>(std::forward<Args>(args)...));
+  }
+  // An unconstructed result to publish later (+1 returned; the frame keeps
+  // its own reference).
+  template <typename T>
+  AsyncValueRef<T> AllocateResultAt(size_t index) {
+    auto value = MakeUnconstructedAsyncValueRef<T>();
+    SetResultAt(index, value);
+    return value;
+  }
+  bool HasResultAt(size_t index) const { return bool(results_[index]); }
+
+  //===--- Errors -----------------------------------------------------------===//
+  // Reports `status` at this kernel's location (once: this is where the
+  // error is created) and sets every result not yet set to it.
+  void ReportError(absl::Status status) {
+    RCReference<AsyncValue> error = EmitErrorAsync(exec_ctx_, std::move(status));
+    for (auto& result : results_) {
+      if (!result) result = error;
+    }
+  }
+
+ private:
+  const ExecutionContext& exec_ctx_;
+  const bef::BefFile& file_;
+  absl::string_view kernel_name_;
+  absl::Span<AsyncValue* const> arguments_;
+  absl::Span<const bef::NamedAttribute> attributes_;
+  absl::Span<const Function* const> functions_;
+  absl::Span<RCReference<AsyncValue>> results_;
+};
+
+}  // namespace asyncrt
+
+#endif  // ASYNCRT_BEF_EXECUTOR_KERNEL_FRAME_H_

@@ -1,0 +1,41 @@
+// Native functions: C++ functions that BEF programs call like BEF functions
+// (`func.func @f(...) attributes {tfrt.native}` declares one by name).
+#ifndef ASYNCRT_BEF_EXECUTOR_NATIVE_FUNCTION_H_
+#define ASYNCRT_BEF_EXECUTOR_NATIVE_FUNCTION_H_
+
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "asyncrt/host_context/async_value.h"
+#include "asyncrt/host_context/execution_context.h"
+
+namespace asyncrt {
+
+// Receives borrowed (+0) arguments, possibly unavailable, and must set every
+// result (+1), possibly to values published later.
+using NativeFunctionImplementation =
+    void (*)(const ExecutionContext& exec_ctx,
+             absl::Span<AsyncValue* const> arguments,
+             absl::Span<RCReference<AsyncValue>> results);
+
+// Names to native functions. A HostContext shared context: one per host.
+// Registration happens before programs load (thread-compatible).
+class NativeFunctionRegistry {
+ public:
+  explicit NativeFunctionRegistry(HostContext*) {}
+
+  // AlreadyExists if `name` is taken.
+  absl::Status Add(absl::string_view name, NativeFunctionImplementation fn);
+  // nullptr if unknown.
+  NativeFunctionImplementation Get(absl::string_view name) const;
+
+ private:
+  absl::flat_hash_map<std::string, NativeFunctionImplementation> functions_;
+};
+
+}  // namespace asyncrt
+
+#endif  // ASYNCRT_BEF_EXECUTOR_NATIVE_FUNCTION_H_

@@ -1,0 +1,440 @@
+// Tests of the executor and the kernel adapter on BEF programs built with
+// BefWriter (no MLIR): dataflow order, async kernels, late results, error
+// propagation and reporting, cancellation, calls, native functions, unknown
+// kernels, and concurrent calls under the work-stealing pool.
+#include "asyncrt/bef_executor/bef_program.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "asyncrt/bef/bef_writer.h"
+#include "asyncrt/bef_executor/kernel_utils.h"
+#include "asyncrt/bef_executor/native_function.h"
+#include "asyncrt/host_context/async_dispatch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace asyncrt {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+//===--- Test kernels -------------------------------------------------------===//
+
+std::atomic<int> kernels_run{0};
+
+int32_t ConstI32(Attribute<int32_t> value) {
+  kernels_run.fetch_add(1);
+  return *value;
+}
+int32_t AddI32(int32_t a, int32_t b) {
+  kernels_run.fetch_add(1);
+  return a + b;
+}
+// Computes on the work queue: the result is unavailable when it returns.
+AsyncValueRef<int32_t> AsyncAddI32(Argument<int32_t> a, Argument<int32_t> b,
+                                   const ExecutionContext& exec_ctx) {
+  return EnqueueWorkWithResult(exec_ctx.host(),
+                               [a = a.ValueRef(), b = b.ValueRef()] {
+                                 return a.get() + b.get();
+                               });
+}
+absl::StatusOr<int32_t> CheckedDiv(int32_t a, int32_t b) {
+  if (b == 0) return absl::InvalidArgumentError("Divide by zero");
+  return a / b;
+}
+std::tuple<int32_t, int32_t> Split(int32_t a) { return {a / 10, a % 10}; }
+Chain NewChain() { return Chain(); }
+Chain CancelRequest(const ExecutionContext& exec_ctx) {
+  exec_ctx.request_context()->Cancel();
+  return Chain();
+}
+int32_t SumAll(RemainingArguments args) {
+  int32_t sum = 0;
+  for (size_t i = 0; i < args.size(); ++i) sum += args[i]->get<int32_t>();
+  return sum;
+}
+std::string Describe(StringAttribute prefix, ArrayAttribute<int32_t> values) {
+  std::string text = prefix.str();
+  for (int32_t v : values.data()) text += ":" + std::to_string(v);
+  return text;
+}
+// Calls its function operand with its arguments.
+void Call(RemainingArguments args, RemainingResults results,
+          const Function* callee, const ExecutionContext& exec_ctx) {
+  std::vector<RCReference<AsyncValue>> values(callee->num_results());
+  callee->Execute(exec_ctx, args.values(), absl::MakeSpan(values));
+  for (size_t i = 0; i < values.size(); ++i) results.Set(i, values[i]);
+}
+
+void NativeAdd(const ExecutionContext&, absl::Span<AsyncValue* const> args,
+               absl::Span<RCReference<AsyncValue>> results) {
+  results[0] = MakeAvailableAsyncValueRef<int32_t>(args[0]->get<int32_t>() +
+                                                   args[1]->get<int32_t>());
+}
+
+void RegisterTestKernels(KernelRegistry& registry) {
+  auto add = [&](absl::string_view name, AsyncKernelImplementation fn) {
+    ASSERT_TRUE(registry.AddKernel(name, fn).ok()) << name;
+  };
+  add("test.const.i32", ASYNCRT_KERNEL(ConstI32));
+  add("test.add.i32", ASYNCRT_KERNEL(AddI32));
+  add("test.async_add.i32", ASYNCRT_KERNEL(AsyncAddI32));
+  add("test.div.i32", ASYNCRT_KERNEL(CheckedDiv));
+  add("test.split", ASYNCRT_KERNEL(Split));
+  add("test.new_chain", ASYNCRT_KERNEL(NewChain));
+  add("test.cancel", ASYNCRT_KERNEL(CancelRequest));
+  add("test.sum", ASYNCRT_KERNEL(SumAll));
+  add("test.describe", ASYNCRT_KERNEL(Describe));
+  add("test.call", ASYNCRT_KERNEL(Call));
+}
+
+//===--- Test infrastructure ----------------------------------------------===//
+
+// Builds one-function-at-a-time programs with named registers.
+class ProgramBuilder {
+ public:
+  ProgramBuilder() { i32_ = writer_.AddType("i32"); }
+
+  uint32_t Declare(absl::string_view name, int num_args, int num_results,
+                   bef::FunctionKind kind = bef::FunctionKind::kBef) {
+    return writer_.DeclareFunction(name, kind,
+                                   std::vector<uint32_t>(num_args, i32_),
+                                   std::vector<uint32_t>(num_results, i32_));
+  }
+
+  // Adds a kernel to the current body; returns its result registers.
+  std::vector<uint32_t> Kernel(absl::string_view name,
+                               std::vector<uint32_t> operands,
+                               int num_results,
+                               std::vector<uint32_t> attributes = {},
+                               std::vector<uint32_t> functions = {}) {
+    bef::KernelSpec kernel;
+    kernel.kernel_name = writer_.AddKernelName(name);
+    kernel.location = writer_.AddLocation("t.mlir", ++line_, 5);
+    kernel.operands = std::move(operands);
+    for (int i = 0; i < num_results; ++i) {
+      kernel.results.push_back(body_.num_registers++);
+    }
+    for (size_t i = 0; i < attributes.size(); ++i) {
+      kernel.attributes.emplace_back(writer_.AddString("a" + std::to_string(i)),
+                                     attributes[i]);
+    }
+    kernel.functions = std::move(functions);
+    body_.kernels.push_back(kernel);
+    return body_.kernels.back().results;
+  }
+  uint32_t Const(int32_t value) {
+    return Kernel("test.const.i32", {}, 1, {writer_.AddI32Attribute(value)})[0];
+  }
+  std::vector<uint32_t> Arguments(int count) {
+    std::vector<uint32_t> regs;
+    for (int i = 0; i < count; ++i) {
+      regs.push_back(body_.num_registers++);
+      body_.argument_registers.push_back(regs.back());
+    }
+    return regs;
+  }
+  void Define(uint32_t function, std::vector<uint32_t> results) {
+    body_.result_registers = std::move(results);
+    writer_.DefineFunction(function, std::move(body_));
+    body_ = bef::FunctionBodySpec();
+  }
+  bef::BefWriter& writer() { return writer_; }
+  int line() const { return line_; }
+
+  std::unique_ptr<bef::BefFile> Finish() {
+    auto bytes = writer_.Finish();
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    auto file = bef::BefFile::Open(*bytes);
+    EXPECT_TRUE(file.ok()) << file.status();
+    return *std::move(file);
+  }
+
+ private:
+  bef::BefWriter writer_;
+  bef::FunctionBodySpec body_;
+  uint32_t i32_;
+  int line_ = 0;
+};
+
+class ExecutorTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  ExecutorTest()
+      : host_([this](const DecodedDiagnostic& d) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                diagnostics_.push_back(d.ToString());
+              },
+              CreateMallocAllocator(), *CreateWorkQueue(GetParam())) {
+    RegisterTestKernels(host_.registry());
+    EXPECT_TRUE(host_.GetOrCreateSharedContext<NativeFunctionRegistry>()
+                    .Add("native_add", NativeAdd)
+                    .ok());
+  }
+
+  std::unique_ptr<BefProgram> Load(ProgramBuilder& builder) {
+    auto program = BefProgram::Load(builder.Finish(), &host_);
+    EXPECT_TRUE(program.ok()) << program.status();
+    return program.ok() ? *std::move(program) : nullptr;
+  }
+
+  // Runs `name` with i32 arguments and waits for its results.
+  std::vector<RCReference<AsyncValue>> Run(
+      const BefProgram& program, absl::string_view name,
+      std::vector<int32_t> arguments = {},
+      RCReference<RequestContext> request = nullptr) {
+    if (!request) request = *RequestContextBuilder(&host_, nullptr).Build();
+    const Function* function = program.GetFunction(name);
+    EXPECT_NE(function, nullptr) << name;
+    std::vector<AsyncValueRef<int32_t>> owned;
+    std::vector<AsyncValue*> args;
+    for (int32_t value : arguments) {
+      owned.push_back(MakeAvailableAsyncValueRef<int32_t>(value));
+      args.push_back(owned.back().GetAsyncValue());
+    }
+    std::vector<RCReference<AsyncValue>> results(function->num_results());
+    function->Execute(ExecutionContext(request), args, absl::MakeSpan(results));
+    host_.Await(results);
+    return results;
+  }
+
+  std::vector<std::string> Diagnostics() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return diagnostics_;
+  }
+
+  std::mutex mutex_;
+  std::vector<std::string> diagnostics_;
+  HostContext host_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Queues, ExecutorTest, ::testing::Values("s", "mstd:2"),
+                         [](const auto& info) {
+                           return std::string(info.param) == "s" ? "s"
+                                                                  : "mstd";
+                         });
+
+//===--- Dataflow -------------------------------------------------------------===//
+
+TEST_P(ExecutorTest, SerialChain) {
+  ProgramBuilder b;
+  uint32_t main = b.Declare("chain", 0, 1);
+  uint32_t one = b.Const(1);
+  uint32_t acc = one;
+  for (int i = 0; i < 100; ++i) acc = b.Kernel("test.add.i32", {acc, one}, 1)[0];
+  b.Define(main, {acc});
+  auto program = Load(b);
+  auto results = Run(*program, "chain");
+  EXPECT_EQ(results[0]->get<int32_t>(), 101);
+}
+
+TEST_P(ExecutorTest, ArgumentsAndMultipleResults) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 2, 3);
+  auto args = b.Arguments(2);
+  uint32_t sum = b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0];
+  auto digits = b.Kernel("test.split", {sum}, 2);
+  // A function may return an argument and the same register twice.
+  b.Define(f, {digits[0], digits[1], args[0]});
+  auto program = Load(b);
+  auto results = Run(*program, "f", {40, 2});
+  EXPECT_EQ(results[0]->get<int32_t>(), 4);
+  EXPECT_EQ(results[1]->get<int32_t>(), 2);
+  EXPECT_EQ(results[2]->get<int32_t>(), 40);
+}
+
+TEST_P(ExecutorTest, AsyncKernelsAndLateResults) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 0, 2);
+  uint32_t two = b.Const(2);
+  uint32_t x = two;
+  // Each add waits for the previous async add: the graph resumes on
+  // whichever thread publishes each value.
+  for (int i = 0; i < 20; ++i) x = b.Kernel("test.async_add.i32", {x, two}, 1)[0];
+  uint32_t y = b.Kernel("test.add.i32", {x, two}, 1)[0];
+  b.Define(f, {x, y});
+  auto program = Load(b);
+  auto results = Run(*program, "f");
+  EXPECT_EQ(results[0]->get<int32_t>(), 42);
+  EXPECT_EQ(results[1]->get<int32_t>(), 44);
+}
+
+TEST_P(ExecutorTest, AttributesAndVariadicArguments) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 0, 1);
+  auto& w = b.writer();
+  int32_t values[] = {7, 8};
+  uint32_t text = b.Kernel(
+      "test.describe", {}, 1,
+      {w.AddStringAttribute("v"),
+       w.AddArrayAttribute(bef::AttributeKind::kI32, 2,
+                           absl::MakeConstSpan(
+                               reinterpret_cast<const uint8_t*>(values), 8))})[0];
+  uint32_t sum = b.Kernel("test.sum", {b.Const(1), b.Const(2), b.Const(3)}, 1)[0];
+  b.Define(f, {sum});
+  (void)text;
+  auto program = Load(b);
+  auto results = Run(*program, "f");
+  EXPECT_EQ(results[0]->get<int32_t>(), 6);
+}
+
+TEST_P(ExecutorTest, TrailingChainIsIgnored) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 0, 1);
+  uint32_t chain = b.Kernel("test.new_chain", {}, 1)[0];
+  uint32_t sum = b.Kernel("test.add.i32", {b.Const(1), b.Const(2), chain}, 1)[0];
+  b.Define(f, {sum});
+  auto program = Load(b);
+  EXPECT_EQ(Run(*program, "f")[0]->get<int32_t>(), 3);
+  EXPECT_TRUE(Diagnostics().empty());
+}
+
+//===--- Errors -----------------------------------------------------------------===//
+
+TEST_P(ExecutorTest, ErrorIsReportedOnceAndPropagated) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 0, 2);
+  uint32_t zero = b.Const(0);
+  uint32_t quotient = b.Kernel("test.div.i32", {b.Const(4), zero}, 1)[0];
+  int div_line = b.line();
+  uint32_t after = b.Kernel("test.add.i32", {quotient, zero}, 1)[0];
+  uint32_t unaffected = b.Kernel("test.add.i32", {zero, zero}, 1)[0];
+  b.Define(f, {after, unaffected});
+  auto program = Load(b);
+  int before = kernels_run.load();
+  auto results = Run(*program, "f");
+  ASSERT_TRUE(results[0]->IsError());
+  EXPECT_EQ(results[0]->GetError().message(), "Divide by zero");
+  EXPECT_EQ(results[1]->get<int32_t>(), 0);
+  // The two constants and the unaffected add ran; the add after the
+  // failure did not.
+  EXPECT_EQ(kernels_run.load() - before, 3);
+  EXPECT_THAT(Diagnostics(),
+              ElementsAre(absl::StrCat("t.mlir:", div_line,
+                                       ":5: error: Divide by zero")));
+}
+
+TEST_P(ExecutorTest, TypeMismatchIsAnErrorNotACrash) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 0, 1);
+  uint32_t chain = b.Kernel("test.new_chain", {}, 1)[0];
+  uint32_t bad = b.Kernel("test.add.i32", {chain, chain}, 1)[0];
+  b.Define(f, {bad});
+  auto program = Load(b);
+  auto results = Run(*program, "f");
+  ASSERT_TRUE(results[0]->IsError());
+  EXPECT_THAT(std::string(results[0]->GetError().message()),
+              HasSubstr("argument 0 has the wrong type"));
+}
+
+TEST_P(ExecutorTest, ArityMismatchIsAnError) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 0, 1);
+  uint32_t one = b.Const(1);
+  uint32_t bad = b.Kernel("test.add.i32", {one, one, one}, 1)[0];
+  b.Define(f, {bad});
+  auto program = Load(b);
+  auto results = Run(*program, "f");
+  ASSERT_TRUE(results[0]->IsError());
+  EXPECT_THAT(std::string(results[0]->GetError().message()),
+              HasSubstr("takes 2 arguments, got 3"));
+}
+
+TEST_P(ExecutorTest, CancellationStopsLaterKernels) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 0, 1);
+  uint32_t chain = b.Kernel("test.cancel", {}, 1)[0];
+  uint32_t one = b.Kernel("test.add.i32", {b.Const(1), b.Const(1), chain}, 1)[0];
+  b.Define(f, {one});
+  auto program = Load(b);
+  auto results = Run(*program, "f");
+  ASSERT_TRUE(results[0]->IsError());
+  EXPECT_EQ(results[0]->GetError(), absl::CancelledError("Cancelled"));
+  EXPECT_TRUE(Diagnostics().empty());  // Cancellation reports nothing.
+}
+
+TEST_P(ExecutorTest, UnknownKernelFailsLoadWithItsLocation) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 0, 0);
+  b.Kernel("test.const.i32", {}, 1, {b.writer().AddI32Attribute(1)});
+  b.Kernel("no.such.kernel", {}, 0);
+  b.Define(f, {});
+  auto program = BefProgram::Load(b.Finish(), &host_);
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(Diagnostics(),
+              ElementsAre("t.mlir:2:5: error: unknown kernel name "
+                          "'no.such.kernel'"));
+}
+
+//===--- Calls --------------------------------------------------------------------===//
+
+TEST_P(ExecutorTest, CallsBefAndNativeFunctions) {
+  ProgramBuilder b;
+  uint32_t main = b.Declare("main", 0, 2);
+  uint32_t twice = b.Declare("twice", 1, 1);
+  uint32_t native = b.Declare("native_add", 2, 1, bef::FunctionKind::kNative);
+  uint32_t three = b.Const(3);
+  uint32_t six = b.Kernel("test.call", {three}, 1, {}, {twice})[0];
+  uint32_t nine = b.Kernel("test.call", {six, three}, 1, {}, {native})[0];
+  b.Define(main, {six, nine});
+  auto arg = b.Arguments(1)[0];
+  b.Define(twice, {b.Kernel("test.async_add.i32", {arg, arg}, 1)[0]});
+  auto program = Load(b);
+  auto results = Run(*program, "main");
+  EXPECT_EQ(results[0]->get<int32_t>(), 6);
+  EXPECT_EQ(results[1]->get<int32_t>(), 9);
+}
+
+TEST_P(ExecutorTest, UnknownNativeFunctionFailsLoad) {
+  ProgramBuilder b;
+  b.Declare("no_such_native", 0, 0, bef::FunctionKind::kNative);
+  auto program = BefProgram::Load(b.Finish(), &host_);
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(Diagnostics(),
+              ElementsAre(HasSubstr("unknown native function 'no_such_native'")));
+}
+
+//===--- Concurrency ------------------------------------------------------------===//
+
+TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
+  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
+                   *CreateWorkQueue("mstd:2"));
+  RegisterTestKernels(host.registry());
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t arg = b.Arguments(1)[0];
+  // A diamond of async and sync kernels per call.
+  uint32_t left = b.Kernel("test.async_add.i32", {arg, arg}, 1)[0];
+  uint32_t right = b.Kernel("test.add.i32", {arg, arg}, 1)[0];
+  uint32_t joined = b.Kernel("test.async_add.i32", {left, right}, 1)[0];
+  b.Define(f, {joined});
+  auto program = *BefProgram::Load(b.Finish(), &host);
+  const Function* function = program->GetFunction("f");
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto request = *RequestContextBuilder(&host, nullptr).Build();
+      ExecutionContext exec_ctx(request);
+      for (int i = 0; i < 300; ++i) {
+        int32_t input = t * 1000 + i;
+        auto value = MakeAvailableAsyncValueRef<int32_t>(input);
+        AsyncValue* args[] = {value.GetAsyncValue()};
+        RCReference<AsyncValue> result;
+        function->Execute(exec_ctx, args, absl::MakeSpan(&result, 1));
+        BlockUntilReady(result.get());
+        if (result->get<int32_t>() != 4 * input) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  host.Quiesce();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace asyncrt

@@ -1,0 +1,492 @@
+// The BEF executor: per-function execution plans and the lock-free dataflow
+// interpreter. Design notes are in docs/executor.md.
+#include "asyncrt/bef_executor/bef_program.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "asyncrt/bef_executor/kernel_frame.h"
+#include "asyncrt/bef_executor/native_function.h"
+#include "asyncrt/host_context/async_value_ref.h"
+
+namespace asyncrt {
+namespace {
+
+std::vector<std::string> TypeNames(const bef::BefFile& file,
+                                   absl::Span<const uint32_t> types) {
+  std::vector<std::string> names;
+  names.reserve(types.size());
+  for (uint32_t type : types) names.emplace_back(file.type_name(type));
+  return names;
+}
+
+//===--- Native functions -------------------------------------------------===//
+
+class NativeFunction final : public Function {
+ public:
+  NativeFunction(const bef::BefFile& file, const bef::Function& function,
+                 NativeFunctionImplementation impl)
+      : Function(std::string(function.name),
+                 TypeNames(file, function.argument_types),
+                 TypeNames(file, function.result_types)),
+        impl_(impl) {}
+
+  void Execute(const ExecutionContext& exec_ctx,
+               absl::Span<AsyncValue* const> arguments,
+               absl::Span<RCReference<AsyncValue>> results) const override {
+    impl_(exec_ctx, arguments, results);
+  }
+
+ private:
+  NativeFunctionImplementation impl_;
+};
+
+//===--- BEF functions ----------------------------------------------------===//
+
+struct KernelPlan {
+  AsyncKernelImplementation impl;
+  absl::string_view name;
+  uint32_t location;
+  absl::Span<const uint32_t> operands;
+  absl::Span<const uint32_t> results;
+  absl::Span<const bef::NamedAttribute> attributes;
+  absl::Span<const Function* const> functions;
+};
+
+struct RegisterPlan {
+  absl::Span<const uint32_t> users;         // Kernel per use.
+  absl::Span<const uint32_t> result_slots;  // Function results it feeds.
+};
+
+class BefFunction;
+
+// Marks a function result slot whose register was defined before anyone
+// waited on it.
+constexpr uintptr_t kResultDefined = 1;
+
+// The state of one call: a header followed, in the same allocation, by the
+// registers, the ready counts and the late-result slots.
+class CallState {
+ public:
+  static CallState* Create(const BefFunction& function,
+                           const ExecutionContext& exec_ctx);
+
+  void AddRef() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void DropRef() {
+    if (refs_.load(std::memory_order_acquire) == 1 ||
+        refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Destroy();
+    }
+  }
+
+  using Worklist = absl::InlinedVector<uint32_t, 16>;
+
+  // Defines `reg` as `value` (+1 consumed) and counts down its users,
+  // adding those that become ready to `ready`.
+  void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready);
+  void RunReady(Worklist& ready);
+  // The value for function result `index` (+1): the register's value, or an
+  // indirect value forwarded once the register is defined.
+  RCReference<AsyncValue> TakeResult(size_t index, uint32_t reg);
+
+ private:
+  CallState(const BefFunction& function, const ExecutionContext& exec_ctx);
+  void Destroy();
+  void CountDownUsers(uint32_t reg, Worklist& ready);
+  void RunKernel(uint32_t kernel, Worklist& ready);
+  void ResumeAfter(uint32_t reg);
+
+  std::atomic<uint32_t> refs_{1};
+  const BefFunction& function_;
+  ExecutionContext exec_ctx_;
+  std::atomic<AsyncValue*>* registers_;
+  std::atomic<int32_t>* ready_counts_;
+  std::atomic<uintptr_t>* result_slots_;
+};
+
+class BefFunction final : public Function {
+ public:
+  BefFunction(const BefProgram& program, const bef::Function& function)
+      : Function(std::string(function.name),
+                 TypeNames(program.file(), function.argument_types),
+                 TypeNames(program.file(), function.result_types)),
+        program_(program),
+        decoded_(function) {}
+
+  // Resolves kernels and function operands. Reports unknown kernels through
+  // the host's diagnostic handler; returns how many there were.
+  int Prepare(const std::vector<const Function*>& all_functions) {
+    const bef::BefFile& file = program_.file();
+    int unknown = 0;
+    size_t num_function_operands = 0;
+    for (const bef::Kernel& kernel : decoded_.kernels) {
+      num_function_operands += kernel.functions.size();
+    }
+    function_pool_.reserve(num_function_operands);
+    kernels_.reserve(decoded_.kernels.size());
+    for (const bef::Kernel& kernel : decoded_.kernels) {
+      KernelPlan plan;
+      plan.name = file.kernel_name(kernel.kernel_name);
+      plan.impl = program_.host()->registry().GetKernel(plan.name);
+      plan.location = kernel.location;
+      plan.operands = kernel.operands;
+      plan.results = kernel.results;
+      plan.attributes = kernel.attributes;
+      size_t start = function_pool_.size();
+      for (uint32_t f : kernel.functions) function_pool_.push_back(all_functions[f]);
+      plan.functions =
+          absl::MakeConstSpan(function_pool_).subspan(start, kernel.functions.size());
+      if (plan.impl == nullptr) {
+        ++unknown;
+        program_.host()->EmitError(DecodedDiagnostic(
+            program_.DecodeLocation(Location(&program_, kernel.location)),
+            absl::NotFoundError(
+                absl::StrCat("unknown kernel name '", plan.name, "'"))));
+      }
+      kernels_.push_back(plan);
+    }
+    BuildRegisterPlans();
+    return unknown;
+  }
+
+  void Execute(const ExecutionContext& exec_ctx,
+               absl::Span<AsyncValue* const> arguments,
+               absl::Span<RCReference<AsyncValue>> results) const override {
+    CallState* state = CallState::Create(*this, exec_ctx);
+    CallState::Worklist ready(initially_ready_.begin(), initially_ready_.end());
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      state->DefineRegister(decoded_.argument_registers[i],
+                            arguments[i]->AddRef(), ready);
+    }
+    state->RunReady(ready);
+    for (size_t i = 0; i < results.size(); ++i) {
+      results[i] = state->TakeResult(i, decoded_.result_registers[i]);
+    }
+    state->DropRef();
+  }
+
+  const BefProgram& program() const { return program_; }
+  const bef::Function& decoded() const { return decoded_; }
+  const KernelPlan& kernel(uint32_t index) const { return kernels_[index]; }
+  const RegisterPlan& register_plan(uint32_t reg) const {
+    return registers_[reg];
+  }
+  uint32_t num_registers() const { return decoded_.num_registers; }
+  uint32_t num_kernels() const { return kernels_.size(); }
+
+ private:
+  void BuildRegisterPlans() {
+    const uint32_t num_registers = decoded_.num_registers;
+    std::vector<uint32_t> use_counts(num_registers, 0);
+    std::vector<uint32_t> result_counts(num_registers, 0);
+    for (const KernelPlan& kernel : kernels_) {
+      for (uint32_t reg : kernel.operands) ++use_counts[reg];
+    }
+    for (uint32_t reg : decoded_.result_registers) ++result_counts[reg];
+    size_t total = 0;
+    for (uint32_t reg = 0; reg < num_registers; ++reg) {
+      total += use_counts[reg] + result_counts[reg];
+    }
+    pool_.resize(total);
+    registers_.resize(num_registers);
+    std::vector<size_t> user_fill(num_registers), slot_fill(num_registers);
+    size_t offset = 0;
+    for (uint32_t reg = 0; reg < num_registers; ++reg) {
+      user_fill[reg] = offset;
+      registers_[reg].users =
+          absl::MakeConstSpan(pool_).subspan(offset, use_counts[reg]);
+      offset += use_counts[reg];
+      slot_fill[reg] = offset;
+      registers_[reg].result_slots =
+          absl::MakeConstSpan(pool_).subspan(offset, result_counts[reg]);
+      offset += result_counts[reg];
+    }
+    for (uint32_t k = 0; k < kernels_.size(); ++k) {
+      for (uint32_t reg : kernels_[k].operands) pool_[user_fill[reg]++] = k;
+      if (kernels_[k].operands.empty()) initially_ready_.push_back(k);
+    }
+    for (uint32_t i = 0; i < decoded_.result_registers.size(); ++i) {
+      uint32_t reg = decoded_.result_registers[i];
+      pool_[slot_fill[reg]++] = i;
+    }
+    // Run the first kernel in source order first: the worklist is LIFO.
+    std::reverse(initially_ready_.begin(), initially_ready_.end());
+  }
+
+  const BefProgram& program_;
+  const bef::Function& decoded_;
+  std::vector<KernelPlan> kernels_;
+  std::vector<RegisterPlan> registers_;
+  std::vector<uint32_t> pool_;
+  std::vector<const Function*> function_pool_;
+  std::vector<uint32_t> initially_ready_;
+};
+
+//===--- CallState ----------------------------------------------------------===//
+
+template <typename T>
+size_t AlignUp(size_t offset) {
+  return (offset + alignof(T) - 1) / alignof(T) * alignof(T);
+}
+
+CallState* CallState::Create(const BefFunction& function,
+                             const ExecutionContext& exec_ctx) {
+  // One block: header, registers, ready counts, result slots.
+  size_t registers_at = AlignUp<std::atomic<AsyncValue*>>(sizeof(CallState));
+  size_t ready_at = registers_at +
+                    sizeof(std::atomic<AsyncValue*>) * function.num_registers();
+  size_t slots_at = AlignUp<std::atomic<uintptr_t>>(
+      ready_at + sizeof(std::atomic<int32_t>) * function.num_kernels());
+  size_t size =
+      slots_at + sizeof(std::atomic<uintptr_t>) * function.num_results();
+  void* memory = ::operator new(size);
+  auto* state = new (memory) CallState(function, exec_ctx);
+  char* base = static_cast<char*>(memory);
+  state->registers_ =
+      reinterpret_cast<std::atomic<AsyncValue*>*>(base + registers_at);
+  state->ready_counts_ = reinterpret_cast<std::atomic<int32_t>*>(base + ready_at);
+  state->result_slots_ =
+      reinterpret_cast<std::atomic<uintptr_t>*>(base + slots_at);
+  for (uint32_t r = 0; r < function.num_registers(); ++r) {
+    new (&state->registers_[r]) std::atomic<AsyncValue*>(nullptr);
+  }
+  for (uint32_t k = 0; k < function.num_kernels(); ++k) {
+    new (&state->ready_counts_[k]) std::atomic<int32_t>(
+        static_cast<int32_t>(function.kernel(k).operands.size()));
+  }
+  for (size_t i = 0; i < function.num_results(); ++i) {
+    new (&state->result_slots_[i]) std::atomic<uintptr_t>(0);
+  }
+  return state;
+}
+
+CallState::CallState(const BefFunction& function,
+                     const ExecutionContext& exec_ctx)
+    : function_(function), exec_ctx_(exec_ctx) {}
+
+void CallState::Destroy() {
+  for (uint32_t r = 0; r < function_.num_registers(); ++r) {
+    if (AsyncValue* value = registers_[r].load(std::memory_order_acquire)) {
+      value->DropRef();
+    }
+  }
+  for (size_t i = 0; i < function_.num_results(); ++i) {
+    uintptr_t slot = result_slots_[i].load(std::memory_order_acquire);
+    if (slot != 0 && slot != kResultDefined) {
+      // Only reachable if a value the graph waited on was dropped without
+      // ever being published.
+      auto* pending = reinterpret_cast<IndirectAsyncValue*>(slot);
+      pending->ForwardTo(MakeErrorAsyncValueRef(
+          "function result was never computed"));
+      pending->DropRef();
+    }
+  }
+  this->~CallState();
+  ::operator delete(this);
+}
+
+void CallState::DefineRegister(uint32_t reg, AsyncValue* value,
+                               Worklist& ready) {
+  registers_[reg].store(value, std::memory_order_release);
+  const RegisterPlan& plan = function_.register_plan(reg);
+  for (uint32_t slot : plan.result_slots) {
+    uintptr_t waiting =
+        result_slots_[slot].exchange(kResultDefined, std::memory_order_acq_rel);
+    if (waiting != 0 && waiting != kResultDefined) {
+      auto* pending = reinterpret_cast<IndirectAsyncValue*>(waiting);
+      pending->ForwardTo(FormRef(value));
+      pending->DropRef();
+    }
+  }
+  if (plan.users.empty()) return;
+  if (value->IsAvailable()) {
+    CountDownUsers(reg, ready);
+    return;
+  }
+  AddRef();  // Released by the continuation.
+  value->AndThen([this, reg] { ResumeAfter(reg); });
+}
+
+// Continuations nest when publishing a value runs a kernel that publishes
+// another. Past this depth they go to the work queue instead of the stack.
+constexpr int kMaxInlineDepth = 32;
+thread_local int inline_depth = 0;
+
+void CallState::ResumeAfter(uint32_t reg) {
+  if (inline_depth >= kMaxInlineDepth) {
+    exec_ctx_.host()->work_queue().AddTask([this, reg] {
+      Worklist ready;
+      CountDownUsers(reg, ready);
+      RunReady(ready);
+      DropRef();
+    });
+    return;
+  }
+  ++inline_depth;
+  Worklist ready;
+  CountDownUsers(reg, ready);
+  RunReady(ready);
+  --inline_depth;
+  DropRef();
+}
+
+void CallState::CountDownUsers(uint32_t reg, Worklist& ready) {
+  for (uint32_t user : function_.register_plan(reg).users) {
+    std::atomic<int32_t>& count = ready_counts_[user];
+    // Reading 1 means every other operand has counted down already, so no
+    // other thread touches this count: skip the read-modify-write.
+    if (count.load(std::memory_order_acquire) == 1 ||
+        count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      ready.push_back(user);
+    }
+  }
+}
+
+void CallState::RunReady(Worklist& ready) {
+  while (!ready.empty()) {
+    uint32_t kernel = ready.back();
+    ready.pop_back();
+    RunKernel(kernel, ready);
+  }
+}
+
+void CallState::RunKernel(uint32_t index, Worklist& ready) {
+  const KernelPlan& kernel = function_.kernel(index);
+  absl::InlinedVector<AsyncValue*, 8> arguments;
+  arguments.reserve(kernel.operands.size());
+  AsyncValue* error = nullptr;
+  for (uint32_t reg : kernel.operands) {
+    AsyncValue* value = registers_[reg].load(std::memory_order_acquire);
+    if (error == nullptr && value->IsError()) error = value;
+    arguments.push_back(value);
+  }
+  absl::InlinedVector<RCReference<AsyncValue>, 4> results(
+      kernel.results.size());
+  if (AsyncValue* cancelled =
+          exec_ctx_.request_context()->GetCancelAsyncValue()) {
+    error = cancelled;
+  }
+  if (error != nullptr) {
+    // Propagate without running and without reporting again: the error was
+    // reported where it was created.
+    for (auto& result : results) result = FormRef(error);
+  } else {
+    ExecutionContext kernel_ctx = ExecutionContext::Borrow(
+        exec_ctx_, Location(&function_.program(), kernel.location));
+    AsyncKernelFrame frame(kernel_ctx, function_.program().file(), kernel.name,
+                           arguments, kernel.attributes, kernel.functions,
+                           absl::MakeSpan(results));
+    kernel.impl(&frame);
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (!results[i]) {
+        frame.ReportError(absl::InternalError(absl::StrCat(
+            "kernel '", kernel.name, "' did not set result ", i)));
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    DefineRegister(kernel.results[i], results[i].release(), ready);
+  }
+}
+
+RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {
+  if (AsyncValue* value = registers_[reg].load(std::memory_order_acquire)) {
+    return FormRef(value);
+  }
+  RCReference<IndirectAsyncValue> pending = MakeIndirectAsyncValue();
+  uintptr_t expected = 0;
+  // The slot holds its own reference until the definer forwards it.
+  if (result_slots_[index].compare_exchange_strong(
+          expected, reinterpret_cast<uintptr_t>(pending.get()),
+          std::memory_order_acq_rel)) {
+    pending->AddRef();
+    return pending;
+  }
+  // Defined in the meantime.
+  return FormRef(registers_[reg].load(std::memory_order_acquire));
+}
+
+}  // namespace
+
+//===--- BefProgram ---------------------------------------------------------===//
+
+BefProgram::~BefProgram() = default;
+
+absl::StatusOr<std::unique_ptr<BefProgram>> BefProgram::Load(
+    std::unique_ptr<bef::BefFile> file, HostContext* host) {
+  std::unique_ptr<BefProgram> program(new BefProgram(std::move(file), host));
+  const bef::BefFile& bef = *program->file_;
+  auto& natives = host->GetOrCreateSharedContext<NativeFunctionRegistry>();
+  std::vector<BefFunction*> bef_functions;
+  int unknown = 0;
+  for (const bef::Function& function : bef.functions()) {
+    if (function.kind == bef::FunctionKind::kNative) {
+      NativeFunctionImplementation impl = natives.Get(function.name);
+      if (impl == nullptr) {
+        ++unknown;
+        host->EmitError(DecodedDiagnostic(absl::NotFoundError(absl::StrCat(
+            "unknown native function '", function.name, "'"))));
+        program->owned_functions_.push_back(nullptr);
+      } else {
+        program->owned_functions_.push_back(
+            std::make_unique<NativeFunction>(bef, function, impl));
+      }
+    } else {
+      auto bef_function = std::make_unique<BefFunction>(*program, function);
+      bef_functions.push_back(bef_function.get());
+      program->owned_functions_.push_back(std::move(bef_function));
+    }
+    program->functions_.push_back(program->owned_functions_.back().get());
+  }
+  for (BefFunction* function : bef_functions) {
+    unknown += function->Prepare(program->functions_);
+  }
+  if (unknown > 0) {
+    return absl::NotFoundError(absl::StrCat(
+        unknown, " unknown kernel", unknown == 1 ? "" : "s",
+        " or native function", unknown == 1 ? "" : "s", " in the program"));
+  }
+  return program;
+}
+
+const Function* BefProgram::GetFunction(absl::string_view name) const {
+  for (const Function* function : functions_) {
+    if (!function->name().empty() && function->name() == name) return function;
+  }
+  return nullptr;
+}
+
+std::optional<DecodedLocation> BefProgram::DecodeLocation(Location loc) const {
+  if (loc.data() < 0 ||
+      static_cast<size_t>(loc.data()) >= file_->num_locations()) {
+    return std::nullopt;
+  }
+  bef::Location location = file_->location(loc.data());
+  return DecodedLocation{std::string(location.filename),
+                         static_cast<int>(location.line),
+                         static_cast<int>(location.column)};
+}
+
+//===--- NativeFunctionRegistry -----------------------------------------------===//
+
+absl::Status NativeFunctionRegistry::Add(absl::string_view name,
+                                         NativeFunctionImplementation fn) {
+  if (!functions_.try_emplace(name, fn).second) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("native function '", name, "' is already registered"));
+  }
+  return absl::OkStatus();
+}
+
+NativeFunctionImplementation NativeFunctionRegistry::Get(
+    absl::string_view name) const {
+  auto it = functions_.find(name);
+  return it == functions_.end() ? nullptr : it->second;
+}
+
+}  // namespace asyncrt
