@@ -1,0 +1,355 @@
+// Test kernels of the tfrt_test dialect (see ../shared/docs/tfrt-compat.md
+// for each kernel's contract) and the native functions test programs call.
+#include "asyncrt/kernels/test_kernels.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "asyncrt/bef_executor/kernel_utils.h"
+#include "asyncrt/bef_executor/native_function.h"
+#include "asyncrt/host_context/async_dispatch.h"
+
+namespace asyncrt {
+namespace {
+
+template <typename... Args>
+Chain PrintLine(const char* format, Args... args) {
+  std::printf(format, args...);
+  std::fflush(stdout);
+  return Chain();
+}
+
+//===--- Printing and strings -----------------------------------------------===//
+
+Chain PrintHello() { return PrintLine("hello host executor!\n"); }
+
+std::string GetString(StringAttribute value) { return value.str(); }
+
+Chain PrintString(const std::string& value) {
+  return PrintLine("string = %s\n", value.c_str());
+}
+
+std::string AppendString(const std::string& a, const std::string& b) {
+  return a + b;
+}
+
+Chain PrintBool(bool value) {
+  return PrintLine("%s\n", value ? "true" : "false");
+}
+
+//===--- Values ---------------------------------------------------------------===//
+
+std::tuple<int32_t, int32_t, int32_t> Count3(int32_t x) {
+  return {x + 1, x + 2, x + 3};
+}
+
+// Copies on the blocking pool after a short sleep: a result that is not
+// available when the kernel returns.
+template <typename T>
+AsyncValueRef<T> CopyWithDelay(Argument<T> value,
+                               const ExecutionContext& exec_ctx) {
+  auto result = MakeUnconstructedAsyncValueRef<T>();
+  bool queued = EnqueueBlockingWork(
+      exec_ctx.host(), [result, value = value.ValueRef()] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        result.emplace(value.get());
+      });
+  if (!queued) result.SetError(absl::ResourceExhaustedError("queue full"));
+  return result;
+}
+
+AsyncValueRef<int32_t> AsyncAddI32(Argument<int32_t> a, Argument<int32_t> b,
+                                   const ExecutionContext& exec_ctx) {
+  return EnqueueWorkWithResult(exec_ctx.host(),
+                               [a = a.ValueRef(), b = b.ValueRef()] {
+                                 return a.get() + b.get();
+                               });
+}
+
+AsyncValueRef<int32_t> AsyncConstantI32(Attribute<int32_t> value,
+                                        const ExecutionContext& exec_ctx) {
+  int32_t v = *value;
+  return EnqueueWorkWithResult(exec_ctx.host(), [v] { return v; });
+}
+
+AsyncValueRef<int32_t> AsyncCopyI32(Argument<int32_t> value,
+                                    const ExecutionContext& exec_ctx) {
+  return EnqueueWorkWithResult(exec_ctx.host(),
+                               [v = value.ValueRef()] { return v.get(); });
+}
+
+// (chain, x...) -> x...
+void Identity(RemainingArguments args, RemainingResults results) {
+  for (size_t i = 0; i + 1 < args.size() && i < results.size(); ++i) {
+    results.Set(i, FormRef(args[i + 1]));
+  }
+}
+
+void MultiArgResult(RemainingArguments args, RemainingResults results) {
+  for (size_t i = 0; i < args.size() && i < results.size(); ++i) {
+    results.Set(i, FormRef(args[i]));
+  }
+}
+
+// {value = [["string", [1 : i32, 0 : i32]], [1.0 : f32]]} flattened into
+// results in order.
+void Flat(AggregateAttribute value, RemainingResults results) {
+  size_t next = 0;
+  std::function<void(const bef::Attribute&)> visit =
+      [&](const bef::Attribute& attribute) {
+        if (next >= results.size()) return;
+        switch (attribute.kind) {
+          case bef::AttributeKind::kAggregate:
+            for (uint32_t element : attribute.elements) {
+              visit(value.file().attribute(element));
+            }
+            break;
+          case bef::AttributeKind::kString:
+            results.Emplace<std::string>(next++, std::string(attribute.bytes));
+            break;
+          case bef::AttributeKind::kI32:
+            results.Emplace<int32_t>(next++, attribute.scalar<int32_t>());
+            break;
+          case bef::AttributeKind::kF32:
+            results.Emplace<float>(next++, attribute.scalar<float>());
+            break;
+          case bef::AttributeKind::kArray:
+            if (attribute.element_kind == bef::AttributeKind::kI32) {
+              for (int32_t v : attribute.array<int32_t>()) {
+                if (next < results.size()) results.Emplace<int32_t>(next++, v);
+              }
+            } else if (attribute.element_kind == bef::AttributeKind::kF32) {
+              for (float v : attribute.array<float>()) {
+                if (next < results.size()) results.Emplace<float>(next++, v);
+              }
+            }
+            break;
+          default:
+            break;
+        }
+      };
+  visit(value.get());
+}
+
+//===--- Errors and cancellation ------------------------------------------------===//
+
+absl::StatusOr<Chain> Fail() {
+  return absl::InternalError("something bad happened");
+}
+
+void PartialFail(Result<int32_t> ok, Result<int32_t> failed,
+                 AsyncKernelFrame* frame) {
+  ok.Emplace(1);
+  frame->ReportError(absl::InternalError("something bad happened"));
+}
+
+AsyncValueRef<int32_t> ReportErrorAsync(const ExecutionContext& exec_ctx) {
+  auto result = MakeUnconstructedAsyncValueRef<int32_t>();
+  EnqueueWork(exec_ctx.host(), [result, exec_ctx] {
+    RCReference<AsyncValue> error = EmitErrorAsync(
+        exec_ctx,
+        absl::InternalError("something bad happened asynchronously"));
+    result.SetError(error->GetError());
+  });
+  return result;
+}
+
+// 0 stays 0; anything else becomes an error reported later.
+AsyncValueRef<int32_t> ReportErrorConcreteAsync(
+    int32_t input, const ExecutionContext& exec_ctx) {
+  auto result = MakeUnconstructedAsyncValueRef<int32_t>();
+  EnqueueWork(exec_ctx.host(), [result, exec_ctx, input] {
+    if (input == 0) {
+      result.emplace(0);
+      return;
+    }
+    RCReference<AsyncValue> error = EmitErrorAsync(
+        exec_ctx,
+        absl::InternalError("something bad happened asynchronously"));
+    result.SetError(error->GetError());
+  });
+  return result;
+}
+
+RCReference<AsyncValue> ReportErrorIndirectAsync(
+    int32_t input, const ExecutionContext& exec_ctx) {
+  RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
+  EnqueueWork(exec_ctx.host(), [result, exec_ctx, input] {
+    if (input == 0) {
+      result->ForwardTo(MakeAvailableAsyncValueRef<int32_t>(0));
+      return;
+    }
+    result->ForwardTo(EmitErrorAsync(
+        exec_ctx,
+        absl::InternalError("something bad happened asynchronously")));
+  });
+  return result;
+}
+
+std::tuple<int32_t, Chain> Cancel(const ExecutionContext& exec_ctx) {
+  exec_ctx.request_context()->Cancel();
+  return {0, Chain()};
+}
+
+//===--- Resources and contexts -------------------------------------------------===//
+
+struct TestResource {
+  TestResource() { PrintLine("Allocated TestResource\n"); }
+  ~TestResource() { PrintLine("Destroyed TestResource\n"); }
+};
+using TestResourceHandle = std::unique_ptr<TestResource>;
+
+std::tuple<TestResourceHandle, Chain> AllocateResource() {
+  return {std::make_unique<TestResource>(), Chain()};
+}
+
+Chain DeallocateResource(Argument<TestResourceHandle> resource) {
+  resource->reset();
+  return PrintLine("tfrt_test.deallocate_resource done\n");
+}
+
+class SampleSharedContext {
+ public:
+  explicit SampleSharedContext(HostContext*)
+      : name_("sample_shared_context" +
+              std::to_string(instances_.fetch_add(1))) {}
+  const std::string& name() const { return name_; }
+
+ private:
+  static inline std::atomic<int> instances_{0};
+  std::string name_;
+};
+
+std::tuple<std::string, Chain> UseSampleSharedContext(HostContext* host) {
+  return {host->GetOrCreateSharedContext<SampleSharedContext>().name(),
+          Chain()};
+}
+
+// Leaks 4 bytes through the host allocator, for the leak-check allocator's
+// report.
+Chain MemoryLeakOneInt32(HostContext* host) {
+  host->allocator()->Allocate<int32_t>(1);
+  return Chain();
+}
+
+Chain Logging(const std::string& text) {
+  for (const char* level : {"INFO", "WARNING", "ERROR"}) {
+    std::fprintf(stderr, "from TFRT_LOG(%s): %s\n", level, text.c_str());
+  }
+  for (const char* level : {"INFO", "WARNING", "ERROR"}) {
+    std::fprintf(stderr, "from TFRT_LOG_IF(%s, true): %s\n", level,
+                 text.c_str());
+  }
+  std::fflush(stderr);
+  return Chain();
+}
+
+// Runs its region on the work queue; results become available when it has.
+void DoAsync(RemainingArguments args, RemainingResults results,
+             const Function* body, const ExecutionContext& exec_ctx) {
+  std::vector<RCReference<IndirectAsyncValue>> outputs;
+  for (size_t i = 0; i < results.size(); ++i) {
+    outputs.push_back(MakeIndirectAsyncValue());
+    results.Set(i, outputs.back());
+  }
+  std::vector<RCReference<AsyncValue>> inputs;
+  for (size_t i = 0; i < args.size(); ++i) inputs.push_back(FormRef(args[i]));
+  EnqueueWork(exec_ctx.host(), [body, exec_ctx, inputs = std::move(inputs),
+                                outputs = std::move(outputs)] {
+    std::vector<AsyncValue*> raw;
+    for (const auto& input : inputs) raw.push_back(input.get());
+    std::vector<RCReference<AsyncValue>> values(body->num_results());
+    body->Execute(exec_ctx, raw, absl::MakeSpan(values));
+    for (size_t i = 0; i < outputs.size() && i < values.size(); ++i) {
+      outputs[i]->ForwardTo(std::move(values[i]));
+    }
+  });
+}
+
+//===--- Native functions -------------------------------------------------------===//
+
+void NativeAdd(const ExecutionContext&, absl::Span<AsyncValue* const> args,
+               absl::Span<RCReference<AsyncValue>> results) {
+  results[0] = MakeAvailableAsyncValueRef<int32_t>(args[0]->get<int32_t>() +
+                                                   args[1]->get<int32_t>());
+}
+
+void NativeAsyncAdd(const ExecutionContext& exec_ctx,
+                    absl::Span<AsyncValue* const> args,
+                    absl::Span<RCReference<AsyncValue>> results) {
+  results[0] = EnqueueWorkWithResult(
+      exec_ctx.host(), [a = AsyncValueRef<int32_t>(FormRef(args[0])),
+                        b = AsyncValueRef<int32_t>(FormRef(args[1]))] {
+        return a.get() + b.get();
+      });
+}
+
+void NativeError(const ExecutionContext& exec_ctx,
+                 absl::Span<AsyncValue* const>,
+                 absl::Span<RCReference<AsyncValue>> results) {
+  RCReference<AsyncValue> error =
+      EmitErrorAsync(exec_ctx, absl::InternalError("something bad happened"));
+  for (auto& result : results) result = error;
+}
+
+void NativeSink(const ExecutionContext&, absl::Span<AsyncValue* const>,
+                absl::Span<RCReference<AsyncValue>> results) {
+  for (auto& result : results) result = GetReadyChain();
+}
+
+}  // namespace
+
+void RegisterTestKernels(KernelRegistry& registry) {
+  auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
+    absl::Status status = registry.AddKernel(name, kernel);
+    (void)status;
+  };
+  add("tfrt_test.print_hello", ASYNCRT_KERNEL(PrintHello));
+  add("tfrt_test.get_string", ASYNCRT_KERNEL(GetString));
+  add("tfrt_test.print_string", ASYNCRT_KERNEL(PrintString));
+  add("tfrt_test.append_string", ASYNCRT_KERNEL(AppendString));
+  add("tfrt_test.print_bool", ASYNCRT_KERNEL(PrintBool));
+  add("tfrt_test.count3.i32", ASYNCRT_KERNEL(Count3));
+  add("tfrt_test.copy.with_delay.i32", ASYNCRT_KERNEL(CopyWithDelay<int32_t>));
+  add("tfrt_test.copy.with_delay.i64", ASYNCRT_KERNEL(CopyWithDelay<int64_t>));
+  add("tfrt_test.async_add.i32", ASYNCRT_KERNEL(AsyncAddI32));
+  add("tfrt_test.async_constant.i32", ASYNCRT_KERNEL(AsyncConstantI32));
+  add("tfrt_test.async_copy.i32", ASYNCRT_KERNEL(AsyncCopyI32));
+  add("tfrt_test.identity", ASYNCRT_KERNEL(Identity));
+  add("tfrt_test.multi_arg_result", ASYNCRT_KERNEL(MultiArgResult));
+  add("tfrt_test.flat", ASYNCRT_KERNEL(Flat));
+  add("tfrt_test.fail", ASYNCRT_KERNEL(Fail));
+  add("tfrt_test.partial_fail", ASYNCRT_KERNEL(PartialFail));
+  add("tfrt_test.report_error_async", ASYNCRT_KERNEL(ReportErrorAsync));
+  add("tfrt_test.report_error_concrete_async",
+      ASYNCRT_KERNEL(ReportErrorConcreteAsync));
+  add("tfrt_test.report_error_indirect_async",
+      ASYNCRT_KERNEL(ReportErrorIndirectAsync));
+  add("tfrt_test.cancel", ASYNCRT_KERNEL(Cancel));
+  add("tfrt_test.allocate_resource", ASYNCRT_KERNEL(AllocateResource));
+  add("tfrt_test.deallocate_resource", ASYNCRT_KERNEL(DeallocateResource));
+  add("tfrt_test.use_sample_shared_context",
+      ASYNCRT_KERNEL(UseSampleSharedContext));
+  add("tfrt_test.memory_leak_one_int32", ASYNCRT_KERNEL(MemoryLeakOneInt32));
+  add("tfrt_test.logging", ASYNCRT_KERNEL(Logging));
+  add("tfrt_test.do.async", ASYNCRT_KERNEL(DoAsync));
+}
+
+void RegisterTestNativeFunctions(HostContext& host) {
+  auto& natives = host.GetOrCreateSharedContext<NativeFunctionRegistry>();
+  for (auto [name, fn] :
+       {std::pair<const char*, NativeFunctionImplementation>{"native_add",
+                                                            NativeAdd},
+        {"native_async_add", NativeAsyncAdd},
+        {"native_error", NativeError},
+        {"native_sink", NativeSink},
+        {"native_async_sink", NativeSink}}) {
+    absl::Status status = natives.Add(name, fn);
+    (void)status;
+  }
+}
+
+}  // namespace asyncrt
