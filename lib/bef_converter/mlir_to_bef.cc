@@ -1,0 +1,422 @@
+#include "asyncrt/bef_converter/mlir_to_bef.h"
+
+#include <cstring>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+#include "asyncrt/bef/bef_writer.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Operation.h"
+
+namespace asyncrt {
+namespace {
+
+using bef::AttributeKind;
+
+constexpr llvm::StringLiteral kReturnOp = "tfrt.return";
+
+// Abseil's string_view is its own type in this Abseil build.
+absl::string_view View(llvm::StringRef s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+std::string TypeString(mlir::Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
+// Leading operands of region-holding ops that the regions cannot use as
+// data (conditions, trip counts, loop bounds).
+unsigned NumControlOperands(llvm::StringRef op_name) {
+  if (op_name == "tfrt.if" || op_name == "tfrt.repeat.i32" ||
+      op_name == "tfrt.case") {
+    return 1;
+  }
+  if (op_name.starts_with("tfrt.parallel_for")) return 3;
+  return 0;
+}
+
+class Converter {
+ public:
+  explicit Converter(mlir::ModuleOp module) : module_(module) {}
+
+  mlir::LogicalResult Run() {
+    // Pass 1: declare every function in file order (region bodies before
+    // the function enclosing them), so calls can refer forward.
+    for (auto func : module_.getOps<mlir::func::FuncOp>()) {
+      if (mlir::failed(DeclareFunction(func))) return mlir::failure();
+    }
+    // Pass 2: bodies.
+    for (auto func : module_.getOps<mlir::func::FuncOp>()) {
+      if (func.isExternal()) continue;
+      if (mlir::failed(DefineBody(func.getBody(), functions_[func.getOperation()],
+                                  /*captured=*/{}, IsSync(func)))) {
+        return mlir::failure();
+      }
+    }
+    return mlir::success();
+  }
+
+  bef::BefWriter& writer() { return writer_; }
+
+ private:
+  static bool IsSync(mlir::func::FuncOp func) {
+    return func->hasAttr("tfrt.sync");
+  }
+
+  mlir::LogicalResult DeclareFunction(mlir::func::FuncOp func) {
+    mlir::FunctionType type = func.getFunctionType();
+    if (func.isExternal()) {
+      if (!func->hasAttr("tfrt.native")) {
+        return func.emitError("external functions are not allowed");
+      }
+      functions_[func.getOperation()] = writer_.DeclareFunction(
+          View(func.getSymName()), bef::FunctionKind::kNative,
+          Types(type.getInputs()), Types(type.getResults()));
+      symbols_[func.getSymName()] = functions_[func.getOperation()];
+      return mlir::success();
+    }
+    if (mlir::failed(DeclareRegionsIn(func.getBody()))) return mlir::failure();
+    functions_[func.getOperation()] = writer_.DeclareFunction(
+        View(func.getSymName()),
+        IsSync(func) ? bef::FunctionKind::kSync : bef::FunctionKind::kBef,
+        Types(type.getInputs()), Types(type.getResults()));
+    symbols_[func.getSymName()] = functions_[func.getOperation()];
+    return mlir::success();
+  }
+
+  // Declares the functions of every region nested in `region`, innermost
+  // first.
+  mlir::LogicalResult DeclareRegionsIn(mlir::Region& region) {
+    for (mlir::Operation& op : region.getOps()) {
+      for (mlir::Region& nested : op.getRegions()) {
+        if (mlir::failed(DeclareRegionsIn(nested))) return mlir::failure();
+        if (mlir::failed(CheckTerminated(nested, &op))) return mlir::failure();
+        mlir::Operation* terminator = nested.front().getTerminator();
+        std::vector<uint32_t> args = Types(nested.getArgumentTypes());
+        for (mlir::Value operand :
+             op.getOperands().drop_front(NumControlOperands(op.getName().getStringRef()))) {
+          args.push_back(writer_.AddType(TypeString(operand.getType())));
+        }
+        regions_[&nested] = writer_.DeclareFunction(
+            "", bef::FunctionKind::kBef, args,
+            Types(terminator->getOperandTypes()));
+      }
+    }
+    return mlir::success();
+  }
+
+  mlir::LogicalResult CheckTerminated(mlir::Region& region,
+                                      mlir::Operation* owner) {
+    if (region.empty()) {
+      return owner->emitError("all functions need to have a tfrt.return");
+    }
+    if (!region.hasOneBlock()) {
+      return owner->emitError("BEF functions must have a single block");
+    }
+    mlir::Block& block = region.front();
+    if (block.empty() || block.back().getName().getStringRef() != kReturnOp) {
+      mlir::Operation* at = block.empty() ? owner : &block.back();
+      return at->emitError("all functions need to have a tfrt.return");
+    }
+    return mlir::success();
+  }
+
+  template <typename Range>
+  std::vector<uint32_t> Types(Range types) {
+    std::vector<uint32_t> indices;
+    for (mlir::Type type : types) {
+      indices.push_back(writer_.AddType(TypeString(type)));
+    }
+    return indices;
+  }
+
+  // Converts the single block of `region` into the body of `function`.
+  // `captured` lists outer values the region receives as trailing
+  // arguments.
+  mlir::LogicalResult DefineBody(mlir::Region& region, uint32_t function,
+                                 llvm::ArrayRef<mlir::Value> captured,
+                                 bool is_sync) {
+    mlir::Operation* owner = region.getParentOp();
+    if (mlir::failed(CheckTerminated(region, owner))) return mlir::failure();
+    mlir::Block& block = region.front();
+    bef::FunctionBodySpec body;
+    llvm::DenseMap<mlir::Value, uint32_t> registers;
+    auto new_register = [&](mlir::Value value) {
+      uint32_t reg = body.num_registers++;
+      registers.try_emplace(value, reg);
+      return reg;
+    };
+    for (mlir::BlockArgument argument : block.getArguments()) {
+      body.argument_registers.push_back(new_register(argument));
+    }
+    for (mlir::Value value : captured) {
+      // A value passed twice maps to its first argument.
+      uint32_t reg = body.num_registers++;
+      registers.try_emplace(value, reg);
+      body.argument_registers.push_back(reg);
+    }
+    for (mlir::Operation& op : block.without_terminator()) {
+      bef::KernelSpec kernel;
+      kernel.kernel_name = writer_.AddKernelName(View(op.getName().getStringRef()));
+      kernel.location = Location(op.getLoc());
+      for (mlir::Value operand : op.getOperands()) {
+        auto it = registers.find(operand);
+        if (it == registers.end()) {
+          return op.emitError(
+              "operand is defined outside this region and is not an operand "
+              "of the op that owns the region");
+        }
+        kernel.operands.push_back(it->second);
+      }
+      for (mlir::Value result : op.getResults()) {
+        kernel.results.push_back(new_register(result));
+      }
+      for (mlir::NamedAttribute named : op.getAttrs()) {
+        auto attribute = EncodeAttribute(&op, named.getName().getValue(),
+                                         named.getValue());
+        if (mlir::failed(attribute)) return mlir::failure();
+        kernel.attributes.emplace_back(
+            writer_.AddString(View(named.getName().getValue())), *attribute);
+      }
+      unsigned num_control =
+          NumControlOperands(op.getName().getStringRef());
+      for (mlir::Region& nested : op.getRegions()) {
+        uint32_t nested_function = regions_.lookup(&nested);
+        llvm::SmallVector<mlir::Value> nested_captured(
+            op.getOperands().drop_front(num_control));
+        if (mlir::failed(DefineBody(nested, nested_function, nested_captured,
+                                    /*is_sync=*/false))) {
+          return mlir::failure();
+        }
+        kernel.functions.push_back(nested_function);
+      }
+      body.kernels.push_back(std::move(kernel));
+    }
+    mlir::Operation* terminator = block.getTerminator();
+    llvm::SmallDenseSet<mlir::Value> returned;
+    for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+      auto it = registers.find(value);
+      if (it == registers.end()) {
+        return terminator->emitError("returns a value defined outside its region");
+      }
+      if (is_sync) {
+        if (mlir::isa<mlir::BlockArgument>(value)) {
+          return terminator->emitError()
+                 << "return value " << index
+                 << " is an argument in a sync function";
+        }
+        if (!returned.insert(value).second) {
+          return terminator->emitError()
+                 << "return value " << index
+                 << " is duplicated in a sync function";
+        }
+      }
+      body.result_registers.push_back(it->second);
+    }
+    writer_.DefineFunction(function, std::move(body));
+    return mlir::success();
+  }
+
+  uint32_t Location(mlir::Location loc) {
+    // Find the innermost file position: name and call-site locations wrap
+    // one, fused locations list several.
+    while (true) {
+      if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
+        loc = name.getChildLoc();
+      } else if (auto call = mlir::dyn_cast<mlir::CallSiteLoc>(loc)) {
+        loc = call.getCallee();
+      } else if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc)) {
+        if (fused.getLocations().empty()) break;
+        loc = fused.getLocations().front();
+      } else {
+        break;
+      }
+    }
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) {
+      return writer_.AddLocation(View(file.getFilename().getValue()), file.getLine(),
+                                 file.getColumn());
+    }
+    return writer_.AddLocation("", 0, 0);
+  }
+
+  mlir::FailureOr<uint32_t> EncodeAttribute(mlir::Operation* op,
+                                            llvm::StringRef name,
+                                            mlir::Attribute attribute) {
+    auto cannot_encode = [&]() -> mlir::FailureOr<uint32_t> {
+      op->emitError() << "BEF files cannot encode the '" << name
+                      << "' attribute";
+      return mlir::failure();
+    };
+    if (mlir::isa<mlir::UnitAttr>(attribute)) {
+      return writer_.AddUnitAttribute();
+    }
+    if (auto b = mlir::dyn_cast<mlir::BoolAttr>(attribute)) {
+      return writer_.AddBoolAttribute(b.getValue());
+    }
+    if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(attribute)) {
+      auto kind = ScalarKind(i.getType());
+      if (!kind) return cannot_encode();
+      uint64_t bits = *kind == AttributeKind::kBool
+                          ? (i.getValue().isZero() ? 0 : 1)
+                          : i.getValue().getZExtValue();
+      if (i.getType().isSignlessInteger() || i.getType().isSignedInteger() ||
+          i.getType().isIndex()) {
+        bits = static_cast<uint64_t>(i.getValue().getSExtValue());
+      }
+      return writer_.AddScalarAttribute(*kind, bits);
+    }
+    if (auto f = mlir::dyn_cast<mlir::FloatAttr>(attribute)) {
+      auto kind = ScalarKind(f.getType());
+      if (!kind) return cannot_encode();
+      if (*kind == AttributeKind::kF32) {
+        return writer_.AddF32Attribute(
+            static_cast<float>(f.getValueAsDouble()));
+      }
+      if (*kind == AttributeKind::kF64) {
+        return writer_.AddF64Attribute(f.getValueAsDouble());
+      }
+      return writer_.AddScalarAttribute(
+          *kind, f.getValue().bitcastToAPInt().getZExtValue());
+    }
+    if (auto s = mlir::dyn_cast<mlir::StringAttr>(attribute)) {
+      return writer_.AddStringAttribute(View(s.getValue()));
+    }
+    if (auto t = mlir::dyn_cast<mlir::TypeAttr>(attribute)) {
+      mlir::Type type = t.getValue();
+      // Scalars and dialect types (dtypes, !tfrt.chain) encode by name;
+      // builtin aggregates such as tensor<1xf32> do not.
+      if (!ScalarKind(type) && type.getDialect().getNamespace() == "builtin") {
+        return cannot_encode();
+      }
+      return writer_.AddTypeAttribute(TypeString(type));
+    }
+    if (auto symbol = mlir::dyn_cast<mlir::FlatSymbolRefAttr>(attribute)) {
+      auto it = symbols_.find(symbol.getValue());
+      if (it == symbols_.end()) {
+        op->emitError() << "function @" << symbol.getValue() << " not defined";
+        return mlir::failure();
+      }
+      return writer_.AddFunctionAttribute(it->second);
+    }
+    if (auto dense = mlir::dyn_cast<mlir::DenseIntOrFPElementsAttr>(attribute)) {
+      auto kind = ScalarKind(dense.getElementType());
+      if (!kind || *kind == AttributeKind::kBool) return cannot_encode();
+      std::vector<uint8_t> data;
+      uint32_t size = bef::ScalarSize(*kind);
+      for (llvm::APInt value : dense.getValues<llvm::APInt>()) {
+        uint64_t bits = value.getZExtValue();
+        for (uint32_t b = 0; b < size; ++b) data.push_back(bits >> (8 * b));
+      }
+      std::vector<int64_t> shape(dense.getType().getShape().begin(),
+                                 dense.getType().getShape().end());
+      return writer_.AddDenseAttribute(*kind, shape, data);
+    }
+    if (auto array = mlir::dyn_cast<mlir::ArrayAttr>(attribute)) {
+      // Homogeneous scalars pack into a typed array; anything else is an
+      // aggregate of encoded elements.
+      std::optional<AttributeKind> element_kind;
+      bool homogeneous = !array.empty();
+      for (mlir::Attribute element : array) {
+        std::optional<AttributeKind> kind;
+        if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(element)) {
+          kind = ScalarKind(i.getType());
+        } else if (auto f = mlir::dyn_cast<mlir::FloatAttr>(element)) {
+          kind = ScalarKind(f.getType());
+        }
+        if (!kind || (element_kind && *element_kind != *kind)) {
+          homogeneous = false;
+          break;
+        }
+        element_kind = kind;
+      }
+      if (homogeneous) {
+        std::vector<uint8_t> data;
+        uint32_t size = bef::ScalarSize(*element_kind);
+        for (mlir::Attribute element : array) {
+          uint64_t bits;
+          if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(element)) {
+            bits = i.getValue().getZExtValue();
+          } else {
+            auto f = mlir::cast<mlir::FloatAttr>(element);
+            if (*element_kind == AttributeKind::kF32) {
+              float v = static_cast<float>(f.getValueAsDouble());
+              uint32_t b32;
+              std::memcpy(&b32, &v, 4);
+              bits = b32;
+            } else {
+              bits = f.getValue().bitcastToAPInt().getZExtValue();
+            }
+          }
+          for (uint32_t b = 0; b < size; ++b) data.push_back(bits >> (8 * b));
+        }
+        return writer_.AddArrayAttribute(*element_kind, array.size(), data);
+      }
+      std::vector<uint32_t> elements;
+      for (mlir::Attribute element : array) {
+        auto encoded = EncodeAttribute(op, name, element);
+        if (mlir::failed(encoded)) return mlir::failure();
+        elements.push_back(*encoded);
+      }
+      return writer_.AddAggregateAttribute(elements);
+    }
+    return cannot_encode();
+  }
+
+  static std::optional<AttributeKind> ScalarKind(mlir::Type type) {
+    if (type.isInteger(1)) return AttributeKind::kBool;
+    if (type.isIndex()) return AttributeKind::kI64;
+    if (auto integer = mlir::dyn_cast<mlir::IntegerType>(type)) {
+      bool is_unsigned = integer.isUnsigned();
+      switch (integer.getWidth()) {
+        case 8:
+          return is_unsigned ? AttributeKind::kUI8 : AttributeKind::kI8;
+        case 16:
+          return is_unsigned ? AttributeKind::kUI16 : AttributeKind::kI16;
+        case 32:
+          return is_unsigned ? AttributeKind::kUI32 : AttributeKind::kI32;
+        case 64:
+          return is_unsigned ? AttributeKind::kUI64 : AttributeKind::kI64;
+        default:
+          return std::nullopt;
+      }
+    }
+    if (type.isF16()) return AttributeKind::kF16;
+    if (type.isBF16()) return AttributeKind::kBF16;
+    if (type.isF32()) return AttributeKind::kF32;
+    if (type.isF64()) return AttributeKind::kF64;
+    return std::nullopt;
+  }
+
+  mlir::ModuleOp module_;
+  bef::BefWriter writer_;
+  llvm::DenseMap<mlir::Operation*, uint32_t> functions_;
+  llvm::DenseMap<mlir::Region*, uint32_t> regions_;
+  llvm::StringMap<uint32_t> symbols_;
+};
+
+}  // namespace
+
+mlir::FailureOr<std::vector<uint8_t>> ConvertMlirToBef(
+    mlir::ModuleOp module, bool disable_optional_sections) {
+  Converter converter(module);
+  if (mlir::failed(converter.Run())) return mlir::failure();
+  auto bytes = converter.writer().Finish(!disable_optional_sections);
+  if (!bytes.ok()) {
+    module.emitError() << std::string(bytes.status().message());
+    return mlir::failure();
+  }
+  return *std::move(bytes);
+}
+
+}  // namespace asyncrt

@@ -1,0 +1,362 @@
+// bef_executor: runs the functions of a BEF file (or of an .mlir file,
+// converted in-process) and prints what they return.
+//
+// Runtime errors are diagnostics at the source location of the kernel that
+// created them ("runtime error: ..."). When the source file named in those
+// locations can be read, its `// expected-error` comments are verified as by
+// MLIR's -verify-diagnostics: unexpected or missing errors make the exit
+// status non-zero. See docs/tools.md for every flag.
+#include <dlfcn.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <sstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "asyncrt/bef/bef_file.h"
+#include "asyncrt/bef/bef_format.h"
+#include "asyncrt/bef_converter/mlir_to_bef.h"
+#include "asyncrt/bef_executor/bef_program.h"
+#include "asyncrt/dialects/register_dialects.h"
+#include "asyncrt/host_context/execution_context.h"
+#include "asyncrt/host_context/host_context.h"
+#include "asyncrt/host_context/resource_context.h"
+#include "asyncrt/kernels/cpu_kernels.h"
+#include "asyncrt/kernels/test_kernels.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+namespace {
+
+namespace cl = llvm::cl;
+
+cl::opt<std::string> input_filename(cl::Positional,
+                                    cl::desc("<BEF or .mlir file, or - >"),
+                                    cl::init("-"));
+cl::list<std::string> functions_flag(
+    "functions", cl::desc("Run only these functions, in this order"),
+    cl::CommaSeparated);
+cl::opt<std::string> init_function(
+    "test_init_function",
+    cl::desc("Run this function first, and not again later"), cl::init(""));
+cl::opt<std::string> work_queue_type(
+    "work_queue_type", cl::desc("s | mstd | mstd:N | mstd:N,M"),
+    cl::init("s"));
+cl::opt<std::string> host_allocator_type(
+    "host_allocator_type",
+    cl::desc("malloc | profiled_allocator | leak_check_allocator | "
+             "test_fixed_size_1k"),
+    cl::init("leak_check_allocator"));
+cl::opt<bool> print_error_code(
+    "print_error_code", cl::desc("Print status codes with returned errors"));
+cl::opt<bool> enable_tracing("enable_tracing",
+                             cl::desc("Print scope lines as functions run"));
+cl::opt<std::string> tracing_level("tracing_level",
+                                   cl::desc("default | verbose | debug"),
+                                   cl::init("default"));
+cl::list<std::string> shared_libs(
+    "shared_libs", cl::desc("Kernel libraries to load (dlopen)"),
+    cl::CommaSeparated);
+
+// A runtime error, kept until the end so it can be verified against the
+// source file's expectations.
+struct RuntimeError {
+  std::optional<asyncrt::DecodedLocation> location;
+  std::string message;
+};
+
+class ErrorCollector {
+ public:
+  void Add(const asyncrt::DecodedDiagnostic& diagnostic) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    errors_.push_back({diagnostic.location,
+                       std::string(diagnostic.status.message())});
+  }
+  std::vector<RuntimeError> Take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::move(errors_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<RuntimeError> errors_;
+};
+
+std::string FormatValue(const asyncrt::AsyncValue& value,
+                        const std::string& type) {
+  if (const absl::Status* error = value.GetErrorIfPresent()) {
+    std::string text = absl::StrCat("<<error: ", error->message());
+    if (print_error_code) {
+      absl::StrAppend(&text, ", code: ", absl::StatusCodeToString(error->code()));
+    }
+    return text + ">>";
+  }
+  char buffer[64];
+  if (type == "i1" && value.IsType<bool>()) return value.get<bool>() ? "1" : "0";
+  if (type == "i32" && value.IsType<int32_t>()) {
+    return std::to_string(value.get<int32_t>());
+  }
+  if (type == "i64" && value.IsType<int64_t>()) {
+    return std::to_string(value.get<int64_t>());
+  }
+  if (type == "f32" && value.IsType<float>()) {
+    std::snprintf(buffer, sizeof(buffer), "%e",
+                  static_cast<double>(value.get<float>()));
+    return buffer;
+  }
+  if (type == "f64" && value.IsType<double>()) {
+    std::snprintf(buffer, sizeof(buffer), "%e", value.get<double>());
+    return buffer;
+  }
+  return type + " value";
+}
+
+std::string ReadAll(const std::string& path, bool* ok) {
+  std::string data;
+  *ok = true;
+  if (path == "-") {
+    data.assign(std::istreambuf_iterator<char>(std::cin),
+                std::istreambuf_iterator<char>());
+    return data;
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    *ok = false;
+    return data;
+  }
+  data.assign(std::istreambuf_iterator<char>(file),
+              std::istreambuf_iterator<char>());
+  return data;
+}
+
+bool IsBef(const std::string& data) {
+  return data.size() >= 2 &&
+         static_cast<uint8_t>(data[0]) == asyncrt::bef::kMagic0 &&
+         static_cast<uint8_t>(data[1]) == asyncrt::bef::kMagic1;
+}
+
+// Converts MLIR text to BEF in-process; prints MLIR diagnostics on failure.
+std::optional<std::vector<uint8_t>> CompileMlir(const std::string& text,
+                                                const std::string& name) {
+  mlir::DialectRegistry registry;
+  asyncrt::RegisterAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.allowUnregisteredDialects();
+  llvm::SourceMgr source_mgr;
+  source_mgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(source_mgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(source_mgr, &context);
+  if (!module) return std::nullopt;
+  auto bytes = asyncrt::ConvertMlirToBef(*module);
+  if (mlir::failed(bytes)) return std::nullopt;
+  return *std::move(bytes);
+}
+
+// Verifies `errors` against the expected-error comments of the source file
+// they point into. Returns false on any mismatch; prints what went wrong.
+bool VerifyRuntimeErrors(const std::vector<RuntimeError>& errors,
+                         const std::string& fallback_source) {
+  std::string source_path = fallback_source;
+  for (const RuntimeError& error : errors) {
+    if (error.location && !error.location->filename.empty()) {
+      source_path = error.location->filename;
+      break;
+    }
+  }
+  bool readable = false;
+  std::string source = source_path.empty() || source_path == "-"
+                           ? std::string()
+                           : ReadAll(source_path, &readable);
+  if (!readable) {
+    for (const RuntimeError& error : errors) {
+      std::string where =
+          error.location
+              ? absl::StrCat(error.location->filename, ":",
+                             error.location->line, ":", error.location->column,
+                             ": ")
+              : "";
+      std::fprintf(stderr, "%serror: runtime error: %s\n", where.c_str(),
+                   error.message.c_str());
+    }
+    return errors.empty();
+  }
+  mlir::MLIRContext context;
+  llvm::SourceMgr source_mgr;
+  source_mgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, source_path), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticVerifierHandler handler(source_mgr, &context);
+  for (const RuntimeError& error : errors) {
+    mlir::Location loc =
+        error.location
+            ? mlir::Location(mlir::FileLineColLoc::get(
+                  &context, error.location->filename, error.location->line,
+                  error.location->column))
+            : mlir::Location(mlir::UnknownLoc::get(&context));
+    mlir::emitError(loc) << "runtime error: " << error.message;
+  }
+  return mlir::succeeded(handler.verify());
+}
+
+void LoadSharedLibraries(asyncrt::HostContext& host) {
+  for (const std::string& path : shared_libs) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (handle == nullptr) {
+      std::fprintf(stderr, "error: cannot load %s: %s\n", path.c_str(),
+                   dlerror());
+      std::exit(1);
+    }
+    // A plug-in either registers through static initializers (applied
+    // below) or exports this entry point.
+    using Entry = void (*)(asyncrt::KernelRegistry*);
+    if (auto entry = reinterpret_cast<Entry>(
+            dlsym(handle, "asyncrt_register_kernels"))) {
+      entry(&host.registry());
+    }
+  }
+  if (!shared_libs.empty()) asyncrt::RegisterStaticKernels(host.registry());
+}
+
+int Run() {
+  bool readable = false;
+  std::string data = ReadAll(input_filename, &readable);
+  if (!readable) {
+    std::fprintf(stderr, "error: cannot read '%s'\n", input_filename.c_str());
+    return 1;
+  }
+  std::vector<uint8_t> bytes;
+  if (IsBef(data)) {
+    bytes.assign(data.begin(), data.end());
+  } else {
+    auto compiled = CompileMlir(data, input_filename);
+    if (!compiled) return 1;
+    bytes = std::move(*compiled);
+  }
+  auto file = asyncrt::bef::BefFile::Open(bytes);
+  if (!file.ok()) {
+    std::fprintf(stderr, "error: %s\n",
+                 std::string(file.status().message()).c_str());
+    return 1;
+  }
+
+  auto work_queue = asyncrt::CreateWorkQueue(work_queue_type);
+  auto allocator = asyncrt::CreateHostAllocator(host_allocator_type);
+  for (const absl::Status& status : {work_queue.status(), allocator.status()}) {
+    if (!status.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+      return 1;
+    }
+  }
+  ErrorCollector errors;
+  // Destroyed last: with the leak-check allocator this reports leaks.
+  asyncrt::HostContext host(
+      [&errors](const asyncrt::DecodedDiagnostic& d) { errors.Add(d); },
+      *std::move(allocator), *std::move(work_queue));
+  asyncrt::RegisterBasicKernels(host.registry());
+  asyncrt::RegisterControlFlowKernels(host.registry());
+  asyncrt::RegisterTestKernels(host.registry());
+  asyncrt::RegisterStaticKernels(host.registry());
+  asyncrt::RegisterTestNativeFunctions(host);
+  LoadSharedLibraries(host);
+
+  bool ok = true;
+  {
+    auto program = asyncrt::BefProgram::Load(*std::move(file), &host);
+    asyncrt::ResourceContext resources;
+    if (program.ok()) {
+      // Which functions run, in order.
+      std::vector<const asyncrt::Function*> to_run;
+      const asyncrt::Function* init = nullptr;
+      if (!init_function.empty()) {
+        init = (*program)->GetFunction(init_function);
+        if (init == nullptr) {
+          std::fprintf(stderr, "error: no function named '%s'\n",
+                       init_function.c_str());
+          return 1;
+        }
+        to_run.push_back(init);
+      }
+      if (!functions_flag.empty()) {
+        for (const std::string& name : functions_flag) {
+          const asyncrt::Function* function = (*program)->GetFunction(name);
+          if (function == nullptr) {
+            std::fprintf(stderr, "error: no function named '%s'\n",
+                         name.c_str());
+            return 1;
+          }
+          to_run.push_back(function);
+        }
+      } else {
+        for (const asyncrt::Function* function : (*program)->functions()) {
+          if (function != init) to_run.push_back(function);
+        }
+      }
+      if (enable_tracing) std::printf("Scope:Bef Executor\n");
+      int64_t request_id = 0;
+      for (const asyncrt::Function* function : to_run) {
+        if (function->num_arguments() > 0) {
+          std::printf("--- Not running '%s' because it has arguments.\n",
+                      function->name().c_str());
+          std::fflush(stdout);
+          continue;
+        }
+        if (function->name().empty()) continue;
+        std::printf("--- Running '%s':\n", function->name().c_str());
+        std::fflush(stdout);
+        if (enable_tracing) {
+          std::printf("Scope:Function: %s\n", function->name().c_str());
+        }
+        auto request = *asyncrt::RequestContextBuilder(&host, &resources,
+                                                       request_id++)
+                            .Build();
+        std::vector<asyncrt::RCReference<asyncrt::AsyncValue>> results(
+            function->num_results());
+        function->Execute(asyncrt::ExecutionContext(request), {},
+                          absl::MakeSpan(results));
+        host.Await(results);
+        if (!results.empty()) {
+          std::vector<std::string> printed;
+          for (size_t i = 0; i < results.size(); ++i) {
+            printed.push_back(
+                FormatValue(*results[i], function->result_types()[i]));
+          }
+          std::printf("'%s' returned %s\n", function->name().c_str(),
+                      absl::StrJoin(printed, ",").c_str());
+        }
+        if (enable_tracing) std::printf("End Scope\n");
+        std::fflush(stdout);
+        results.clear();
+        host.Quiesce();
+      }
+      if (enable_tracing) std::printf("End Scope\n");
+    }
+    host.Quiesce();
+  }
+  std::fflush(stdout);
+  if (!VerifyRuntimeErrors(errors.Take(), input_filename)) ok = false;
+  // A program that failed to load has reported why; if those errors were
+  // all expected (a test of load errors), the run succeeded.
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "AsyncRT BEF executor\n");
+  return Run();
+}
