@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "absl/base/optimization.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/bef_executor/kernel_frame.h"
@@ -55,11 +56,18 @@ struct KernelPlan {
   absl::Span<const uint32_t> results;
   absl::Span<const bef::NamedAttribute> attributes;
   absl::Span<const Function* const> functions;
+  // Per operand: 1 if its register is a function argument (whose reference
+  // the call holds, so the kernel must not drop one).
+  const uint8_t* operand_is_argument = nullptr;
 };
 
 struct RegisterPlan {
   absl::Span<const uint32_t> users;         // Kernel per use.
   absl::Span<const uint32_t> result_slots;  // Function results it feeds.
+  // Arguments live for the whole call anyway (the caller holds them): the
+  // call keeps one reference instead of one per use.
+  bool is_argument = false;
+  uint32_t references = 0;  // Held while the call runs; see DefineRegister.
 };
 
 class BefFunction;
@@ -205,6 +213,26 @@ class BefFunction final : public Function {
           absl::MakeConstSpan(pool_).subspan(offset, result_counts[reg]);
       offset += result_counts[reg];
     }
+    for (uint32_t reg : decoded_.argument_registers) {
+      registers_[reg].is_argument = true;
+    }
+    for (uint32_t reg = 0; reg < num_registers; ++reg) {
+      RegisterPlan& plan = registers_[reg];
+      plan.references = (plan.is_argument ? 1 : plan.users.size()) +
+                        plan.result_slots.size();
+    }
+    size_t num_operands = 0;
+    for (const KernelPlan& kernel : kernels_) {
+      num_operands += kernel.operands.size();
+    }
+    operand_is_argument_.reserve(num_operands);
+    for (KernelPlan& kernel : kernels_) {
+      kernel.operand_is_argument =
+          operand_is_argument_.data() + operand_is_argument_.size();
+      for (uint32_t reg : kernel.operands) {
+        operand_is_argument_.push_back(registers_[reg].is_argument);
+      }
+    }
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
       for (uint32_t reg : kernels_[k].operands) pool_[user_fill[reg]++] = k;
       if (kernels_[k].operands.empty()) initially_ready_.push_back(k);
@@ -224,6 +252,7 @@ class BefFunction final : public Function {
   std::vector<uint32_t> pool_;
   std::vector<const Function*> function_pool_;
   std::vector<uint32_t> initially_ready_;
+  std::vector<uint8_t> operand_is_argument_;
 };
 
 //===--- CallState ----------------------------------------------------------===//
@@ -269,10 +298,9 @@ CallState::CallState(const BefFunction& function,
     : function_(function), exec_ctx_(exec_ctx) {}
 
 void CallState::Destroy() {
-  for (uint32_t r = 0; r < function_.num_registers(); ++r) {
-    if (AsyncValue* value = registers_[r].load(std::memory_order_acquire)) {
-      value->DropRef();
-    }
+  // Other registers hold no references by now: each use released its own.
+  for (uint32_t reg : function_.decoded().argument_registers) {
+    registers_[reg].load(std::memory_order_relaxed)->DropRef();
   }
   for (size_t i = 0; i < function_.num_results(); ++i) {
     uintptr_t slot = result_slots_[i].load(std::memory_order_acquire);
@@ -291,19 +319,33 @@ void CallState::Destroy() {
 
 void CallState::DefineRegister(uint32_t reg, AsyncValue* value,
                                Worklist& ready) {
-  registers_[reg].store(value, std::memory_order_release);
   const RegisterPlan& plan = function_.register_plan(reg);
+  // One reference per use: each user kernel drops its own after running,
+  // and each function result takes one. Values die as soon as their last
+  // user is done, so their memory is reused while the call goes on.
+  const uint32_t uses = plan.references;
+  if (uses == 0) {
+    value->DropRef();
+    return;
+  }
+  if (uses > 1) value->AddRef(uses - 1);
+  // Read `available` before publishing the register: once users can run,
+  // they may drop the last references to `value`.
+  const bool available = value->IsAvailable();
+  registers_[reg].store(value, std::memory_order_release);
   for (uint32_t slot : plan.result_slots) {
     uintptr_t waiting =
         result_slots_[slot].exchange(kResultDefined, std::memory_order_acq_rel);
     if (waiting != 0 && waiting != kResultDefined) {
+      // A caller already holds an indirect value for this result: hand it
+      // this slot's reference.
       auto* pending = reinterpret_cast<IndirectAsyncValue*>(waiting);
-      pending->ForwardTo(FormRef(value));
+      pending->ForwardTo(TakeRef(value));
       pending->DropRef();
     }
   }
   if (plan.users.empty()) return;
-  if (value->IsAvailable()) {
+  if (available) {
     CountDownUsers(reg, ready);
     return;
   }
@@ -335,7 +377,10 @@ void CallState::ResumeAfter(uint32_t reg) {
 }
 
 void CallState::CountDownUsers(uint32_t reg, Worklist& ready) {
-  for (uint32_t user : function_.register_plan(reg).users) {
+  const RegisterPlan& plan = function_.register_plan(reg);
+  const uint32_t* users = plan.users.data();
+  for (size_t u = 0, n = plan.users.size(); u < n; ++u) {
+    const uint32_t user = users[u];
     std::atomic<int32_t>& count = ready_counts_[user];
     // Reading 1 means every other operand has counted down already, so no
     // other thread touches this count: skip the read-modify-write.
@@ -356,47 +401,71 @@ void CallState::RunReady(Worklist& ready) {
 
 void CallState::RunKernel(uint32_t index, Worklist& ready) {
   const KernelPlan& kernel = function_.kernel(index);
-  absl::InlinedVector<AsyncValue*, 8> arguments;
-  arguments.reserve(kernel.operands.size());
-  AsyncValue* error = nullptr;
-  for (uint32_t reg : kernel.operands) {
-    AsyncValue* value = registers_[reg].load(std::memory_order_acquire);
-    if (error == nullptr && value->IsError()) error = value;
-    arguments.push_back(value);
+  const uint32_t* operands = kernel.operands.data();
+  const size_t num_operands = kernel.operands.size();
+  const size_t num_results = kernel.results.size();
+  // Small kernels (nearly all) keep their frame on the stack.
+  constexpr size_t kInline = 8;
+  AsyncValue* inline_arguments[kInline];
+  RCReference<AsyncValue> inline_results[kInline];
+  std::vector<AsyncValue*> heap_arguments;
+  std::vector<RCReference<AsyncValue>> heap_results;
+  AsyncValue** arguments = inline_arguments;
+  RCReference<AsyncValue>* results = inline_results;
+  if (num_operands > kInline) {
+    heap_arguments.resize(num_operands);
+    arguments = heap_arguments.data();
   }
-  absl::InlinedVector<RCReference<AsyncValue>, 4> results(
-      kernel.results.size());
+  if (num_results > kInline) {
+    heap_results.resize(num_results);
+    results = heap_results.data();
+  }
+
+  AsyncValue* error = nullptr;
+  for (size_t i = 0; i < num_operands; ++i) {
+    AsyncValue* value = registers_[operands[i]].load(std::memory_order_acquire);
+    if (ABSL_PREDICT_FALSE(value->IsError()) && error == nullptr) error = value;
+    arguments[i] = value;
+  }
   if (AsyncValue* cancelled =
           exec_ctx_.request_context()->GetCancelAsyncValue()) {
     error = cancelled;
   }
-  if (error != nullptr) {
+  if (ABSL_PREDICT_FALSE(error != nullptr)) {
     // Propagate without running and without reporting again: the error was
     // reported where it was created.
-    for (auto& result : results) result = FormRef(error);
+    for (size_t i = 0; i < num_results; ++i) results[i] = FormRef(error);
   } else {
     ExecutionContext kernel_ctx = ExecutionContext::Borrow(
         exec_ctx_, Location(&function_.program(), kernel.location));
     AsyncKernelFrame frame(kernel_ctx, function_.program().file(), kernel.name,
-                           arguments, kernel.attributes, kernel.functions,
-                           absl::MakeSpan(results));
+                           absl::MakeConstSpan(arguments, num_operands),
+                           kernel.attributes, kernel.functions,
+                           absl::MakeSpan(results, num_results));
     kernel.impl(&frame);
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (!results[i]) {
+    for (size_t i = 0; i < num_results; ++i) {
+      if (ABSL_PREDICT_FALSE(!results[i])) {
         frame.ReportError(absl::InternalError(absl::StrCat(
             "kernel '", kernel.name, "' did not set result ", i)));
         break;
       }
     }
   }
-  for (size_t i = 0; i < results.size(); ++i) {
-    DefineRegister(kernel.results[i], results[i].release(), ready);
+  // This kernel's uses of its operands are over.
+  for (size_t i = 0; i < num_operands; ++i) {
+    if (!kernel.operand_is_argument[i]) arguments[i]->DropRef();
+  }
+  const uint32_t* result_registers = kernel.results.data();
+  for (size_t i = 0; i < num_results; ++i) {
+    DefineRegister(result_registers[i], results[i].release(), ready);
   }
 }
 
 RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {
+  // Either this takes the result slot's reference, or (when the register is
+  // not defined yet) the definer hands it to the indirect value below.
   if (AsyncValue* value = registers_[reg].load(std::memory_order_acquire)) {
-    return FormRef(value);
+    return TakeRef(value);
   }
   RCReference<IndirectAsyncValue> pending = MakeIndirectAsyncValue();
   uintptr_t expected = 0;
@@ -408,7 +477,7 @@ RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {
     return pending;
   }
   // Defined in the meantime.
-  return FormRef(registers_[reg].load(std::memory_order_acquire));
+  return TakeRef(registers_[reg].load(std::memory_order_acquire));
 }
 
 }  // namespace

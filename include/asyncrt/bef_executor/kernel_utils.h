@@ -225,20 +225,32 @@ bool AttributeKindMatches(bef::AttributeKind kind) {
 
 // Per-parameter traits: Check validates the frame (and advances the cursor
 // the same way Get will); Get extracts the parameter.
+// Error messages are built out of line so the checks stay small enough to
+// inline into every kernel.
+[[gnu::noinline, gnu::cold]] inline absl::Status MissingArgumentError(
+    AsyncKernelFrame* frame, size_t index) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("kernel '", frame->kernel_name(), "' expects at least ",
+                   index + 1, " arguments, got ", frame->GetNumArgs()));
+}
+[[gnu::noinline, gnu::cold]] inline absl::Status WrongArgumentTypeError(
+    AsyncKernelFrame* frame, size_t index) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "kernel '", frame->kernel_name(), "' argument ", index,
+      " has the wrong type"));
+}
+
 template <typename P, typename = void>
 struct ParamTraits {
   // A plain value: the payload of the next argument.
   using T = std::decay_t<P>;
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  [[gnu::always_inline]] static absl::Status Check(AsyncKernelFrame* frame,
+                                                   KernelCursor& cursor) {
     if (cursor.arg >= frame->GetNumArgs()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel '", frame->kernel_name(), "' expects at least ",
-                       cursor.arg + 1, " arguments, got ", frame->GetNumArgs()));
+      return MissingArgumentError(frame, cursor.arg);
     }
     if (!frame->GetArgAt(cursor.arg)->IsType<T>()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel '", frame->kernel_name(), "' argument ",
-                       cursor.arg, " has the wrong type"));
+      return WrongArgumentTypeError(frame, cursor.arg);
     }
     ++cursor.arg;
     return absl::OkStatus();
@@ -571,8 +583,17 @@ struct KernelImpl<R (*)(Params...), f> {
     });
   }
 
-  static absl::Status CheckCounts(AsyncKernelFrame* frame,
-                                  const KernelCursor& cursor) {
+  [[gnu::always_inline]] static absl::Status CheckCounts(
+      AsyncKernelFrame* frame, const KernelCursor& cursor) {
+    size_t args = frame->GetNumArgs();
+    if (cursor.arg == args && cursor.result == frame->GetNumResults()) {
+      return absl::OkStatus();
+    }
+    return CountMismatch(frame, cursor);
+  }
+
+  [[gnu::noinline, gnu::cold]] static absl::Status CountMismatch(
+      AsyncKernelFrame* frame, const KernelCursor& cursor) {
     size_t args = frame->GetNumArgs();
     bool ignorable_chain = args == cursor.arg + 1 &&
                            frame->GetArgAt(args - 1)->IsType<Chain>();
