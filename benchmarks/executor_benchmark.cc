@@ -146,7 +146,7 @@ struct Fixture {
     request = *RequestContextBuilder(&host, nullptr).Build();
   }
   HostContext host;
-  std::unique_ptr<BefProgram> program;
+  RCReference<BefProgram> program;
   RCReference<RequestContext> request;
 };
 

@@ -176,10 +176,10 @@ class ExecutorTest : public ::testing::TestWithParam<const char*> {
                     .ok());
   }
 
-  std::unique_ptr<BefProgram> Load(ProgramBuilder& builder) {
+  RCReference<BefProgram> Load(ProgramBuilder& builder) {
     auto program = BefProgram::Load(builder.Finish(), &host_);
     EXPECT_TRUE(program.ok()) << program.status();
-    return program.ok() ? *std::move(program) : nullptr;
+    return program.ok() ? *std::move(program) : RCReference<BefProgram>();
   }
 
   // Runs `name` with i32 arguments and waits for its results.

@@ -295,7 +295,11 @@ CallState* CallState::Create(const BefFunction& function,
 
 CallState::CallState(const BefFunction& function,
                      const ExecutionContext& exec_ctx)
-    : function_(function), exec_ctx_(exec_ctx) {}
+    : function_(function), exec_ctx_(exec_ctx) {
+  // Kernels may still run after the caller has its results and drops the
+  // program: keep it alive until the call is over.
+  function_.program().AddRef();
+}
 
 void CallState::Destroy() {
   // Other registers hold no references by now: each use released its own.
@@ -313,8 +317,10 @@ void CallState::Destroy() {
       pending->DropRef();
     }
   }
+  const BefProgram& program = function_.program();
   this->~CallState();
   ::operator delete(this);
+  program.DropRef();
 }
 
 void CallState::DefineRegister(uint32_t reg, AsyncValue* value,
@@ -468,14 +474,16 @@ RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {
     return TakeRef(value);
   }
   RCReference<IndirectAsyncValue> pending = MakeIndirectAsyncValue();
+  // The slot holds its own reference until the definer forwards it (and
+  // drops it, possibly before the exchange below even returns).
+  pending->AddRef();
   uintptr_t expected = 0;
-  // The slot holds its own reference until the definer forwards it.
   if (result_slots_[index].compare_exchange_strong(
           expected, reinterpret_cast<uintptr_t>(pending.get()),
           std::memory_order_acq_rel)) {
-    pending->AddRef();
     return pending;
   }
+  pending->DropRef();
   // Defined in the meantime.
   return TakeRef(registers_[reg].load(std::memory_order_acquire));
 }
@@ -486,9 +494,10 @@ RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {
 
 BefProgram::~BefProgram() = default;
 
-absl::StatusOr<std::unique_ptr<BefProgram>> BefProgram::Load(
+absl::StatusOr<RCReference<BefProgram>> BefProgram::Load(
     std::unique_ptr<bef::BefFile> file, HostContext* host) {
-  std::unique_ptr<BefProgram> program(new BefProgram(std::move(file), host));
+  RCReference<BefProgram> program =
+      TakeRef(new BefProgram(std::move(file), host));
   const bef::BefFile& bef = *program->file_;
   auto& natives = host->GetOrCreateSharedContext<NativeFunctionRegistry>();
   std::vector<BefFunction*> bef_functions;

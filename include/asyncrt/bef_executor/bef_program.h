@@ -15,6 +15,9 @@
 //     the Cancelled error instead.
 //
 // Thread-safety: immutable after Load; functions may be called concurrently.
+// Ownership: refcounted. Every call in flight holds a reference, so
+// dropping the last outside reference while calls still run (a kernel
+// finishing after the results were published) is safe.
 #ifndef ASYNCRT_BEF_EXECUTOR_BEF_PROGRAM_H_
 #define ASYNCRT_BEF_EXECUTOR_BEF_PROGRAM_H_
 
@@ -28,17 +31,18 @@
 #include "asyncrt/bef_executor/function.h"
 #include "asyncrt/host_context/host_context.h"
 #include "asyncrt/host_context/location.h"
+#include "asyncrt/support/ref_count.h"
 
 namespace asyncrt {
 
-class BefProgram : public LocationHandler {
+class BefProgram : public LocationHandler,
+                   public ReferenceCounted<BefProgram> {
  public:
   // Loads `file`. Unknown kernels and native functions are reported through
   // the host's diagnostic handler at their source locations and make Load
   // fail with NotFound. `host` must outlive the program.
-  static absl::StatusOr<std::unique_ptr<BefProgram>> Load(
+  static absl::StatusOr<RCReference<BefProgram>> Load(
       std::unique_ptr<bef::BefFile> file, HostContext* host);
-  ~BefProgram() override;
 
   const bef::BefFile& file() const { return *file_; }
   HostContext* host() const { return host_; }
@@ -50,6 +54,8 @@ class BefProgram : public LocationHandler {
   std::optional<DecodedLocation> DecodeLocation(Location loc) const override;
 
  private:
+  friend class ReferenceCounted<BefProgram>;
+  ~BefProgram() override;
   BefProgram(std::unique_ptr<bef::BefFile> file, HostContext* host)
       : file_(std::move(file)), host_(host) {}
 
