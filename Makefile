@@ -41,6 +41,8 @@ build: configure
 	ninja -C $(BUILD_DIR) -j $(JOBS)
 
 run: build
+	$(BUILD_DIR)/bin/asyncrt-translate -mlir-to-bef examples/tour.mlir -o $(BUILD_DIR)/tour.bef
+	$(BUILD_DIR)/bin/bef_executor --work_queue_type=mstd:2 $(BUILD_DIR)/tour.bef
 	$(BUILD_DIR)/bin/host_context_demo
 
 test: build

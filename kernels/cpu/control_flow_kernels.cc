@@ -3,10 +3,13 @@
 // operands; their results may still be unavailable when the body returns,
 // so loops continue from the continuation of the previous iteration.
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "asyncrt/bef_executor/kernel_utils.h"
+#include "absl/strings/str_cat.h"
 #include "asyncrt/host_context/async_dispatch.h"
+#include "asyncrt/host_context/resource_context.h"
 #include "asyncrt/kernels/cpu_kernels.h"
 
 namespace asyncrt {
@@ -170,6 +173,54 @@ void While(bool condition, RemainingArguments args, RemainingResults results,
   WhileFrom(std::move(loop), condition, std::move(state));
 }
 
+// tfrt.once @f(args): the first call in a resource context runs @f; every
+// call gets its results. The results are created as indirect values before
+// the function runs, so a concurrent or reentrant call never waits on a
+// lock.
+void Once(RemainingArguments args, RemainingResults results,
+          const Function* function, const ExecutionContext& exec_ctx) {
+  ResourceContext* resources = exec_ctx.resource_context();
+  if (resources == nullptr) {
+    SetResults(results, CallFunction(*function, exec_ctx, args.values()));
+    return;
+  }
+  struct OnceValues {
+    std::mutex mutex;
+    bool started = false;                                 // Guarded.
+    std::vector<RCReference<IndirectAsyncValue>> values;  // Guarded.
+  };
+  auto cache = resources->GetOrCreateResource<OnceValues>(absl::StrCat(
+      "tfrt.once:", reinterpret_cast<uintptr_t>(function)));
+  if (!cache.ok()) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      results.Set(i, EmitErrorAsync(exec_ctx, cache.status()));
+    }
+    return;
+  }
+  bool first = false;
+  std::vector<RCReference<IndirectAsyncValue>> values;
+  {
+    std::lock_guard<std::mutex> lock((*cache)->mutex);
+    if (!(*cache)->started) {
+      (*cache)->started = true;
+      first = true;
+      for (size_t i = 0; i < function->num_results(); ++i) {
+        (*cache)->values.push_back(MakeIndirectAsyncValue());
+      }
+    }
+    values = (*cache)->values;
+  }
+  for (size_t i = 0; i < results.size() && i < values.size(); ++i) {
+    results.Set(i, values[i]);
+  }
+  if (first) {
+    Values computed = CallFunction(*function, exec_ctx, args.values());
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i]->ForwardTo(std::move(computed[i]));
+    }
+  }
+}
+
 }  // namespace
 
 void RegisterControlFlowKernels(KernelRegistry& registry) {
@@ -183,6 +234,7 @@ void RegisterControlFlowKernels(KernelRegistry& registry) {
   add("tfrt.case", ASYNCRT_KERNEL(Case));
   add("tfrt.repeat.i32", ASYNCRT_KERNEL(RepeatI32));
   add("tfrt.while", ASYNCRT_KERNEL(While));
+  add("tfrt.once", ASYNCRT_KERNEL(Once));
 }
 
 }  // namespace asyncrt

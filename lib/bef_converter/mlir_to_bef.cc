@@ -104,8 +104,7 @@ class Converter {
         if (mlir::failed(CheckTerminated(nested, &op))) return mlir::failure();
         mlir::Operation* terminator = nested.front().getTerminator();
         std::vector<uint32_t> args = Types(nested.getArgumentTypes());
-        for (mlir::Value operand :
-             op.getOperands().drop_front(NumControlOperands(op.getName().getStringRef()))) {
+        for (mlir::Value operand : CapturedOperands(op, nested)) {
           args.push_back(writer_.AddType(TypeString(operand.getType())));
         }
         regions_[&nested] = writer_.DeclareFunction(
@@ -114,6 +113,18 @@ class Converter {
       }
     }
     return mlir::success();
+  }
+
+  // The op operands a region receives as trailing function arguments.
+  // Regions with block arguments (the tfrt dialect's, which are isolated
+  // from above) receive exactly those; a region without any (an
+  // unregistered op's) receives the op's data operands, which it may use
+  // directly.
+  static llvm::SmallVector<mlir::Value> CapturedOperands(
+      mlir::Operation& op, mlir::Region& region) {
+    if (region.empty() || region.front().getNumArguments() > 0) return {};
+    return llvm::SmallVector<mlir::Value>(
+        op.getOperands().drop_front(NumControlOperands(op.getName().getStringRef())));
   }
 
   mlir::LogicalResult CheckTerminated(mlir::Region& region,
@@ -189,12 +200,10 @@ class Converter {
         kernel.attributes.emplace_back(
             writer_.AddString(View(named.getName().getValue())), *attribute);
       }
-      unsigned num_control =
-          NumControlOperands(op.getName().getStringRef());
       for (mlir::Region& nested : op.getRegions()) {
         uint32_t nested_function = regions_.lookup(&nested);
-        llvm::SmallVector<mlir::Value> nested_captured(
-            op.getOperands().drop_front(num_control));
+        llvm::SmallVector<mlir::Value> nested_captured =
+            CapturedOperands(op, nested);
         if (mlir::failed(DefineBody(nested, nested_function, nested_captured,
                                     /*is_sync=*/false))) {
           return mlir::failure();

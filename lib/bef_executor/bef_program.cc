@@ -130,11 +130,21 @@ class BefFunction final : public Function {
   int Prepare(const std::vector<const Function*>& all_functions) {
     const bef::BefFile& file = program_.file();
     int unknown = 0;
+    // A kernel's function operands: its regions, then the functions its
+    // attributes name (`tfrt.call @f`, `tfrt.case [@a, @b]`), in attribute
+    // order.
+    std::vector<std::vector<uint32_t>> operands_per_kernel;
     size_t num_function_operands = 0;
     for (const bef::Kernel& kernel : decoded_.kernels) {
-      num_function_operands += kernel.functions.size();
+      std::vector<uint32_t>& operands = operands_per_kernel.emplace_back(
+          kernel.functions.begin(), kernel.functions.end());
+      for (const bef::NamedAttribute& named : kernel.attributes) {
+        CollectFunctions(file, file.attribute(named.attribute), operands);
+      }
+      num_function_operands += operands.size();
     }
     function_pool_.reserve(num_function_operands);
+    size_t kernel_index = 0;
     kernels_.reserve(decoded_.kernels.size());
     for (const bef::Kernel& kernel : decoded_.kernels) {
       KernelPlan plan;
@@ -145,9 +155,10 @@ class BefFunction final : public Function {
       plan.results = kernel.results;
       plan.attributes = kernel.attributes;
       size_t start = function_pool_.size();
-      for (uint32_t f : kernel.functions) function_pool_.push_back(all_functions[f]);
+      const std::vector<uint32_t>& operands = operands_per_kernel[kernel_index++];
+      for (uint32_t f : operands) function_pool_.push_back(all_functions[f]);
       plan.functions =
-          absl::MakeConstSpan(function_pool_).subspan(start, kernel.functions.size());
+          absl::MakeConstSpan(function_pool_).subspan(start, operands.size());
       if (plan.impl == nullptr) {
         ++unknown;
         program_.host()->EmitError(DecodedDiagnostic(
@@ -179,6 +190,18 @@ class BefFunction final : public Function {
 
   const BefProgram& program() const { return program_; }
   const bef::Function& decoded() const { return decoded_; }
+
+  static void CollectFunctions(const bef::BefFile& file,
+                               const bef::Attribute& attribute,
+                               std::vector<uint32_t>& out) {
+    if (attribute.kind == bef::AttributeKind::kFunction) {
+      out.push_back(attribute.index);
+    } else if (attribute.kind == bef::AttributeKind::kAggregate) {
+      for (uint32_t element : attribute.elements) {
+        CollectFunctions(file, file.attribute(element), out);
+      }
+    }
+  }
   const KernelPlan& kernel(uint32_t index) const { return kernels_[index]; }
   const RegisterPlan& register_plan(uint32_t reg) const {
     return registers_[reg];
