@@ -438,6 +438,12 @@ class BefFile::Decoder {
           function.register_names.size() != function.num_registers) {
         return reader.Error("register names do not match the registers");
       }
+      BEF_RETURN_IF_ERROR(ReadIndexList(reader, file_.types_.size(), "type",
+                                        &function.register_types));
+      if (!function.register_types.empty() &&
+          function.register_types.size() != function.num_registers) {
+        return reader.Error("register types do not match the registers");
+      }
     }
     file_.has_debug_info_ = true;
     return CheckFullyRead(reader);

@@ -72,6 +72,7 @@ std::vector<uint8_t> SampleFile(bool debug_info = true) {
   body.kernels = {call, new_chain};
   body.result_registers = {1, 2};
   body.register_names = {"a", "r", "ch"};
+  body.register_types = {i32, i32, chain};
   writer.DefineFunction(main, std::move(body));
   auto bytes = writer.Finish(debug_info);
   EXPECT_TRUE(bytes.ok()) << bytes.status();
@@ -116,6 +117,8 @@ TEST(BefFileTest, RoundTripsFunctionsAndKernels) {
   ASSERT_TRUE(file.has_debug_info());
   ASSERT_EQ(main->register_names.size(), 3u);
   EXPECT_EQ(file.string(main->register_names[2]), "ch");
+  ASSERT_EQ(main->register_types.size(), 3u);
+  EXPECT_EQ(file.type_name(main->register_types[2]), "!tfrt.chain");
   const Function* helper = file.GetFunction("helper");
   ASSERT_NE(helper, nullptr);
   EXPECT_EQ(helper->kind, FunctionKind::kNative);

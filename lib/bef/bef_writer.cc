@@ -227,7 +227,10 @@ absl::StatusOr<std::vector<uint8_t>> BefWriter::Finish(
     auto& debug = sections.emplace_back(SectionId::kDebugInfo,
                                         std::vector<uint8_t>()).second;
     PutU32(debug, functions_.size());
-    for (const auto& names : register_name_strings) PutU32List(debug, names);
+    for (size_t f = 0; f < functions_.size(); ++f) {
+      PutU32List(debug, register_name_strings[f]);
+      PutU32List(debug, functions_[f].body.register_types);
+    }
   }
 
   std::vector<uint8_t> file;

@@ -166,6 +166,8 @@ class Converter {
     auto new_register = [&](mlir::Value value) {
       uint32_t reg = body.num_registers++;
       registers.try_emplace(value, reg);
+      body.register_types.push_back(
+          writer_.AddType(TypeString(value.getType())));
       return reg;
     };
     for (mlir::BlockArgument argument : block.getArguments()) {
@@ -173,9 +175,7 @@ class Converter {
     }
     for (mlir::Value value : captured) {
       // A value passed twice maps to its first argument.
-      uint32_t reg = body.num_registers++;
-      registers.try_emplace(value, reg);
-      body.argument_registers.push_back(reg);
+      body.argument_registers.push_back(new_register(value));
     }
     for (mlir::Operation& op : block.without_terminator()) {
       bef::KernelSpec kernel;

@@ -1,12 +1,14 @@
 // asyncrt-translate: mlir-translate style conversions between MLIR and BEF.
 //
 //   asyncrt-translate -mlir-to-bef prog.mlir -o prog.bef
+//   asyncrt-translate -bef-to-mlir prog.bef
 //
 // Supports -split-input-file and -verify-diagnostics (MLIR's diagnostic
 // verifier) for tests of the converter's errors. Ops of unregistered
 // dialects are accepted: they become kernels of the same name.
 #include <string>
 
+#include "asyncrt/bef_converter/bef_to_mlir.h"
 #include "asyncrt/bef_converter/mlir_to_bef.h"
 #include "asyncrt/dialects/register_dialects.h"
 #include "llvm/Support/CommandLine.h"
@@ -32,6 +34,8 @@ cl::opt<std::string> output_filename("o", cl::desc("Output filename"),
                                      cl::init("-"));
 cl::opt<bool> mlir_to_bef("mlir-to-bef",
                           cl::desc("Translate an MLIR module to BEF"));
+cl::opt<bool> bef_to_mlir("bef-to-mlir",
+                          cl::desc("Translate a BEF file back to MLIR"));
 cl::opt<bool> disable_optional_sections(
     "disable-optional-sections",
     cl::desc("Leave out the optional BEF sections (debug info)"));
@@ -80,8 +84,9 @@ int main(int argc, char** argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "AsyncRT MLIR <-> BEF translator\n");
-  if (!mlir_to_bef) {
-    llvm::errs() << "error: choose a translation (-mlir-to-bef)\n";
+  if (mlir_to_bef == bef_to_mlir) {
+    llvm::errs() << "error: choose one translation: -mlir-to-bef or "
+                    "-bef-to-mlir\n";
     return 1;
   }
   std::string error;
@@ -96,6 +101,24 @@ int main(int argc, char** argv) {
   if (!output) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
+  }
+  if (bef_to_mlir) {
+    mlir::DialectRegistry registry;
+    asyncrt::RegisterAllDialects(registry);
+    mlir::MLIRContext context(registry);
+    context.allowUnregisteredDialects();
+    context.loadAllAvailableDialects();
+    llvm::SourceMgr source_mgr;
+    mlir::SourceMgrDiagnosticHandler handler(source_mgr, &context);
+    auto bytes = absl::MakeConstSpan(
+        reinterpret_cast<const uint8_t*>(input->getBufferStart()),
+        input->getBufferSize());
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        asyncrt::ConvertBefToMlir(bytes, &context);
+    if (!module) return 1;
+    module->print(output->os());
+    output->keep();
+    return 0;
   }
   mlir::LogicalResult result =
       split_input_file

@@ -83,7 +83,9 @@ struct Function {
   absl::Span<const uint32_t> argument_registers;
   std::vector<Kernel> kernels;  // In source order; operands defined earlier.
   absl::Span<const uint32_t> result_registers;
-  absl::Span<const uint32_t> register_names;  // Strings; empty: no debug info.
+  // Debug info; each empty or one per register.
+  absl::Span<const uint32_t> register_names;  // String indices.
+  absl::Span<const uint32_t> register_types;  // Type indices.
 };
 
 struct Location {

@@ -35,8 +35,10 @@ struct FunctionBodySpec {
   std::vector<uint32_t> argument_registers;
   std::vector<KernelSpec> kernels;
   std::vector<uint32_t> result_registers;
-  // Optional debug info: a name per register (empty: none).
+  // Optional debug info, each empty or one entry per register: names, and
+  // types (from AddType) that let BEF be translated back to MLIR.
   std::vector<std::string> register_names;
+  std::vector<uint32_t> register_types;
 };
 
 class BefWriter {

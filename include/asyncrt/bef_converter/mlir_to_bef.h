@@ -2,10 +2,10 @@
 //
 // Every func.func becomes a BEF function; every region of an op becomes an
 // anonymous BEF function emitted just before the function that encloses it.
-// Each op other than tfrt.return becomes a kernel named after the op.
-// Regions may use the operands of their op (after the op's control
-// operands: the condition of tfrt.if, the count of tfrt.repeat.i32, ...);
-// those become the region function's arguments, after its block arguments.
+// Each op other than tfrt.return becomes a kernel named after the op. A
+// region's block arguments become its function's arguments; a region
+// without block arguments (of an unregistered op) may instead use its op's
+// data operands, which then become the arguments.
 //
 // Errors (missing tfrt.return, external functions, undefined callees,
 // attributes BEF cannot encode, sync-function return rules) are emitted as

@@ -1,0 +1,255 @@
+#include "asyncrt/bef_converter/bef_to_mlir.h"
+
+#include <string>
+#include <vector>
+
+#include "asyncrt/bef/bef_file.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseMap.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+namespace asyncrt {
+namespace {
+
+using bef::AttributeKind;
+
+llvm::StringRef Ref(absl::string_view s) {
+  return llvm::StringRef(s.data(), s.size());
+}
+
+class BefToMlir {
+ public:
+  BefToMlir(const bef::BefFile& file, mlir::MLIRContext* context)
+      : file_(file), context_(context), builder_(context) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> Run() {
+    mlir::Location unknown = mlir::UnknownLoc::get(context_);
+    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(unknown);
+    for (size_t t = 0; t < file_.num_types(); ++t) {
+      mlir::Type type = mlir::parseType(Ref(file_.type_name(t)), context_);
+      if (!type) {
+        mlir::emitError(unknown) << "cannot parse BEF type '"
+                                 << Ref(file_.type_name(t)) << "'";
+        return nullptr;
+      }
+      types_.push_back(type);
+    }
+    builder_.setInsertionPointToEnd(module->getBody());
+    for (const bef::Function& function : file_.functions()) {
+      if (function.name.empty()) continue;  // A region, built in place.
+      if (mlir::failed(BuildFunction(function))) return nullptr;
+    }
+    if (mlir::failed(mlir::verify(*module))) return nullptr;
+    return module;
+  }
+
+ private:
+  llvm::SmallVector<mlir::Type> Types(absl::Span<const uint32_t> indices) {
+    llvm::SmallVector<mlir::Type> types;
+    for (uint32_t index : indices) types.push_back(types_[index]);
+    return types;
+  }
+
+  mlir::Location Loc(uint32_t index) {
+    bef::Location location = file_.location(index);
+    if (location.filename.empty() && location.line == 0) {
+      return mlir::UnknownLoc::get(context_);
+    }
+    return mlir::FileLineColLoc::get(context_, Ref(location.filename),
+                                     location.line, location.column);
+  }
+
+  mlir::LogicalResult BuildFunction(const bef::Function& function) {
+    auto type = builder_.getFunctionType(Types(function.argument_types),
+                                         Types(function.result_types));
+    auto func = builder_.create<mlir::func::FuncOp>(
+        mlir::UnknownLoc::get(context_), Ref(function.name), type);
+    if (function.kind == bef::FunctionKind::kNative) {
+      func.setPrivate();
+      func->setAttr("tfrt.native", builder_.getUnitAttr());
+      return mlir::success();
+    }
+    if (function.kind == bef::FunctionKind::kSync) {
+      func->setAttr("tfrt.sync", builder_.getUnitAttr());
+    }
+    mlir::Block* block = func.addEntryBlock();
+    return BuildBody(function, block);
+  }
+
+  mlir::LogicalResult BuildBody(const bef::Function& function,
+                                mlir::Block* block) {
+    if (function.register_types.size() != function.num_registers) {
+      return mlir::emitError(mlir::UnknownLoc::get(context_))
+             << "BEF function '" << Ref(function.name)
+             << "' has no register types: it was written with "
+                "--disable-optional-sections";
+    }
+    mlir::OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPointToEnd(block);
+    std::vector<mlir::Value> values(function.num_registers);
+    for (size_t i = 0; i < function.argument_registers.size(); ++i) {
+      values[function.argument_registers[i]] = block->getArgument(i);
+    }
+    for (const bef::Kernel& kernel : function.kernels) {
+      mlir::OperationState state(Loc(kernel.location),
+                                 Ref(file_.kernel_name(kernel.kernel_name)));
+      for (uint32_t reg : kernel.operands) state.operands.push_back(values[reg]);
+      for (uint32_t reg : kernel.results) {
+        state.types.push_back(types_[function.register_types[reg]]);
+      }
+      for (const bef::NamedAttribute& named : kernel.attributes) {
+        mlir::Attribute attribute =
+            DecodeAttribute(file_.attribute(named.attribute));
+        if (!attribute) {
+          return mlir::emitError(state.location)
+                 << "cannot decode attribute '" << Ref(file_.string(named.name))
+                 << "'";
+        }
+        state.addAttribute(Ref(file_.string(named.name)), attribute);
+      }
+      for (size_t r = 0; r < kernel.functions.size(); ++r) state.addRegion();
+      mlir::Operation* op = builder_.create(state);
+      for (size_t r = 0; r < kernel.functions.size(); ++r) {
+        const bef::Function& region_function =
+            file_.functions()[kernel.functions[r]];
+        mlir::Region& region = op->getRegion(r);
+        auto* region_block = new mlir::Block();
+        region.push_back(region_block);
+        for (mlir::Type type : Types(region_function.argument_types)) {
+          region_block->addArgument(type, op->getLoc());
+        }
+        if (mlir::failed(BuildBody(region_function, region_block))) {
+          return mlir::failure();
+        }
+      }
+      for (size_t i = 0; i < kernel.results.size(); ++i) {
+        values[kernel.results[i]] = op->getResult(i);
+      }
+    }
+    mlir::OperationState ret(mlir::UnknownLoc::get(context_), "tfrt.return");
+    for (uint32_t reg : function.result_registers) {
+      ret.operands.push_back(values[reg]);
+    }
+    builder_.create(ret);
+    return mlir::success();
+  }
+
+  mlir::Type ScalarType(AttributeKind kind) {
+    switch (kind) {
+      case AttributeKind::kBool:
+        return builder_.getI1Type();
+      case AttributeKind::kI8:
+        return builder_.getI8Type();
+      case AttributeKind::kI16:
+        return builder_.getI16Type();
+      case AttributeKind::kI32:
+        return builder_.getI32Type();
+      case AttributeKind::kI64:
+        return builder_.getI64Type();
+      case AttributeKind::kUI8:
+        return builder_.getIntegerType(8, /*isSigned=*/false);
+      case AttributeKind::kUI16:
+        return builder_.getIntegerType(16, /*isSigned=*/false);
+      case AttributeKind::kUI32:
+        return builder_.getIntegerType(32, /*isSigned=*/false);
+      case AttributeKind::kUI64:
+        return builder_.getIntegerType(64, /*isSigned=*/false);
+      case AttributeKind::kF16:
+        return builder_.getF16Type();
+      case AttributeKind::kBF16:
+        return builder_.getBF16Type();
+      case AttributeKind::kF32:
+        return builder_.getF32Type();
+      case AttributeKind::kF64:
+        return builder_.getF64Type();
+      default:
+        return nullptr;
+    }
+  }
+
+  mlir::Attribute Scalar(AttributeKind kind, uint64_t bits) {
+    mlir::Type type = ScalarType(kind);
+    if (!type) return nullptr;
+    if (auto integer = mlir::dyn_cast<mlir::IntegerType>(type)) {
+      if (integer.getWidth() == 1) return builder_.getBoolAttr(bits != 0);
+      return builder_.getIntegerAttr(
+          type, llvm::APInt(integer.getWidth(), bits, /*isSigned=*/false,
+                            /*implicitTrunc=*/true));
+    }
+    auto float_type = mlir::cast<mlir::FloatType>(type);
+    llvm::APInt raw(float_type.getWidth(), bits, /*isSigned=*/false,
+                    /*implicitTrunc=*/true);
+    return builder_.getFloatAttr(
+        type, llvm::APFloat(float_type.getFloatSemantics(), raw));
+  }
+
+  mlir::Attribute DecodeAttribute(const bef::Attribute& attribute) {
+    switch (attribute.kind) {
+      case AttributeKind::kUnit:
+        return builder_.getUnitAttr();
+      case AttributeKind::kString:
+        return builder_.getStringAttr(Ref(attribute.bytes));
+      case AttributeKind::kType:
+        return mlir::TypeAttr::get(types_[attribute.index]);
+      case AttributeKind::kFunction:
+        return mlir::FlatSymbolRefAttr::get(
+            context_, Ref(file_.functions()[attribute.index].name));
+      case AttributeKind::kArray: {
+        llvm::SmallVector<mlir::Attribute> elements;
+        uint32_t size = bef::ScalarSize(attribute.element_kind);
+        for (uint32_t i = 0; i < attribute.count; ++i) {
+          uint64_t bits = 0;
+          std::memcpy(&bits, attribute.bytes.data() + i * size, size);
+          elements.push_back(Scalar(attribute.element_kind, bits));
+        }
+        return builder_.getArrayAttr(elements);
+      }
+      case AttributeKind::kAggregate: {
+        llvm::SmallVector<mlir::Attribute> elements;
+        for (uint32_t element : attribute.elements) {
+          mlir::Attribute decoded = DecodeAttribute(file_.attribute(element));
+          if (!decoded) return nullptr;
+          elements.push_back(decoded);
+        }
+        return builder_.getArrayAttr(elements);
+      }
+      case AttributeKind::kDense: {
+        auto type = mlir::RankedTensorType::get(
+            llvm::ArrayRef<int64_t>(attribute.shape.data(),
+                                    attribute.shape.size()),
+            ScalarType(attribute.element_kind));
+        return mlir::DenseElementsAttr::getFromRawBuffer(
+            type, llvm::ArrayRef<char>(attribute.bytes.data(),
+                                       attribute.bytes.size()));
+      }
+      default:
+        return Scalar(attribute.kind, attribute.bits);
+    }
+  }
+
+  const bef::BefFile& file_;
+  mlir::MLIRContext* context_;
+  mlir::OpBuilder builder_;
+  std::vector<mlir::Type> types_;
+};
+
+}  // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp> ConvertBefToMlir(
+    absl::Span<const uint8_t> bytes, mlir::MLIRContext* context) {
+  auto file = bef::BefFile::Open(bytes);
+  if (!file.ok()) {
+    mlir::emitError(mlir::UnknownLoc::get(context))
+        << std::string(file.status().message());
+    return nullptr;
+  }
+  return BefToMlir(**file, context).Run();
+}
+
+}  // namespace asyncrt
