@@ -68,8 +68,8 @@ class BefToMlir {
   mlir::LogicalResult BuildFunction(const bef::Function& function) {
     auto type = builder_.getFunctionType(Types(function.argument_types),
                                          Types(function.result_types));
-    auto func = builder_.create<mlir::func::FuncOp>(
-        mlir::UnknownLoc::get(context_), Ref(function.name), type);
+    auto func = mlir::func::FuncOp::create(
+        builder_, mlir::UnknownLoc::get(context_), Ref(function.name), type);
     if (function.kind == bef::FunctionKind::kNative) {
       func.setPrivate();
       func->setAttr("tfrt.native", builder_.getUnitAttr());

@@ -1,0 +1,39 @@
+# lit configuration of the AsyncRT test suite (loaded by the generated
+# build/test/lit.site.cfg.py, which sets the paths).
+#
+# RUN lines name the tools plainly: asyncrt-opt, asyncrt-translate and
+# bef_executor come from build/bin; FileCheck, not and count from LLVM.
+# Each of our tools that exists in build/bin is a lit feature
+# (`REQUIRES: bef_executor`), and a test whose RUN lines call one of our
+# tools that is not built is reported UNSUPPORTED rather than failed, so
+# the suite stays meaningful while tools are still being written.
+import os
+import sys
+
+# The test format lives in a module: lit pickles it for its worker processes.
+# No .pyc in the source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(__file__))
+from asyncrt_lit import AsyncrtShTest  # noqa: E402
+
+TOOLS = ["asyncrt-opt", "asyncrt-translate", "bef_executor"]
+
+missing = []
+for tool in TOOLS:
+    path = os.path.join(config.asyncrt_tools_dir, tool)
+    if os.path.isfile(path) and os.access(path, os.X_OK):
+        config.available_features.add(tool)
+    else:
+        missing.append(tool)
+
+config.name = "AsyncRT"
+config.test_format = AsyncrtShTest(missing)
+config.suffixes = [".mlir"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "asyncrt_lit.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.asyncrt_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.asyncrt_tools_dir, config.llvm_tools_dir,
+     config.environment.get("PATH", os.environ.get("PATH", ""))])

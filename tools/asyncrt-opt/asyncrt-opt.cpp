@@ -1,0 +1,22 @@
+// asyncrt-opt: mlir-opt for AsyncRT's dialects (TFRT programs call it
+// tfrt_opt). Parses, verifies, runs the requested passes and prints.
+//
+//   asyncrt-opt -allow-unregistered-dialect -inline -canonicalize in.mlir
+#include "asyncrt/dialects/register_dialects.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char** argv) {
+  // Only the generic passes that make sense on tfrt programs; registering
+  // all of MLIR's would bloat the binary and --help.
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerInlinerPass();
+  mlir::registerSymbolDCEPass();
+
+  mlir::DialectRegistry registry;
+  asyncrt::RegisterAllDialects(registry);
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "AsyncRT optimizer driver\n", registry));
+}
