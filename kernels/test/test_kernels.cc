@@ -134,6 +134,56 @@ void Flat(AggregateAttribute value, RemainingResults results) {
   visit(value.get());
 }
 
+//===--- Async value API checks ---------------------------------------------===//
+
+// Reads one payload through the concrete type and both of its bases.
+struct NamedBase1 {
+  virtual ~NamedBase1() = default;
+  std::string base1 = "base1";
+};
+struct NamedBase2 {
+  virtual ~NamedBase2() = default;
+  std::string base2 = "base2";
+};
+struct FinalClass final : NamedBase1, NamedBase2 {
+  std::string name = "final_class";
+  int value = 3;
+};
+
+std::string AsyncValueGet() {
+  auto value = MakeAvailableAsyncValueRef<FinalClass>();
+  const NamedBase1& as_base1 = value.get();
+  const NamedBase2& as_base2 = value.get();
+  return as_base1.base1 + ":" + as_base2.base2 + ":" + value->name + ":" +
+         std::to_string(value->value);
+}
+
+// Walks AsyncValueRef through its states, recording what it observes:
+// available, unavailable, the continuation firing on emplace, available.
+std::string AsyncValueRefStates() {
+  std::string trace;
+  auto describe = [&trace](const AsyncValueRef<int32_t>& value) {
+    if (!trace.empty()) trace += ";";
+    trace += value.IsAvailable()
+                 ? "available:" + std::to_string(value.get())
+                 : std::string("unavailable");
+  };
+  describe(MakeAvailableAsyncValueRef<int32_t>(2));
+  auto later = MakeUnconstructedAsyncValueRef<int32_t>();
+  describe(later);
+  later.AndThen([&trace, later] {
+    trace += ";(" + std::to_string(later.get()) + ")";
+  });
+  later.emplace(3);
+  describe(later);
+  RCReference<IndirectAsyncValue> indirect = MakeIndirectAsyncValue();
+  AsyncValueRef<int32_t> forwarded(indirect);
+  describe(forwarded);
+  indirect->ForwardTo(MakeAvailableAsyncValueRef<int32_t>(4));
+  describe(forwarded);
+  return trace;
+}
+
 //===--- Errors and cancellation ------------------------------------------------===//
 
 absl::StatusOr<Chain> Fail() {
@@ -286,11 +336,12 @@ void NativeAsyncAdd(const ExecutionContext& exec_ctx,
       });
 }
 
-void NativeError(const ExecutionContext& exec_ctx,
-                 absl::Span<AsyncValue* const>,
+// A native function has no source location to report at: its error is
+// only a value.
+void NativeError(const ExecutionContext&, absl::Span<AsyncValue* const>,
                  absl::Span<RCReference<AsyncValue>> results) {
   RCReference<AsyncValue> error =
-      EmitErrorAsync(exec_ctx, absl::InternalError("something bad happened"));
+      MakeErrorAsyncValueRef(absl::InternalError("something bad happened"));
   for (auto& result : results) result = error;
 }
 
@@ -334,6 +385,8 @@ void RegisterTestKernels(KernelRegistry& registry) {
       ASYNCRT_KERNEL(UseSampleSharedContext));
   add("tfrt_test.memory_leak_one_int32", ASYNCRT_KERNEL(MemoryLeakOneInt32));
   add("tfrt_test.logging", ASYNCRT_KERNEL(Logging));
+  add("tfrt_test.async_value_get", ASYNCRT_KERNEL(AsyncValueGet));
+  add("tfrt_test.async_value_ref", ASYNCRT_KERNEL(AsyncValueRefStates));
   add("tfrt_test.do.async", ASYNCRT_KERNEL(DoAsync));
 }
 

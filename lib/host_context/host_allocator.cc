@@ -93,12 +93,14 @@ class LeakCheckAllocator final : public CountingAllocator {
   ~LeakCheckAllocator() override {
     HostAllocatorStats s = stats();
     if (s.live_allocations == 0) return;
-    std::fprintf(stderr,
+    // On stdout, after the program's own output, where TFRT's tools print
+    // it and its tests look for it.
+    std::fprintf(stdout,
                  "Memory leak detected: %lld alive allocations, %lld alive "
                  "bytes\n",
                  static_cast<long long>(s.live_allocations),
                  static_cast<long long>(s.live_bytes));
-    std::fflush(stderr);
+    std::fflush(stdout);
     std::exit(1);
   }
 };

@@ -7,7 +7,7 @@
 //                           stderr when destroyed.
 //   "leak_check_allocator"  malloc that, when destroyed with live
 //                           allocations, prints "Memory leak detected: N
-//                           alive allocations, M alive bytes" to stderr and
+//                           alive allocations, M alive bytes" to stdout and
 //                           exits the process with status 1.
 //   "test_fixed_size_1k"    a 1 KiB budget that logs every allocation, for
 //                           tests of allocation failure.
@@ -69,7 +69,7 @@ std::unique_ptr<HostAllocator> CreateProfiledAllocator(
     std::unique_ptr<HostAllocator> allocator);
 
 // Wraps `allocator`; on destruction with live allocations prints the leak
-// report to stderr and calls std::exit(1).
+// report to stdout and calls std::exit(1).
 std::unique_ptr<HostAllocator> CreateLeakCheckAllocator(
     std::unique_ptr<HostAllocator> allocator);
 
