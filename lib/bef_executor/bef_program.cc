@@ -59,6 +59,7 @@ struct KernelPlan {
   // Per operand: 1 if its register is a function argument (whose reference
   // the call holds, so the kernel must not drop one).
   const uint8_t* operand_is_argument = nullptr;
+  uint32_t non_argument_operands = 0;
 };
 
 struct RegisterPlan {
@@ -80,8 +81,10 @@ constexpr uintptr_t kResultDefined = 1;
 // registers, the ready counts and the late-result slots.
 class CallState {
  public:
+  // With `arguments_available`, ready counts leave out argument operands.
   static CallState* Create(const BefFunction& function,
-                           const ExecutionContext& exec_ctx);
+                           const ExecutionContext& exec_ctx,
+                           bool arguments_available);
 
   void AddRef() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void DropRef() {
@@ -93,9 +96,10 @@ class CallState {
 
   using Worklist = absl::InlinedVector<uint32_t, 16>;
 
-  // Defines `reg` as `value` (+1 consumed) and counts down its users,
-  // adding those that become ready to `ready`.
-  void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready);
+  // Defines `reg` as `value` (+1 consumed) and, if `count_down`, counts
+  // down its users, adding those that become ready to `ready`.
+  void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
+                      bool count_down = true);
   void RunReady(Worklist& ready);
   // The value for function result `index` (+1): the register's value, or an
   // indirect value forwarded once the register is defined.
@@ -175,11 +179,21 @@ class BefFunction final : public Function {
   void Execute(const ExecutionContext& exec_ctx,
                absl::Span<AsyncValue* const> arguments,
                absl::Span<RCReference<AsyncValue>> results) const override {
-    CallState* state = CallState::Create(*this, exec_ctx);
-    CallState::Worklist ready(initially_ready_.begin(), initially_ready_.end());
+    // The common case: every argument is available. Ready counts then start
+    // without the argument operands, so arguments never count down (one
+    // atomic operation less per use).
+    bool arguments_available = true;
+    for (AsyncValue* argument : arguments) {
+      arguments_available &= argument->IsAvailable();
+    }
+    CallState* state = CallState::Create(*this, exec_ctx, arguments_available);
+    const std::vector<uint32_t>& initially_ready =
+        arguments_available ? ready_with_arguments_ : initially_ready_;
+    CallState::Worklist ready(initially_ready.begin(), initially_ready.end());
     for (size_t i = 0; i < arguments.size(); ++i) {
       state->DefineRegister(decoded_.argument_registers[i],
-                            arguments[i]->AddRef(), ready);
+                            arguments[i]->AddRef(), ready,
+                            /*count_down=*/!arguments_available);
     }
     state->RunReady(ready);
     for (size_t i = 0; i < results.size(); ++i) {
@@ -257,8 +271,14 @@ class BefFunction final : public Function {
       }
     }
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
-      for (uint32_t reg : kernels_[k].operands) pool_[user_fill[reg]++] = k;
+      uint32_t non_argument_operands = 0;
+      for (uint32_t reg : kernels_[k].operands) {
+        pool_[user_fill[reg]++] = k;
+        non_argument_operands += !registers_[reg].is_argument;
+      }
+      kernels_[k].non_argument_operands = non_argument_operands;
       if (kernels_[k].operands.empty()) initially_ready_.push_back(k);
+      if (non_argument_operands == 0) ready_with_arguments_.push_back(k);
     }
     for (uint32_t i = 0; i < decoded_.result_registers.size(); ++i) {
       uint32_t reg = decoded_.result_registers[i];
@@ -266,6 +286,7 @@ class BefFunction final : public Function {
     }
     // Run the first kernel in source order first: the worklist is LIFO.
     std::reverse(initially_ready_.begin(), initially_ready_.end());
+    std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
   }
 
   const BefProgram& program_;
@@ -275,6 +296,8 @@ class BefFunction final : public Function {
   std::vector<uint32_t> pool_;
   std::vector<const Function*> function_pool_;
   std::vector<uint32_t> initially_ready_;
+  // Ready at the start when every argument is available.
+  std::vector<uint32_t> ready_with_arguments_;
   std::vector<uint8_t> operand_is_argument_;
 };
 
@@ -286,7 +309,8 @@ size_t AlignUp(size_t offset) {
 }
 
 CallState* CallState::Create(const BefFunction& function,
-                             const ExecutionContext& exec_ctx) {
+                             const ExecutionContext& exec_ctx,
+                             bool arguments_available) {
   // One block: header, registers, ready counts, result slots.
   size_t registers_at = AlignUp<std::atomic<AsyncValue*>>(sizeof(CallState));
   size_t ready_at = registers_at +
@@ -307,8 +331,10 @@ CallState* CallState::Create(const BefFunction& function,
     new (&state->registers_[r]) std::atomic<AsyncValue*>(nullptr);
   }
   for (uint32_t k = 0; k < function.num_kernels(); ++k) {
-    new (&state->ready_counts_[k]) std::atomic<int32_t>(
-        static_cast<int32_t>(function.kernel(k).operands.size()));
+    const KernelPlan& kernel = function.kernel(k);
+    new (&state->ready_counts_[k]) std::atomic<int32_t>(static_cast<int32_t>(
+        arguments_available ? kernel.non_argument_operands
+                            : kernel.operands.size()));
   }
   for (size_t i = 0; i < function.num_results(); ++i) {
     new (&state->result_slots_[i]) std::atomic<uintptr_t>(0);
@@ -347,7 +373,7 @@ void CallState::Destroy() {
 }
 
 void CallState::DefineRegister(uint32_t reg, AsyncValue* value,
-                               Worklist& ready) {
+                               Worklist& ready, bool count_down) {
   const RegisterPlan& plan = function_.register_plan(reg);
   // One reference per use: each user kernel drops its own after running,
   // and each function result takes one. Values die as soon as their last
@@ -373,7 +399,7 @@ void CallState::DefineRegister(uint32_t reg, AsyncValue* value,
       pending->DropRef();
     }
   }
-  if (plan.users.empty()) return;
+  if (plan.users.empty() || !count_down) return;
   if (available) {
     CountDownUsers(reg, ready);
     return;
