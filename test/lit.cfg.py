@@ -37,3 +37,7 @@ config.test_exec_root = os.path.join(config.asyncrt_obj_root, "test")
 config.environment["PATH"] = os.pathsep.join(
     [config.asyncrt_tools_dir, config.llvm_tools_dir,
      config.environment.get("PATH", os.environ.get("PATH", ""))])
+
+# Where plug-in libraries (bef_executor --shared_libs) are built.
+config.substitutions.append(
+    ("%asyncrt_lib_dir", os.path.join(config.asyncrt_obj_root, "lib")))

@@ -2,6 +2,8 @@
 // repeat.i32 and while. Bodies are BEF functions passed as function
 // operands; their results may still be unavailable when the body returns,
 // so loops continue from the continuation of the previous iteration.
+#include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -221,6 +223,72 @@ void Once(RemainingArguments args, RemainingResults results,
   }
 }
 
+// tfrt.parallel_for.i32 / parallel_call.i32: runs the body on blocks of
+// [start, end) of `block_size` elements, the first on this thread and the
+// others as work-queue tasks. The body receives (block start, block end,
+// args...). The result chain is available once every block's results are,
+// or an error if any block failed.
+AsyncValueRef<Chain> ParallelFor(int32_t start, int32_t end,
+                                 int32_t block_size, RemainingArguments args,
+                                 const Function* body,
+                                 const ExecutionContext& exec_ctx) {
+  if (block_size <= 0) {
+    return AsyncValueRef<Chain>(EmitErrorAsync(
+        exec_ctx, absl::InvalidArgumentError(absl::StrCat(
+                      "block size must be positive, got ", block_size))));
+  }
+  if (end <= start) return GetReadyChain();
+  struct Blocks {
+    std::atomic<int64_t> remaining;
+    std::mutex mutex;
+    RCReference<AsyncValue> error;  // Guarded by mutex.
+    AsyncValueRef<Chain> done = MakeUnconstructedAsyncValueRef<Chain>();
+    void Finish() {
+      if (remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+      if (error) {
+        done.SetError(error->GetError());
+      } else {
+        done.emplace();
+      }
+    }
+  };
+  const int64_t total = int64_t{end} - start;
+  const int64_t num_blocks = (total + block_size - 1) / block_size;
+  auto blocks = std::make_shared<Blocks>();
+  blocks->remaining.store(num_blocks, std::memory_order_relaxed);
+  std::vector<RCReference<AsyncValue>> shared_args;
+  for (size_t i = 0; i < args.size(); ++i) shared_args.push_back(FormRef(args[i]));
+  auto run_block = [blocks, body, exec_ctx, shared_args](int32_t begin,
+                                                          int32_t finish) {
+    auto begin_value = MakeAvailableAsyncValueRef<int32_t>(begin);
+    auto end_value = MakeAvailableAsyncValueRef<int32_t>(finish);
+    std::vector<AsyncValue*> body_args = {begin_value.GetAsyncValue(),
+                                          end_value.GetAsyncValue()};
+    for (const auto& arg : shared_args) body_args.push_back(arg.get());
+    Values results = CallFunction(*body, exec_ctx, body_args);
+    std::vector<AsyncValue*> pending = Raw(results);
+    RunWhenReady(absl::MakeConstSpan(pending),
+                 [blocks, results = std::move(results)] {
+                   if (AsyncValue* error = FirstError(results)) {
+                     std::lock_guard<std::mutex> lock(blocks->mutex);
+                     if (!blocks->error) blocks->error = FormRef(error);
+                   }
+                   blocks->Finish();
+                 });
+  };
+  AsyncValueRef<Chain> done = blocks->done;
+  for (int64_t b = 1; b < num_blocks; ++b) {
+    int32_t begin = static_cast<int32_t>(start + b * block_size);
+    int32_t finish =
+        static_cast<int32_t>(std::min<int64_t>(end, begin + int64_t{block_size}));
+    EnqueueWork(exec_ctx.host(),
+                [run_block, begin, finish] { run_block(begin, finish); });
+  }
+  run_block(start, static_cast<int32_t>(
+                       std::min<int64_t>(end, start + int64_t{block_size})));
+  return done;
+}
+
 }  // namespace
 
 void RegisterControlFlowKernels(KernelRegistry& registry) {
@@ -235,6 +303,8 @@ void RegisterControlFlowKernels(KernelRegistry& registry) {
   add("tfrt.repeat.i32", ASYNCRT_KERNEL(RepeatI32));
   add("tfrt.while", ASYNCRT_KERNEL(While));
   add("tfrt.once", ASYNCRT_KERNEL(Once));
+  add("tfrt.parallel_for.i32", ASYNCRT_KERNEL(ParallelFor));
+  add("tfrt.parallel_call.i32", ASYNCRT_KERNEL(ParallelFor));
 }
 
 }  // namespace asyncrt

@@ -318,6 +318,116 @@ void DoAsync(RemainingArguments args, RemainingResults results,
   });
 }
 
+//===--- Timing, atomics and misc -----------------------------------------------===//
+
+// Sleeps on the blocking pool (the only place a kernel may sleep).
+AsyncValueRef<Chain> BlockingUsleep(int32_t microseconds,
+                                    const ExecutionContext& exec_ctx) {
+  auto done = MakeUnconstructedAsyncValueRef<Chain>();
+  bool queued = EnqueueBlockingWork(exec_ctx.host(), [done, microseconds] {
+    std::this_thread::sleep_for(std::chrono::microseconds(microseconds));
+    PrintLine("Slept for %d microseconds\n", microseconds);
+    done.emplace();
+  });
+  if (!queued) done.SetError(absl::ResourceExhaustedError("queue full"));
+  return done;
+}
+
+AsyncValueRef<int32_t> AsyncCopy2I32(Argument<int32_t> value,
+                                     const ExecutionContext& exec_ctx) {
+  // Two hops through the queue: the copy is unavailable for longer.
+  auto result = MakeUnconstructedAsyncValueRef<int32_t>();
+  HostContext* host = exec_ctx.host();
+  EnqueueWork(host, [host, result, v = value.ValueRef()] {
+    EnqueueWork(host, [result, v] { result.emplace(v.get()); });
+  });
+  return result;
+}
+
+std::tuple<RCReference<AsyncValue>, RCReference<AsyncValue>> ShareToTwo(
+    RemainingArguments args) {
+  return {FormRef(args[0]), FormRef(args[0])};
+}
+
+using AtomicI32 = std::shared_ptr<std::atomic<int32_t>>;
+AtomicI32 AtomicCreate() { return std::make_shared<std::atomic<int32_t>>(0); }
+Chain AtomicInc(const AtomicI32& atomic) {
+  atomic->fetch_add(1);
+  return Chain();
+}
+Chain AtomicAdd(const AtomicI32& atomic, int32_t value) {
+  atomic->fetch_add(value);
+  return Chain();
+}
+int32_t AtomicGet(const AtomicI32& atomic) { return atomic->load(); }
+
+// {id, _tfrt_cost}: prints the id; the cost must be positive.
+absl::StatusOr<RCReference<AsyncValue>> TestCost(RemainingArguments args,
+                                                 AsyncKernelFrame* frame) {
+  const bef::Attribute* id = frame->GetAttribute("id");
+  const bef::Attribute* cost = frame->GetAttribute("_tfrt_cost");
+  if (id == nullptr || cost == nullptr || !id->IsScalar() ||
+      !cost->IsScalar()) {
+    return absl::InvalidArgumentError("test_cost needs integer 'id' and "
+                                      "'_tfrt_cost' attributes");
+  }
+  if (static_cast<int64_t>(cost->bits) <= 0) {
+    return absl::InvalidArgumentError("_tfrt_cost must be positive");
+  }
+  PrintLine("id: %lld\n", static_cast<long long>(id->bits));
+  if (args.size() == 0) return RCReference<AsyncValue>(GetReadyChain());
+  return FormRef(args[0]);
+}
+
+Chain PrintDebugInfo() { return PrintLine("Kernel has no debug info\n"); }
+
+absl::StatusOr<Chain> ErrorChain() {
+  return absl::InternalError("error chain");
+}
+
+//===--- tfrt_tutorial and vt -----------------------------------------------===//
+
+struct Coordinate {
+  int32_t x = 0;
+  int32_t y = 0;
+};
+
+Coordinate CreateCoordinate(AsyncKernelFrame* frame) {
+  const bef::Attribute* x = frame->GetAttribute("x");
+  const bef::Attribute* y = frame->GetAttribute("y");
+  return {x ? x->scalar<int32_t>() : 0, y ? y->scalar<int32_t>() : 0};
+}
+
+Chain PrintCoordinate(const Coordinate& c) {
+  return PrintLine("(%d, %d)\n", c.x, c.y);
+}
+
+// A value type that reports its lifetime, for tests of copies and moves.
+class VtValue {
+ public:
+  explicit VtValue(int32_t v) : value_(v) {
+    PrintLine("constructed vt.value(%d)\n", value_);
+  }
+  VtValue(VtValue&& other) noexcept : value_(other.value_) {
+    PrintLine("move constructed vt.value(%d)\n", value_);
+  }
+  ~VtValue() { PrintLine("destroyed vt.value(%d)\n", value_); }
+  int32_t value() const { return value_; }
+
+ private:
+  int32_t value_;
+};
+
+void VtConstant(Attribute<int32_t> value, Result<VtValue> result) {
+  result.Emplace(*value);
+}
+void VtAdd(const VtValue& a, const VtValue& b, Result<VtValue> result) {
+  result.Emplace(a.value() + b.value());
+}
+Chain VtPrint(const VtValue& v) {
+  return PrintLine("print vt_value(%d)\n", v.value());
+}
+
 //===--- Native functions -------------------------------------------------------===//
 
 void NativeAdd(const ExecutionContext&, absl::Span<AsyncValue* const> args,
@@ -386,6 +496,24 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.memory_leak_one_int32", ASYNCRT_KERNEL(MemoryLeakOneInt32));
   add("tfrt_test.logging", ASYNCRT_KERNEL(Logging));
   add("tfrt_test.async_value_get", ASYNCRT_KERNEL(AsyncValueGet));
+  add("tfrt_test.usleep", ASYNCRT_KERNEL(BlockingUsleep));
+  add("tfrt_test.blocking.usleep", ASYNCRT_KERNEL(BlockingUsleep));
+  add("tfrt_test.async_copy_2.i32", ASYNCRT_KERNEL(AsyncCopy2I32));
+  add("tfrt_test.async_copy.with_delay.i32",
+      ASYNCRT_KERNEL(CopyWithDelay<int32_t>));
+  add("tfrt_test.share_to_two", ASYNCRT_KERNEL(ShareToTwo));
+  add("tfrt_test.atomic.create.i32", ASYNCRT_KERNEL(AtomicCreate));
+  add("tfrt_test.atomic.inc.i32", ASYNCRT_KERNEL(AtomicInc));
+  add("tfrt_test.atomic.add.i32", ASYNCRT_KERNEL(AtomicAdd));
+  add("tfrt_test.atomic.get.i32", ASYNCRT_KERNEL(AtomicGet));
+  add("tfrt_test.test_cost", ASYNCRT_KERNEL(TestCost));
+  add("tfrt_test.print_debug_info", ASYNCRT_KERNEL(PrintDebugInfo));
+  add("tfrt_test.error_chain", ASYNCRT_KERNEL(ErrorChain));
+  add("tfrt_tutorial.create_coordinate", ASYNCRT_KERNEL(CreateCoordinate));
+  add("tfrt_tutorial.print_coordinate", ASYNCRT_KERNEL(PrintCoordinate));
+  add("vt.constant", ASYNCRT_KERNEL(VtConstant));
+  add("vt.add", ASYNCRT_KERNEL(VtAdd));
+  add("vt.print", ASYNCRT_KERNEL(VtPrint));
   add("tfrt_test.async_value_ref", ASYNCRT_KERNEL(AsyncValueRefStates));
   add("tfrt_test.do.async", ASYNCRT_KERNEL(DoAsync));
 }
