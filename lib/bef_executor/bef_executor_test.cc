@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +72,15 @@ void Call(RemainingArguments args, RemainingResults results,
   for (size_t i = 0; i < values.size(); ++i) results.Set(i, values[i]);
 }
 
+std::mutex thread_ids_mutex;
+std::set<std::thread::id> thread_ids;
+// Adds like test.add.i32 and records which thread ran it.
+int32_t RecordThread(int32_t a, int32_t b) {
+  std::lock_guard<std::mutex> lock(thread_ids_mutex);
+  thread_ids.insert(std::this_thread::get_id());
+  return a + b;
+}
+
 void NativeAdd(const ExecutionContext&, absl::Span<AsyncValue* const> args,
                absl::Span<RCReference<AsyncValue>> results) {
   results[0] = MakeAvailableAsyncValueRef<int32_t>(args[0]->get<int32_t>() +
@@ -91,6 +101,7 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("test.sum", ASYNCRT_KERNEL(SumAll));
   add("test.describe", ASYNCRT_KERNEL(Describe));
   add("test.call", ASYNCRT_KERNEL(Call));
+  add("test.record_thread", ASYNCRT_KERNEL(RecordThread));
 }
 
 //===--- Test infrastructure ----------------------------------------------===//
@@ -396,6 +407,35 @@ TEST_P(ExecutorTest, UnknownNativeFunctionFailsLoad) {
   EXPECT_EQ(program.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(Diagnostics(),
               ElementsAre(HasSubstr("unknown native function 'no_such_native'")));
+}
+
+TEST_P(ExecutorTest, WideGraphsRunToCompletion) {
+  // 200 ready kernels at once: with a multi-threaded queue the executor
+  // hands batches of them to other workers.
+  ProgramBuilder b;
+  uint32_t f = b.Declare("wide", 1, 1);
+  uint32_t arg = b.Arguments(1)[0];
+  std::vector<uint32_t> parts;
+  for (int i = 0; i < 200; ++i) {
+    parts.push_back(b.Kernel("test.record_thread", {arg, arg}, 1)[0]);
+  }
+  b.Define(f, {b.Kernel("test.sum", parts, 1)[0]});
+  auto program = Load(b);
+  {
+    std::lock_guard<std::mutex> lock(thread_ids_mutex);
+    thread_ids.clear();
+  }
+  for (int round = 0; round < 20; ++round) {
+    EXPECT_EQ(Run(*program, "wide", {round})[0]->get<int32_t>(),
+              200 * 2 * round);
+  }
+  host_.Quiesce();
+  std::lock_guard<std::mutex> lock(thread_ids_mutex);
+  if (host_.work_queue().GetParallelismLevel() > 1) {
+    EXPECT_GT(thread_ids.size(), 1u) << "no batch went to the work queue";
+  } else {
+    EXPECT_EQ(thread_ids.size(), 1u) << "single-threaded queue offloaded";
+  }
 }
 
 //===--- Concurrency ------------------------------------------------------------===//

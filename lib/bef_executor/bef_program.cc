@@ -446,8 +446,26 @@ void CallState::CountDownUsers(uint32_t reg, Worklist& ready) {
   }
 }
 
+// A thread with more ready kernels than this hands the older half to the
+// work queue as one task, so wide graphs use more than one core without
+// paying a task per kernel. Below it, running inline is cheaper.
+constexpr size_t kOffloadThreshold = 16;
+
 void CallState::RunReady(Worklist& ready) {
+  ConcurrentWorkQueue& queue = exec_ctx_.host()->work_queue();
+  const bool can_offload = queue.GetParallelismLevel() > 1;
   while (!ready.empty()) {
+    if (can_offload && ready.size() > kOffloadThreshold) {
+      // The front holds the oldest (least cache-warm) kernels.
+      const size_t half = ready.size() / 2;
+      Worklist batch(ready.begin(), ready.begin() + half);
+      ready.erase(ready.begin(), ready.begin() + half);
+      AddRef();  // Released by the task.
+      queue.AddTask([this, batch = std::move(batch)]() mutable {
+        RunReady(batch);
+        DropRef();
+      });
+    }
     uint32_t kernel = ready.back();
     ready.pop_back();
     RunKernel(kernel, ready);
