@@ -409,6 +409,23 @@ TEST_P(ExecutorTest, UnknownNativeFunctionFailsLoad) {
               ElementsAre(HasSubstr("unknown native function 'no_such_native'")));
 }
 
+TEST_P(ExecutorTest, SyncFunctionsRejectDeferredResults) {
+  ProgramBuilder b;
+  uint32_t ok = b.Declare("sync_ok", 1, 1, bef::FunctionKind::kSync);
+  uint32_t arg = b.Arguments(1)[0];
+  b.Define(ok, {b.Kernel("test.add.i32", {arg, arg}, 1)[0]});
+  uint32_t bad = b.Declare("sync_bad", 1, 1, bef::FunctionKind::kSync);
+  arg = b.Arguments(1)[0];
+  b.Define(bad, {b.Kernel("test.async_add.i32", {arg, arg}, 1)[0]});
+  auto program = Load(b);
+  EXPECT_EQ(Run(*program, "sync_ok", {4})[0]->get<int32_t>(), 8);
+  auto results = Run(*program, "sync_bad", {4});
+  ASSERT_TRUE(results[0]->IsError());
+  EXPECT_THAT(std::string(results[0]->GetError().message()),
+              HasSubstr("not yet available, in a tfrt.sync function"));
+  host_.Quiesce();
+}
+
 TEST_P(ExecutorTest, WideGraphsRunToCompletion) {
   // 200 ready kernels at once: with a multi-threaded queue the executor
   // hands batches of them to other workers.

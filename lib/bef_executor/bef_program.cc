@@ -204,6 +204,7 @@ class BefFunction final : public Function {
 
   const BefProgram& program() const { return program_; }
   const bef::Function& decoded() const { return decoded_; }
+  bool is_sync() const { return decoded_.kind == bef::FunctionKind::kSync; }
 
   static void CollectFunctions(const bef::BefFile& file,
                                const bef::Attribute& attribute,
@@ -520,6 +521,19 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
       if (ABSL_PREDICT_FALSE(!results[i])) {
         frame.ReportError(absl::InternalError(absl::StrCat(
             "kernel '", kernel.name, "' did not set result ", i)));
+        break;
+      }
+      // A tfrt.sync function runs start to end on the calling thread: a
+      // kernel that defers its result does not belong in it.
+      if (ABSL_PREDICT_FALSE(function_.is_sync() &&
+                             results[i]->IsUnavailable())) {
+        RCReference<AsyncValue> error = EmitErrorAsync(
+            kernel_ctx,
+            absl::FailedPreconditionError(absl::StrCat(
+                "kernel '", kernel.name,
+                "' returned a value that is not yet available, in a "
+                "tfrt.sync function")));
+        for (size_t r = 0; r < num_results; ++r) results[r] = error;
         break;
       }
     }
