@@ -2,7 +2,9 @@
 // for each kernel's contract) and the native functions test programs call.
 #include "asyncrt/kernels/test_kernels.h"
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cinttypes>
 #include <cstdio>
 #include <string>
@@ -385,6 +387,116 @@ absl::StatusOr<Chain> ErrorChain() {
   return absl::InternalError("error chain");
 }
 
+//===--- tfrt_test.benchmark ------------------------------------------------===//
+
+// Runs the body (a region, or @target_fn for sync_benchmark) repeatedly,
+// one run after the previous one's results are available, then prints the
+// statistics. Runs chain through continuations rather than blocking, so it
+// works on the single-threaded queue too.
+int64_t ProcessCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+struct BenchmarkRun {
+  std::string name;
+  const Function* body;
+  ExecutionContext exec_ctx;
+  std::vector<RCReference<AsyncValue>> args;
+  int64_t warmup_left;
+  int64_t max_count;
+  std::chrono::steady_clock::time_point deadline;
+  std::chrono::steady_clock::time_point start;
+  int64_t cpu_start;
+  std::vector<int64_t> wall_ns, cpu_ns;
+  AsyncValueRef<Chain> done;
+};
+
+void PrintBenchmark(const BenchmarkRun& run) {
+  auto percentile = [](std::vector<int64_t> v, double p) -> long long {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
+  };
+  int64_t total_wall = 0, total_cpu = 0;
+  for (int64_t t : run.wall_ns) total_wall += t;
+  for (int64_t t : run.cpu_ns) total_cpu += t;
+  const char* n = run.name.c_str();
+  PrintLine("BM:%s:Duration(ns): %lld\n", n, static_cast<long long>(total_wall));
+  PrintLine("BM:%s:Count: %zu\n", n, run.wall_ns.size());
+  PrintLine("BM:%s:Time Min(ns): %lld\n", n, percentile(run.wall_ns, 0));
+  PrintLine("BM:%s:Time 50%%(ns): %lld\n", n, percentile(run.wall_ns, 0.5));
+  PrintLine("BM:%s:Time 95%%(ns): %lld\n", n, percentile(run.wall_ns, 0.95));
+  PrintLine("BM:%s:Time 99%%(ns): %lld\n", n, percentile(run.wall_ns, 0.99));
+  PrintLine("BM:%s:CPU Min(ns): %lld\n", n, percentile(run.cpu_ns, 0));
+  PrintLine("BM:%s:CPU 50%%(ns): %lld\n", n, percentile(run.cpu_ns, 0.5));
+  PrintLine("BM:%s:CPU 95%%(ns): %lld\n", n, percentile(run.cpu_ns, 0.95));
+  PrintLine("BM:%s:CPU 99%%(ns): %lld\n", n, percentile(run.cpu_ns, 0.99));
+  PrintLine("BM:%s:CPU utilization(percent): %f\n", n,
+            total_wall > 0 ? 100.0 * total_cpu / total_wall : 0.0);
+}
+
+void BenchmarkNext(std::shared_ptr<BenchmarkRun> run) {
+  auto now = std::chrono::steady_clock::now();
+  bool measuring = run->warmup_left == 0;
+  if (measuring && (static_cast<int64_t>(run->wall_ns.size()) >=
+                        run->max_count ||
+                    now >= run->deadline)) {
+    PrintBenchmark(*run);
+    run->done.emplace();
+    return;
+  }
+  std::vector<AsyncValue*> args;
+  for (const auto& arg : run->args) args.push_back(arg.get());
+  auto results = std::make_shared<std::vector<RCReference<AsyncValue>>>(
+      run->body->num_results());
+  run->start = now;
+  run->cpu_start = ProcessCpuNs();
+  run->body->Execute(run->exec_ctx, args, absl::MakeSpan(*results));
+  std::vector<AsyncValue*> pending;
+  for (const auto& result : *results) pending.push_back(result.get());
+  RunWhenReady(absl::MakeConstSpan(pending), [run, results] {
+    auto elapsed = std::chrono::steady_clock::now() - run->start;
+    if (run->warmup_left > 0) {
+      --run->warmup_left;
+    } else {
+      run->wall_ns.push_back(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed)
+              .count());
+      run->cpu_ns.push_back(ProcessCpuNs() - run->cpu_start);
+    }
+    // Continue from the work queue, not the stack, so long runs do not
+    // nest continuations.
+    EnqueueWork(run->exec_ctx.host(), [run] { BenchmarkNext(run); });
+  });
+}
+
+AsyncValueRef<Chain> Benchmark(RemainingArguments args,
+                               AsyncKernelFrame* frame,
+                               const Function* body,
+                               const ExecutionContext& exec_ctx) {
+  auto attribute = [&](absl::string_view name, int64_t fallback) -> int64_t {
+    const bef::Attribute* a = frame->GetAttribute(name);
+    return a && a->IsScalar() ? a->scalar<int32_t>() : fallback;
+  };
+  auto run = std::make_shared<BenchmarkRun>(BenchmarkRun{
+      "", body, exec_ctx, {}, attribute("num_warmup_runs", 1),
+      std::max<int64_t>(1, attribute("max_count", 1)),
+      std::chrono::steady_clock::now() +
+          std::chrono::seconds(attribute("duration_secs", 1)),
+      {}, 0, {}, {}, MakeUnconstructedAsyncValueRef<Chain>()});
+  if (const bef::Attribute* name = frame->GetAttribute("name")) {
+    run->name = std::string(name->bytes);
+  } else if (const bef::Attribute* target = frame->GetAttribute("target_fn")) {
+    run->name = std::string(frame->bef_file().functions()[target->index].name);
+  }
+  for (size_t i = 0; i < args.size(); ++i) run->args.push_back(FormRef(args[i]));
+  AsyncValueRef<Chain> done = run->done;
+  BenchmarkNext(std::move(run));
+  return done;
+}
+
 //===--- tfrt_tutorial and vt -----------------------------------------------===//
 
 struct Coordinate {
@@ -514,6 +626,8 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("vt.constant", ASYNCRT_KERNEL(VtConstant));
   add("vt.add", ASYNCRT_KERNEL(VtAdd));
   add("vt.print", ASYNCRT_KERNEL(VtPrint));
+  add("tfrt_test.benchmark", ASYNCRT_KERNEL(Benchmark));
+  add("tfrt_test.sync_benchmark", ASYNCRT_KERNEL(Benchmark));
   add("tfrt_test.async_value_ref", ASYNCRT_KERNEL(AsyncValueRefStates));
   add("tfrt_test.do.async", ASYNCRT_KERNEL(DoAsync));
 }
