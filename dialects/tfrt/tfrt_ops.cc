@@ -10,7 +10,6 @@
 #include "mlir/IR/PatternMatch.h"
 
 namespace asyncrt::tfrt {
-namespace {
 
 std::string TypeList(mlir::TypeRange types) {
   std::string text;
@@ -20,6 +19,8 @@ std::string TypeList(mlir::TypeRange types) {
   os << ")";
   return text;
 }
+
+namespace {
 
 // Parses `attributes {...}`, which the region ops accept before their
 // types (a trailing dictionary would be ambiguous with the region).

@@ -38,15 +38,7 @@ struct TfrtTestInlinerInterface : public mlir::DialectInlinerInterface {
   }
 };
 
-// "(i32, f32)": types for messages, unquoted.
-std::string TypeList(mlir::TypeRange types) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "(";
-  llvm::interleaveComma(types, os);
-  os << ")";
-  return text;
-}
+using ::asyncrt::tfrt::TypeList;
 
 // `(` [%x `:` T (`,` %x `:` T)*] `)`: the operand list of the benchmarks.
 mlir::ParseResult ParseTypedOperands(

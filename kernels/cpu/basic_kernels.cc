@@ -94,8 +94,7 @@ Chain PrintF64(double value) { return Print("f64 = %f\n", value); }
 
 void RegisterBasicKernels(KernelRegistry& registry) {
   auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
-    absl::Status status = registry.AddKernel(name, kernel);
-    (void)status;  // Duplicates keep the first registration.
+    MustAddKernel(registry, name, kernel);
   };
   add("tfrt.new.chain", ASYNCRT_KERNEL(NewChain));
   add("tfrt.merge.chains", ASYNCRT_KERNEL(MergeChains));

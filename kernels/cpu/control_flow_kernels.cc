@@ -78,6 +78,29 @@ void ForwardError(Loop& loop, AsyncValue* error) {
   for (auto& output : loop.outputs) output->ForwardTo(FormRef(error));
 }
 
+std::vector<AsyncValue*> Unavailable(const Values& values) {
+  std::vector<AsyncValue*> pending;
+  for (const auto& value : values) {
+    if (value->IsUnavailable()) pending.push_back(value.get());
+  }
+  return pending;
+}
+
+// Sets up a loop kernel: its results are indirect values forwarded when the
+// loop ends; returns the loop and its initial state (the arguments).
+std::shared_ptr<Loop> StartLoop(RemainingArguments args,
+                                RemainingResults results, const Function* body,
+                                const ExecutionContext& exec_ctx,
+                                Values& state) {
+  auto loop = std::make_shared<Loop>(Loop{body, exec_ctx, {}});
+  for (size_t i = 0; i < args.size(); ++i) state.push_back(FormRef(args[i]));
+  for (size_t i = 0; i < results.size(); ++i) {
+    loop->outputs.push_back(MakeIndirectAsyncValue());
+    results.Set(i, loop->outputs.back());
+  }
+  return loop;
+}
+
 AsyncValue* FirstError(const Values& values) {
   for (const auto& value : values) {
     if (value->IsError()) return value.get();
@@ -95,10 +118,7 @@ void RepeatFrom(std::shared_ptr<Loop> loop, int32_t count, Values state) {
     }
     Values next = CallFunction(*loop->body, loop->exec_ctx, Raw(state));
     --count;
-    std::vector<AsyncValue*> pending;
-    for (const auto& value : next) {
-      if (value->IsUnavailable()) pending.push_back(value.get());
-    }
+    std::vector<AsyncValue*> pending = Unavailable(next);
     if (!pending.empty()) {
       // Continue once this iteration's values exist, on the thread that
       // publishes the last of them.
@@ -115,13 +135,8 @@ void RepeatFrom(std::shared_ptr<Loop> loop, int32_t count, Values state) {
 
 void RepeatI32(int32_t count, RemainingArguments args, RemainingResults results,
                const Function* body, const ExecutionContext& exec_ctx) {
-  auto loop = std::make_shared<Loop>(Loop{body, exec_ctx, {}});
   Values state;
-  for (size_t i = 0; i < args.size(); ++i) state.push_back(FormRef(args[i]));
-  for (size_t i = 0; i < results.size(); ++i) {
-    loop->outputs.push_back(MakeIndirectAsyncValue());
-    results.Set(i, loop->outputs.back());
-  }
+  auto loop = StartLoop(args, results, body, exec_ctx, state);
   RepeatFrom(std::move(loop), count, std::move(state));
 }
 
@@ -135,10 +150,7 @@ void WhileFrom(std::shared_ptr<Loop> loop, bool condition, Values state) {
       return;
     }
     Values next = CallFunction(*loop->body, loop->exec_ctx, Raw(state));
-    std::vector<AsyncValue*> pending;
-    for (const auto& value : next) {
-      if (value->IsUnavailable()) pending.push_back(value.get());
-    }
+    std::vector<AsyncValue*> pending = Unavailable(next);
     if (!pending.empty()) {
       RunWhenReady(absl::MakeConstSpan(pending),
                    [loop, next = std::move(next)]() mutable {
@@ -165,13 +177,8 @@ void WhileFrom(std::shared_ptr<Loop> loop, bool condition, Values state) {
 
 void While(bool condition, RemainingArguments args, RemainingResults results,
            const Function* body, const ExecutionContext& exec_ctx) {
-  auto loop = std::make_shared<Loop>(Loop{body, exec_ctx, {}});
   Values state;
-  for (size_t i = 0; i < args.size(); ++i) state.push_back(FormRef(args[i]));
-  for (size_t i = 0; i < results.size(); ++i) {
-    loop->outputs.push_back(MakeIndirectAsyncValue());
-    results.Set(i, loop->outputs.back());
-  }
+  auto loop = StartLoop(args, results, body, exec_ctx, state);
   WhileFrom(std::move(loop), condition, std::move(state));
 }
 
@@ -293,8 +300,7 @@ AsyncValueRef<Chain> ParallelFor(int32_t start, int32_t end,
 
 void RegisterControlFlowKernels(KernelRegistry& registry) {
   auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
-    absl::Status status = registry.AddKernel(name, kernel);
-    (void)status;
+    MustAddKernel(registry, name, kernel);
   };
   add("tfrt.call", ASYNCRT_KERNEL(Call));
   add("tfrt.if", ASYNCRT_KERNEL(If));

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -576,8 +577,7 @@ void NativeSink(const ExecutionContext&, absl::Span<AsyncValue* const>,
 
 void RegisterTestKernels(KernelRegistry& registry) {
   auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
-    absl::Status status = registry.AddKernel(name, kernel);
-    (void)status;
+    MustAddKernel(registry, name, kernel);
   };
   add("tfrt_test.print_hello", ASYNCRT_KERNEL(PrintHello));
   add("tfrt_test.get_string", ASYNCRT_KERNEL(GetString));
@@ -642,7 +642,10 @@ void RegisterTestNativeFunctions(HostContext& host) {
         {"native_sink", NativeSink},
         {"native_async_sink", NativeSink}}) {
     absl::Status status = natives.Add(name, fn);
-    (void)status;
+    if (!status.ok()) {
+      std::fprintf(stderr, "fatal: %s\n", std::string(status.message()).c_str());
+      std::abort();
+    }
   }
 }
 

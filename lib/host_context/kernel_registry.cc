@@ -1,6 +1,8 @@
 #include "asyncrt/host_context/kernel_registry.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 
@@ -31,6 +33,15 @@ std::vector<std::string> KernelRegistry::KernelNames() const {
   for (const auto& [name, kernel] : kernels_) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+void MustAddKernel(KernelRegistry& registry, absl::string_view name,
+                   AsyncKernelImplementation kernel) {
+  absl::Status status = registry.AddKernel(name, kernel);
+  if (!status.ok()) {
+    std::fprintf(stderr, "fatal: %s\n", std::string(status.message()).c_str());
+    std::abort();
+  }
 }
 
 namespace {

@@ -41,6 +41,12 @@ class KernelRegistry {
   absl::flat_hash_map<std::string, AsyncKernelImplementation> kernels_;
 };
 
+// Adds a kernel that must not already be registered: a name registered twice
+// in one registry is a programming error (two libraries claiming one op),
+// so it prints the conflict and aborts, in release builds too.
+void MustAddKernel(KernelRegistry& registry, absl::string_view name,
+                   AsyncKernelImplementation kernel);
+
 // A function that registers a library's kernels.
 using KernelRegistration = void (*)(KernelRegistry& registry);
 

@@ -9,6 +9,8 @@
 #define ASYNCRT_DIALECTS_TFRT_TFRT_OPS_H_
 
 #include "asyncrt/dialects/tfrt/tfrt_dialect.h"
+#include <string>
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Twine.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -27,6 +29,9 @@
 // clang-format on
 
 namespace asyncrt::tfrt {
+
+// "(i32, f32)": a type list for diagnostics.
+std::string TypeList(mlir::TypeRange types);
 
 // Parses a region whose entry block takes one argument per entry of
 // `operands`, typed `types` and named like the operand (shadowing it).
