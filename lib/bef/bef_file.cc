@@ -238,6 +238,20 @@ class BefFile::Decoder {
           BEF_RETURN_IF_ERROR(reader.ReadU64(&attribute.bits));
           break;
       }
+      // Booleans are read in place as C++ bool, which may only hold 0 or 1.
+      if (attribute.kind == AttributeKind::kBool && attribute.bits > 1) {
+        return reader.Error(absl::StrCat("bool attribute with value ",
+                                         attribute.bits));
+      }
+      if ((attribute.kind == AttributeKind::kArray ||
+           attribute.kind == AttributeKind::kDense) &&
+          attribute.element_kind == AttributeKind::kBool) {
+        for (char byte : attribute.bytes) {
+          if (static_cast<uint8_t>(byte) > 1) {
+            return reader.Error("bool element that is neither 0 nor 1");
+          }
+        }
+      }
       file_.attributes_.push_back(attribute);
     }
     return CheckFullyRead(reader);

@@ -220,6 +220,20 @@ TEST(BefFileTest, RejectsDoubleDefinitionAndUndefinedResults) {
               HasSubstr("register 0 defined twice"));
 }
 
+TEST(BefFileTest, RejectsBooleansOtherThanZeroAndOne) {
+  // Kernels read booleans in place as C++ bool, for which any other byte
+  // is undefined behaviour.
+  BefWriter writer;
+  writer.AddScalarAttribute(AttributeKind::kBool, 0x80);
+  EXPECT_THAT(std::string(BefFile::Open(*writer.Finish()).status().message()),
+              HasSubstr("bool attribute with value 128"));
+  BefWriter arrays;
+  uint8_t values[] = {1, 2};
+  arrays.AddArrayAttribute(AttributeKind::kBool, 2, values);
+  EXPECT_THAT(std::string(BefFile::Open(*arrays.Finish()).status().message()),
+              HasSubstr("bool element that is neither 0 nor 1"));
+}
+
 TEST(BefFileTest, WriterRejectsUndefinedFunctions) {
   BefWriter writer;
   writer.DeclareFunction("missing", FunctionKind::kBef, {}, {});

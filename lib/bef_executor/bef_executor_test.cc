@@ -274,6 +274,32 @@ TEST_P(ExecutorTest, AsyncKernelsAndLateResults) {
   EXPECT_EQ(results[1]->get<int32_t>(), 44);
 }
 
+TEST_P(ExecutorTest, UnavailableArgumentsResumeTheCall) {
+  // Called from C++ with an argument that is not available yet: the kernels
+  // that need it wait, the others run, and the results follow the argument.
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 2, 2);
+  auto args = b.Arguments(2);
+  uint32_t now = b.Kernel("test.add.i32", {args[0], args[0]}, 1)[0];
+  uint32_t later = b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0];
+  b.Define(f, {now, later});
+  auto program = Load(b);
+  const Function* function = program->GetFunction("f");
+  auto ready = MakeAvailableAsyncValueRef<int32_t>(5);
+  auto pending = MakeUnconstructedAsyncValueRef<int32_t>();
+  AsyncValue* arguments[] = {ready.GetAsyncValue(), pending.GetAsyncValue()};
+  std::vector<RCReference<AsyncValue>> results(2);
+  auto request = *RequestContextBuilder(&host_, nullptr).Build();
+  function->Execute(ExecutionContext(request), arguments,
+                    absl::MakeSpan(results));
+  EXPECT_TRUE(results[0]->IsAvailable());
+  EXPECT_EQ(results[0]->get<int32_t>(), 10);
+  EXPECT_TRUE(results[1]->IsUnavailable());
+  pending.emplace(7);
+  host_.Await(results);
+  EXPECT_EQ(results[1]->get<int32_t>(), 12);
+}
+
 TEST_P(ExecutorTest, AttributesAndVariadicArguments) {
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 0, 1);
@@ -398,6 +424,23 @@ TEST_P(ExecutorTest, CallsBefAndNativeFunctions) {
   auto results = Run(*program, "main");
   EXPECT_EQ(results[0]->get<int32_t>(), 6);
   EXPECT_EQ(results[1]->get<int32_t>(), 9);
+}
+
+TEST_P(ExecutorTest, CallWithTheWrongArityIsAnError) {
+  // A kernel calling a function with too few arguments (a corrupted or
+  // hand-made file) gets an error value, not a crash.
+  ProgramBuilder b;
+  uint32_t main = b.Declare("main", 0, 1);
+  uint32_t two_args = b.Declare("two_args", 2, 1);
+  uint32_t r = b.Kernel("test.call", {b.Const(1)}, 1, {}, {two_args})[0];
+  b.Define(main, {r});
+  auto args = b.Arguments(2);
+  b.Define(two_args, {b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0]});
+  auto program = Load(b);
+  auto results = Run(*program, "main");
+  ASSERT_TRUE(results[0]->IsError());
+  EXPECT_THAT(std::string(results[0]->GetError().message()),
+              HasSubstr("called with 1 arguments and 1 results; it takes 2"));
 }
 
 TEST_P(ExecutorTest, UnknownNativeFunctionFailsLoad) {

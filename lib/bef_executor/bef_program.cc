@@ -39,6 +39,17 @@ class NativeFunction final : public Function {
   void Execute(const ExecutionContext& exec_ctx,
                absl::Span<AsyncValue* const> arguments,
                absl::Span<RCReference<AsyncValue>> results) const override {
+    if (arguments.size() != num_arguments() ||
+        results.size() != num_results()) {
+      RCReference<AsyncValue> error =
+          MakeErrorAsyncValueRef(absl::InvalidArgumentError(absl::StrCat(
+              "native function '", name(), "' called with ",
+              arguments.size(), " arguments and ", results.size(),
+              " results; it takes ", num_arguments(), " and returns ",
+              num_results())));
+      for (auto& result : results) result = error;
+      return;
+    }
     impl_(exec_ctx, arguments, results);
   }
 
@@ -179,6 +190,18 @@ class BefFunction final : public Function {
   void Execute(const ExecutionContext& exec_ctx,
                absl::Span<AsyncValue* const> arguments,
                absl::Span<RCReference<AsyncValue>> results) const override {
+    // Callers are kernels reading an untrusted file: a call with the wrong
+    // number of arguments or results is an error value, not a crash.
+    if (ABSL_PREDICT_FALSE(arguments.size() != num_arguments() ||
+                           results.size() != num_results())) {
+      RCReference<AsyncValue> error =
+          MakeErrorAsyncValueRef(absl::InvalidArgumentError(absl::StrCat(
+              "function '", name(), "' called with ", arguments.size(),
+              " arguments and ", results.size(), " results; it takes ",
+              num_arguments(), " and returns ", num_results())));
+      for (auto& result : results) result = error;
+      return;
+    }
     // The common case: every argument is available. Ready counts then start
     // without the argument operands, so arguments never count down (one
     // atomic operation less per use).

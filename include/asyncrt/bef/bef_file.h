@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,10 +47,14 @@ struct Attribute {
   // float for kF32, bool for kBool, ...).
   template <typename T>
   T scalar() const {
-    T value;
-    static_assert(sizeof(T) <= sizeof(bits));
-    std::memcpy(&value, &bits, sizeof(T));
-    return value;
+    if constexpr (std::is_same_v<T, bool>) {
+      return bits != 0;  // Never materialise a bool from arbitrary bytes.
+    } else {
+      T value;
+      static_assert(sizeof(T) <= sizeof(bits));
+      std::memcpy(&value, &bits, sizeof(T));
+      return value;
+    }
   }
 
   // The elements of a kArray (or the data of a kDense) as T.
