@@ -200,19 +200,23 @@ void BM_SpawnFromWorker(benchmark::State& state) {
   ReportPerItem(state, timer, kTasks, "ns_per_task");
 }
 
+// Submits kTasks empty tasks from this (outside) thread and waits for all.
+template <typename Pool>
+void FanOutAndWait(Pool& pool, std::atomic<int64_t>& pending) {
+  pending.store(kTasks, std::memory_order_relaxed);
+  for (int64_t i = 0; i < kTasks; ++i) {
+    pool.Submit(
+        [&pending] { pending.fetch_sub(1, std::memory_order_release); });
+  }
+  WaitForZero(pending);
+}
+
 template <typename Pool>
 void BM_SpawnFromOutside(benchmark::State& state) {
   Pool pool;
   std::atomic<int64_t> pending{0};
   LoopTimer timer;
-  for (auto _ : state) {
-    pending.store(kTasks, std::memory_order_relaxed);
-    for (int64_t i = 0; i < kTasks; ++i) {
-      pool.Submit(
-          [&pending] { pending.fetch_sub(1, std::memory_order_release); });
-    }
-    WaitForZero(pending);
-  }
+  for (auto _ : state) FanOutAndWait(pool, pending);
   ReportPerItem(state, timer, kTasks, "ns_per_task");
 }
 
@@ -224,14 +228,7 @@ void BM_FanOutFanIn(benchmark::State& state) {
   Pool pool;
   std::atomic<int64_t> pending{0};
   LoopTimer timer;
-  for (auto _ : state) {
-    pending.store(kTasks, std::memory_order_relaxed);
-    for (int64_t i = 0; i < kTasks; ++i) {
-      pool.Submit(
-          [&pending] { pending.fetch_sub(1, std::memory_order_release); });
-    }
-    WaitForZero(pending);
-  }
+  for (auto _ : state) FanOutAndWait(pool, pending);
   const int64_t tasks = state.iterations() * kTasks;
   if (tasks > 0) state.counters["ns_per_task"] = timer.ElapsedNs() / tasks;
 }

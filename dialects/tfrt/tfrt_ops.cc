@@ -363,17 +363,24 @@ mlir::ParseResult RepeatI32Op::parse(mlir::OpAsmParser& parser,
   return ParseRegionWithOperandNames(parser, *result.addRegion(), args, types);
 }
 
+// Prints `, %a, %b attributes {...} : T1, T2` (nothing for no data
+// operands), the shared tail of the loop ops' syntax.
+static void PrintDataOperands(mlir::OpAsmPrinter& printer, mlir::Operation* op,
+                              mlir::OperandRange args) {
+  if (!args.empty()) {
+    printer << ", ";
+    printer.printOperands(args);
+  }
+  printer.printOptionalAttrDictWithKeyword(op->getAttrs());
+  if (!args.empty()) {
+    printer << " : ";
+    llvm::interleaveComma(args.getTypes(), printer);
+  }
+}
+
 void RepeatI32Op::print(mlir::OpAsmPrinter& printer) {
   printer << ' ' << getTripCount();
-  if (!getArgs().empty()) {
-    printer << ", ";
-    printer.printOperands(getArgs());
-  }
-  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs());
-  if (!getArgs().empty()) {
-    printer << " : ";
-    llvm::interleaveComma(getArgs().getTypes(), printer);
-  }
+  PrintDataOperands(printer, *this, getArgs());
   printer << ' ';
   PrintRegionWithOperandNames(printer, getBody(), getArgs());
 }
@@ -434,15 +441,7 @@ mlir::ParseResult ParallelForI32Op::parse(mlir::OpAsmParser& parser,
 void ParallelForI32Op::print(mlir::OpAsmPrinter& printer) {
   printer << ' ' << getStart() << " to " << getEnd() << " fixed "
           << getBlockSize();
-  if (!getArgs().empty()) {
-    printer << ", ";
-    printer.printOperands(getArgs());
-  }
-  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs());
-  if (!getArgs().empty()) {
-    printer << " : ";
-    llvm::interleaveComma(getArgs().getTypes(), printer);
-  }
+  PrintDataOperands(printer, *this, getArgs());
   printer << ' ';
   llvm::SmallVector<mlir::Value, 6> names = {getStart(), getEnd()};
   names.append(getArgs().begin(), getArgs().end());
