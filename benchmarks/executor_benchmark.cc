@@ -67,10 +67,10 @@ std::unique_ptr<bef::BefFile> BuildProgram() {
     return k;
   };
 
-  uint32_t chain_fn = w.DeclareFunction("chain", bef::FunctionKind::kBef, {i32},
-                                        {i32});
-  uint32_t independent_fn = w.DeclareFunction(
-      "independent", bef::FunctionKind::kBef, {i32}, {});
+  uint32_t chain_fn =
+      w.DeclareFunction("chain", bef::FunctionKind::kBef, {i32}, {i32});
+  uint32_t independent_fn =
+      w.DeclareFunction("independent", bef::FunctionKind::kBef, {i32}, {});
   uint32_t fan_fn =
       w.DeclareFunction("fan", bef::FunctionKind::kBef, {i32}, {i32});
   uint32_t one_fn =
@@ -83,8 +83,8 @@ std::unique_ptr<bef::BefFile> BuildProgram() {
     body.argument_registers = {0};
     body.num_registers = 1;
     for (int i = 0; i < kNodes; ++i) {
-      body.kernels.push_back(kernel(add, {body.num_registers - 1, 0},
-                                    body.num_registers));
+      body.kernels.push_back(
+          kernel(add, {body.num_registers - 1, 0}, body.num_registers));
       ++body.num_registers;
     }
     body.result_registers = {body.num_registers - 1};
@@ -180,7 +180,8 @@ void BM_CallOverhead_asyncrt(benchmark::State& state) {
   RunFunction(state, "caller", 1);
 }
 
-//===--- The floor: hand-written chains of indirect calls -------------------===//
+//===--- The floor: hand-written chains of indirect calls
+//-------------------===//
 
 using Kernel = RCReference<AsyncValue> (*)(AsyncValue* a, AsyncValue* b);
 

@@ -56,11 +56,12 @@ int Run() {
   // ParallelFor over a buffer from the host allocator.
   constexpr size_t kSize = 1 << 16;
   int64_t* data = host->allocator()->Allocate<int64_t>(kSize);
-  AsyncValueRef<asyncrt::Chain> filled = asyncrt::ParallelFor(
-      host, kSize, asyncrt::BlockSizes::Min(1024),
-      [data](size_t begin, size_t end) {
-        for (size_t i = begin; i < end; ++i) data[i] = static_cast<int64_t>(i);
-      });
+  AsyncValueRef<asyncrt::Chain> filled =
+      asyncrt::ParallelFor(host, kSize, asyncrt::BlockSizes::Min(1024),
+                           [data](size_t begin, size_t end) {
+                             for (size_t i = begin; i < end; ++i)
+                               data[i] = static_cast<int64_t>(i);
+                           });
 
   // Blocking work runs on its own pool.
   auto slept = asyncrt::MakeUnconstructedAsyncValueRef<int>();
@@ -72,7 +73,8 @@ int Run() {
   DemoLocations locations;
   auto request =
       asyncrt::RequestContextBuilder(host, nullptr, /*id=*/1).Build();
-  asyncrt::ExecutionContext exec_ctx(*request, asyncrt::Location(&locations, 12));
+  asyncrt::ExecutionContext exec_ctx(*request,
+                                     asyncrt::Location(&locations, 12));
   RCReference<AsyncValue> failure = asyncrt::EmitErrorAsync(
       exec_ctx, absl::InvalidArgumentError("demo kernel failed on purpose"));
 

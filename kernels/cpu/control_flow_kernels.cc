@@ -8,8 +8,8 @@
 #include <mutex>
 #include <vector>
 
-#include "asyncrt/bef_executor/kernel_utils.h"
 #include "absl/strings/str_cat.h"
+#include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/resource_context.h"
 #include "asyncrt/kernels/cpu_kernels.h"
@@ -198,8 +198,8 @@ void Once(RemainingArguments args, RemainingResults results,
     bool started = false;                                 // Guarded.
     std::vector<RCReference<IndirectAsyncValue>> values;  // Guarded.
   };
-  auto cache = resources->GetOrCreateResource<OnceValues>(absl::StrCat(
-      "tfrt.once:", reinterpret_cast<uintptr_t>(function)));
+  auto cache = resources->GetOrCreateResource<OnceValues>(
+      absl::StrCat("tfrt.once:", reinterpret_cast<uintptr_t>(function)));
   if (!cache.ok()) {
     for (size_t i = 0; i < results.size(); ++i) {
       results.Set(i, EmitErrorAsync(exec_ctx, cache.status()));
@@ -235,9 +235,8 @@ void Once(RemainingArguments args, RemainingResults results,
 // others as work-queue tasks. The body receives (block start, block end,
 // args...). The result chain is available once every block's results are,
 // or an error if any block failed.
-AsyncValueRef<Chain> ParallelFor(int32_t start, int32_t end,
-                                 int32_t block_size, RemainingArguments args,
-                                 const Function* body,
+AsyncValueRef<Chain> ParallelFor(int32_t start, int32_t end, int32_t block_size,
+                                 RemainingArguments args, const Function* body,
                                  const ExecutionContext& exec_ctx) {
   if (block_size <= 0) {
     return AsyncValueRef<Chain>(EmitErrorAsync(
@@ -264,9 +263,10 @@ AsyncValueRef<Chain> ParallelFor(int32_t start, int32_t end,
   auto blocks = std::make_shared<Blocks>();
   blocks->remaining.store(num_blocks, std::memory_order_relaxed);
   std::vector<RCReference<AsyncValue>> shared_args;
-  for (size_t i = 0; i < args.size(); ++i) shared_args.push_back(FormRef(args[i]));
+  for (size_t i = 0; i < args.size(); ++i)
+    shared_args.push_back(FormRef(args[i]));
   auto run_block = [blocks, body, exec_ctx, shared_args](int32_t begin,
-                                                          int32_t finish) {
+                                                         int32_t finish) {
     auto begin_value = MakeAvailableAsyncValueRef<int32_t>(begin);
     auto end_value = MakeAvailableAsyncValueRef<int32_t>(finish);
     std::vector<AsyncValue*> body_args = {begin_value.GetAsyncValue(),
@@ -286,8 +286,8 @@ AsyncValueRef<Chain> ParallelFor(int32_t start, int32_t end,
   AsyncValueRef<Chain> done = blocks->done;
   for (int64_t b = 1; b < num_blocks; ++b) {
     int32_t begin = static_cast<int32_t>(start + b * block_size);
-    int32_t finish =
-        static_cast<int32_t>(std::min<int64_t>(end, begin + int64_t{block_size}));
+    int32_t finish = static_cast<int32_t>(
+        std::min<int64_t>(end, begin + int64_t{block_size}));
     EnqueueWork(exec_ctx.host(),
                 [run_block, begin, finish] { run_block(begin, finish); });
   }

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <thread>
 
@@ -25,7 +25,8 @@ Chain PrintLine(const char* format, Args... args) {
   return Chain();
 }
 
-//===--- Printing and strings -----------------------------------------------===//
+//===--- Printing and strings
+//-----------------------------------------------===//
 
 Chain PrintHello() { return PrintLine("hello host executor!\n"); }
 
@@ -43,7 +44,8 @@ Chain PrintBool(bool value) {
   return PrintLine("%s\n", value ? "true" : "false");
 }
 
-//===--- Values ---------------------------------------------------------------===//
+//===--- Values
+//---------------------------------------------------------------===//
 
 std::tuple<int32_t, int32_t, int32_t> Count3(int32_t x) {
   return {x + 1, x + 2, x + 3};
@@ -55,8 +57,8 @@ template <typename T>
 AsyncValueRef<T> CopyWithDelay(Argument<T> value,
                                const ExecutionContext& exec_ctx) {
   auto result = MakeUnconstructedAsyncValueRef<T>();
-  bool queued = EnqueueBlockingWork(
-      exec_ctx.host(), [result, value = value.ValueRef()] {
+  bool queued =
+      EnqueueBlockingWork(exec_ctx.host(), [result, value = value.ValueRef()] {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         result.emplace(value.get());
       });
@@ -66,10 +68,9 @@ AsyncValueRef<T> CopyWithDelay(Argument<T> value,
 
 AsyncValueRef<int32_t> AsyncAddI32(Argument<int32_t> a, Argument<int32_t> b,
                                    const ExecutionContext& exec_ctx) {
-  return EnqueueWorkWithResult(exec_ctx.host(),
-                               [a = a.ValueRef(), b = b.ValueRef()] {
-                                 return a.get() + b.get();
-                               });
+  return EnqueueWorkWithResult(
+      exec_ctx.host(),
+      [a = a.ValueRef(), b = b.ValueRef()] { return a.get() + b.get(); });
 }
 
 AsyncValueRef<int32_t> AsyncConstantI32(Attribute<int32_t> value,
@@ -137,7 +138,8 @@ void Flat(AggregateAttribute value, RemainingResults results) {
   visit(value.get());
 }
 
-//===--- Async value API checks ---------------------------------------------===//
+//===--- Async value API checks
+//---------------------------------------------===//
 
 // Reads one payload through the concrete type and both of its bases.
 struct NamedBase1 {
@@ -167,16 +169,14 @@ std::string AsyncValueRefStates() {
   std::string trace;
   auto describe = [&trace](const AsyncValueRef<int32_t>& value) {
     if (!trace.empty()) trace += ";";
-    trace += value.IsAvailable()
-                 ? "available:" + std::to_string(value.get())
-                 : std::string("unavailable");
+    trace += value.IsAvailable() ? "available:" + std::to_string(value.get())
+                                 : std::string("unavailable");
   };
   describe(MakeAvailableAsyncValueRef<int32_t>(2));
   auto later = MakeUnconstructedAsyncValueRef<int32_t>();
   describe(later);
-  later.AndThen([&trace, later] {
-    trace += ";(" + std::to_string(later.get()) + ")";
-  });
+  later.AndThen(
+      [&trace, later] { trace += ";(" + std::to_string(later.get()) + ")"; });
   later.emplace(3);
   describe(later);
   RCReference<IndirectAsyncValue> indirect = MakeIndirectAsyncValue();
@@ -187,7 +187,8 @@ std::string AsyncValueRefStates() {
   return trace;
 }
 
-//===--- Errors and cancellation ------------------------------------------------===//
+//===--- Errors and cancellation
+//------------------------------------------------===//
 
 absl::StatusOr<Chain> Fail() {
   return absl::InternalError("something bad happened");
@@ -203,8 +204,7 @@ AsyncValueRef<int32_t> ReportErrorAsync(const ExecutionContext& exec_ctx) {
   auto result = MakeUnconstructedAsyncValueRef<int32_t>();
   EnqueueWork(exec_ctx.host(), [result, exec_ctx] {
     RCReference<AsyncValue> error = EmitErrorAsync(
-        exec_ctx,
-        absl::InternalError("something bad happened asynchronously"));
+        exec_ctx, absl::InternalError("something bad happened asynchronously"));
     result.SetError(error->GetError());
   });
   return result;
@@ -220,8 +220,7 @@ AsyncValueRef<int32_t> ReportErrorConcreteAsync(
       return;
     }
     RCReference<AsyncValue> error = EmitErrorAsync(
-        exec_ctx,
-        absl::InternalError("something bad happened asynchronously"));
+        exec_ctx, absl::InternalError("something bad happened asynchronously"));
     result.SetError(error->GetError());
   });
   return result;
@@ -247,7 +246,8 @@ std::tuple<int32_t, Chain> Cancel(const ExecutionContext& exec_ctx) {
   return {0, Chain()};
 }
 
-//===--- Resources and contexts -------------------------------------------------===//
+//===--- Resources and contexts
+//-------------------------------------------------===//
 
 struct TestResource {
   TestResource() { PrintLine("Allocated TestResource\n"); }
@@ -321,7 +321,8 @@ void DoAsync(RemainingArguments args, RemainingResults results,
   });
 }
 
-//===--- Timing, atomics and misc -----------------------------------------------===//
+//===--- Timing, atomics and misc
+//-----------------------------------------------===//
 
 // Sleeps on the blocking pool (the only place a kernel may sleep).
 AsyncValueRef<Chain> BlockingUsleep(int32_t microseconds,
@@ -371,8 +372,9 @@ absl::StatusOr<RCReference<AsyncValue>> TestCost(RemainingArguments args,
   const bef::Attribute* cost = frame->GetAttribute("_tfrt_cost");
   if (id == nullptr || cost == nullptr || !id->IsScalar() ||
       !cost->IsScalar()) {
-    return absl::InvalidArgumentError("test_cost needs integer 'id' and "
-                                      "'_tfrt_cost' attributes");
+    return absl::InvalidArgumentError(
+        "test_cost needs integer 'id' and "
+        "'_tfrt_cost' attributes");
   }
   if (static_cast<int64_t>(cost->bits) <= 0) {
     return absl::InvalidArgumentError("_tfrt_cost must be positive");
@@ -388,7 +390,8 @@ absl::StatusOr<Chain> ErrorChain() {
   return absl::InternalError("error chain");
 }
 
-//===--- tfrt_test.benchmark ------------------------------------------------===//
+//===--- tfrt_test.benchmark
+//------------------------------------------------===//
 
 // Runs the body (a region, or @target_fn for sync_benchmark) repeatedly,
 // one run after the previous one's results are available, then prints the
@@ -424,7 +427,8 @@ void PrintBenchmark(const BenchmarkRun& run) {
   for (int64_t t : run.wall_ns) total_wall += t;
   for (int64_t t : run.cpu_ns) total_cpu += t;
   const char* n = run.name.c_str();
-  PrintLine("BM:%s:Duration(ns): %lld\n", n, static_cast<long long>(total_wall));
+  PrintLine("BM:%s:Duration(ns): %lld\n", n,
+            static_cast<long long>(total_wall));
   PrintLine("BM:%s:Count: %zu\n", n, run.wall_ns.size());
   PrintLine("BM:%s:Time Min(ns): %lld\n", n, percentile(run.wall_ns, 0));
   PrintLine("BM:%s:Time 50%%(ns): %lld\n", n, percentile(run.wall_ns, 0.5));
@@ -441,9 +445,9 @@ void PrintBenchmark(const BenchmarkRun& run) {
 void BenchmarkNext(std::shared_ptr<BenchmarkRun> run) {
   auto now = std::chrono::steady_clock::now();
   bool measuring = run->warmup_left == 0;
-  if (measuring && (static_cast<int64_t>(run->wall_ns.size()) >=
-                        run->max_count ||
-                    now >= run->deadline)) {
+  if (measuring &&
+      (static_cast<int64_t>(run->wall_ns.size()) >= run->max_count ||
+       now >= run->deadline)) {
     PrintBenchmark(*run);
     run->done.emplace();
     return;
@@ -473,32 +477,41 @@ void BenchmarkNext(std::shared_ptr<BenchmarkRun> run) {
   });
 }
 
-AsyncValueRef<Chain> Benchmark(RemainingArguments args,
-                               AsyncKernelFrame* frame,
+AsyncValueRef<Chain> Benchmark(RemainingArguments args, AsyncKernelFrame* frame,
                                const Function* body,
                                const ExecutionContext& exec_ctx) {
   auto attribute = [&](absl::string_view name, int64_t fallback) -> int64_t {
     const bef::Attribute* a = frame->GetAttribute(name);
     return a && a->IsScalar() ? a->scalar<int32_t>() : fallback;
   };
-  auto run = std::make_shared<BenchmarkRun>(BenchmarkRun{
-      "", body, exec_ctx, {}, attribute("num_warmup_runs", 1),
-      std::max<int64_t>(1, attribute("max_count", 1)),
-      std::chrono::steady_clock::now() +
-          std::chrono::seconds(attribute("duration_secs", 1)),
-      {}, 0, {}, {}, MakeUnconstructedAsyncValueRef<Chain>()});
+  auto run = std::make_shared<BenchmarkRun>(
+      BenchmarkRun{"",
+                   body,
+                   exec_ctx,
+                   {},
+                   attribute("num_warmup_runs", 1),
+                   std::max<int64_t>(1, attribute("max_count", 1)),
+                   std::chrono::steady_clock::now() +
+                       std::chrono::seconds(attribute("duration_secs", 1)),
+                   {},
+                   0,
+                   {},
+                   {},
+                   MakeUnconstructedAsyncValueRef<Chain>()});
   if (const bef::Attribute* name = frame->GetAttribute("name")) {
     run->name = std::string(name->bytes);
   } else if (const bef::Attribute* target = frame->GetAttribute("target_fn")) {
     run->name = std::string(frame->bef_file().functions()[target->index].name);
   }
-  for (size_t i = 0; i < args.size(); ++i) run->args.push_back(FormRef(args[i]));
+  for (size_t i = 0; i < args.size(); ++i)
+    run->args.push_back(FormRef(args[i]));
   AsyncValueRef<Chain> done = run->done;
   BenchmarkNext(std::move(run));
   return done;
 }
 
-//===--- tfrt_tutorial and vt -----------------------------------------------===//
+//===--- tfrt_tutorial and vt
+//-----------------------------------------------===//
 
 struct Coordinate {
   int32_t x = 0;
@@ -541,7 +554,8 @@ Chain VtPrint(const VtValue& v) {
   return PrintLine("print vt_value(%d)\n", v.value());
 }
 
-//===--- Native functions -------------------------------------------------------===//
+//===--- Native functions
+//-------------------------------------------------------===//
 
 void NativeAdd(const ExecutionContext&, absl::Span<AsyncValue* const> args,
                absl::Span<RCReference<AsyncValue>> results) {
@@ -634,16 +648,16 @@ void RegisterTestKernels(KernelRegistry& registry) {
 
 void RegisterTestNativeFunctions(HostContext& host) {
   auto& natives = host.GetOrCreateSharedContext<NativeFunctionRegistry>();
-  for (auto [name, fn] :
-       {std::pair<const char*, NativeFunctionImplementation>{"native_add",
-                                                            NativeAdd},
-        {"native_async_add", NativeAsyncAdd},
-        {"native_error", NativeError},
-        {"native_sink", NativeSink},
-        {"native_async_sink", NativeSink}}) {
+  for (auto [name, fn] : {std::pair<const char*, NativeFunctionImplementation>{
+                              "native_add", NativeAdd},
+                          {"native_async_add", NativeAsyncAdd},
+                          {"native_error", NativeError},
+                          {"native_sink", NativeSink},
+                          {"native_async_sink", NativeSink}}) {
     absl::Status status = natives.Add(name, fn);
     if (!status.ok()) {
-      std::fprintf(stderr, "fatal: %s\n", std::string(status.message()).c_str());
+      std::fprintf(stderr, "fatal: %s\n",
+                   std::string(status.message()).c_str());
       std::abort();
     }
   }

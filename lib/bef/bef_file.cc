@@ -9,8 +9,8 @@
 namespace asyncrt::bef {
 
 // Evaluates `expr` (an absl::Status) and returns it if it is an error.
-#define BEF_RETURN_IF_ERROR(expr)              \
-  do {                                         \
+#define BEF_RETURN_IF_ERROR(expr)                                     \
+  do {                                                                \
     if (absl::Status status_ = (expr); !status_.ok()) return status_; \
   } while (0)
 
@@ -30,10 +30,9 @@ class BefFile::Decoder {
     BEF_RETURN_IF_ERROR(header.ReadU8(&file_.version_major_));
     BEF_RETURN_IF_ERROR(header.ReadU8(&file_.version_minor_));
     if (file_.version_major_ != kVersionMajor) {
-      return header.Error(absl::StrCat("unsupported BEF version ",
-                                       file_.version_major_, ".",
-                                       file_.version_minor_, " (expected ",
-                                       kVersionMajor, ".x)"));
+      return header.Error(absl::StrCat(
+          "unsupported BEF version ", file_.version_major_, ".",
+          file_.version_minor_, " (expected ", kVersionMajor, ".x)"));
     }
     uint32_t num_sections;
     BEF_RETURN_IF_ERROR(header.ReadCount(kSectionEntrySize, &num_sections));
@@ -64,8 +63,8 @@ class BefFile::Decoder {
     file_.named_attribute_pool_.reserve(bytes_.size() / 8 + 1);
 
     BEF_RETURN_IF_ERROR(DecodeStrings());
-    BEF_RETURN_IF_ERROR(DecodeIndexTable(SectionId::kTypes, "types section",
-                                         file_.types_));
+    BEF_RETURN_IF_ERROR(
+        DecodeIndexTable(SectionId::kTypes, "types section", file_.types_));
     BEF_RETURN_IF_ERROR(DecodeIndexTable(
         SectionId::kKernelNames, "kernel names section", file_.kernel_names_));
     BEF_RETURN_IF_ERROR(DecodeLocations());
@@ -80,8 +79,7 @@ class BefFile::Decoder {
                                                     absl::string_view what) {
     const auto& section = sections_[static_cast<int>(id)];
     if (!section) {
-      return absl::DataLossError(
-          absl::StrCat("malformed BEF: missing ", what));
+      return absl::DataLossError(absl::StrCat("malformed BEF: missing ", what));
     }
     return *section;
   }
@@ -203,8 +201,8 @@ class BefFile::Decoder {
         }
         case AttributeKind::kType:
           BEF_RETURN_IF_ERROR(reader.ReadU32(&attribute.index));
-          BEF_RETURN_IF_ERROR(CheckIndex(reader, attribute.index,
-                                         file_.types_.size(), "type"));
+          BEF_RETURN_IF_ERROR(
+              CheckIndex(reader, attribute.index, file_.types_.size(), "type"));
           break;
         case AttributeKind::kFunction:
           // Checked once the functions are decoded.
@@ -230,8 +228,8 @@ class BefFile::Decoder {
           break;
         case AttributeKind::kAggregate: {
           // Elements are encoded before the aggregate: no cycles.
-          BEF_RETURN_IF_ERROR(
-              ReadIndexList(reader, i, "aggregate element", &attribute.elements));
+          BEF_RETURN_IF_ERROR(ReadIndexList(reader, i, "aggregate element",
+                                            &attribute.elements));
           break;
         }
         default:  // Scalars.
@@ -240,8 +238,8 @@ class BefFile::Decoder {
       }
       // Booleans are read in place as C++ bool, which may only hold 0 or 1.
       if (attribute.kind == AttributeKind::kBool && attribute.bits > 1) {
-        return reader.Error(absl::StrCat("bool attribute with value ",
-                                         attribute.bits));
+        return reader.Error(
+            absl::StrCat("bool attribute with value ", attribute.bits));
       }
       if ((attribute.kind == AttributeKind::kArray ||
            attribute.kind == AttributeKind::kDense) &&
@@ -278,7 +276,8 @@ class BefFile::Decoder {
       uint64_t dim;
       BEF_RETURN_IF_ERROR(reader.ReadU64(&dim));
       if (dim > (uint64_t{1} << 40)) {
-        return reader.Error(absl::StrCat("dense dimension ", dim, " too large"));
+        return reader.Error(
+            absl::StrCat("dense dimension ", dim, " too large"));
       }
       if (dim != 0 && elements > std::numeric_limits<uint64_t>::max() / dim) {
         return reader.Error("dense element count overflows");
@@ -373,8 +372,8 @@ class BefFile::Decoder {
         // Operands must be defined earlier: rules out cycles, which would
         // never become ready.
         if (definer[reg] == kUndefined) {
-          return reader.Error(absl::StrCat("kernel ", k, " uses register ",
-                                           reg, " before it is defined"));
+          return reader.Error(absl::StrCat("kernel ", k, " uses register ", reg,
+                                           " before it is defined"));
         }
       }
       BEF_RETURN_IF_ERROR(
@@ -397,8 +396,8 @@ class BefFile::Decoder {
       }
       kernel.attributes = absl::MakeConstSpan(file_.named_attribute_pool_)
                               .subspan(start, num_attributes);
-      BEF_RETURN_IF_ERROR(ReadIndexList(reader, num_functions_, "function",
-                                        &kernel.functions));
+      BEF_RETURN_IF_ERROR(
+          ReadIndexList(reader, num_functions_, "function", &kernel.functions));
       function.kernels.push_back(kernel);
     }
     BEF_RETURN_IF_ERROR(ReadIndexList(reader, num_registers, "register",
@@ -408,8 +407,8 @@ class BefFile::Decoder {
     }
     for (uint32_t reg : function.result_registers) {
       if (definer[reg] == kUndefined) {
-        return reader.Error(
-            absl::StrCat("function result register ", reg, " is never defined"));
+        return reader.Error(absl::StrCat("function result register ", reg,
+                                         " is never defined"));
       }
     }
     return absl::OkStatus();
@@ -446,8 +445,8 @@ class BefFile::Decoder {
       return reader.Error("debug info does not match the functions");
     }
     for (Function& function : file_.functions_) {
-      BEF_RETURN_IF_ERROR(ReadIndexList(reader, file_.strings_.size(),
-                                        "string", &function.register_names));
+      BEF_RETURN_IF_ERROR(ReadIndexList(reader, file_.strings_.size(), "string",
+                                        &function.register_names));
       if (!function.register_names.empty() &&
           function.register_names.size() != function.num_registers) {
         return reader.Error("register names do not match the registers");

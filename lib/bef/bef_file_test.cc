@@ -25,8 +25,8 @@ std::vector<uint8_t> SampleFile(bool debug_info = true) {
   BefWriter writer;
   uint32_t i32 = writer.AddType("i32");
   uint32_t chain = writer.AddType("!tfrt.chain");
-  uint32_t main = writer.DeclareFunction("main", FunctionKind::kBef, {i32},
-                                         {i32, chain});
+  uint32_t main =
+      writer.DeclareFunction("main", FunctionKind::kBef, {i32}, {i32, chain});
   uint32_t helper =
       writer.DeclareFunction("helper", FunctionKind::kNative, {i32}, {i32});
 
@@ -79,7 +79,8 @@ std::vector<uint8_t> SampleFile(bool debug_info = true) {
   return *bytes;
 }
 
-//===--- Round trip ---------------------------------------------------------===//
+//===--- Round trip
+//---------------------------------------------------------===//
 
 TEST(BefFileTest, StartsWithMagicAndVersion) {
   std::vector<uint8_t> bytes = SampleFile();
@@ -169,7 +170,8 @@ TEST(BefFileTest, UsesAlignedCallerBufferInPlace) {
             true);
 }
 
-//===--- Validation ---------------------------------------------------------===//
+//===--- Validation
+//---------------------------------------------------------===//
 
 TEST(BefFileTest, RejectsBadMagicAndVersion) {
   std::vector<uint8_t> bytes = SampleFile();
@@ -241,7 +243,8 @@ TEST(BefFileTest, WriterRejectsUndefinedFunctions) {
             absl::StatusCode::kFailedPrecondition);
 }
 
-//===--- Robustness -----------------------------------------------------------===//
+//===--- Robustness
+//-----------------------------------------------------------===//
 
 TEST(BefFileRobustnessTest, EveryTruncationIsACleanError) {
   std::vector<uint8_t> bytes = SampleFile();

@@ -76,9 +76,9 @@ uint32_t BefWriter::AddBoolAttribute(bool value) {
 uint32_t BefWriter::AddStringAttribute(absl::string_view value) {
   uint32_t index = BeginAttribute(AttributeKind::kString);
   PutU32(attributes_, value.size());
-  PutBytes(attributes_, absl::MakeConstSpan(
-                            reinterpret_cast<const uint8_t*>(value.data()),
-                            value.size()));
+  PutBytes(attributes_,
+           absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(value.data()),
+                               value.size()));
   return index;
 }
 
@@ -162,37 +162,40 @@ absl::StatusOr<std::vector<uint8_t>> BefWriter::Finish(
   }
 
   std::vector<std::pair<SectionId, std::vector<uint8_t>>> sections;
-  auto& strings = sections.emplace_back(SectionId::kStrings,
-                                        std::vector<uint8_t>()).second;
+  auto& strings =
+      sections.emplace_back(SectionId::kStrings, std::vector<uint8_t>()).second;
   PutU32(strings, strings_.size());
   for (const std::string& value : strings_) {
     PutU32(strings, value.size());
-    PutBytes(strings, absl::MakeConstSpan(
-                          reinterpret_cast<const uint8_t*>(value.data()),
-                          value.size()));
+    PutBytes(strings,
+             absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(value.data()),
+                                 value.size()));
   }
-  PutU32List(sections.emplace_back(SectionId::kTypes, std::vector<uint8_t>())
-                 .second,
-             types_);
+  PutU32List(
+      sections.emplace_back(SectionId::kTypes, std::vector<uint8_t>()).second,
+      types_);
   PutU32List(
       sections.emplace_back(SectionId::kKernelNames, std::vector<uint8_t>())
           .second,
       kernel_names_);
-  auto& attributes = sections.emplace_back(SectionId::kAttributes,
-                                           std::vector<uint8_t>()).second;
+  auto& attributes =
+      sections.emplace_back(SectionId::kAttributes, std::vector<uint8_t>())
+          .second;
   // The count goes in its own 8-byte slot so the attribute stream keeps the
   // 8-byte alignment the writer padded it to.
   PutU32(attributes, num_attributes_);
   PutU32(attributes, 0);
   PutBytes(attributes, attributes_);
-  auto& locations = sections.emplace_back(SectionId::kLocations,
-                                          std::vector<uint8_t>()).second;
+  auto& locations =
+      sections.emplace_back(SectionId::kLocations, std::vector<uint8_t>())
+          .second;
   PutU32List(locations, files_);
   PutU32(locations, locations_.size() / 3);
   for (uint32_t value : locations_) PutU32(locations, value);
 
-  auto& functions = sections.emplace_back(SectionId::kFunctions,
-                                          std::vector<uint8_t>()).second;
+  auto& functions =
+      sections.emplace_back(SectionId::kFunctions, std::vector<uint8_t>())
+          .second;
   PutU32(functions, functions_.size());
   for (const FunctionSpec& function : functions_) {
     if (function.kind != FunctionKind::kNative && !function.defined) {
@@ -224,8 +227,9 @@ absl::StatusOr<std::vector<uint8_t>> BefWriter::Finish(
   }
 
   if (include_debug_info) {
-    auto& debug = sections.emplace_back(SectionId::kDebugInfo,
-                                        std::vector<uint8_t>()).second;
+    auto& debug =
+        sections.emplace_back(SectionId::kDebugInfo, std::vector<uint8_t>())
+            .second;
     PutU32(debug, functions_.size());
     for (size_t f = 0; f < functions_.size(); ++f) {
       PutU32List(debug, register_name_strings[f]);

@@ -17,12 +17,15 @@ inline void PutU8(std::vector<uint8_t>& out, uint8_t value) {
   out.push_back(value);
 }
 inline void PutU32(std::vector<uint8_t>& out, uint32_t value) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<uint8_t>(value >> (8 * i)));
 }
 inline void PutU64(std::vector<uint8_t>& out, uint64_t value) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<uint8_t>(value >> (8 * i)));
 }
-inline void PutBytes(std::vector<uint8_t>& out, absl::Span<const uint8_t> bytes) {
+inline void PutBytes(std::vector<uint8_t>& out,
+                     absl::Span<const uint8_t> bytes) {
   out.insert(out.end(), bytes.begin(), bytes.end());
 }
 inline void PadTo(std::vector<uint8_t>& out, size_t alignment) {
@@ -82,16 +85,15 @@ class ByteReader {
   absl::Status ReadCount(size_t item_size, uint32_t* count) {
     if (auto status = ReadU32(count); !status.ok()) return status;
     if (item_size > 0 && *count > remaining() / item_size) {
-      return Error(absl::StrCat("count ", *count, " exceeds the ",
-                                remaining(), " bytes left"));
+      return Error(absl::StrCat("count ", *count, " exceeds the ", remaining(),
+                                " bytes left"));
     }
     return absl::OkStatus();
   }
 
   absl::Status Error(absl::string_view message) const {
-    return absl::DataLossError(absl::StrCat("malformed BEF: ", what_,
-                                            " at offset ", offset_, ": ",
-                                            message));
+    return absl::DataLossError(absl::StrCat(
+        "malformed BEF: ", what_, " at offset ", offset_, ": ", message));
   }
 
  private:

@@ -34,8 +34,8 @@ class BefToMlir {
     for (size_t t = 0; t < file_.num_types(); ++t) {
       mlir::Type type = mlir::parseType(Ref(file_.type_name(t)), context_);
       if (!type) {
-        mlir::emitError(unknown) << "cannot parse BEF type '"
-                                 << Ref(file_.type_name(t)) << "'";
+        mlir::emitError(unknown)
+            << "cannot parse BEF type '" << Ref(file_.type_name(t)) << "'";
         return nullptr;
       }
       types_.push_back(type);
@@ -99,7 +99,8 @@ class BefToMlir {
     for (const bef::Kernel& kernel : function.kernels) {
       mlir::OperationState state(Loc(kernel.location),
                                  Ref(file_.kernel_name(kernel.kernel_name)));
-      for (uint32_t reg : kernel.operands) state.operands.push_back(values[reg]);
+      for (uint32_t reg : kernel.operands)
+        state.operands.push_back(values[reg]);
       for (uint32_t reg : kernel.results) {
         state.types.push_back(types_[function.register_types[reg]]);
       }

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-
 #include "asyncrt/bef/bef_writer.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -59,7 +58,8 @@ class Converter {
     // Pass 2: bodies.
     for (auto func : module_.getOps<mlir::func::FuncOp>()) {
       if (func.isExternal()) continue;
-      if (mlir::failed(DefineBody(func.getBody(), functions_[func.getOperation()],
+      if (mlir::failed(DefineBody(func.getBody(),
+                                  functions_[func.getOperation()],
                                   /*captured=*/{}, IsSync(func)))) {
         return mlir::failure();
       }
@@ -107,9 +107,9 @@ class Converter {
         for (mlir::Value operand : CapturedOperands(op, nested)) {
           args.push_back(writer_.AddType(TypeString(operand.getType())));
         }
-        regions_[&nested] = writer_.DeclareFunction(
-            "", bef::FunctionKind::kBef, args,
-            Types(terminator->getOperandTypes()));
+        regions_[&nested] =
+            writer_.DeclareFunction("", bef::FunctionKind::kBef, args,
+                                    Types(terminator->getOperandTypes()));
       }
     }
     return mlir::success();
@@ -120,11 +120,11 @@ class Converter {
   // from above) receive exactly those; a region without any (an
   // unregistered op's) receives the op's data operands, which it may use
   // directly.
-  static llvm::SmallVector<mlir::Value> CapturedOperands(
-      mlir::Operation& op, mlir::Region& region) {
+  static llvm::SmallVector<mlir::Value> CapturedOperands(mlir::Operation& op,
+                                                         mlir::Region& region) {
     if (region.empty() || region.front().getNumArguments() > 0) return {};
-    return llvm::SmallVector<mlir::Value>(
-        op.getOperands().drop_front(NumControlOperands(op.getName().getStringRef())));
+    return llvm::SmallVector<mlir::Value>(op.getOperands().drop_front(
+        NumControlOperands(op.getName().getStringRef())));
   }
 
   mlir::LogicalResult CheckTerminated(mlir::Region& region,
@@ -179,7 +179,8 @@ class Converter {
     }
     for (mlir::Operation& op : block.without_terminator()) {
       bef::KernelSpec kernel;
-      kernel.kernel_name = writer_.AddKernelName(View(op.getName().getStringRef()));
+      kernel.kernel_name =
+          writer_.AddKernelName(View(op.getName().getStringRef()));
       kernel.location = Location(op.getLoc());
       for (mlir::Value operand : op.getOperands()) {
         auto it = registers.find(operand);
@@ -194,8 +195,8 @@ class Converter {
         kernel.results.push_back(new_register(result));
       }
       for (mlir::NamedAttribute named : op.getAttrs()) {
-        auto attribute = EncodeAttribute(&op, named.getName().getValue(),
-                                         named.getValue());
+        auto attribute =
+            EncodeAttribute(&op, named.getName().getValue(), named.getValue());
         if (mlir::failed(attribute)) return mlir::failure();
         kernel.attributes.emplace_back(
             writer_.AddString(View(named.getName().getValue())), *attribute);
@@ -217,7 +218,8 @@ class Converter {
     for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
       auto it = registers.find(value);
       if (it == registers.end()) {
-        return terminator->emitError("returns a value defined outside its region");
+        return terminator->emitError(
+            "returns a value defined outside its region");
       }
       if (is_sync) {
         if (mlir::isa<mlir::BlockArgument>(value)) {
@@ -226,9 +228,8 @@ class Converter {
                  << " is an argument in a sync function";
         }
         if (!returned.insert(value).second) {
-          return terminator->emitError()
-                 << "return value " << index
-                 << " is duplicated in a sync function";
+          return terminator->emitError() << "return value " << index
+                                         << " is duplicated in a sync function";
         }
       }
       body.result_registers.push_back(it->second);
@@ -253,8 +254,8 @@ class Converter {
       }
     }
     if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) {
-      return writer_.AddLocation(View(file.getFilename().getValue()), file.getLine(),
-                                 file.getColumn());
+      return writer_.AddLocation(View(file.getFilename().getValue()),
+                                 file.getLine(), file.getColumn());
     }
     return writer_.AddLocation("", 0, 0);
   }
@@ -318,7 +319,8 @@ class Converter {
       }
       return writer_.AddFunctionAttribute(it->second);
     }
-    if (auto dense = mlir::dyn_cast<mlir::DenseIntOrFPElementsAttr>(attribute)) {
+    if (auto dense =
+            mlir::dyn_cast<mlir::DenseIntOrFPElementsAttr>(attribute)) {
       auto kind = ScalarKind(dense.getElementType());
       if (!kind || *kind == AttributeKind::kBool) return cannot_encode();
       std::vector<uint8_t> data;

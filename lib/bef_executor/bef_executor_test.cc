@@ -2,8 +2,6 @@
 // BefWriter (no MLIR): dataflow order, async kernels, late results, error
 // propagation and reporting, cancellation, calls, native functions, unknown
 // kernels, and concurrent calls under the work-stealing pool.
-#include "asyncrt/bef_executor/bef_program.h"
-
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "asyncrt/bef/bef_writer.h"
+#include "asyncrt/bef_executor/bef_program.h"
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/bef_executor/native_function.h"
 #include "asyncrt/host_context/async_dispatch.h"
@@ -24,7 +23,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-//===--- Test kernels -------------------------------------------------------===//
+//===--- Test kernels
+//-------------------------------------------------------===//
 
 std::atomic<int> kernels_run{0};
 
@@ -39,10 +39,9 @@ int32_t AddI32(int32_t a, int32_t b) {
 // Computes on the work queue: the result is unavailable when it returns.
 AsyncValueRef<int32_t> AsyncAddI32(Argument<int32_t> a, Argument<int32_t> b,
                                    const ExecutionContext& exec_ctx) {
-  return EnqueueWorkWithResult(exec_ctx.host(),
-                               [a = a.ValueRef(), b = b.ValueRef()] {
-                                 return a.get() + b.get();
-                               });
+  return EnqueueWorkWithResult(
+      exec_ctx.host(),
+      [a = a.ValueRef(), b = b.ValueRef()] { return a.get() + b.get(); });
 }
 absl::StatusOr<int32_t> CheckedDiv(int32_t a, int32_t b) {
   if (b == 0) return absl::InvalidArgumentError("Divide by zero");
@@ -120,8 +119,7 @@ class ProgramBuilder {
 
   // Adds a kernel to the current body; returns its result registers.
   std::vector<uint32_t> Kernel(absl::string_view name,
-                               std::vector<uint32_t> operands,
-                               int num_results,
+                               std::vector<uint32_t> operands, int num_results,
                                std::vector<uint32_t> attributes = {},
                                std::vector<uint32_t> functions = {}) {
     bef::KernelSpec kernel;
@@ -176,11 +174,12 @@ class ProgramBuilder {
 class ExecutorTest : public ::testing::TestWithParam<const char*> {
  protected:
   ExecutorTest()
-      : host_([this](const DecodedDiagnostic& d) {
-                std::lock_guard<std::mutex> lock(mutex_);
-                diagnostics_.push_back(d.ToString());
-              },
-              CreateMallocAllocator(), *CreateWorkQueue(GetParam())) {
+      : host_(
+            [this](const DecodedDiagnostic& d) {
+              std::lock_guard<std::mutex> lock(mutex_);
+              diagnostics_.push_back(d.ToString());
+            },
+            CreateMallocAllocator(), *CreateWorkQueue(GetParam())) {
     RegisterTestKernels(host_.registry());
     EXPECT_TRUE(host_.GetOrCreateSharedContext<NativeFunctionRegistry>()
                     .Add("native_add", NativeAdd)
@@ -225,18 +224,19 @@ class ExecutorTest : public ::testing::TestWithParam<const char*> {
 
 INSTANTIATE_TEST_SUITE_P(Queues, ExecutorTest, ::testing::Values("s", "mstd:2"),
                          [](const auto& info) {
-                           return std::string(info.param) == "s" ? "s"
-                                                                  : "mstd";
+                           return std::string(info.param) == "s" ? "s" : "mstd";
                          });
 
-//===--- Dataflow -------------------------------------------------------------===//
+//===--- Dataflow
+//-------------------------------------------------------------===//
 
 TEST_P(ExecutorTest, SerialChain) {
   ProgramBuilder b;
   uint32_t main = b.Declare("chain", 0, 1);
   uint32_t one = b.Const(1);
   uint32_t acc = one;
-  for (int i = 0; i < 100; ++i) acc = b.Kernel("test.add.i32", {acc, one}, 1)[0];
+  for (int i = 0; i < 100; ++i)
+    acc = b.Kernel("test.add.i32", {acc, one}, 1)[0];
   b.Define(main, {acc});
   auto program = Load(b);
   auto results = Run(*program, "chain");
@@ -265,7 +265,8 @@ TEST_P(ExecutorTest, AsyncKernelsAndLateResults) {
   uint32_t x = two;
   // Each add waits for the previous async add: the graph resumes on
   // whichever thread publishes each value.
-  for (int i = 0; i < 20; ++i) x = b.Kernel("test.async_add.i32", {x, two}, 1)[0];
+  for (int i = 0; i < 20; ++i)
+    x = b.Kernel("test.async_add.i32", {x, two}, 1)[0];
   uint32_t y = b.Kernel("test.add.i32", {x, two}, 1)[0];
   b.Define(f, {x, y});
   auto program = Load(b);
@@ -305,13 +306,15 @@ TEST_P(ExecutorTest, AttributesAndVariadicArguments) {
   uint32_t f = b.Declare("f", 0, 1);
   auto& w = b.writer();
   int32_t values[] = {7, 8};
-  uint32_t text = b.Kernel(
-      "test.describe", {}, 1,
-      {w.AddStringAttribute("v"),
-       w.AddArrayAttribute(bef::AttributeKind::kI32, 2,
-                           absl::MakeConstSpan(
-                               reinterpret_cast<const uint8_t*>(values), 8))})[0];
-  uint32_t sum = b.Kernel("test.sum", {b.Const(1), b.Const(2), b.Const(3)}, 1)[0];
+  uint32_t text =
+      b.Kernel("test.describe", {}, 1,
+               {w.AddStringAttribute("v"),
+                w.AddArrayAttribute(
+                    bef::AttributeKind::kI32, 2,
+                    absl::MakeConstSpan(
+                        reinterpret_cast<const uint8_t*>(values), 8))})[0];
+  uint32_t sum =
+      b.Kernel("test.sum", {b.Const(1), b.Const(2), b.Const(3)}, 1)[0];
   b.Define(f, {sum});
   (void)text;
   auto program = Load(b);
@@ -323,14 +326,16 @@ TEST_P(ExecutorTest, TrailingChainIsIgnored) {
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 0, 1);
   uint32_t chain = b.Kernel("test.new_chain", {}, 1)[0];
-  uint32_t sum = b.Kernel("test.add.i32", {b.Const(1), b.Const(2), chain}, 1)[0];
+  uint32_t sum =
+      b.Kernel("test.add.i32", {b.Const(1), b.Const(2), chain}, 1)[0];
   b.Define(f, {sum});
   auto program = Load(b);
   EXPECT_EQ(Run(*program, "f")[0]->get<int32_t>(), 3);
   EXPECT_TRUE(Diagnostics().empty());
 }
 
-//===--- Errors -----------------------------------------------------------------===//
+//===--- Errors
+//-----------------------------------------------------------------===//
 
 TEST_P(ExecutorTest, ErrorIsReportedOnceAndPropagated) {
   ProgramBuilder b;
@@ -385,7 +390,8 @@ TEST_P(ExecutorTest, CancellationStopsLaterKernels) {
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 0, 1);
   uint32_t chain = b.Kernel("test.cancel", {}, 1)[0];
-  uint32_t one = b.Kernel("test.add.i32", {b.Const(1), b.Const(1), chain}, 1)[0];
+  uint32_t one =
+      b.Kernel("test.add.i32", {b.Const(1), b.Const(1), chain}, 1)[0];
   b.Define(f, {one});
   auto program = Load(b);
   auto results = Run(*program, "f");
@@ -407,7 +413,8 @@ TEST_P(ExecutorTest, UnknownKernelFailsLoadWithItsLocation) {
                           "'no.such.kernel'"));
 }
 
-//===--- Calls --------------------------------------------------------------------===//
+//===--- Calls
+//--------------------------------------------------------------------===//
 
 TEST_P(ExecutorTest, CallsBefAndNativeFunctions) {
   ProgramBuilder b;
@@ -448,8 +455,9 @@ TEST_P(ExecutorTest, UnknownNativeFunctionFailsLoad) {
   b.Declare("no_such_native", 0, 0, bef::FunctionKind::kNative);
   auto program = BefProgram::Load(b.Finish(), &host_);
   EXPECT_EQ(program.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(Diagnostics(),
-              ElementsAre(HasSubstr("unknown native function 'no_such_native'")));
+  EXPECT_THAT(
+      Diagnostics(),
+      ElementsAre(HasSubstr("unknown native function 'no_such_native'")));
 }
 
 TEST_P(ExecutorTest, SyncFunctionsRejectDeferredResults) {
@@ -498,7 +506,8 @@ TEST_P(ExecutorTest, WideGraphsRunToCompletion) {
   }
 }
 
-//===--- Concurrency ------------------------------------------------------------===//
+//===--- Concurrency
+//------------------------------------------------------------===//
 
 TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),

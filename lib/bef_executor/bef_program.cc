@@ -43,10 +43,9 @@ class NativeFunction final : public Function {
         results.size() != num_results()) {
       RCReference<AsyncValue> error =
           MakeErrorAsyncValueRef(absl::InvalidArgumentError(absl::StrCat(
-              "native function '", name(), "' called with ",
-              arguments.size(), " arguments and ", results.size(),
-              " results; it takes ", num_arguments(), " and returns ",
-              num_results())));
+              "native function '", name(), "' called with ", arguments.size(),
+              " arguments and ", results.size(), " results; it takes ",
+              num_arguments(), " and returns ", num_results())));
       for (auto& result : results) result = error;
       return;
     }
@@ -170,7 +169,8 @@ class BefFunction final : public Function {
       plan.results = kernel.results;
       plan.attributes = kernel.attributes;
       size_t start = function_pool_.size();
-      const std::vector<uint32_t>& operands = operands_per_kernel[kernel_index++];
+      const std::vector<uint32_t>& operands =
+          operands_per_kernel[kernel_index++];
       for (uint32_t f : operands) function_pool_.push_back(all_functions[f]);
       plan.functions =
           absl::MakeConstSpan(function_pool_).subspan(start, operands.size());
@@ -279,8 +279,8 @@ class BefFunction final : public Function {
     }
     for (uint32_t reg = 0; reg < num_registers; ++reg) {
       RegisterPlan& plan = registers_[reg];
-      plan.references = (plan.is_argument ? 1 : plan.users.size()) +
-                        plan.result_slots.size();
+      plan.references =
+          (plan.is_argument ? 1 : plan.users.size()) + plan.result_slots.size();
     }
     size_t num_operands = 0;
     for (const KernelPlan& kernel : kernels_) {
@@ -325,7 +325,8 @@ class BefFunction final : public Function {
   std::vector<uint8_t> operand_is_argument_;
 };
 
-//===--- CallState ----------------------------------------------------------===//
+//===--- CallState
+//----------------------------------------------------------===//
 
 template <typename T>
 size_t AlignUp(size_t offset) {
@@ -348,7 +349,8 @@ CallState* CallState::Create(const BefFunction& function,
   char* base = static_cast<char*>(memory);
   state->registers_ =
       reinterpret_cast<std::atomic<AsyncValue*>*>(base + registers_at);
-  state->ready_counts_ = reinterpret_cast<std::atomic<int32_t>*>(base + ready_at);
+  state->ready_counts_ =
+      reinterpret_cast<std::atomic<int32_t>*>(base + ready_at);
   state->result_slots_ =
       reinterpret_cast<std::atomic<uintptr_t>*>(base + slots_at);
   for (uint32_t r = 0; r < function.num_registers(); ++r) {
@@ -356,9 +358,9 @@ CallState* CallState::Create(const BefFunction& function,
   }
   for (uint32_t k = 0; k < function.num_kernels(); ++k) {
     const KernelPlan& kernel = function.kernel(k);
-    new (&state->ready_counts_[k]) std::atomic<int32_t>(static_cast<int32_t>(
-        arguments_available ? kernel.non_argument_operands
-                            : kernel.operands.size()));
+    new (&state->ready_counts_[k]) std::atomic<int32_t>(
+        static_cast<int32_t>(arguments_available ? kernel.non_argument_operands
+                                                 : kernel.operands.size()));
   }
   for (size_t i = 0; i < function.num_results(); ++i) {
     new (&state->result_slots_[i]) std::atomic<uintptr_t>(0);
@@ -385,8 +387,8 @@ void CallState::Destroy() {
       // Only reachable if a value the graph waited on was dropped without
       // ever being published.
       auto* pending = reinterpret_cast<IndirectAsyncValue*>(slot);
-      pending->ForwardTo(MakeErrorAsyncValueRef(
-          "function result was never computed"));
+      pending->ForwardTo(
+          MakeErrorAsyncValueRef("function result was never computed"));
       pending->DropRef();
     }
   }
@@ -396,8 +398,8 @@ void CallState::Destroy() {
   program.DropRef();
 }
 
-void CallState::DefineRegister(uint32_t reg, AsyncValue* value,
-                               Worklist& ready, bool count_down) {
+void CallState::DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
+                               bool count_down) {
   const RegisterPlan& plan = function_.register_plan(reg);
   // One reference per use: each user kernel drops its own after running,
   // and each function result takes one. Values die as soon as their last
@@ -542,8 +544,8 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
     kernel.impl(&frame);
     for (size_t i = 0; i < num_results; ++i) {
       if (ABSL_PREDICT_FALSE(!results[i])) {
-        frame.ReportError(absl::InternalError(absl::StrCat(
-            "kernel '", kernel.name, "' did not set result ", i)));
+        frame.ReportError(absl::InternalError(
+            absl::StrCat("kernel '", kernel.name, "' did not set result ", i)));
         break;
       }
       // A tfrt.sync function runs start to end on the calling thread: a
@@ -594,7 +596,8 @@ RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {
 
 }  // namespace
 
-//===--- BefProgram ---------------------------------------------------------===//
+//===--- BefProgram
+//---------------------------------------------------------===//
 
 BefProgram::~BefProgram() = default;
 
@@ -611,8 +614,8 @@ absl::StatusOr<RCReference<BefProgram>> BefProgram::Load(
       NativeFunctionImplementation impl = natives.Get(function.name);
       if (impl == nullptr) {
         ++unknown;
-        host->EmitError(DecodedDiagnostic(absl::NotFoundError(absl::StrCat(
-            "unknown native function '", function.name, "'"))));
+        host->EmitError(DecodedDiagnostic(absl::NotFoundError(
+            absl::StrCat("unknown native function '", function.name, "'"))));
         program->owned_functions_.push_back(nullptr);
       } else {
         program->owned_functions_.push_back(
@@ -654,7 +657,8 @@ std::optional<DecodedLocation> BefProgram::DecodeLocation(Location loc) const {
                          static_cast<int>(location.column)};
 }
 
-//===--- NativeFunctionRegistry -----------------------------------------------===//
+//===--- NativeFunctionRegistry
+//-----------------------------------------------===//
 
 absl::Status NativeFunctionRegistry::Add(absl::string_view name,
                                          NativeFunctionImplementation fn) {

@@ -136,7 +136,8 @@ void IndirectAsyncValue::ForwardTo(RCReference<AsyncValue> target) {
     // borrows the target: it runs inside the target's publication, whose
     // publisher holds a reference. It owns `this`, so if the target dies
     // unpublished the continuation is deleted and releases us.
-    raw->AndThen([self = FormRef(this), raw] { self->ForwardTo(FormRef(raw)); });
+    raw->AndThen(
+        [self = FormRef(this), raw] { self->ForwardTo(FormRef(raw)); });
     return;
   }
   // Collapse chains: point at the value at the end of the chain.

@@ -20,9 +20,7 @@ using ::testing::ElementsAre;
 
 // Counts its live instances so tests can check payload destruction.
 struct Tracked {
-  explicit Tracked(int value, int* live) : value(value), live(live) {
-    ++*live;
-  }
+  explicit Tracked(int value, int* live) : value(value), live(live) { ++*live; }
   Tracked(Tracked&& other) noexcept : value(other.value), live(other.live) {
     ++*live;
   }
@@ -332,7 +330,8 @@ TEST(ChainTest, ReadyChainIsSharedAndNotRefcounted) {
   EXPECT_FALSE(a.GetAsyncValue()->IsUnique());
 }
 
-//===--- Leak accounting ----------------------------------------------------===//
+//===--- Leak accounting
+//----------------------------------------------------===//
 
 TEST(AsyncValueTest, LeakAccountingCountsLiveValues) {
   std::optional<int64_t> before = AsyncValue::NumLiveValues();

@@ -62,7 +62,8 @@ INSTANTIATE_TEST_SUITE_P(AllQueues, WorkQueueTest,
                            return name;
                          });
 
-//===--- Shared behaviour ---------------------------------------------------===//
+//===--- Shared behaviour
+//---------------------------------------------------===//
 
 TEST_P(WorkQueueTest, NameStartsWithTheSpec) {
   EXPECT_TRUE(absl::StartsWith(queue_->name(), GetParam())) << queue_->name();
@@ -160,7 +161,8 @@ TEST_P(WorkQueueTest, NotInWorkerThreadFromOutside) {
   EXPECT_FALSE(queue_->IsInWorkerThread());
 }
 
-//===--- Single-threaded queue ----------------------------------------------===//
+//===--- Single-threaded queue
+//----------------------------------------------===//
 
 TEST(SingleThreadedWorkQueueTest, TasksRunOnlyInsideQuiesceInFifoOrder) {
   auto queue = CreateSingleThreadedWorkQueue();
@@ -186,7 +188,8 @@ TEST(SingleThreadedWorkQueueTest, TasksRunOnTheAwaitingThread) {
   EXPECT_EQ(ran_on, std::this_thread::get_id());
 }
 
-//===--- Multi-threaded queue -----------------------------------------------===//
+//===--- Multi-threaded queue
+//-----------------------------------------------===//
 
 TEST(MultiThreadedWorkQueueTest, ParallelismAndWorkerIdentity) {
   auto queue = MakeQueue("mstd:3");
@@ -294,7 +297,8 @@ TEST(MultiThreadedWorkQueueTest, DestroyWithIdleWorkersDoesNotHang) {
   }
 }
 
-//===--- Blocking pool --------------------------------------------------------===//
+//===--- Blocking pool
+//--------------------------------------------------------===//
 
 TEST(BlockingWorkQueueTest, RefusesWithoutQueuingWhenAllThreadsBusy) {
   auto queue = MakeQueue("mstd:1,2");
@@ -381,7 +385,8 @@ TEST(BlockingWorkQueueTest, SaturationStress) {
   EXPECT_GT(accepted.load(), 0);
 }
 
-//===--- Creation by name ---------------------------------------------------===//
+//===--- Creation by name
+//---------------------------------------------------===//
 
 TEST(CreateWorkQueueTest, ParsesSpecs) {
   EXPECT_EQ(MakeQueue("s")->GetParallelismLevel(), 1);
@@ -391,9 +396,8 @@ TEST(CreateWorkQueueTest, ParsesSpecs) {
 }
 
 TEST(CreateWorkQueueTest, RejectsMalformedSpecs) {
-  for (const char* spec :
-       {"", "x", "mstd:", "mstd:0", "mstd:-1", "mstd:2,", "mstd:2,0",
-        "mstd:a", "mstd:1,2,3", "s:1"}) {
+  for (const char* spec : {"", "x", "mstd:", "mstd:0", "mstd:-1", "mstd:2,",
+                           "mstd:2,0", "mstd:a", "mstd:1,2,3", "s:1"}) {
     auto queue = CreateWorkQueue(spec);
     EXPECT_EQ(queue.status().code(), absl::StatusCode::kInvalidArgument)
         << spec;

@@ -26,8 +26,8 @@ absl::StatusOr<RCReference<RequestContext>> RequestContextBuilder::Build() && {
   if (host_ == nullptr) {
     return absl::InvalidArgumentError("a request needs a HostContext");
   }
-  return TakeRef(new RequestContext(host_, resource_context_, id_,
-                                    std::move(data_)));
+  return TakeRef(
+      new RequestContext(host_, resource_context_, id_, std::move(data_)));
 }
 
 RCReference<AsyncValue> EmitErrorAsync(const ExecutionContext& exec_ctx,

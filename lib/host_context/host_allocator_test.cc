@@ -52,8 +52,9 @@ TEST(HostAllocatorTest, ProfiledCountsAndPrints) {
     EXPECT_EQ(stats.peak_bytes, 150);
     EXPECT_EQ(stats.live_bytes, 0);
   }
-  EXPECT_THAT(testing::internal::GetCapturedStderr(),
-              HasSubstr("HostAllocator profile: 2 allocations, 150 peak bytes"));
+  EXPECT_THAT(
+      testing::internal::GetCapturedStderr(),
+      HasSubstr("HostAllocator profile: 2 allocations, 150 peak bytes"));
 }
 
 TEST(HostAllocatorTest, ConcurrentCountsAreExact) {

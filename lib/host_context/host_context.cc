@@ -11,7 +11,8 @@ HostContext::HostContext(DiagnosticHandler diagnostic_handler,
       allocator_(std::move(allocator)),
       work_queue_(std::move(work_queue)) {
   assert(allocator_ && work_queue_);
-  host_device_ = device_manager_.MaybeAddDevice(MakeRef<Device>("CPU:0", "cpu"));
+  host_device_ =
+      device_manager_.MaybeAddDevice(MakeRef<Device>("CPU:0", "cpu"));
 }
 
 HostContext::~HostContext() {

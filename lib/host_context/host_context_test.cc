@@ -26,11 +26,12 @@ using ::testing::HasSubstr;
 class HostContextTest : public ::testing::TestWithParam<const char*> {
  protected:
   HostContextTest()
-      : host_([this](const DecodedDiagnostic& diagnostic) {
-                std::lock_guard<std::mutex> lock(mutex_);
-                diagnostics_.push_back(diagnostic.ToString());
-              },
-              CreateMallocAllocator(), *CreateWorkQueue(GetParam())) {}
+      : host_(
+            [this](const DecodedDiagnostic& diagnostic) {
+              std::lock_guard<std::mutex> lock(mutex_);
+              diagnostics_.push_back(diagnostic.ToString());
+            },
+            CreateMallocAllocator(), *CreateWorkQueue(GetParam())) {}
 
   std::vector<std::string> Diagnostics() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -52,8 +53,7 @@ class HostContextTest : public ::testing::TestWithParam<const char*> {
 INSTANTIATE_TEST_SUITE_P(Queues, HostContextTest,
                          ::testing::Values("s", "mstd:2"),
                          [](const auto& info) {
-                           return std::string(info.param) == "s" ? "s"
-                                                                  : "mstd";
+                           return std::string(info.param) == "s" ? "s" : "mstd";
                          });
 
 // A fixed location decoder standing in for the BEF location section.
@@ -74,7 +74,8 @@ struct CountingSharedContext {
   static inline std::atomic<int> destructions{0};
 };
 
-//===--- HostContext --------------------------------------------------------===//
+//===--- HostContext
+//--------------------------------------------------------===//
 
 TEST_P(HostContextTest, HostDeviceIsCpu0) {
   EXPECT_EQ(host_.host_device().name(), "CPU:0");
@@ -130,8 +131,8 @@ TEST(HostContextLifetimeTest, DestructionQuiescesTheQueue) {
 TEST_P(HostContextTest, EmitErrorReachesTheHandler) {
   host_.EmitError(DecodedDiagnostic(absl::InternalError("no location")));
   FakeLocations locations;
-  host_.EmitError(DecodedDiagnostic(
-      Location(&locations, 12).Decode(), absl::InternalError("with location")));
+  host_.EmitError(DecodedDiagnostic(Location(&locations, 12).Decode(),
+                                    absl::InternalError("with location")));
   EXPECT_THAT(Diagnostics(),
               ElementsAre("error: no location",
                           "model.mlir:12:7: error: with location"));
@@ -154,7 +155,8 @@ TEST_P(HostContextTest, EnqueueBlockingWorkRuns) {
   EXPECT_TRUE(ran.load());
 }
 
-//===--- RunWhenReady -------------------------------------------------------===//
+//===--- RunWhenReady
+//-------------------------------------------------------===//
 
 TEST(RunWhenReadyTest, RunsInlineWhenAllAvailable) {
   auto a = MakeAvailableAsyncValueRef<int>(1);
@@ -184,7 +186,8 @@ TEST(RunWhenReadyTest, EmptyListRunsAtOnce) {
   EXPECT_TRUE(ran);
 }
 
-//===--- Kernel registry ----------------------------------------------------===//
+//===--- Kernel registry
+//----------------------------------------------------===//
 
 void KernelA(AsyncKernelFrame*) {}
 void KernelB(AsyncKernelFrame*) {}
@@ -222,7 +225,8 @@ TEST(KernelRegistryTest, StaticRegistrationAppliesToEachRegistry) {
   EXPECT_EQ(second.GetKernel("test.static_kernel"), &KernelB);
 }
 
-//===--- Request, execution and resource contexts ---------------------------===//
+//===--- Request, execution and resource contexts
+//---------------------------===//
 
 struct RequestDeadline {
   int64_t micros;
@@ -355,18 +359,20 @@ TEST(ResourceContextTest, DestroyedInReverseCreationOrder) {
         resources.CreateResource<OrderedResource>("a", "first", &log).ok());
     ASSERT_TRUE(
         resources.CreateResource<OrderedResource>("b", "second", &log).ok());
-    ASSERT_TRUE(resources
-                    .GetOrCreateResource<OrderedResource>("c", "third", &log)
-                    .ok());
+    ASSERT_TRUE(
+        resources.GetOrCreateResource<OrderedResource>("c", "third", &log)
+            .ok());
   }
   EXPECT_THAT(log, ElementsAre("third", "second", "first"));
 }
 
-//===--- Devices --------------------------------------------------------------===//
+//===--- Devices
+//--------------------------------------------------------------===//
 
 TEST(DeviceManagerTest, MaybeAddKeepsTheFirstDevice) {
   DeviceManager devices;
-  RCReference<Device> gpu = devices.MaybeAddDevice(MakeRef<Device>("GPU:0", "gpu"));
+  RCReference<Device> gpu =
+      devices.MaybeAddDevice(MakeRef<Device>("GPU:0", "gpu"));
   RCReference<Device> again =
       devices.MaybeAddDevice(MakeRef<Device>("GPU:0", "gpu"));
   EXPECT_EQ(gpu.get(), again.get());
@@ -378,7 +384,8 @@ TEST(DeviceManagerTest, MaybeAddKeepsTheFirstDevice) {
   EXPECT_EQ(all[1]->name(), "GPU:1");
 }
 
-//===--- ParallelFor ----------------------------------------------------------===//
+//===--- ParallelFor
+//----------------------------------------------------------===//
 
 TEST_P(HostContextTest, ParallelForCoversTheRangeOnce) {
   for (size_t total : {0u, 1u, 7u, 1000u, 100003u}) {

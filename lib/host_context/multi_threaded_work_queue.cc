@@ -107,8 +107,7 @@ class NonBlockingPool {
   // earlier, so equal sums mean nothing was pending when the completions
   // were read.
   bool IsQuiescent() const {
-    uint64_t completed =
-        inline_completed_.load(std::memory_order_acquire);
+    uint64_t completed = inline_completed_.load(std::memory_order_acquire);
     for (const auto& worker : workers_) {
       completed += worker->completed.load(std::memory_order_acquire);
     }
@@ -396,12 +395,12 @@ class MultiThreadedWorkQueue final : public ConcurrentWorkQueue {
     // Tasks of each pool may add tasks to the other: repeat until a pass
     // sees no new submission to either.
     while (true) {
-      uint64_t before = non_blocking_.SubmittedCount() +
-                        blocking_.SubmittedCount();
+      uint64_t before =
+          non_blocking_.SubmittedCount() + blocking_.SubmittedCount();
       non_blocking_.Quiesce();
       blocking_.Quiesce();
-      uint64_t after = non_blocking_.SubmittedCount() +
-                       blocking_.SubmittedCount();
+      uint64_t after =
+          non_blocking_.SubmittedCount() + blocking_.SubmittedCount();
       if (before == after && non_blocking_.IsQuiescent()) return;
     }
   }

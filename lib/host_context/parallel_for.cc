@@ -21,7 +21,8 @@ void ParallelFor(HostContext* host, size_t total, BlockSizes block_sizes,
                  std::function<void(size_t, size_t)> compute,
                  absl::AnyInvocable<void()> on_done) {
   ConcurrentWorkQueue& queue = host->work_queue();
-  const size_t block = block_sizes.BlockSize(total, queue.GetParallelismLevel());
+  const size_t block =
+      block_sizes.BlockSize(total, queue.GetParallelismLevel());
   const size_t num_blocks = total == 0 ? 0 : (total + block - 1) / block;
   if (num_blocks <= 1) {
     if (total > 0) compute(0, total);
@@ -38,8 +39,8 @@ void ParallelFor(HostContext* host, size_t total, BlockSizes block_sizes,
     std::function<void(size_t, size_t)> compute;
     absl::AnyInvocable<void()> on_done;
   };
-  auto state =
-      std::make_shared<State>(num_blocks, std::move(compute), std::move(on_done));
+  auto state = std::make_shared<State>(num_blocks, std::move(compute),
+                                       std::move(on_done));
   auto run_block = [state](size_t begin, size_t end) {
     state->compute(begin, end);
     if (state->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -54,9 +55,9 @@ void ParallelFor(HostContext* host, size_t total, BlockSizes block_sizes,
   run_block(0, std::min(total, block));
 }
 
-AsyncValueRef<Chain> ParallelFor(
-    HostContext* host, size_t total, BlockSizes block_sizes,
-    std::function<void(size_t, size_t)> compute) {
+AsyncValueRef<Chain> ParallelFor(HostContext* host, size_t total,
+                                 BlockSizes block_sizes,
+                                 std::function<void(size_t, size_t)> compute) {
   auto done = MakeUnconstructedAsyncValueRef<Chain>();
   ParallelFor(host, total, block_sizes, std::move(compute),
               [done] { done.emplace(); });

@@ -32,7 +32,8 @@ class TaskDeque {
 
  public:
   TaskDeque() {
-    for (Slot& slot : slots_) slot.state.store(kEmpty, std::memory_order_relaxed);
+    for (Slot& slot : slots_)
+      slot.state.store(kEmpty, std::memory_order_relaxed);
   }
   TaskDeque(const TaskDeque&) = delete;
   TaskDeque& operator=(const TaskDeque&) = delete;
@@ -43,9 +44,8 @@ class TaskDeque {
     unsigned front = front_.load(std::memory_order_relaxed);
     Slot& slot = slots_[front & kMask];
     uint8_t state = slot.state.load(std::memory_order_relaxed);
-    if (state != kEmpty ||
-        !slot.state.compare_exchange_strong(state, kBusy,
-                                            std::memory_order_acquire)) {
+    if (state != kEmpty || !slot.state.compare_exchange_strong(
+                               state, kBusy, std::memory_order_acquire)) {
       return false;
     }
     front_.store(front + 1, std::memory_order_relaxed);
@@ -59,9 +59,8 @@ class TaskDeque {
     unsigned front = front_.load(std::memory_order_relaxed);
     Slot& slot = slots_[(front - 1) & kMask];
     uint8_t state = slot.state.load(std::memory_order_relaxed);
-    if (state != kReady ||
-        !slot.state.compare_exchange_strong(state, kBusy,
-                                            std::memory_order_acquire)) {
+    if (state != kReady || !slot.state.compare_exchange_strong(
+                               state, kBusy, std::memory_order_acquire)) {
       return false;
     }
     *out = std::move(slot.task);
@@ -76,9 +75,8 @@ class TaskDeque {
     unsigned back = back_.load(std::memory_order_relaxed);
     Slot& slot = slots_[(back - 1) & kMask];
     uint8_t state = slot.state.load(std::memory_order_relaxed);
-    if (state != kEmpty ||
-        !slot.state.compare_exchange_strong(state, kBusy,
-                                            std::memory_order_acquire)) {
+    if (state != kEmpty || !slot.state.compare_exchange_strong(
+                               state, kBusy, std::memory_order_acquire)) {
       return false;
     }
     back_.store(back - 1, std::memory_order_relaxed);
@@ -104,9 +102,8 @@ class TaskDeque {
     for (; taken < want; ++taken) {
       Slot& slot = slots_[(back + taken) & kMask];
       uint8_t state = slot.state.load(std::memory_order_relaxed);
-      if (state != kReady ||
-          !slot.state.compare_exchange_strong(state, kBusy,
-                                              std::memory_order_acquire)) {
+      if (state != kReady || !slot.state.compare_exchange_strong(
+                                 state, kBusy, std::memory_order_acquire)) {
         break;
       }
       out[taken] = std::move(slot.task);

@@ -30,8 +30,7 @@ namespace cl = llvm::cl;
 cl::opt<std::string> input_filename(cl::Positional, cl::desc("<input file>"),
                                     cl::init("-"));
 cl::opt<std::string> output_filename("o", cl::desc("Output filename"),
-                                     cl::value_desc("filename"),
-                                     cl::init("-"));
+                                     cl::value_desc("filename"), cl::init("-"));
 cl::opt<bool> mlir_to_bef("mlir-to-bef",
                           cl::desc("Translate an MLIR module to BEF"));
 cl::opt<bool> bef_to_mlir("bef-to-mlir",
@@ -47,7 +46,8 @@ cl::opt<bool> verify_diagnostics(
     cl::desc("Check diagnostics against expected-* comments"));
 cl::opt<bool> allow_unregistered_dialect(
     "allow-unregistered-dialect",
-    cl::desc("Accepted for compatibility: unregistered ops are always allowed"));
+    cl::desc(
+        "Accepted for compatibility: unregistered ops are always allowed"));
 
 mlir::LogicalResult TranslateChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
                                    llvm::raw_ostream& os) {
@@ -124,10 +124,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   mlir::LogicalResult result =
-      split_input_file
-          ? mlir::splitAndProcessBuffer(std::move(input), TranslateChunk,
-                                        output->os())
-          : TranslateChunk(std::move(input), output->os());
+      split_input_file ? mlir::splitAndProcessBuffer(
+                             std::move(input), TranslateChunk, output->os())
+                       : TranslateChunk(std::move(input), output->os());
   if (mlir::failed(result)) return 1;
   output->keep();
   return 0;

@@ -11,10 +11,10 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <mutex>
 #include <sstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -52,9 +52,9 @@ cl::list<std::string> functions_flag(
 cl::opt<std::string> init_function(
     "test_init_function",
     cl::desc("Run this function first, and not again later"), cl::init(""));
-cl::opt<std::string> work_queue_type(
-    "work_queue_type", cl::desc("s | mstd | mstd:N | mstd:N,M"),
-    cl::init("s"));
+cl::opt<std::string> work_queue_type("work_queue_type",
+                                     cl::desc("s | mstd | mstd:N | mstd:N,M"),
+                                     cl::init("s"));
 cl::opt<std::string> host_allocator_type(
     "host_allocator_type",
     cl::desc("malloc | profiled_allocator | leak_check_allocator | "
@@ -67,9 +67,9 @@ cl::opt<bool> enable_tracing("enable_tracing",
 cl::opt<std::string> tracing_level("tracing_level",
                                    cl::desc("default | verbose | debug"),
                                    cl::init("default"));
-cl::list<std::string> shared_libs(
-    "shared_libs", cl::desc("Kernel libraries to load (dlopen)"),
-    cl::CommaSeparated);
+cl::list<std::string> shared_libs("shared_libs",
+                                  cl::desc("Kernel libraries to load (dlopen)"),
+                                  cl::CommaSeparated);
 
 // A runtime error, kept until the end so it can be verified against the
 // source file's expectations.
@@ -82,8 +82,8 @@ class ErrorCollector {
  public:
   void Add(const asyncrt::DecodedDiagnostic& diagnostic) {
     std::lock_guard<std::mutex> lock(mutex_);
-    errors_.push_back({diagnostic.location,
-                       std::string(diagnostic.status.message())});
+    errors_.push_back(
+        {diagnostic.location, std::string(diagnostic.status.message())});
   }
   std::vector<RuntimeError> Take() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -100,12 +100,14 @@ std::string FormatValue(const asyncrt::AsyncValue& value,
   if (const absl::Status* error = value.GetErrorIfPresent()) {
     std::string text = absl::StrCat("<<error: ", error->message());
     if (print_error_code) {
-      absl::StrAppend(&text, ", code: ", absl::StatusCodeToString(error->code()));
+      absl::StrAppend(&text,
+                      ", code: ", absl::StatusCodeToString(error->code()));
     }
     return text + ">>";
   }
   char buffer[64];
-  if (type == "i1" && value.IsType<bool>()) return value.get<bool>() ? "1" : "0";
+  if (type == "i1" && value.IsType<bool>())
+    return value.get<bool>() ? "1" : "0";
   if (type == "i32" && value.IsType<int32_t>()) {
     return std::to_string(value.get<int32_t>());
   }
@@ -184,12 +186,11 @@ bool VerifyRuntimeErrors(const std::vector<RuntimeError>& errors,
                            : ReadAll(source_path, &readable);
   if (!readable) {
     for (const RuntimeError& error : errors) {
-      std::string where =
-          error.location
-              ? absl::StrCat(error.location->filename, ":",
-                             error.location->line, ":", error.location->column,
-                             ": ")
-              : "";
+      std::string where = error.location
+                              ? absl::StrCat(error.location->filename, ":",
+                                             error.location->line, ":",
+                                             error.location->column, ": ")
+                              : "";
       std::fprintf(stderr, "%serror: runtime error: %s\n", where.c_str(),
                    error.message.c_str());
     }
@@ -202,11 +203,10 @@ bool VerifyRuntimeErrors(const std::vector<RuntimeError>& errors,
   mlir::SourceMgrDiagnosticVerifierHandler handler(source_mgr, &context);
   for (const RuntimeError& error : errors) {
     mlir::Location loc =
-        error.location
-            ? mlir::Location(mlir::FileLineColLoc::get(
-                  &context, error.location->filename, error.location->line,
-                  error.location->column))
-            : mlir::Location(mlir::UnknownLoc::get(&context));
+        error.location ? mlir::Location(mlir::FileLineColLoc::get(
+                             &context, error.location->filename,
+                             error.location->line, error.location->column))
+                       : mlir::Location(mlir::UnknownLoc::get(&context));
     mlir::emitError(loc) << "runtime error: " << error.message;
   }
   return mlir::succeeded(handler.verify());
@@ -257,7 +257,8 @@ int Run() {
   auto allocator = asyncrt::CreateHostAllocator(host_allocator_type);
   for (const absl::Status& status : {work_queue.status(), allocator.status()}) {
     if (!status.ok()) {
-      std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+      std::fprintf(stderr, "error: %s\n",
+                   std::string(status.message()).c_str());
       return 1;
     }
   }
@@ -320,9 +321,9 @@ int Run() {
         if (enable_tracing) {
           std::printf("Scope:Function: %s\n", function->name().c_str());
         }
-        auto request = *asyncrt::RequestContextBuilder(&host, &resources,
-                                                       request_id++)
-                            .Build();
+        auto request =
+            *asyncrt::RequestContextBuilder(&host, &resources, request_id++)
+                 .Build();
         std::vector<asyncrt::RCReference<asyncrt::AsyncValue>> results(
             function->num_results());
         function->Execute(asyncrt::ExecutionContext(request), {},

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Touch everything the executor would, so out-of-range indices that
   // validation missed become sanitizer reports.
   for (const asyncrt::bef::Function& function : (*file)->functions()) {
-    for (uint32_t type : function.argument_types) (void)(*file)->type_name(type);
+    for (uint32_t type : function.argument_types)
+      (void)(*file)->type_name(type);
     for (const asyncrt::bef::Kernel& kernel : function.kernels) {
       (void)(*file)->kernel_name(kernel.kernel_name);
       (void)(*file)->location(kernel.location);

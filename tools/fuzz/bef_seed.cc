@@ -8,8 +8,8 @@ int main(int argc, char** argv) {
   if (argc != 2) return 2;
   asyncrt::bef::BefWriter w;
   uint32_t i32 = w.AddType("i32");
-  uint32_t f = w.DeclareFunction("main", asyncrt::bef::FunctionKind::kBef,
-                                 {i32}, {i32});
+  uint32_t f =
+      w.DeclareFunction("main", asyncrt::bef::FunctionKind::kBef, {i32}, {i32});
   uint32_t native = w.DeclareFunction(
       "native", asyncrt::bef::FunctionKind::kNative, {i32}, {i32});
   asyncrt::bef::FunctionBodySpec body;

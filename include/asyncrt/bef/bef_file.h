@@ -34,11 +34,11 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 struct Attribute {
   AttributeKind kind = AttributeKind::kUnit;
   AttributeKind element_kind = AttributeKind::kUnit;  // kArray, kDense.
-  uint64_t bits = 0;            // Scalars.
-  absl::string_view bytes;      // kString; raw elements of kArray, kDense.
-  uint32_t count = 0;           // Elements of kArray.
-  uint32_t index = 0;           // kType: type index; kFunction: function.
-  absl::Span<const int64_t> shape;      // kDense.
+  uint64_t bits = 0;                                  // Scalars.
+  absl::string_view bytes;          // kString; raw elements of kArray, kDense.
+  uint32_t count = 0;               // Elements of kArray.
+  uint32_t index = 0;               // kType: type index; kFunction: function.
+  absl::Span<const int64_t> shape;  // kDense.
   absl::Span<const uint32_t> elements;  // kAggregate: attribute indices.
 
   bool IsScalar() const { return ScalarSize(kind) != 0; }
@@ -71,8 +71,8 @@ struct NamedAttribute {
 };
 
 struct Kernel {
-  uint32_t kernel_name;  // Index into kernel_names().
-  uint32_t location;     // Index into locations.
+  uint32_t kernel_name;                 // Index into kernel_names().
+  uint32_t location;                    // Index into locations.
   absl::Span<const uint32_t> operands;  // Registers.
   absl::Span<const uint32_t> results;   // Registers.
   absl::Span<const NamedAttribute> attributes;

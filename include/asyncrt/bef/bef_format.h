@@ -44,10 +44,10 @@ enum class AttributeKind : uint8_t {
   kBF16 = 11,  // Raw bfloat16 bits in the payload.
   kF32 = 12,
   kF64 = 13,
-  kString = 14,     // u32 length, bytes.
-  kType = 15,       // u32 type index.
-  kArray = 16,      // u8 element kind, u32 count, pad to 8, elements.
-  kDense = 17,      // u8 element kind, u32 rank, i64 dims, u32 bytes, pad, data.
+  kString = 14,  // u32 length, bytes.
+  kType = 15,    // u32 type index.
+  kArray = 16,   // u8 element kind, u32 count, pad to 8, elements.
+  kDense = 17,   // u8 element kind, u32 rank, i64 dims, u32 bytes, pad, data.
   kAggregate = 18,  // u32 count, u32 attribute indices (earlier ones).
   kFunction = 19,   // u32 function index.
 };

@@ -21,8 +21,8 @@
 namespace asyncrt::bef {
 
 struct KernelSpec {
-  uint32_t kernel_name = 0;  // From AddKernelName.
-  uint32_t location = 0;     // From AddLocation.
+  uint32_t kernel_name = 0;        // From AddKernelName.
+  uint32_t location = 0;           // From AddLocation.
   std::vector<uint32_t> operands;  // Registers.
   std::vector<uint32_t> results;   // Registers, each defined once.
   // (name string from AddString, attribute from Add*Attribute).

@@ -35,8 +35,7 @@
 
 namespace asyncrt {
 
-class BefProgram : public LocationHandler,
-                   public ReferenceCounted<BefProgram> {
+class BefProgram : public LocationHandler, public ReferenceCounted<BefProgram> {
  public:
   // Loads `file`. Unknown kernels and native functions are reported through
   // the host's diagnostic handler at their source locations and make Load

@@ -68,14 +68,16 @@ class AsyncKernelFrame {
   }
   const bef::BefFile& bef_file() const { return file_; }
 
-  //===--- Function operands ------------------------------------------------===//
+  //===--- Function operands
+  //------------------------------------------------===//
   size_t GetNumFunctions() const { return functions_.size(); }
   const Function* GetFunctionAt(size_t index) const {
     return functions_[index];
   }
   absl::Span<const Function* const> GetFunctions() const { return functions_; }
 
-  //===--- Results ----------------------------------------------------------===//
+  //===--- Results
+  //----------------------------------------------------------===//
   size_t GetNumResults() const { return results_.size(); }
   // Sets result `index` (+1 consumed). Each result is set once.
   void SetResultAt(size_t index, RCReference<AsyncValue> value) {
@@ -96,11 +98,13 @@ class AsyncKernelFrame {
   }
   bool HasResultAt(size_t index) const { return bool(results_[index]); }
 
-  //===--- Errors -----------------------------------------------------------===//
+  //===--- Errors
+  //-----------------------------------------------------------===//
   // Reports `status` at this kernel's location (once: this is where the
   // error is created) and sets every result not yet set to it.
   void ReportError(absl::Status status) {
-    RCReference<AsyncValue> error = EmitErrorAsync(exec_ctx_, std::move(status));
+    RCReference<AsyncValue> error =
+        EmitErrorAsync(exec_ctx_, std::move(status));
     for (auto& result : results_) {
       if (!result) result = error;
     }

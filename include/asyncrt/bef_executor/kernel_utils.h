@@ -58,7 +58,9 @@ class Argument {
   T& operator*() const { return get(); }
   T* operator->() const { return &get(); }
   // An owning reference, for kernels that finish later.
-  AsyncValueRef<T> ValueRef() const { return AsyncValueRef<T>(FormRef(value_)); }
+  AsyncValueRef<T> ValueRef() const {
+    return AsyncValueRef<T>(FormRef(value_));
+  }
 
  private:
   AsyncValue* value_;
@@ -190,7 +192,8 @@ class RemainingResults {
 
 namespace internal {
 
-//===--- Parameter extraction -----------------------------------------------===//
+//===--- Parameter extraction
+//-----------------------------------------------===//
 
 struct KernelCursor {
   size_t arg = 0;
@@ -235,9 +238,9 @@ bool AttributeKindMatches(bef::AttributeKind kind) {
 }
 [[gnu::noinline, gnu::cold]] inline absl::Status WrongArgumentTypeError(
     AsyncKernelFrame* frame, size_t index) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "kernel '", frame->kernel_name(), "' argument ", index,
-      " has the wrong type"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("kernel '", frame->kernel_name(), "' argument ", index,
+                   " has the wrong type"));
 }
 
 template <typename P, typename = void>
@@ -276,8 +279,7 @@ struct ParamTraits<RemainingArguments> {
     cursor.arg = frame->GetNumArgs();
     return absl::OkStatus();
   }
-  static RemainingArguments Get(AsyncKernelFrame* frame,
-                                KernelCursor& cursor) {
+  static RemainingArguments Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     auto rest = frame->GetArguments().subspan(cursor.arg);
     cursor.arg = frame->GetNumArgs();
     return RemainingArguments(rest);
@@ -352,8 +354,7 @@ struct ParamTraits<AggregateAttribute> {
         },
         "an aggregate");
   }
-  static AggregateAttribute Get(AsyncKernelFrame* frame,
-                                KernelCursor& cursor) {
+  static AggregateAttribute Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return AggregateAttribute(frame->GetAttributeAt(cursor.attr++),
                               frame->bef_file());
   }
@@ -363,8 +364,7 @@ template <>
 struct ParamTraits<RawAttribute> {
   static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return CheckAttribute(
-        frame, cursor, [](const bef::Attribute&) { return true; },
-        "present");
+        frame, cursor, [](const bef::Attribute&) { return true; }, "present");
   }
   static RawAttribute Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return RawAttribute(frame->GetAttributeAt(cursor.attr++),
@@ -393,8 +393,7 @@ struct ParamTraits<RemainingFunctions> {
     cursor.function = frame->GetNumFunctions();
     return absl::OkStatus();
   }
-  static RemainingFunctions Get(AsyncKernelFrame* frame,
-                                KernelCursor& cursor) {
+  static RemainingFunctions Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     RemainingFunctions rest(frame->GetFunctions().subspan(cursor.function));
     cursor.function = frame->GetNumFunctions();
     return rest;
@@ -459,11 +458,11 @@ struct ParamTraits<AsyncKernelFrame*> {
 // What the extracted parameter is stored as until the call: plain values
 // stay references into their async values.
 template <typename P>
-using StoredParam =
-    decltype(ParamTraits<P>::Get(std::declval<AsyncKernelFrame*>(),
-                                 std::declval<KernelCursor&>()));
+using StoredParam = decltype(ParamTraits<P>::Get(
+    std::declval<AsyncKernelFrame*>(), std::declval<KernelCursor&>()));
 
-//===--- Return values ------------------------------------------------------===//
+//===--- Return values
+//------------------------------------------------------===//
 
 template <typename R>
 struct ReturnTraits {
@@ -595,18 +594,17 @@ struct KernelImpl<R (*)(Params...), f> {
   [[gnu::noinline, gnu::cold]] static absl::Status CountMismatch(
       AsyncKernelFrame* frame, const KernelCursor& cursor) {
     size_t args = frame->GetNumArgs();
-    bool ignorable_chain = args == cursor.arg + 1 &&
-                           frame->GetArgAt(args - 1)->IsType<Chain>();
+    bool ignorable_chain =
+        args == cursor.arg + 1 && frame->GetArgAt(args - 1)->IsType<Chain>();
     if (cursor.arg != args && !ignorable_chain) {
       return absl::InvalidArgumentError(
-          absl::StrCat("kernel '", frame->kernel_name(), "' takes ",
-                       cursor.arg, " arguments, got ", args));
+          absl::StrCat("kernel '", frame->kernel_name(), "' takes ", cursor.arg,
+                       " arguments, got ", args));
     }
     if (cursor.result != frame->GetNumResults()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel '", frame->kernel_name(), "' has ",
-                       cursor.result, " results, the program expects ",
-                       frame->GetNumResults()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel '", frame->kernel_name(), "' has ", cursor.result,
+          " results, the program expects ", frame->GetNumResults()));
     }
     return absl::OkStatus();
   }

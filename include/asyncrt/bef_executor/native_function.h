@@ -16,10 +16,9 @@ namespace asyncrt {
 
 // Receives borrowed (+0) arguments, possibly unavailable, and must set every
 // result (+1), possibly to values published later.
-using NativeFunctionImplementation =
-    void (*)(const ExecutionContext& exec_ctx,
-             absl::Span<AsyncValue* const> arguments,
-             absl::Span<RCReference<AsyncValue>> results);
+using NativeFunctionImplementation = void (*)(
+    const ExecutionContext& exec_ctx, absl::Span<AsyncValue* const> arguments,
+    absl::Span<RCReference<AsyncValue>> results);
 
 // Names to native functions. A HostContext shared context: one per host.
 // Registration happens before programs load (thread-compatible).

@@ -278,8 +278,7 @@ class ConcreteAsyncValue final : public AsyncValue {
   // A never-destroyed, non-refcounted concrete value (shared singletons).
   template <typename... Args>
   static ConcreteAsyncValue* MakeSingleton(Args&&... args) {
-    return new ConcreteAsyncValue(SingletonTag{},
-                                  std::forward<Args>(args)...);
+    return new ConcreteAsyncValue(SingletonTag{}, std::forward<Args>(args)...);
   }
 
   ~ConcreteAsyncValue() {
@@ -346,9 +345,7 @@ class IndirectAsyncValue final : public AsyncValue {
   void ForwardTo(RCReference<AsyncValue> target);
 
   // The resolved target, or nullptr while unresolved. Borrowed (+0).
-  AsyncValue* target() const {
-    return target_.load(std::memory_order_acquire);
-  }
+  AsyncValue* target() const { return target_.load(std::memory_order_acquire); }
 
  private:
   friend class AsyncValue;

@@ -12,12 +12,12 @@
 #define ASYNCRT_HOST_CONTEXT_ASYNC_VALUE_REF_H_
 
 #include <cassert>
-#include "absl/strings/string_view.h"
 #include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "asyncrt/host_context/async_value.h"
 #include "asyncrt/support/ref_count.h"
 
@@ -77,7 +77,7 @@ class AsyncValueRef {
 
   // Typed handles convert to untyped references.
   operator RCReference<AsyncValue>() const& { return value_; }  // NOLINT
-  operator RCReference<AsyncValue>() && {                        // NOLINT
+  operator RCReference<AsyncValue>() && {                       // NOLINT
     return std::move(value_);
   }
 
@@ -170,9 +170,9 @@ AsyncValueRef<T> MakeConstructedAsyncValueRef(Args&&... args) {
 // read-modify-write.
 template <typename T, typename... Args>
 AsyncValueRef<T> MakeAvailableAsyncValueRef(Args&&... args) {
-  return AsyncValueRef<T>(TakeRef<AsyncValue>(new ConcreteAsyncValue<T>(
-      typename ConcreteAsyncValue<T>::ConcreteTag{},
-      std::forward<Args>(args)...)));
+  return AsyncValueRef<T>(TakeRef<AsyncValue>(
+      new ConcreteAsyncValue<T>(typename ConcreteAsyncValue<T>::ConcreteTag{},
+                                std::forward<Args>(args)...)));
 }
 
 // Payload type of values that only ever hold an error.

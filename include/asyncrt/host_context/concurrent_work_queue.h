@@ -16,10 +16,10 @@
 
 #include <memory>
 #include <optional>
-#include "absl/strings/string_view.h"
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "asyncrt/host_context/async_value.h"
 #include "asyncrt/support/ref_count.h"
@@ -76,8 +76,8 @@ absl::StatusOr<std::unique_ptr<ConcurrentWorkQueue>> CreateWorkQueue(
 std::unique_ptr<ConcurrentWorkQueue> CreateSingleThreadedWorkQueue();
 
 struct MultiThreadedWorkQueueOptions {
-  int num_threads = 0;              // 0: std::thread::hardware_concurrency().
-  int max_blocking_threads = 64;    // Started on demand, kept until shutdown.
+  int num_threads = 0;            // 0: std::thread::hardware_concurrency().
+  int max_blocking_threads = 64;  // Started on demand, kept until shutdown.
   int max_queued_blocking_tasks = 1024;
   // Workers that find no work spin (checking for work) before parking, at
   // most this many at a time (0: one per four workers, at least one).

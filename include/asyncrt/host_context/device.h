@@ -4,10 +4,10 @@
 
 #include <mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "asyncrt/support/ref_count.h"
 
 namespace asyncrt {

@@ -70,13 +70,13 @@ class RequestContext : public ReferenceCounted<RequestContext> {
   struct DataHolder final : DataHolderBase {
     template <typename... Args>
     explicit DataHolder(Args&&... args)
-        : DataHolderBase(TypeId::Get<T>()), value(std::forward<Args>(args)...) {}
+        : DataHolderBase(TypeId::Get<T>()),
+          value(std::forward<Args>(args)...) {}
     T value;
   };
 
   RequestContext(HostContext* host, ResourceContext* resource_context,
-                 int64_t id,
-                 std::vector<std::unique_ptr<DataHolderBase>> data)
+                 int64_t id, std::vector<std::unique_ptr<DataHolderBase>> data)
       : host_(host),
         resource_context_(resource_context),
         id_(id),

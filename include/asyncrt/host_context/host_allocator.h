@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace asyncrt {
 

@@ -61,9 +61,8 @@ class HostContext {
   T& GetOrCreateSharedContext() {
     return *static_cast<T*>(GetOrCreateSharedContextImpl(
         TypeId::Get<T>(), [](HostContext* host) -> SharedContextPtr {
-          return SharedContextPtr(new T(host), [](void* p) {
-            delete static_cast<T*>(p);
-          });
+          return SharedContextPtr(new T(host),
+                                  [](void* p) { delete static_cast<T*>(p); });
         }));
   }
 

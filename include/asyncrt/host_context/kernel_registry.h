@@ -10,11 +10,11 @@
 #define ASYNCRT_HOST_CONTEXT_KERNEL_REGISTRY_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace asyncrt {
 
@@ -67,11 +67,10 @@ void RegisterStaticKernels(KernelRegistry& registry);
   ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL(fn, __COUNTER__)
 #define ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL(fn, n) \
   ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL2(fn, n)
-#define ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL2(fn, n)          \
-  [[maybe_unused]] static const bool asyncrt_kernel_registered_##n = \
-      [] {                                                        \
-        ::asyncrt::AddStaticKernelRegistration(fn);               \
-        return true;                                              \
-      }()
+#define ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL2(fn, n)                   \
+  [[maybe_unused]] static const bool asyncrt_kernel_registered_##n = [] { \
+    ::asyncrt::AddStaticKernelRegistration(fn);                           \
+    return true;                                                          \
+  }()
 
 #endif  // ASYNCRT_HOST_CONTEXT_KERNEL_REGISTRY_H_

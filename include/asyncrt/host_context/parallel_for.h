@@ -26,7 +26,8 @@ class BlockSizes {
   size_t BlockSize(size_t total, int parallelism) const;
 
  private:
-  BlockSizes(size_t size, bool fixed) : size_(size == 0 ? 1 : size), fixed_(fixed) {}
+  BlockSizes(size_t size, bool fixed)
+      : size_(size == 0 ? 1 : size), fixed_(fixed) {}
   size_t size_;
   bool fixed_;
 };

@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "asyncrt/support/type_id.h"
 
 namespace asyncrt {

@@ -25,7 +25,8 @@ template <typename Derived>
 class ReferenceCounted {
  public:
   ReferenceCounted() = default;
-  explicit ReferenceCounted(uint32_t initial_count) : ref_count_(initial_count) {}
+  explicit ReferenceCounted(uint32_t initial_count)
+      : ref_count_(initial_count) {}
   ReferenceCounted(const ReferenceCounted&) = delete;
   ReferenceCounted& operator=(const ReferenceCounted&) = delete;
 

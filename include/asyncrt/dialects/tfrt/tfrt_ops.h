@@ -8,9 +8,9 @@
 #ifndef ASYNCRT_DIALECTS_TFRT_TFRT_OPS_H_
 #define ASYNCRT_DIALECTS_TFRT_TFRT_OPS_H_
 
-#include "asyncrt/dialects/tfrt/tfrt_dialect.h"
 #include <string>
 
+#include "asyncrt/dialects/tfrt/tfrt_dialect.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Twine.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
