@@ -16,20 +16,21 @@ func.func @square(%x: i32) -> i32 {
 // Sum of squares 1..10, with the additions computed on the work queue.
 func.func @sum_of_squares() -> i32 {
   %count = tfrt.constant.i32 10
-  %zero = tfrt.constant.i32 0
-  %sum, %i = tfrt.repeat.i32 %count, %zero, %zero : i32, i32 {
+  // The loop body sees the loop values under the names passed in.
+  %sum = tfrt.constant.i32 0
+  %i = tfrt.constant.i32 0
+  %total, %last = tfrt.repeat.i32 %count, %sum, %i : i32, i32 {
     %one = tfrt.constant.i32 1
     %next = tfrt.add.i32 %i, %one
     %sq = tfrt.call @square(%next) : (i32) -> i32
-    %total = "tfrt_test.async_add.i32"(%sum, %sq) : (i32, i32) -> i32
-    tfrt.return %total, %next : i32, i32
+    %acc = "tfrt_test.async_add.i32"(%sum, %sq) : (i32, i32) -> i32
+    tfrt.return %acc, %next : i32, i32
   }
-  tfrt.return %sum : i32
+  tfrt.return %total : i32
 }
 
-// Errors are values: they flow to the results and skip the kernels that
-// depend on them.
-func.func @safe_divide() -> (i32, i32) {
+// Several results, and a print ordered by its chain.
+func.func @divide() -> (i32, i32) {
   %x = tfrt.constant.i32 84
   %two = tfrt.constant.i32 2
   %q, %r = tfrt.div.i32 %x, %two
