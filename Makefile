@@ -18,7 +18,7 @@ CTEST_JOBS ?= $(JOBS)
 
 DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
         libgmock-dev libbenchmark-dev llvm-22-dev libmlir-22-dev \
-        mlir-22-tools llvm-22-tools python3-psutil
+        mlir-22-tools llvm-22-tools python3-psutil clang libclang-rt-14-dev
 BENCH_DEPS := libeigen3-dev libtbb-dev
 
 CMAKE_COMMON := -G Ninja $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
