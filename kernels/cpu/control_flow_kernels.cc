@@ -3,6 +3,7 @@
 // operands; their results may still be unavailable when the body returns,
 // so loops continue from the continuation of the previous iteration.
 #include <algorithm>
+#include <deque>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -66,6 +67,11 @@ struct Loop {
   const Function* body;
   ExecutionContext exec_ctx;
   std::vector<RCReference<IndirectAsyncValue>> outputs;
+  // tfrt.while: how many iterations may run at once, and the loop values of
+  // those still running (oldest first). Only one continuation of a loop is
+  // ever pending, so these need no lock.
+  size_t parallel_iterations = 1;
+  std::deque<Values> in_flight;
 };
 
 void ForwardAll(Loop& loop, const Values& values) {
@@ -141,7 +147,10 @@ void RepeatI32(int32_t count, RemainingArguments args, RemainingResults results,
 }
 
 // tfrt.while: the body returns the loop values followed by the i1 that
-// decides whether to run it again.
+// decides whether to run it again. The next iteration starts as soon as that
+// i1 is known, with loop values that may still be computing, so up to
+// `parallel_iterations` iterations overlap; before starting one more, the
+// oldest running iteration must have produced all its values.
 void WhileFrom(std::shared_ptr<Loop> loop, bool condition, Values state) {
   while (condition) {
     if (AsyncValue* cancelled =
@@ -149,36 +158,56 @@ void WhileFrom(std::shared_ptr<Loop> loop, bool condition, Values state) {
       ForwardError(*loop, cancelled);
       return;
     }
+    if (loop->in_flight.size() >= loop->parallel_iterations) {
+      std::vector<AsyncValue*> pending = Unavailable(loop->in_flight.front());
+      if (!pending.empty()) {
+        RunWhenReady(absl::MakeConstSpan(pending),
+                     [loop, state = std::move(state)]() mutable {
+                       WhileFrom(std::move(loop), true, std::move(state));
+                     });
+        return;
+      }
+      loop->in_flight.pop_front();
+      continue;
+    }
     Values next = CallFunction(*loop->body, loop->exec_ctx, Raw(state));
-    std::vector<AsyncValue*> pending = Unavailable(next);
-    if (!pending.empty()) {
-      RunWhenReady(absl::MakeConstSpan(pending),
-                   [loop, next = std::move(next)]() mutable {
-                     if (AsyncValue* error = FirstError(next)) {
-                       ForwardError(*loop, error);
-                       return;
-                     }
-                     bool again = next.back()->get<bool>();
-                     next.pop_back();
-                     WhileFrom(std::move(loop), again, std::move(next));
-                   });
-      return;
-    }
-    if (AsyncValue* error = FirstError(next)) {
-      ForwardError(*loop, error);
-      return;
-    }
-    condition = next.back()->get<bool>();
+    RCReference<AsyncValue> again = std::move(next.back());
     next.pop_back();
+    loop->in_flight.push_back(next);
+    if (again->IsUnavailable()) {
+      AsyncValue* raw = again.get();
+      raw->AndThen([loop, again = std::move(again),
+                    next = std::move(next)]() mutable {
+        if (again->IsError()) {
+          ForwardError(*loop, again.get());
+          return;
+        }
+        WhileFrom(std::move(loop), again->get<bool>(), std::move(next));
+      });
+      return;
+    }
+    if (again->IsError()) {
+      ForwardError(*loop, again.get());
+      return;
+    }
+    condition = again->get<bool>();
     state = std::move(next);
   }
   ForwardAll(*loop, state);
 }
 
 void While(bool condition, RemainingArguments args, RemainingResults results,
-           const Function* body, const ExecutionContext& exec_ctx) {
+           const Function* body, AsyncKernelFrame* frame,
+           const ExecutionContext& exec_ctx) {
   Values state;
   auto loop = StartLoop(args, results, body, exec_ctx, state);
+  if (const bef::Attribute* parallel =
+          frame->GetAttribute("parallel_iterations")) {
+    if (parallel->IsScalar() && static_cast<int64_t>(parallel->bits) > 1) {
+      loop->parallel_iterations =
+          static_cast<size_t>(std::min<uint64_t>(parallel->bits, 1 << 16));
+    }
+  }
   WhileFrom(std::move(loop), condition, std::move(state));
 }
 
