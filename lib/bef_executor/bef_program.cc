@@ -503,21 +503,22 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
   const uint32_t* operands = kernel.operands.data();
   const size_t num_operands = kernel.operands.size();
   const size_t num_results = kernel.results.size();
-  // Small kernels (nearly all) keep their frame on the stack.
+  // Small kernels (nearly all) keep their frame on the stack; wide ones
+  // borrow one heap block for both arrays.
   constexpr size_t kInline = 8;
   AsyncValue* inline_arguments[kInline];
   RCReference<AsyncValue> inline_results[kInline];
-  std::vector<AsyncValue*> heap_arguments;
-  std::vector<RCReference<AsyncValue>> heap_results;
   AsyncValue** arguments = inline_arguments;
   RCReference<AsyncValue>* results = inline_results;
-  if (num_operands > kInline) {
-    heap_arguments.resize(num_operands);
-    arguments = heap_arguments.data();
+  std::unique_ptr<AsyncValue*[]> heap_arguments;
+  std::unique_ptr<RCReference<AsyncValue>[]> heap_results;
+  if (ABSL_PREDICT_FALSE(num_operands > kInline)) {
+    heap_arguments.reset(new AsyncValue*[num_operands]);
+    arguments = heap_arguments.get();
   }
-  if (num_results > kInline) {
-    heap_results.resize(num_results);
-    results = heap_results.data();
+  if (ABSL_PREDICT_FALSE(num_results > kInline)) {
+    heap_results.reset(new RCReference<AsyncValue>[num_results]);
+    results = heap_results.get();
   }
 
   AsyncValue* error = nullptr;
