@@ -43,33 +43,41 @@ namespace {
 
 namespace cl = llvm::cl;
 
+// --help lists only these, not the options libLLVM registers globally.
+cl::OptionCategory executor_options("bef_executor options");
+
 cl::opt<std::string> input_filename(cl::Positional,
                                     cl::desc("<BEF or .mlir file, or - >"),
-                                    cl::init("-"));
+                                    cl::init("-"), cl::cat(executor_options));
 cl::list<std::string> functions_flag(
     "functions", cl::desc("Run only these functions, in this order"),
-    cl::CommaSeparated);
+    cl::CommaSeparated, cl::cat(executor_options));
 cl::opt<std::string> init_function(
     "test_init_function",
-    cl::desc("Run this function first, and not again later"), cl::init(""));
+    cl::desc("Run this function first, and not again later"), cl::init(""),
+    cl::cat(executor_options));
 cl::opt<std::string> work_queue_type("work_queue_type",
                                      cl::desc("s | mstd | mstd:N | mstd:N,M"),
-                                     cl::init("s"));
+                                     cl::init("s"), cl::cat(executor_options));
 cl::opt<std::string> host_allocator_type(
     "host_allocator_type",
     cl::desc("malloc | profiled_allocator | leak_check_allocator | "
              "test_fixed_size_1k"),
-    cl::init("leak_check_allocator"));
+    cl::init("leak_check_allocator"), cl::cat(executor_options));
 cl::opt<bool> print_error_code(
-    "print_error_code", cl::desc("Print status codes with returned errors"));
+    "print_error_code", cl::desc("Print status codes with returned errors"),
+    cl::cat(executor_options));
 cl::opt<bool> enable_tracing("enable_tracing",
-                             cl::desc("Print scope lines as functions run"));
+                             cl::desc("Print scope lines as functions run"),
+                             cl::cat(executor_options));
 cl::opt<std::string> tracing_level("tracing_level",
                                    cl::desc("default | verbose | debug"),
-                                   cl::init("default"));
+                                   cl::init("default"),
+                                   cl::cat(executor_options));
 cl::list<std::string> shared_libs("shared_libs",
                                   cl::desc("Kernel libraries to load (dlopen)"),
-                                  cl::CommaSeparated);
+                                  cl::CommaSeparated,
+                                  cl::cat(executor_options));
 
 // A runtime error, kept until the end so it can be verified against the
 // source file's expectations.
@@ -358,6 +366,7 @@ int Run() {
 
 int main(int argc, char** argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(executor_options);
   cl::ParseCommandLineOptions(argc, argv, "AsyncRT BEF executor\n");
   return Run();
 }
