@@ -19,7 +19,7 @@ CTEST_JOBS ?= $(JOBS)
 DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
         libgmock-dev libbenchmark-dev llvm-22-dev libmlir-22-dev \
         mlir-22-tools llvm-22-tools python3-psutil clang libclang-rt-14-dev
-BENCH_DEPS := libeigen3-dev libtbb-dev
+BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev
 
 CMAKE_COMMON := -G Ninja $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 RUNTIME_ONLY := -DASYNCRT_RUNTIME_ONLY=ON -DASYNCRT_BUILD_BENCHMARKS=OFF
@@ -44,6 +44,7 @@ run: build
 	$(BUILD_DIR)/bin/asyncrt-translate -mlir-to-bef examples/tour.mlir -o $(BUILD_DIR)/tour.bef
 	$(BUILD_DIR)/bin/bef_executor --work_queue_type=mstd:2 $(BUILD_DIR)/tour.bef
 	$(BUILD_DIR)/bin/host_context_demo
+	$(BUILD_DIR)/bin/eager_example
 
 test: build
 	cmake -S . -B $(TSAN_DIR) $(CMAKE_COMMON) $(RUNTIME_ONLY) -DASYNCRT_SANITIZER=thread

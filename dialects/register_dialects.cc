@@ -1,5 +1,7 @@
 #include "asyncrt/dialects/register_dialects.h"
 
+#include "asyncrt/dialects/corert/corert_dialect.h"
+#include "asyncrt/dialects/tensor/tensor_dialects.h"
 #include "asyncrt/dialects/tfrt/tfrt_dialect.h"
 #include "asyncrt/dialects/tfrt_test/tfrt_test_dialect.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
@@ -10,6 +12,13 @@ namespace asyncrt {
 void RegisterAllDialects(mlir::DialectRegistry& registry) {
   registry.insert<tfrt::TfrtDialect, tfrt_test::TfrtTestDialect,
                   mlir::func::FuncDialect>();
+  // Host tensors and shapes.
+  registry.insert<tfrt_tensor::TfrtTensorDialect, t::TDialect, ht::HtDialect,
+                  ts::TsDialect, tfrt_dht::DhtDialect,
+                  tfrt_dht_sync::DhtSyncDialect, tfrt_sht::ShtDialect,
+                  coo::CooDialect>();
+  // Core runtime.
+  registry.insert<corert::CoreRTDialect, corert_sync::CoreRTSyncDialect>();
   // Without it -inline leaves calls into func.func bodies alone.
   mlir::func::registerInlinerExtension(registry);
 }

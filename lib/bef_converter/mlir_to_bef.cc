@@ -322,7 +322,7 @@ class Converter {
     if (auto dense =
             mlir::dyn_cast<mlir::DenseIntOrFPElementsAttr>(attribute)) {
       auto kind = ScalarKind(dense.getElementType());
-      if (!kind || *kind == AttributeKind::kBool) return cannot_encode();
+      if (!kind) return cannot_encode();
       std::vector<uint8_t> data;
       uint32_t size = bef::ScalarSize(*kind);
       for (llvm::APInt value : dense.getValues<llvm::APInt>()) {

@@ -29,6 +29,8 @@
 #include "asyncrt/host_context/host_context.h"
 #include "asyncrt/host_context/resource_context.h"
 #include "asyncrt/kernels/cpu_kernels.h"
+#include "asyncrt/kernels/core_runtime_kernels.h"
+#include "asyncrt/kernels/tensor_kernels.h"
 #include "asyncrt/kernels/test_kernels.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -278,6 +280,9 @@ int Run() {
   asyncrt::RegisterBasicKernels(host.registry());
   asyncrt::RegisterControlFlowKernels(host.registry());
   asyncrt::RegisterTestKernels(host.registry());
+  asyncrt::RegisterTensorKernels(host.registry());
+  asyncrt::RegisterCoreRuntimeKernels(host.registry());
+  asyncrt::RegisterTestOpsOnce();
   asyncrt::RegisterStaticKernels(host.registry());
   asyncrt::RegisterTestNativeFunctions(host);
   LoadSharedLibraries(host);

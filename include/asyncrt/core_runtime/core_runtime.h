@@ -1,0 +1,189 @@
+// CoreRuntime: op-by-op (eager) execution, and the same ops from graphs.
+//
+//   auto runtime = CoreRuntime::Create({.num_threads = 4});
+//   OpHandler* cpu = (*runtime)->GetOpHandler("cpu");
+//   TensorHandle a = (*runtime)->MakeDenseTensorHandle<float>({2}, {1, 2});
+//   TensorHandle sum;
+//   (*runtime)->Execute(exec_ctx, "tfrt_test.add", cpu, {a, a}, OpAttrsRef(),
+//                       {&sum, 1}, nullptr);
+//   const Tensor* t = (*runtime)->Await(sum);
+//
+// An op runs through an OpHandler (CPU, null, logging, composite), which
+// turns its name into a CoreRuntimeOp: the registry entry with its shape
+// function and the device's dispatch function. MakeOp() returns that
+// prepared op so that a hot loop skips the name lookup.
+//
+// Ownership: the runtime owns its op handlers; it owns its HostContext when
+// made by Create(), and borrows it when attached to one (GetOrCreate, used
+// by the BEF kernels). Thread-safety: Execute, MakeOp, op handler
+// registration and lookup are thread-safe; Execute never blocks (results
+// fill in asynchronously); Await blocks the calling thread.
+#ifndef ASYNCRT_CORE_RUNTIME_CORE_RUNTIME_H_
+#define ASYNCRT_CORE_RUNTIME_CORE_RUNTIME_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "asyncrt/core_runtime/op_attrs.h"
+#include "asyncrt/core_runtime/op_registry.h"
+#include "asyncrt/core_runtime/tensor_handle.h"
+#include "asyncrt/host_context/chain.h"
+#include "asyncrt/host_context/execution_context.h"
+#include "asyncrt/host_context/host_context.h"
+#include "asyncrt/tensor/dense_host_tensor.h"
+
+namespace asyncrt {
+
+class CoreRuntime;
+class Function;
+class OpHandler;
+
+// A prepared op: call it like Execute() without the name lookup. Cheap to
+// copy; valid as long as the runtime that made it.
+class CoreRuntimeOp {
+ public:
+  using Fn = std::function<void(
+      const ExecutionContext& exec_ctx, absl::Span<TensorHandle> args,
+      const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
+      AsyncValueRef<Chain>* chain)>;
+
+  CoreRuntimeOp() = default;
+  // An op from the registry, run on `device`.
+  CoreRuntimeOp(const OpEntry* entry, const OpImplementation* implementation,
+                Device* device)
+      : entry_(entry), implementation_(implementation), device_(device) {}
+  // Any other behaviour (logging, composite ops).
+  explicit CoreRuntimeOp(Fn fn) : fn_(std::move(fn)) {}
+
+  bool IsValid() const { return implementation_ || fn_; }
+
+  // Issues the op. `args` are borrowed; `results` (as many as the op
+  // produces) receive new handles, possibly of tensors not yet computed or
+  // of an error. `chain` (may be null) receives a chain that completes
+  // with the op's side effects. Errors, shape errors included, arrive in the
+  // results and the chain. Never blocks.
+  void operator()(const ExecutionContext& exec_ctx,
+                  absl::Span<TensorHandle> args, const OpAttrsRef& attrs,
+                  absl::Span<TensorHandle> results,
+                  AsyncValueRef<Chain>* chain) const;
+
+ private:
+  const OpEntry* entry_ = nullptr;
+  const OpImplementation* implementation_ = nullptr;
+  Device* device_ = nullptr;  // Owned by the DeviceManager.
+  Fn fn_;
+};
+
+// Turns op names into prepared ops. Subclasses: the CPU handler (ops from
+// the registry, falling back to another handler), the null handler (every
+// op fails) and the logging handler (wraps another).
+class OpHandler {
+ public:
+  OpHandler(std::string name, CoreRuntime* runtime, OpHandler* fallback)
+      : name_(std::move(name)), runtime_(runtime), fallback_(fallback) {}
+  virtual ~OpHandler() = default;
+
+  // Thread-safe.
+  virtual absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name) = 0;
+
+  const std::string& name() const { return name_; }
+  CoreRuntime* runtime() const { return runtime_; }
+  OpHandler* fallback() const { return fallback_; }
+
+ private:
+  std::string name_;
+  CoreRuntime* runtime_;
+  OpHandler* fallback_;
+};
+
+struct CoreRuntimeOptions {
+  int num_threads = 0;  // 0: one per hardware thread.
+  // Registered under "cpu" (a CPU handler falling back to the null one).
+  bool register_cpu_op_handler = true;
+};
+
+class CoreRuntime {
+ public:
+  // A runtime with its own HostContext (multi-threaded work queue, malloc
+  // allocator). Errors are returned in result handles, not printed.
+  static absl::StatusOr<std::unique_ptr<CoreRuntime>> Create(
+      const CoreRuntimeOptions& options = {});
+  // A runtime that borrows `host`.
+  explicit CoreRuntime(HostContext* host);
+  ~CoreRuntime();
+
+  // The runtime attached to `host`, created on first use (BEF kernels).
+  static CoreRuntime& GetOrCreate(HostContext* host);
+
+  HostContext* GetHostContext() const { return host_; }
+
+  // Op handlers, owned by the runtime.
+  OpHandler* CreateCpuOpHandler(OpHandler* fallback);
+  OpHandler* CreateNullOpHandler();
+  OpHandler* CreateLoggingOpHandler(OpHandler* wrapped, bool sync_log_results);
+  OpHandler* AddOpHandler(std::unique_ptr<OpHandler> handler);
+  // Names a handler for GetOpHandler (replacing an earlier one).
+  void RegisterOpHandler(absl::string_view name, OpHandler* handler);
+  OpHandler* GetOpHandler(absl::string_view name) const;
+
+  absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name,
+                                       OpHandler* handler);
+  // A prepared op that calls the BEF function `fn` (tensor handles in and
+  // out, with an optional leading chain). `fn` must outlive the op.
+  CoreRuntimeOp MakeCompositeOp(const Function* fn);
+
+  // MakeOp + call. An unknown op fails through `results` and `chain`.
+  void Execute(const ExecutionContext& exec_ctx, absl::string_view op_name,
+               OpHandler* handler, absl::Span<TensorHandle> args,
+               const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
+               AsyncValueRef<Chain>* chain);
+
+  // An execution context for eager calls (one request per call site is
+  // fine; it is cheap).
+  absl::StatusOr<ExecutionContext> CreateExecutionContext();
+
+  // Blocks until the handle's tensor is available; nullptr on error (see
+  // handle.GetErrorIfPresent()).
+  const Tensor* Await(const TensorHandle& handle);
+
+  // A handle of a new host tensor holding `values` (one value is splatted).
+  template <typename T>
+  absl::StatusOr<TensorHandle> MakeDenseTensorHandle(
+      absl::Span<const int64_t> shape, absl::Span<const T> values);
+  TensorHandle MakeTensorHandle(DenseHostTensor tensor);
+
+ private:
+  HostContext* host_;
+  std::unique_ptr<HostContext> owned_host_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<OpHandler>> handlers_;             // Guarded.
+  absl::flat_hash_map<std::string, OpHandler*> named_handlers_;  // Guarded.
+};
+
+template <typename T>
+absl::StatusOr<TensorHandle> CoreRuntime::MakeDenseTensorHandle(
+    absl::Span<const int64_t> shape, absl::Span<const T> values) {
+  TensorMetadata metadata(GetDType<T>(), TensorShape(shape));
+  int64_t n = metadata.shape.GetNumElements();
+  if (values.size() != 1 && static_cast<int64_t>(values.size()) != n) {
+    return absl::InvalidArgumentError("value count does not match the shape");
+  }
+  auto tensor = DenseHostTensor::CreateUninitialized(metadata, *host_->allocator());
+  if (!tensor) return absl::ResourceExhaustedError("Cannot allocate tensor");
+  absl::Span<T> elements = tensor->template elements<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    elements[i] = values[values.size() == 1 ? 0 : i];
+  }
+  return MakeTensorHandle(std::move(*tensor));
+}
+
+}  // namespace asyncrt
+
+#endif  // ASYNCRT_CORE_RUNTIME_CORE_RUNTIME_H_

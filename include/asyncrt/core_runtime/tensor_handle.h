@@ -1,0 +1,84 @@
+// TensorHandle: the value eager ops take and return.
+//
+// A handle names a tensor that may not be computed yet: the device it lives
+// on, its metadata (dtype and shape) and an async value holding the concrete
+// tensor (DenseHostTensor, ScalarHostTensor, ...). The metadata is usually
+// known at once, because the op's shape function computed it when the op was
+// issued; ops without a shape function produce handles whose metadata
+// becomes available with the tensor.
+//
+// Ownership: a handle owns one reference to its tensor value, its device and
+// (if any) its async metadata. Handles are move-only; CopyRef() shares the
+// tensor. Thread-safety: a handle is a value; the async values it refers to
+// are thread-safe.
+#ifndef ASYNCRT_CORE_RUNTIME_TENSOR_HANDLE_H_
+#define ASYNCRT_CORE_RUNTIME_TENSOR_HANDLE_H_
+
+#include <string>
+
+#include "asyncrt/host_context/async_value.h"
+#include "asyncrt/host_context/async_value_ref.h"
+#include "asyncrt/host_context/device.h"
+#include "asyncrt/tensor/tensor.h"
+#include "asyncrt/tensor/tensor_shape.h"
+
+namespace asyncrt {
+
+class TensorHandle {
+ public:
+  TensorHandle() = default;  // A null handle; IsValid() is false.
+  // Metadata known now.
+  TensorHandle(RCReference<Device> device, const TensorMetadata& metadata,
+               RCReference<AsyncValue> tensor);
+  // Metadata known when the tensor is: taken from the tensor itself.
+  TensorHandle(RCReference<Device> device, RCReference<AsyncValue> tensor);
+  // A handle whose tensor and metadata are the error `error`.
+  static TensorHandle CreateError(RCReference<AsyncValue> error);
+
+  TensorHandle(TensorHandle&&) = default;
+  TensorHandle& operator=(TensorHandle&&) = default;
+  TensorHandle(const TensorHandle&) = delete;
+  TensorHandle& operator=(const TensorHandle&) = delete;
+
+  TensorHandle CopyRef() const;
+
+  bool IsValid() const { return tensor_ != nullptr; }
+  // The tensor value (+0): a concrete host tensor, an error, or unavailable.
+  AsyncValue* GetAsyncTensor() const { return tensor_.get(); }
+  RCReference<AsyncValue> CopyTensorRef() const { return tensor_; }
+  // The available tensor, or nullptr while unavailable or on error.
+  const Tensor* GetAvailableTensor() const {
+    return tensor_ && tensor_->IsConcrete() ? GetTensorIfPresent(*tensor_)
+                                            : nullptr;
+  }
+  const RCReference<Device>& device() const { return device_; }
+
+  // True once the metadata is known (always, if a shape function ran).
+  bool IsMetadataAvailable() const;
+  // Requires IsMetadataAvailable() and no error.
+  const TensorMetadata& GetAvailableMetadata() const;
+  // The metadata as an async value (+1); an error if the tensor failed.
+  AsyncValueRef<TensorMetadata> GetAsyncMetadata() const;
+
+  // The error of the tensor, if it has failed.
+  const absl::Status* GetErrorIfPresent() const {
+    return tensor_ ? tensor_->GetErrorIfPresent() : nullptr;
+  }
+
+  // Prints the tensor if available ("DenseHostTensor dtype = ..."), the
+  // error, or "future TensorHandle with metadata ...".
+  void Print(std::string* out) const;
+  std::string DebugString() const;
+
+ private:
+  RCReference<Device> device_;
+  RCReference<AsyncValue> tensor_;
+  // Set iff the metadata was computed ahead of the tensor; otherwise the
+  // tensor's own metadata is used once it is available.
+  bool has_inline_metadata_ = false;
+  TensorMetadata metadata_;
+};
+
+}  // namespace asyncrt
+
+#endif  // ASYNCRT_CORE_RUNTIME_TENSOR_HANDLE_H_

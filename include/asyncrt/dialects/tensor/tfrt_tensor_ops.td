@@ -1,0 +1,13 @@
+//===- tfrt_tensor_ops.td - The tfrt_tensor dialect -----------------------*- tablegen -*-===//
+//
+// The `tfrt_tensor` dialect (see tensor_base.td). It defines no ops: programs write
+// its kernels, if any, in generic form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ASYNCRT_DIALECTS_TENSOR_TFRT_TENSOR_OPS_TD_
+#define ASYNCRT_DIALECTS_TENSOR_TFRT_TENSOR_OPS_TD_
+
+include "asyncrt/dialects/tensor/tensor_base.td"
+
+#endif  // ASYNCRT_DIALECTS_TENSOR_TFRT_TENSOR_OPS_TD_

@@ -1,0 +1,83 @@
+// HostBuffer: a refcounted block of host memory that tensors share.
+//
+// A buffer is one of:
+//   - owned: allocated from a HostAllocator, returned to it when the last
+//     reference goes;
+//   - external: memory owned elsewhere, released by a caller-supplied
+//     deallocator when the last reference goes;
+//   - a slice: a byte range of a parent buffer, holding a reference to the
+//     parent so the bytes stay valid.
+//
+// Thread-safety: the reference count is atomic, so references may be taken
+// and dropped from any thread. The bytes themselves are not synchronized:
+// writers must own the buffer exclusively (IsUnique()) or coordinate
+// externally.
+#ifndef ASYNCRT_TENSOR_HOST_BUFFER_H_
+#define ASYNCRT_TENSOR_HOST_BUFFER_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "asyncrt/host_context/host_allocator.h"
+#include "asyncrt/support/ref_count.h"
+
+namespace asyncrt {
+
+// Alignment of tensor data allocated by this library: enough for any element
+// type and for 512-bit vector loads.
+inline constexpr size_t kTensorAlignment = 64;
+
+class HostBuffer : public ReferenceCounted<HostBuffer> {
+ public:
+  // `size` uninitialized bytes aligned to `alignment` (a power of two) from
+  // `allocator`, which must outlive the buffer. Null on allocation failure.
+  static RCReference<HostBuffer> CreateUninitialized(size_t size,
+                                                     size_t alignment,
+                                                     HostAllocator& allocator);
+
+  // Wraps `size` bytes at `ptr` owned elsewhere. `deallocator(ptr, size)`
+  // runs (on whichever thread drops the last reference) when the buffer is
+  // destroyed; pass an empty-bodied function for memory that outlives the
+  // buffer.
+  static RCReference<HostBuffer> CreateFromExternal(
+      void* ptr, size_t size,
+      absl::AnyInvocable<void(void*, size_t)> deallocator);
+
+  // Bytes [offset, offset + size) of `parent`, keeping `parent` alive. Null
+  // if `parent` is null or the range does not fit.
+  static RCReference<HostBuffer> CreateSlice(RCReference<HostBuffer> parent,
+                                             size_t offset, size_t size);
+
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  size_t size() const { return size_; }
+
+  // "HostBuffer<pointer=0x55d..., size=24>".
+  std::string DebugString() const;
+
+ private:
+  friend class ReferenceCounted<HostBuffer>;
+  enum class Kind : uint8_t { kOwned, kExternal, kSlice };
+
+  HostBuffer(void* data, size_t size, Kind kind)
+      : data_(data), size_(size), kind_(kind) {}
+  ~HostBuffer();
+
+  void* const data_;
+  const size_t size_;
+  const Kind kind_;
+  // kOwned: the allocator the bytes return to.
+  HostAllocator* allocator_ = nullptr;
+  // kExternal: releases the bytes.
+  absl::AnyInvocable<void(void*, size_t)> deallocator_;
+  // kSlice: keeps the parent's bytes alive.
+  RCReference<HostBuffer> parent_;
+};
+
+}  // namespace asyncrt
+
+#endif  // ASYNCRT_TENSOR_HOST_BUFFER_H_

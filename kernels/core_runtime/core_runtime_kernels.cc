@@ -1,0 +1,829 @@
+// Kernels of the corert dialect: op handlers, `corert.executeop` (graph
+// mode through the same op registry as eager execution), tensor handles,
+// op attributes, composite ops and the corert control flow.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "asyncrt/bef_executor/function.h"
+#include "asyncrt/bef_executor/kernel_frame.h"
+#include "asyncrt/bef_executor/kernel_utils.h"
+#include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/host_context/async_dispatch.h"
+#include "asyncrt/kernels/core_runtime_kernels.h"
+#include "asyncrt/tensor/conversion_registry.h"
+#include "asyncrt/tensor/dense_host_tensor.h"
+#include "asyncrt/tensor/scalar_host_tensor.h"
+#include "asyncrt/tensor/string_host_tensor.h"
+
+namespace asyncrt {
+namespace {
+
+using bef::AttributeKind;
+
+CoreRuntime& Runtime(AsyncKernelFrame* frame) {
+  return CoreRuntime::GetOrCreate(frame->GetHostContext());
+}
+
+std::optional<OpAttrType> OpAttrTypeOfKind(AttributeKind kind) {
+  switch (kind) {
+    case AttributeKind::kBool: return OpAttrType::kBool;
+    case AttributeKind::kI8: return OpAttrType::kI8;
+    case AttributeKind::kI16: return OpAttrType::kI16;
+    case AttributeKind::kI32: return OpAttrType::kI32;
+    case AttributeKind::kI64: return OpAttrType::kI64;
+    case AttributeKind::kUI8: return OpAttrType::kUI8;
+    case AttributeKind::kUI16: return OpAttrType::kUI16;
+    case AttributeKind::kUI32: return OpAttrType::kUI32;
+    case AttributeKind::kUI64: return OpAttrType::kUI64;
+    case AttributeKind::kF16: return OpAttrType::kF16;
+    case AttributeKind::kBF16: return OpAttrType::kBF16;
+    case AttributeKind::kF32: return OpAttrType::kF32;
+    case AttributeKind::kF64: return OpAttrType::kF64;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<DType> DTypeOfKind(AttributeKind kind) {
+  switch (kind) {
+    case AttributeKind::kBool: return DType::kI1;
+    case AttributeKind::kI8: return DType::kI8;
+    case AttributeKind::kI16: return DType::kI16;
+    case AttributeKind::kI32: return DType::kI32;
+    case AttributeKind::kI64: return DType::kI64;
+    case AttributeKind::kUI8: return DType::kUI8;
+    case AttributeKind::kUI16: return DType::kUI16;
+    case AttributeKind::kUI32: return DType::kUI32;
+    case AttributeKind::kUI64: return DType::kUI64;
+    case AttributeKind::kF16: return DType::kF16;
+    case AttributeKind::kBF16: return DType::kBF16;
+    case AttributeKind::kF32: return DType::kF32;
+    case AttributeKind::kF64: return DType::kF64;
+    default: return std::nullopt;
+  }
+}
+
+// Copies one BEF attribute into `attrs` under `name`. Function attributes
+// take the frame's functions in order (`next_function`).
+absl::Status AddAttribute(AsyncKernelFrame* frame, OpAttrs& attrs,
+                          absl::string_view name,
+                          const bef::Attribute& attribute,
+                          size_t& next_function) {
+  const bef::BefFile& file = frame->bef_file();
+  if (auto type = OpAttrTypeOfKind(attribute.kind)) {
+    attrs.SetRaw(name, *type, false, &attribute.bits,
+                 bef::ScalarSize(attribute.kind), 1);
+    return absl::OkStatus();
+  }
+  switch (attribute.kind) {
+    case AttributeKind::kUnit:
+      attrs.Set(name, true);
+      return absl::OkStatus();
+    case AttributeKind::kString:
+      attrs.SetString(name, attribute.bytes);
+      return absl::OkStatus();
+    case AttributeKind::kArray: {
+      auto type = OpAttrTypeOfKind(attribute.element_kind);
+      if (!type) break;
+      attrs.SetRaw(name, *type, true, attribute.bytes.data(),
+                   attribute.bytes.size(), attribute.count);
+      return absl::OkStatus();
+    }
+    case AttributeKind::kDense: {
+      auto dtype = DTypeOfKind(attribute.element_kind);
+      if (!dtype) break;
+      attrs.SetDense(name, *dtype, attribute.shape, attribute.bytes.data(),
+                     attribute.bytes.size());
+      return absl::OkStatus();
+    }
+    case AttributeKind::kType: {
+      auto dtype = ParseDType(file.type_name(attribute.index));
+      if (!dtype) break;
+      attrs.Set(name, *dtype);
+      return absl::OkStatus();
+    }
+    case AttributeKind::kAggregate:
+      if (attribute.elements.empty()) {  // `[]`: an empty array.
+        attrs.SetArray<int64_t>(name, absl::Span<const int64_t>());
+        return absl::OkStatus();
+      }
+      break;
+    case AttributeKind::kFunction:
+      if (next_function >= frame->GetNumFunctions()) break;
+      attrs.SetFunc(name, frame->GetFunctionAt(next_function++));
+      return absl::OkStatus();
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unsupported value for op attribute '", name, "'"));
+}
+
+// `[["key", value], ...]` pairs as written by corert.executeop.
+absl::Status AddAttributePairs(AsyncKernelFrame* frame, OpAttrs& attrs,
+                               const bef::Attribute* pairs,
+                               size_t& next_function) {
+  if (!pairs) return absl::OkStatus();
+  const bef::BefFile& file = frame->bef_file();
+  if (pairs->kind != AttributeKind::kAggregate) {
+    return absl::InvalidArgumentError("op attributes must be key/value pairs");
+  }
+  for (uint32_t element : pairs->elements) {
+    const bef::Attribute& pair = file.attribute(element);
+    if (pair.kind != AttributeKind::kAggregate || pair.elements.size() != 2 ||
+        file.attribute(pair.elements[0]).kind != AttributeKind::kString) {
+      return absl::InvalidArgumentError(
+          "op attributes must be [\"key\", value] pairs");
+    }
+    absl::Status status =
+        AddAttribute(frame, attrs, file.attribute(pair.elements[0]).bytes,
+                     file.attribute(pair.elements[1]), next_function);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::string_view StringAttr(AsyncKernelFrame* frame, absl::string_view name) {
+  const bef::Attribute* attribute = frame->GetAttribute(name);
+  if (attribute && attribute->kind == AttributeKind::kString) {
+    return attribute->bytes;
+  }
+  // Programs name it differently across TFRT versions: take the first
+  // string attribute.
+  for (size_t i = 0; i < frame->GetNumAttributes(); ++i) {
+    if (frame->GetAttributeAt(i).kind == AttributeKind::kString) {
+      return frame->GetAttributeAt(i).bytes;
+    }
+  }
+  return {};
+}
+
+// True if `error` is one of `arguments` (after forwarding): it was
+// reported where it was created.
+bool IsPropagated(const AsyncValue* error,
+                  absl::Span<AsyncValue* const> arguments) {
+  // Forwarded values share the status of the value they resolve to.
+  const absl::Status* status = error->GetErrorIfPresent();
+  for (AsyncValue* argument : arguments) {
+    if (argument->GetErrorIfPresent() == status) return true;
+    if (argument->IsConcrete() && argument->IsType<TensorHandle>()) {
+      AsyncValue* tensor = argument->get<TensorHandle>().GetAsyncTensor();
+      if (tensor && tensor->GetErrorIfPresent() == status) return true;
+    }
+  }
+  return false;
+}
+
+// Publishes `handle` as a register that is available once its tensor is;
+// a new error is reported at the kernel's location.
+RCReference<AsyncValue> HandleRegister(
+    TensorHandle handle, const ExecutionContext& exec_ctx,
+    std::shared_ptr<std::vector<RCReference<AsyncValue>>> arguments) {
+  AsyncValue* tensor = handle.GetAsyncTensor();
+  auto settle = [exec_ctx, arguments](TensorHandle h) -> RCReference<AsyncValue> {
+    AsyncValue* t = h.GetAsyncTensor();
+    if (const absl::Status* error = t->GetErrorIfPresent()) {
+      std::vector<AsyncValue*> raw;
+      for (auto& a : *arguments) raw.push_back(a.get());
+      if (IsPropagated(t, raw)) return FormRef(t);
+      return EmitErrorAsync(exec_ctx, *error);
+    }
+    return MakeAvailableAsyncValueRef<TensorHandle>(std::move(h));
+  };
+  if (tensor->IsAvailable()) return settle(std::move(handle));
+  RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
+  tensor->AndThen([settle, result, handle = std::move(handle)]() mutable {
+    result->ForwardTo(settle(std::move(handle)));
+  });
+  return result;
+}
+
+RCReference<AsyncValue> ChainRegister(
+    AsyncValueRef<Chain> chain, const ExecutionContext& exec_ctx,
+    std::shared_ptr<std::vector<RCReference<AsyncValue>>> arguments) {
+  RCReference<AsyncValue> value = std::move(chain);
+  auto settle = [exec_ctx, arguments](RCReference<AsyncValue> v) {
+    if (const absl::Status* error = v->GetErrorIfPresent()) {
+      std::vector<AsyncValue*> raw;
+      for (auto& a : *arguments) raw.push_back(a.get());
+      if (!IsPropagated(v.get(), raw)) return EmitErrorAsync(exec_ctx, *error);
+    }
+    return v;
+  };
+  if (value->IsAvailable()) return settle(std::move(value));
+  RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
+  AsyncValue* raw = value.get();
+  raw->AndThen([settle, result, value = std::move(value)]() mutable {
+    result->ForwardTo(settle(std::move(value)));
+  });
+  return result;
+}
+
+// Runs `op` on handle arguments args[first_arg..], publishing handles from
+// result `first_result` on, and the op's chain in result 0 if `seq`.
+void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
+           const OpAttrsRef& attrs, size_t first_arg, bool seq) {
+  const ExecutionContext& borrowed = frame->GetExecutionContext();
+  ExecutionContext exec_ctx = borrowed;  // Owned: errors may come later.
+  auto held = std::make_shared<std::vector<RCReference<AsyncValue>>>();
+  absl::InlinedVector<TensorHandle, 4> args;
+  for (size_t i = first_arg; i < frame->GetNumArgs(); ++i) {
+    AsyncValue* value = frame->GetArgAt(i);
+    if (value->IsType<Chain>()) continue;  // A trailing ordering chain.
+    if (!value->IsType<TensorHandle>()) {
+      return frame->ReportError(absl::InvalidArgumentError(
+          absl::StrCat("argument ", i, " is not a !corert.tensorhandle")));
+    }
+    args.push_back(value->get<TensorHandle>().CopyRef());
+    held->push_back(FormRef(value));
+  }
+  size_t first_result = seq ? 1 : 0;
+  absl::InlinedVector<TensorHandle, 2> results(frame->GetNumResults() -
+                                               first_result);
+  AsyncValueRef<Chain> chain;
+  op(exec_ctx, absl::MakeSpan(args), attrs, absl::MakeSpan(results),
+     seq ? &chain : nullptr);
+  if (seq) frame->SetResultAt(0, ChainRegister(std::move(chain), exec_ctx, held));
+  for (size_t i = 0; i < results.size(); ++i) {
+    frame->SetResultAt(first_result + i,
+                       HandleRegister(std::move(results[i]), exec_ctx, held));
+  }
+}
+
+absl::StatusOr<OpAttrsRef> ExecuteOpAttrs(AsyncKernelFrame* frame) {
+  OpAttrs attrs;
+  size_t next_function = 0;
+  absl::Status status = AddAttributePairs(
+      frame, attrs, frame->GetAttribute("op_attrs"), next_function);
+  if (!status.ok()) return status;
+  status = AddAttributePairs(frame, attrs, frame->GetAttribute("op_func_attrs"),
+                             next_function);
+  if (!status.ok()) return status;
+  return attrs.empty() ? OpAttrsRef() : attrs.Freeze();
+}
+
+// corert.executeop(%handler, %args...) / executeop.seq(%handler, %chain,
+// %args...).
+template <bool kSeq>
+void ExecuteOp(AsyncKernelFrame* frame) {
+  if (frame->GetNumArgs() < (kSeq ? 2u : 1u) ||
+      !frame->GetArgAt(0)->IsType<OpHandler*>()) {
+    return frame->ReportError(
+        absl::InvalidArgumentError("the first operand must be an op handler"));
+  }
+  OpHandler* handler = frame->GetArgAt(0)->get<OpHandler*>();
+  absl::StatusOr<OpAttrsRef> attrs = ExecuteOpAttrs(frame);
+  if (!attrs.ok()) return frame->ReportError(attrs.status());
+  absl::StatusOr<CoreRuntimeOp> op =
+      Runtime(frame).MakeOp(StringAttr(frame, "op_name"), handler);
+  if (!op.ok()) return frame->ReportError(op.status());
+  RunOp(frame, *op, *attrs, kSeq ? 2 : 1, kSeq);
+}
+
+// corert.execute_crt_op(%op, %args...): a prepared (e.g. composite) op.
+void ExecuteCrtOp(AsyncKernelFrame* frame) {
+  if (frame->GetNumArgs() < 1 || !frame->GetArgAt(0)->IsType<CoreRuntimeOp>()) {
+    return frame->ReportError(
+        absl::InvalidArgumentError("the first operand must be a !corert.op"));
+  }
+  absl::StatusOr<OpAttrsRef> attrs = ExecuteOpAttrs(frame);
+  if (!attrs.ok()) return frame->ReportError(attrs.status());
+  bool seq = frame->GetNumResults() > 0 && frame->GetNumArgs() > 1 &&
+             frame->GetArgAt(1)->IsType<Chain>();
+  RunOp(frame, frame->GetArgAt(0)->get<CoreRuntimeOp>(), *attrs,
+        seq ? 2 : 1, seq);
+}
+
+//===--- Op handlers ------------------------------------------------------===//
+
+OpHandler* CreateNullOpHandler(AsyncKernelFrame* frame) {
+  return Runtime(frame).CreateNullOpHandler();
+}
+
+OpHandler* CreateCpuOpHandler(OpHandler* fallback, AsyncKernelFrame* frame) {
+  return Runtime(frame).CreateCpuOpHandler(fallback);
+}
+
+OpHandler* CreateLoggingOpHandler(OpHandler* wrapped,
+                                  AsyncKernelFrame* frame) {
+  bool sync = false;
+  if (const bef::Attribute* a = frame->GetAttribute("sync_log_results")) {
+    sync = a->bits != 0;
+  }
+  return Runtime(frame).CreateLoggingOpHandler(wrapped, sync);
+}
+
+Chain RegisterOpHandler(OpHandler* handler, AsyncKernelFrame* frame) {
+  Runtime(frame).RegisterOpHandler(StringAttr(frame, "op_handler_name"),
+                                   handler);
+  return Chain();
+}
+
+absl::StatusOr<OpHandler*> GetOpHandler(AsyncKernelFrame* frame) {
+  absl::string_view name = StringAttr(frame, "op_handler_name");
+  OpHandler* handler = Runtime(frame).GetOpHandler(name);
+  if (!handler) {
+    return absl::NotFoundError(absl::StrCat("op_handler not found: ", name));
+  }
+  return handler;
+}
+
+//===--- Tensor handles ---------------------------------------------------===//
+
+// Runs `fn(handle)` once the handle's tensor is available; returns a chain
+// that completes after it.
+template <typename Fn>
+AsyncValueRef<Chain> WhenTensorReady(const TensorHandle& handle, Fn fn) {
+  AsyncValue* tensor = handle.GetAsyncTensor();
+  if (tensor->IsAvailable()) {
+    fn(handle);
+    return GetReadyChain();
+  }
+  auto chain = MakeUnconstructedAsyncValueRef<Chain>();
+  tensor->AndThen([h = handle.CopyRef(), fn, chain] {
+    fn(h);
+    chain.emplace();
+  });
+  return chain;
+}
+
+void PrintHandle(const TensorHandle& handle) {
+  std::string text = handle.DebugString();
+  text.push_back('\n');
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+AsyncValueRef<Chain> PrintTensorHandle(const TensorHandle& handle) {
+  return WhenTensorReady(handle, PrintHandle);
+}
+
+void SyncPrintTensorHandle(const TensorHandle& handle) { PrintHandle(handle); }
+
+absl::StatusOr<TensorShape> TensorHandleToShape(const TensorHandle& handle) {
+  if (!handle.IsMetadataAvailable()) {
+    return absl::UnavailableError("the tensor's metadata is not known yet");
+  }
+  return handle.GetAvailableMetadata().shape;
+}
+
+// The handle's tensor value itself (!t.tensor).
+RCReference<AsyncValue> TensorHandleToHt(const TensorHandle& handle) {
+  return handle.CopyTensorRef();
+}
+
+TensorHandle HtToTensorHandle(Argument<DenseHostTensor> tensor,
+                              HostContext* host) {
+  return TensorHandle(FormRef(&host->host_device()), tensor->metadata(),
+                      FormRef(tensor.value()));
+}
+
+absl::StatusOr<int32_t> TensorHandleToInt32(const TensorHandle& handle) {
+  const Tensor* tensor = handle.GetAvailableTensor();
+  if (!tensor || tensor->dtype() != DType::kI32 ||
+      tensor->NumElements() < 1 ||
+      tensor->tensor_type() != DenseHostTensorType()) {
+    return absl::InvalidArgumentError(
+        "tensorhandle_to_int32 needs a dense i32 tensor");
+  }
+  return static_cast<const DenseHostTensor*>(tensor)->elements<int32_t>()[0];
+}
+
+absl::StatusOr<TensorHandle> DenseHandle(HostContext* host,
+                                         const TensorMetadata& metadata,
+                                         const void* data, size_t size,
+                                         size_t count) {
+  auto tensor = DenseHostTensor::CreateUninitialized(metadata, *host->allocator());
+  if (!tensor) return absl::ResourceExhaustedError("Cannot allocate tensor");
+  size_t element_size = DTypeSize(metadata.dtype);
+  int64_t n = metadata.shape.GetNumElements();
+  if (count != 1 && static_cast<int64_t>(count) != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(count, " values for a tensor of ", n, " elements"));
+  }
+  if (count * element_size != size) {
+    return absl::InvalidArgumentError("malformed tensor value");
+  }
+  char* out = static_cast<char*>(tensor->data());
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(out + i * element_size,
+                static_cast<const char*>(data) + (count == 1 ? 0 : i) * element_size,
+                element_size);
+  }
+  return TensorHandle(FormRef(&host->host_device()), metadata,
+                      MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(*tensor)));
+}
+
+absl::StatusOr<std::vector<int64_t>> ShapeOf(const bef::Attribute* attribute) {
+  if (!attribute) return absl::InvalidArgumentError("missing 'shape'");
+  if (attribute->kind == AttributeKind::kAggregate &&
+      attribute->elements.empty()) {
+    return std::vector<int64_t>();
+  }
+  if (attribute->kind != AttributeKind::kArray) {
+    return absl::InvalidArgumentError("'shape' must be an integer array");
+  }
+  std::vector<int64_t> dims;
+  for (uint32_t i = 0; i < attribute->count; ++i) {
+    int64_t d;
+    switch (attribute->element_kind) {
+      case AttributeKind::kI32: d = attribute->array<int32_t>()[i]; break;
+      case AttributeKind::kI64: d = attribute->array<int64_t>()[i]; break;
+      default:
+        return absl::InvalidArgumentError("'shape' must be an integer array");
+    }
+    if (d < 0) return absl::InvalidArgumentError("negative dimension");
+    dims.push_back(d);
+  }
+  return dims;
+}
+
+// corert.const_dense_tensor {value = dense<...>}.
+absl::StatusOr<TensorHandle> ConstDenseTensor(RawAttribute value,
+                                              HostContext* host) {
+  const bef::Attribute& dense = value.get();
+  auto dtype = DTypeOfKind(dense.element_kind);
+  if (dense.kind != AttributeKind::kDense || !dtype) {
+    return absl::InvalidArgumentError("value must be a dense attribute");
+  }
+  TensorMetadata metadata(*dtype, TensorShape(dense.shape));
+  size_t count = dense.bytes.size() / std::max<size_t>(1, DTypeSize(*dtype));
+  return DenseHandle(host, metadata, dense.bytes.data(), dense.bytes.size(),
+                     count);
+}
+
+// corert.create_dense_tensor.DTYPE {shape = [...], value = [...]}.
+absl::StatusOr<TensorHandle> CreateDenseTensor(AsyncKernelFrame* frame) {
+  auto dims = ShapeOf(frame->GetAttribute("shape"));
+  if (!dims.ok()) return dims.status();
+  const bef::Attribute* value = frame->GetAttribute("value");
+  if (!value) return absl::InvalidArgumentError("missing 'value'");
+  std::optional<DType> dtype;
+  const void* data = nullptr;
+  size_t size = 0, count = 0;
+  if (value->kind == AttributeKind::kArray) {
+    dtype = DTypeOfKind(value->element_kind);
+    data = value->bytes.data();
+    size = value->bytes.size();
+    count = value->count;
+  } else if (value->IsScalar()) {
+    dtype = DTypeOfKind(value->kind);
+    data = &value->bits;
+    size = bef::ScalarSize(value->kind);
+    count = 1;
+  }
+  if (!dtype) return absl::InvalidArgumentError("unsupported 'value'");
+  return DenseHandle(frame->GetHostContext(),
+                     TensorMetadata(*dtype, TensorShape(*dims)), data, size,
+                     count);
+}
+
+// corert.const_string_tensor {shape = [...], value = ["a", ...]}.
+absl::StatusOr<TensorHandle> ConstStringTensor(AsyncKernelFrame* frame) {
+  auto dims = ShapeOf(frame->GetAttribute("shape"));
+  if (!dims.ok()) return dims.status();
+  const bef::Attribute* value = frame->GetAttribute("value");
+  std::vector<absl::string_view> strings;
+  if (value && value->kind == AttributeKind::kAggregate) {
+    for (uint32_t element : value->elements) {
+      const bef::Attribute& s = frame->bef_file().attribute(element);
+      if (s.kind != AttributeKind::kString) break;
+      strings.push_back(s.bytes);
+    }
+  } else if (value && value->kind == AttributeKind::kString) {
+    strings.push_back(value->bytes);
+  }
+  TensorShape shape(*dims);
+  if (strings.empty() ||
+      (strings.size() != 1 &&
+       static_cast<int64_t>(strings.size()) != shape.GetNumElements())) {
+    return absl::InvalidArgumentError(
+        "value must hold one string or one per element");
+  }
+  auto tensor = StringHostTensor::CreateUninitialized(shape);
+  if (!tensor) return absl::ResourceExhaustedError("Cannot allocate tensor");
+  absl::Span<std::string> out = tensor->strings();
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = std::string(strings[strings.size() == 1 ? 0 : i]);
+  }
+  TensorMetadata metadata = tensor->metadata();
+  return TensorHandle(
+      FormRef(&frame->GetHostContext()->host_device()), metadata,
+      MakeAvailableAsyncValueRef<StringHostTensor>(std::move(*tensor)));
+}
+
+absl::Status ErrorTensorHandle() {
+  return absl::InvalidArgumentError("invalid tensorhandle");
+}
+
+//===--- Devices and transfers --------------------------------------------===//
+
+absl::StatusOr<RCReference<Device>> GetDevice(AsyncKernelFrame* frame) {
+  absl::string_view name = StringAttr(frame, "device_name");
+  RCReference<Device> device =
+      frame->GetHostContext()->device_manager().GetDevice(name);
+  if (!device) return absl::NotFoundError(absl::StrCat("no device ", name));
+  return device;
+}
+
+TensorType GetDstTensorType(const TensorHandle& handle,
+                            const RCReference<Device>& device) {
+  // Host devices hold dense tensors by default.
+  return DenseHostTensorType();
+}
+
+TensorHandle Transfer(const TensorHandle& handle,
+                      const RCReference<Device>& device, TensorType type,
+                      const ExecutionContext& exec_ctx) {
+  const Tensor* tensor = handle.GetAvailableTensor();
+  if (!tensor) return TensorHandle::CreateError(handle.CopyTensorRef());
+  Device& src = handle.device() ? *handle.device() : exec_ctx.host()->host_device();
+  RCReference<AsyncValue> converted =
+      ConvertTensor(*tensor, src, *device, type, exec_ctx);
+  if (converted->IsError()) return TensorHandle::CreateError(converted);
+  return TensorHandle(device, tensor->metadata(), std::move(converted));
+}
+
+//===--- Op attributes ----------------------------------------------------===//
+
+// !corert.opattrs registers hold a shared mutable OpAttrs.
+using OpAttrsHolder = std::shared_ptr<OpAttrs>;
+
+OpAttrsHolder CreateOpAttrs() { return std::make_shared<OpAttrs>(); }
+
+absl::StatusOr<Chain> OpAttrsSet(const OpAttrsHolder& attrs,
+                                 AsyncKernelFrame* frame) {
+  const bef::Attribute* key = frame->GetAttribute("key");
+  const bef::Attribute* value = frame->GetAttribute("value");
+  if (!key || key->kind != AttributeKind::kString || !value) {
+    return absl::InvalidArgumentError("needs 'key' and 'value' attributes");
+  }
+  size_t next_function = 0;
+  absl::Status status =
+      AddAttribute(frame, *attrs, key->bytes, *value, next_function);
+  if (!status.ok()) return status;
+  return Chain();
+}
+
+absl::StatusOr<Chain> OpAttrsSetShape(const OpAttrsHolder& attrs,
+                                      AsyncKernelFrame* frame) {
+  const bef::Attribute* key = frame->GetAttribute("key");
+  auto dims = ShapeOf(frame->GetAttribute("value"));
+  if (!key || !dims.ok()) {
+    return absl::InvalidArgumentError("needs 'key' and 'value' attributes");
+  }
+  attrs->SetShape(key->bytes, absl::MakeConstSpan(*dims));
+  return Chain();
+}
+
+Chain OpAttrsPrint(const OpAttrsHolder& attrs) {
+  std::string text;
+  attrs->Print(&text);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  return Chain();
+}
+
+std::tuple<OpAttrsRef, Chain> OpAttrsFreeze(const OpAttrsHolder& attrs) {
+  return {attrs->Freeze(), Chain()};
+}
+
+Chain OpAttrsRefPrint(const OpAttrsRef& attrs) {
+  std::string text;
+  attrs->Print(&text);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  return Chain();
+}
+
+//===--- Composite ops and control flow -----------------------------------===//
+
+absl::StatusOr<CoreRuntimeOp> MakeCompositeOp(AsyncKernelFrame* frame) {
+  if (frame->GetNumFunctions() < 1) {
+    return absl::InvalidArgumentError("make_composite_op needs a function");
+  }
+  return Runtime(frame).MakeCompositeOp(frame->GetFunctionAt(0));
+}
+
+bool IsTruthy(const Tensor& tensor) {
+  if (tensor.NumElements() < 1) return false;
+  const void* data = nullptr;
+  if (tensor.tensor_type() == DenseHostTensorType()) {
+    data = static_cast<const DenseHostTensor&>(tensor).data();
+  } else if (tensor.tensor_type() == ScalarHostTensorType()) {
+    data = static_cast<const ScalarHostTensor&>(tensor).value_data();
+  } else {
+    return false;
+  }
+  const unsigned char* bytes = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < DTypeSize(tensor.dtype()); ++i) {
+    if (bytes[i]) return true;
+  }
+  return false;
+}
+
+using Values = std::vector<RCReference<AsyncValue>>;
+
+Values Call(const Function& function, const ExecutionContext& exec_ctx,
+            absl::Span<AsyncValue* const> arguments) {
+  Values results(function.num_results());
+  function.Execute(exec_ctx, arguments, absl::MakeSpan(results));
+  return results;
+}
+
+std::vector<AsyncValue*> Raw(const Values& values) {
+  std::vector<AsyncValue*> raw;
+  for (const auto& v : values) raw.push_back(v.get());
+  return raw;
+}
+
+// corert.cond %cond @true @false (%args...): picks a branch by the
+// condition tensor (non-zero first element).
+void Cond(AsyncKernelFrame* frame) {
+  if (frame->GetNumArgs() < 1 || frame->GetNumFunctions() < 2 ||
+      !frame->GetArgAt(0)->IsType<TensorHandle>()) {
+    return frame->ReportError(absl::InvalidArgumentError(
+        "corert.cond takes a condition handle and two functions"));
+  }
+  const TensorHandle& condition = frame->GetArgAt(0)->get<TensorHandle>();
+  const Function* branches[2] = {frame->GetFunctionAt(0),
+                                 frame->GetFunctionAt(1)};
+  Values args;
+  for (size_t i = 1; i < frame->GetNumArgs(); ++i) {
+    args.push_back(FormRef(frame->GetArgAt(i)));
+  }
+  std::vector<RCReference<IndirectAsyncValue>> outputs;
+  for (size_t i = 0; i < frame->GetNumResults(); ++i) {
+    outputs.push_back(MakeIndirectAsyncValue());
+    frame->SetResultAt(i, outputs.back());
+  }
+  ExecutionContext exec_ctx = frame->GetExecutionContext();
+  RCReference<AsyncValue> tensor = condition.CopyTensorRef();
+  AsyncValue* raw = tensor.get();
+  raw->AndThen([tensor = std::move(tensor), branches0 = branches[0],
+                branches1 = branches[1], args = std::move(args),
+                outputs = std::move(outputs), exec_ctx] {
+    if (tensor->IsError()) {
+      for (auto& output : outputs) output->ForwardTo(tensor);
+      return;
+    }
+    const Tensor* t = GetTensorIfPresent(*tensor);
+    const Function* branch = t && IsTruthy(*t) ? branches0 : branches1;
+    Values results = Call(*branch, exec_ctx, Raw(args));
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      outputs[i]->ForwardTo(i < results.size()
+                                ? std::move(results[i])
+                                : MakeErrorAsyncValueRef("missing result"));
+    }
+  });
+}
+
+// corert.while @cond @body (%args...): while cond(args)'s last result is a
+// truthy tensor handle, args = body(args).
+struct WhileLoop {
+  const Function* cond;
+  const Function* body;
+  ExecutionContext exec_ctx;
+  std::vector<RCReference<IndirectAsyncValue>> outputs;
+  int depth = 0;
+};
+
+void Finish(std::shared_ptr<WhileLoop> loop, Values values) {
+  for (size_t i = 0; i < loop->outputs.size(); ++i) {
+    loop->outputs[i]->ForwardTo(i < values.size() ? std::move(values[i])
+                                                  : MakeErrorAsyncValueRef(
+                                                        "missing result"));
+  }
+}
+
+void FailLoop(const std::shared_ptr<WhileLoop>& loop,
+              const RCReference<AsyncValue>& error) {
+  for (auto& output : loop->outputs) output->ForwardTo(error);
+}
+
+void WhileStep(std::shared_ptr<WhileLoop> loop, Values state);
+
+void AfterCond(std::shared_ptr<WhileLoop> loop, Values state,
+               Values cond_results) {
+  for (auto& v : cond_results) {
+    if (v->IsError()) return FailLoop(loop, v);
+  }
+  AsyncValue* last = cond_results.empty() ? nullptr : cond_results.back().get();
+  if (!last || !last->IsType<TensorHandle>()) {
+    return FailLoop(loop, MakeErrorAsyncValueRef(
+                              "corert.while: the condition must return a "
+                              "tensor handle last"));
+  }
+  RCReference<AsyncValue> tensor =
+      last->get<TensorHandle>().CopyTensorRef();
+  AsyncValue* raw = tensor.get();
+  raw->AndThen([loop = std::move(loop), state = std::move(state),
+                tensor = std::move(tensor)]() mutable {
+    if (tensor->IsError()) return FailLoop(loop, tensor);
+    const Tensor* t = GetTensorIfPresent(*tensor);
+    if (!t || !IsTruthy(*t)) return Finish(loop, std::move(state));
+    Values next = Call(*loop->body, loop->exec_ctx, Raw(state));
+    std::vector<AsyncValue*> raw_next = Raw(next);
+    RunWhenReady(raw_next, [loop, next = std::move(next)]() mutable {
+      for (auto& v : next) {
+        if (v->IsError()) return FailLoop(loop, v);
+      }
+      WhileStep(std::move(loop), std::move(next));
+    });
+  });
+}
+
+void WhileStep(std::shared_ptr<WhileLoop> loop, Values state) {
+  // Synchronous iterations recurse through the continuations: hop to the
+  // work queue now and then to bound the stack.
+  if (++loop->depth % 64 == 0) {
+    HostContext* host = loop->exec_ctx.host();
+    EnqueueWork(host, [loop = std::move(loop), state = std::move(state)]() mutable {
+      loop->depth = 0;
+      WhileStep(std::move(loop), std::move(state));
+    });
+    return;
+  }
+  Values cond_results = Call(*loop->cond, loop->exec_ctx, Raw(state));
+  std::vector<AsyncValue*> raw = Raw(cond_results);
+  RunWhenReady(raw, [loop = std::move(loop), state = std::move(state),
+                     cond_results = std::move(cond_results)]() mutable {
+    AfterCond(std::move(loop), std::move(state), std::move(cond_results));
+  });
+}
+
+void While(AsyncKernelFrame* frame) {
+  if (frame->GetNumFunctions() < 2) {
+    return frame->ReportError(absl::InvalidArgumentError(
+        "corert.while takes a condition and a body function"));
+  }
+  auto loop = std::make_shared<WhileLoop>(WhileLoop{
+      frame->GetFunctionAt(0), frame->GetFunctionAt(1),
+      frame->GetExecutionContext(), {}, 0});
+  for (size_t i = 0; i < frame->GetNumResults(); ++i) {
+    loop->outputs.push_back(MakeIndirectAsyncValue());
+    frame->SetResultAt(i, loop->outputs.back());
+  }
+  Values state;
+  for (size_t i = 0; i < frame->GetNumArgs(); ++i) {
+    state.push_back(FormRef(frame->GetArgAt(i)));
+  }
+  WhileStep(std::move(loop), std::move(state));
+}
+
+}  // namespace
+
+void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
+  auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
+    MustAddKernel(registry, name, kernel);
+  };
+  add("corert.create_null_op_handler", ASYNCRT_KERNEL(CreateNullOpHandler));
+  add("corert.create_cpu_op_handler", ASYNCRT_KERNEL(CreateCpuOpHandler));
+  add("corert.create_logging_op_handler",
+      ASYNCRT_KERNEL(CreateLoggingOpHandler));
+  add("corert.register_op_handler", ASYNCRT_KERNEL(RegisterOpHandler));
+  add("corert.get_op_handler", ASYNCRT_KERNEL(GetOpHandler));
+  add("corert_sync.get_op_handler", ASYNCRT_KERNEL(GetOpHandler));
+  add("corert.executeop", ExecuteOp<false>);
+  add("corert_sync.executeop", ExecuteOp<false>);
+  add("corert.executeop.seq", ExecuteOp<true>);
+  add("corert.execute_crt_op", ExecuteCrtOp);
+  add("corert.print_tensorhandle", ASYNCRT_KERNEL(PrintTensorHandle));
+  add("corert_sync.print_tensorhandle", ASYNCRT_KERNEL(SyncPrintTensorHandle));
+  add("corert.tensorhandle_to_shape", ASYNCRT_KERNEL(TensorHandleToShape));
+  add("corert.tensorhandle_to_ht", ASYNCRT_KERNEL(TensorHandleToHt));
+  add("corert.ht_to_tensorhandle", ASYNCRT_KERNEL(HtToTensorHandle));
+  add("corert.tensorhandle_to_int32", ASYNCRT_KERNEL(TensorHandleToInt32));
+  add("corert.const_dense_tensor", ASYNCRT_KERNEL(ConstDenseTensor));
+  add("corert.const_string_tensor", ASYNCRT_KERNEL(ConstStringTensor));
+  for (const char* dtype :
+       {"i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "f16",
+        "bf16", "f32", "f64", "bool"}) {
+    add(absl::StrCat("corert.create_dense_tensor.", dtype),
+        ASYNCRT_KERNEL(CreateDenseTensor));
+  }
+  add("tfrt_test.error_tensorhandle", ASYNCRT_KERNEL(ErrorTensorHandle));
+  add("tfrt.get_device", ASYNCRT_KERNEL(GetDevice));
+  add("corert.get_dst_tensor_type", ASYNCRT_KERNEL(GetDstTensorType));
+  add("corert.transfer", ASYNCRT_KERNEL(Transfer));
+  add("corert.create_op_attrs", ASYNCRT_KERNEL(CreateOpAttrs));
+  for (const char* type : {"i32", "i64", "f32", "f64", "bool", "dtype",
+                           "dense", "aggregate", "str"}) {
+    add(absl::StrCat("corert.op_attrs_set.", type), ASYNCRT_KERNEL(OpAttrsSet));
+  }
+  add("corert.op_attrs_set.shape", ASYNCRT_KERNEL(OpAttrsSetShape));
+  for (const char* type : {"i32", "i64", "f32", "f64", "bool"}) {
+    add(absl::StrCat("corert.op_attrs_set_array.", type),
+        ASYNCRT_KERNEL(OpAttrsSet));
+  }
+  add("tfrt_test.corert.op_attrs_print", ASYNCRT_KERNEL(OpAttrsPrint));
+  add("tfrt_test.corert.op_attrs_freeze", ASYNCRT_KERNEL(OpAttrsFreeze));
+  add("tfrt_test.corert.op_attrs_ref_print", ASYNCRT_KERNEL(OpAttrsRefPrint));
+  add("corert.make_composite_op", ASYNCRT_KERNEL(MakeCompositeOp));
+  add("corert.cond", Cond);
+  add("corert.while", While);
+}
+
+}  // namespace asyncrt

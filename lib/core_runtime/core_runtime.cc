@@ -1,0 +1,501 @@
+#include "asyncrt/core_runtime/core_runtime.h"
+
+#include <atomic>
+#include <cstdio>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "asyncrt/bef_executor/function.h"
+#include "asyncrt/host_context/async_dispatch.h"
+#include "asyncrt/host_context/concurrent_work_queue.h"
+#include "asyncrt/host_context/diagnostic.h"
+#include "asyncrt/host_context/host_allocator.h"
+#include "asyncrt/host_context/resource_context.h"
+#include "asyncrt/tensor/conversion_registry.h"
+
+namespace asyncrt {
+
+//===--- OpRegistry -------------------------------------------------------===//
+
+const OpImplementation* OpEntry::FindImplementation(
+    absl::string_view device_type) const {
+  for (const OpImplementation& implementation : implementations) {
+    if (implementation.device_type == device_type) return &implementation;
+  }
+  return nullptr;
+}
+
+OpRegistry& OpRegistry::Global() {
+  static OpRegistry* const registry = new OpRegistry;
+  return *registry;
+}
+
+OpEntry& OpRegistry::GetOrAdd(absl::string_view name) {
+  auto& slot = ops_[name];
+  if (!slot) {
+    slot = std::make_unique<OpEntry>();
+    slot->name = std::string(name);
+  }
+  return *slot;
+}
+
+void OpRegistry::AddOp(absl::string_view name, OpMetadataFn metadata_fn) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  GetOrAdd(name).metadata_fn = metadata_fn;
+}
+
+void OpRegistry::AddDispatch(absl::string_view name,
+                             absl::string_view device_type,
+                             OpDispatchFn dispatch,
+                             uint32_t accepted_tensors) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  OpEntry& entry = GetOrAdd(name);
+  for (OpImplementation& implementation : entry.implementations) {
+    if (implementation.device_type == device_type) {
+      implementation.dispatch = dispatch;
+      implementation.accepted_tensors = accepted_tensors;
+      return;
+    }
+  }
+  entry.implementations.push_back(
+      {std::string(device_type), dispatch, accepted_tensors});
+}
+
+const OpEntry* OpRegistry::Find(absl::string_view name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = ops_.find(name);
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+//===--- Running registry ops ---------------------------------------------===//
+
+namespace {
+
+using ValueVector = absl::InlinedVector<RCReference<AsyncValue>, 2>;
+using MetadataVector = absl::InlinedVector<TensorMetadata, 2>;
+
+void FailOp(const RCReference<AsyncValue>& error,
+            absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain) {
+  for (TensorHandle& result : results) {
+    result = TensorHandle::CreateError(error);
+  }
+  if (chain) *chain = AsyncValueRef<Chain>(error);
+}
+
+bool Accepts(const OpImplementation& implementation, TensorType type) {
+  if (type == DenseHostTensorType()) return true;
+  uint32_t accepted = implementation.accepted_tensors;
+  if (accepted == kOpAcceptsAnyHost) return true;
+  if (type == ScalarHostTensorType()) return accepted & kOpAcceptsScalarHost;
+  if (type == CooHostTensorType()) return accepted & kOpAcceptsCooHost;
+  if (type == StringHostTensorType()) return accepted & kOpAcceptsStringHost;
+  return false;
+}
+
+// Runs the implementation on available arguments; fills `tensors`.
+void Dispatch(const OpImplementation& implementation,
+              const ExecutionContext& exec_ctx,
+              absl::Span<AsyncValue* const> arguments, const OpAttrs& attrs,
+              absl::Span<const TensorMetadata> result_metadata,
+              absl::Span<RCReference<AsyncValue>> tensors,
+              AsyncValueRef<Chain>* chain) {
+  auto fail = [&](RCReference<AsyncValue> error) {
+    for (auto& tensor : tensors) tensor = error;
+    if (chain) *chain = AsyncValueRef<Chain>(std::move(error));
+  };
+  for (AsyncValue* argument : arguments) {
+    if (argument->IsError()) return fail(FormRef(argument));
+  }
+  absl::InlinedVector<AsyncValue*, 4> inputs(arguments.begin(),
+                                             arguments.end());
+  ValueVector converted;  // Keeps converted arguments alive.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor* tensor = GetTensorIfPresent(*inputs[i]);
+    if (!tensor) {
+      return fail(MakeErrorAsyncValueRef(
+          absl::StrCat("argument ", i, " is not a host tensor")));
+    }
+    if (Accepts(implementation, tensor->tensor_type())) continue;
+    Device& host = exec_ctx.host()->host_device();
+    RCReference<AsyncValue> value = ConvertTensor(
+        *tensor, host, host, DenseHostTensorType(), exec_ctx);
+    if (value->IsError()) return fail(std::move(value));
+    if (!value->IsAvailable()) {
+      // Host conversions finish at once; devices will need a wait here.
+      return fail(MakeErrorAsyncValueRef(
+          "asynchronous tensor conversions are not supported"));
+    }
+    inputs[i] = value.get();
+    converted.push_back(std::move(value));
+  }
+  OpInvocation invocation{exec_ctx, inputs, attrs, result_metadata, tensors,
+                          chain};
+  implementation.dispatch(invocation);
+  for (auto& tensor : tensors) {
+    if (!tensor) {
+      tensor = MakeErrorAsyncValueRef("op implementation produced no result");
+    }
+  }
+}
+
+void RunRegisteredOp(const OpEntry& entry,
+                     const OpImplementation& implementation, Device* device,
+                     const ExecutionContext& exec_ctx,
+                     absl::Span<TensorHandle> args, const OpAttrsRef& attrs,
+                     absl::Span<TensorHandle> results,
+                     AsyncValueRef<Chain>* chain) {
+  const size_t num_results = results.size();
+  MetadataVector result_metadata;
+  if (entry.metadata_fn) {
+    bool all_known = true;
+    for (const TensorHandle& arg : args) {
+      if (!arg.IsMetadataAvailable() || arg.GetErrorIfPresent()) {
+        all_known = false;
+        break;
+      }
+    }
+    if (all_known) {
+      absl::InlinedVector<TensorMetadata, 4> arg_metadata;
+      arg_metadata.reserve(args.size());
+      for (const TensorHandle& arg : args) {
+        arg_metadata.push_back(arg.GetAvailableMetadata());
+      }
+      result_metadata.resize(num_results);
+      absl::Status status = entry.metadata_fn(arg_metadata, *attrs,
+                                              absl::MakeSpan(result_metadata));
+      if (!status.ok()) {
+        return FailOp(MakeErrorAsyncValueRef(std::move(status)), results,
+                      chain);
+      }
+    }
+  }
+
+  absl::InlinedVector<AsyncValue*, 4> arg_values;
+  bool all_available = true;
+  for (const TensorHandle& arg : args) {
+    AsyncValue* value = arg.GetAsyncTensor();
+    if (!value) {
+      return FailOp(MakeErrorAsyncValueRef("invalid tensorhandle"), results,
+                    chain);
+    }
+    all_available &= value->IsAvailable();
+    arg_values.push_back(value);
+  }
+
+  auto make_handle = [&](size_t i, RCReference<AsyncValue> tensor) {
+    return result_metadata.empty()
+               ? TensorHandle(FormRef(device), std::move(tensor))
+               : TensorHandle(FormRef(device), result_metadata[i],
+                              std::move(tensor));
+  };
+
+  if (all_available) {
+    ValueVector tensors(num_results);
+    if (chain) *chain = GetReadyChain();
+    Dispatch(implementation, exec_ctx, arg_values, *attrs, result_metadata,
+             absl::MakeSpan(tensors), chain);
+    for (size_t i = 0; i < num_results; ++i) {
+      results[i] = make_handle(i, std::move(tensors[i]));
+    }
+    return;
+  }
+
+  // Some argument is still being computed: hand out indirect results now
+  // and dispatch on whichever thread completes the last argument.
+  absl::InlinedVector<RCReference<IndirectAsyncValue>, 2> pending;
+  for (size_t i = 0; i < num_results; ++i) {
+    pending.push_back(MakeIndirectAsyncValue());
+    results[i] = make_handle(i, pending.back());
+  }
+  RCReference<IndirectAsyncValue> pending_chain;
+  if (chain) {
+    pending_chain = MakeIndirectAsyncValue();
+    *chain = AsyncValueRef<Chain>(pending_chain);
+  }
+  ValueVector held_args;
+  for (AsyncValue* value : arg_values) held_args.push_back(FormRef(value));
+  RunWhenReady(
+      arg_values,
+      [&implementation, exec_ctx, held_args = std::move(held_args), attrs,
+       result_metadata = std::move(result_metadata),
+       pending = std::move(pending),
+       pending_chain = std::move(pending_chain)]() mutable {
+        absl::InlinedVector<AsyncValue*, 4> raw;
+        for (auto& value : held_args) raw.push_back(value.get());
+        ValueVector tensors(pending.size());
+        AsyncValueRef<Chain> op_chain = GetReadyChain();
+        Dispatch(implementation, exec_ctx, raw, *attrs, result_metadata,
+                 absl::MakeSpan(tensors),
+                 pending_chain ? &op_chain : nullptr);
+        for (size_t i = 0; i < pending.size(); ++i) {
+          pending[i]->ForwardTo(std::move(tensors[i]));
+        }
+        if (pending_chain) pending_chain->ForwardTo(std::move(op_chain));
+      });
+}
+
+//===--- Op handlers ------------------------------------------------------===//
+
+class CpuOpHandler final : public OpHandler {
+ public:
+  CpuOpHandler(CoreRuntime* runtime, OpHandler* fallback)
+      : OpHandler("cpu", runtime, fallback),
+        device_(&runtime->GetHostContext()->host_device()) {}
+
+  absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name) override {
+    const OpEntry* entry = OpRegistry::Global().Find(op_name);
+    const OpImplementation* implementation =
+        entry ? entry->FindImplementation("cpu") : nullptr;
+    if (implementation) return CoreRuntimeOp(entry, implementation, device_);
+    if (fallback()) return fallback()->MakeOp(op_name);
+    return absl::NotFoundError(
+        absl::StrCat(op_name, " was not supported by CpuOpHandler."));
+  }
+
+ private:
+  Device* device_;
+};
+
+class NullOpHandler final : public OpHandler {
+ public:
+  explicit NullOpHandler(CoreRuntime* runtime)
+      : OpHandler("null", runtime, nullptr) {}
+
+  absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name) override {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op_name, " was not supported by NullOpHandler."));
+  }
+};
+
+// Prints every dispatch (and, with sync_log_results, every result once it
+// is computed) to stdout, then runs the op on the wrapped handler.
+class LoggingOpHandler final : public OpHandler {
+ public:
+  LoggingOpHandler(CoreRuntime* runtime, OpHandler* wrapped,
+                   bool sync_log_results)
+      : OpHandler("logging", runtime, wrapped),
+        sync_log_results_(sync_log_results) {}
+
+  absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name) override {
+    absl::StatusOr<CoreRuntimeOp> inner = fallback()->MakeOp(op_name);
+    if (!inner.ok()) return inner.status();
+    return CoreRuntimeOp(
+        [this, inner = *std::move(inner), name = std::string(op_name)](
+            const ExecutionContext& exec_ctx, absl::Span<TensorHandle> args,
+            const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
+            AsyncValueRef<Chain>* chain) {
+          int64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+          std::string line = absl::StrCat(
+              "[", id, "] dispatch '", name, "' ", args.size(),
+              args.size() == 1 ? " argument, " : " arguments, ",
+              results.size(), results.size() == 1 ? " result, " : " results, ");
+          if (attrs->empty()) {
+            line.append("no attributes\n");
+          } else {
+            attrs->Print(&line);
+          }
+          std::fwrite(line.data(), 1, line.size(), stdout);
+          std::fflush(stdout);
+          inner(exec_ctx, args, attrs, results, chain);
+          if (!sync_log_results_) return;
+          for (size_t i = 0; i < results.size(); ++i) {
+            RCReference<AsyncValue> tensor = results[i].CopyTensorRef();
+            AsyncValue* raw = tensor.get();
+            raw->AndThen([id, i, tensor = std::move(tensor)] {
+              TensorHandle view(RCReference<Device>(), tensor);
+              std::string text =
+                  absl::StrCat("[", id, "] result ", i, ": ",
+                               view.DebugString(), "\n");
+              std::fwrite(text.data(), 1, text.size(), stdout);
+              std::fflush(stdout);
+            });
+          }
+        });
+  }
+
+ private:
+  const bool sync_log_results_;
+  std::atomic<int64_t> next_id_{0};
+};
+
+}  // namespace
+
+void CoreRuntimeOp::operator()(const ExecutionContext& exec_ctx,
+                               absl::Span<TensorHandle> args,
+                               const OpAttrsRef& attrs,
+                               absl::Span<TensorHandle> results,
+                               AsyncValueRef<Chain>* chain) const {
+  if (implementation_) {
+    RunRegisteredOp(*entry_, *implementation_, device_, exec_ctx, args, attrs,
+                    results, chain);
+  } else if (fn_) {
+    fn_(exec_ctx, args, attrs, results, chain);
+  } else {
+    FailOp(MakeErrorAsyncValueRef("invalid op"), results, chain);
+  }
+}
+
+//===--- CoreRuntime ------------------------------------------------------===//
+
+absl::StatusOr<std::unique_ptr<CoreRuntime>> CoreRuntime::Create(
+    const CoreRuntimeOptions& options) {
+  MultiThreadedWorkQueueOptions queue_options;
+  queue_options.num_threads = options.num_threads;
+  // Eager errors reach the caller through the result handles; nothing is
+  // printed behind the application's back.
+  auto host = std::make_unique<HostContext>(
+      [](const DecodedDiagnostic&) {}, CreateMallocAllocator(),
+      CreateMultiThreadedWorkQueue(queue_options));
+  auto runtime = std::make_unique<CoreRuntime>(host.get());
+  runtime->owned_host_ = std::move(host);
+  if (options.register_cpu_op_handler) {
+    runtime->RegisterOpHandler(
+        "cpu", runtime->CreateCpuOpHandler(runtime->CreateNullOpHandler()));
+  }
+  return runtime;
+}
+
+CoreRuntime::CoreRuntime(HostContext* host) : host_(host) {}
+
+CoreRuntime::~CoreRuntime() {
+  // In-flight ops may still use the handlers: let them finish first.
+  if (owned_host_) owned_host_->Quiesce();
+}
+
+CoreRuntime& CoreRuntime::GetOrCreate(HostContext* host) {
+  return host->GetOrCreateSharedContext<CoreRuntime>();
+}
+
+OpHandler* CoreRuntime::AddOpHandler(std::unique_ptr<OpHandler> handler) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  handlers_.push_back(std::move(handler));
+  return handlers_.back().get();
+}
+
+OpHandler* CoreRuntime::CreateCpuOpHandler(OpHandler* fallback) {
+  return AddOpHandler(std::make_unique<CpuOpHandler>(this, fallback));
+}
+
+OpHandler* CoreRuntime::CreateNullOpHandler() {
+  return AddOpHandler(std::make_unique<NullOpHandler>(this));
+}
+
+OpHandler* CoreRuntime::CreateLoggingOpHandler(OpHandler* wrapped,
+                                               bool sync_log_results) {
+  return AddOpHandler(
+      std::make_unique<LoggingOpHandler>(this, wrapped, sync_log_results));
+}
+
+void CoreRuntime::RegisterOpHandler(absl::string_view name,
+                                    OpHandler* handler) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  named_handlers_[name] = handler;
+}
+
+OpHandler* CoreRuntime::GetOpHandler(absl::string_view name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = named_handlers_.find(name);
+  return it == named_handlers_.end() ? nullptr : it->second;
+}
+
+absl::StatusOr<CoreRuntimeOp> CoreRuntime::MakeOp(absl::string_view op_name,
+                                                  OpHandler* handler) {
+  if (!handler) return absl::InvalidArgumentError("no op handler");
+  return handler->MakeOp(op_name);
+}
+
+void CoreRuntime::Execute(const ExecutionContext& exec_ctx,
+                          absl::string_view op_name, OpHandler* handler,
+                          absl::Span<TensorHandle> args,
+                          const OpAttrsRef& attrs,
+                          absl::Span<TensorHandle> results,
+                          AsyncValueRef<Chain>* chain) {
+  absl::StatusOr<CoreRuntimeOp> op = MakeOp(op_name, handler);
+  if (!op.ok()) {
+    return FailOp(MakeErrorAsyncValueRef(op.status()), results, chain);
+  }
+  (*op)(exec_ctx, args, attrs, results, chain);
+}
+
+CoreRuntimeOp CoreRuntime::MakeCompositeOp(const Function* fn) {
+  Device* device = &host_->host_device();
+  return CoreRuntimeOp([fn, device](const ExecutionContext& exec_ctx,
+                                    absl::Span<TensorHandle> args,
+                                    const OpAttrsRef& attrs,
+                                    absl::Span<TensorHandle> results,
+                                    AsyncValueRef<Chain>* chain) {
+    // The function takes the handles, optionally after a chain, and returns
+    // handles, optionally after a chain.
+    bool chain_in = fn->num_arguments() == args.size() + 1;
+    bool chain_out = fn->num_results() == results.size() + 1;
+    if (fn->num_arguments() != args.size() + (chain_in ? 1 : 0) ||
+        fn->num_results() != results.size() + (chain_out ? 1 : 0)) {
+      return FailOp(
+          MakeErrorAsyncValueRef(absl::StrCat(
+              "composite op '", fn->name(), "' takes ", fn->num_arguments(),
+              " arguments and returns ", fn->num_results(), " results")),
+          results, chain);
+    }
+    ValueVector arg_values;
+    if (chain_in) arg_values.push_back(GetReadyChain());
+    for (const TensorHandle& arg : args) {
+      arg_values.push_back(
+          MakeAvailableAsyncValueRef<TensorHandle>(arg.CopyRef()));
+    }
+    absl::InlinedVector<AsyncValue*, 4> raw;
+    for (auto& value : arg_values) raw.push_back(value.get());
+    ValueVector fn_results(fn->num_results());
+    fn->Execute(exec_ctx, raw, absl::MakeSpan(fn_results));
+    size_t first = chain_out ? 1 : 0;
+    if (chain) {
+      *chain = chain_out ? AsyncValueRef<Chain>(fn_results[0])
+                         : GetReadyChain();
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      RCReference<AsyncValue>& value = fn_results[first + i];
+      if (value->IsConcrete()) {
+        results[i] = value->get<TensorHandle>().CopyRef();
+        continue;
+      }
+      if (value->IsError()) {
+        results[i] = TensorHandle::CreateError(value);
+        continue;
+      }
+      // The handle itself is not known yet: its tensor is forwarded later.
+      RCReference<IndirectAsyncValue> tensor = MakeIndirectAsyncValue();
+      results[i] = TensorHandle(FormRef(device), tensor);
+      AsyncValue* raw_value = value.get();
+      raw_value->AndThen([value = std::move(value), tensor] {
+        if (value->IsError()) {
+          tensor->ForwardTo(value);
+        } else {
+          tensor->ForwardTo(value->get<TensorHandle>().CopyTensorRef());
+        }
+      });
+    }
+  });
+}
+
+absl::StatusOr<ExecutionContext> CoreRuntime::CreateExecutionContext() {
+  absl::StatusOr<RCReference<RequestContext>> request =
+      RequestContextBuilder(host_, nullptr).Build();
+  if (!request.ok()) return request.status();
+  return ExecutionContext(*std::move(request));
+}
+
+const Tensor* CoreRuntime::Await(const TensorHandle& handle) {
+  if (!handle.IsValid()) return nullptr;
+  RCReference<AsyncValue> tensor = handle.CopyTensorRef();
+  host_->Await(absl::MakeConstSpan(&tensor, 1));
+  return handle.GetAvailableTensor();
+}
+
+TensorHandle CoreRuntime::MakeTensorHandle(DenseHostTensor tensor) {
+  TensorMetadata metadata = tensor.metadata();
+  return TensorHandle(
+      FormRef(&host_->host_device()), metadata,
+      MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(tensor)));
+}
+
+}  // namespace asyncrt

@@ -1,0 +1,297 @@
+#include "asyncrt/core_runtime/core_runtime.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "asyncrt/core_runtime/op_attrs.h"
+#include "asyncrt/kernels/core_runtime_kernels.h"
+#include "asyncrt/tensor/scalar_host_tensor.h"
+#include "asyncrt/tensor/string_host_tensor.h"
+#include "gtest/gtest.h"
+
+namespace asyncrt {
+namespace {
+
+//===--- OpAttrs ----------------------------------------------------------===//
+
+TEST(OpAttrsTest, ScalarsArraysAndStrings) {
+  OpAttrs attrs;
+  attrs.Set("axis", int32_t{1});
+  attrs.Set("flag", true);
+  attrs.Set("scale", 0.5f);
+  attrs.Set("type", DType::kF32);
+  attrs.SetArray<int64_t>("shape", {2, 3});
+  attrs.SetString("name", "relu");
+  EXPECT_EQ(attrs.size(), 6u);
+  EXPECT_EQ(attrs.Get<int32_t>("axis"), 1);
+  EXPECT_EQ(attrs.Get<bool>("flag"), true);
+  EXPECT_EQ(attrs.Get<float>("scale"), 0.5f);
+  EXPECT_EQ(attrs.Get<DType>("type"), DType::kF32);
+  EXPECT_EQ(attrs.GetString("name"), "relu");
+  auto shape = attrs.GetArray<int64_t>("shape");
+  ASSERT_TRUE(shape.has_value());
+  EXPECT_EQ(std::vector<int64_t>(shape->begin(), shape->end()),
+            (std::vector<int64_t>{2, 3}));
+  // Wrong type or missing: nullopt, not a reinterpretation.
+  EXPECT_FALSE(attrs.Get<int64_t>("axis").has_value());
+  EXPECT_FALSE(attrs.Get<int32_t>("missing").has_value());
+  EXPECT_FALSE(attrs.GetArray<int32_t>("shape").has_value());
+  EXPECT_EQ(attrs.GetInteger("axis"), 1);
+  auto widened = attrs.GetIntegerArray("shape");
+  ASSERT_TRUE(widened.has_value());
+  EXPECT_EQ(widened->size(), 2u);
+}
+
+TEST(OpAttrsTest, SettingAgainReplaces) {
+  OpAttrs attrs;
+  attrs.Set("a", int32_t{1});
+  attrs.Set("a", int32_t{2});
+  EXPECT_EQ(attrs.size(), 1u);
+  EXPECT_EQ(attrs.Get<int32_t>("a"), 2);
+}
+
+TEST(OpAttrsTest, DenseAndShape) {
+  OpAttrs attrs;
+  int32_t values[] = {1, 2, 3, 4};
+  int64_t dims[] = {2, 2};
+  attrs.SetDense("dense", DType::kI32, dims, values, sizeof(values));
+  int64_t partial[] = {1, -1, 3};
+  attrs.SetShape("shape", absl::MakeConstSpan(partial));
+  attrs.SetShape("unranked", std::nullopt);
+  auto dense = attrs.GetDense("dense");
+  ASSERT_TRUE(dense.has_value());
+  EXPECT_EQ(dense->dtype, DType::kI32);
+  EXPECT_EQ(dense->NumElements(), 4);
+  EXPECT_EQ(static_cast<const int32_t*>(dense->data)[3], 4);
+  auto shape = attrs.GetShape("shape");
+  ASSERT_TRUE(shape.has_value());
+  EXPECT_TRUE(shape->ranked);
+  EXPECT_EQ(shape->dims[1], -1);
+  EXPECT_FALSE(attrs.GetShape("unranked")->ranked);
+}
+
+TEST(OpAttrsTest, PrintsSortedWithTfrtFormat) {
+  OpAttrs attrs;
+  EXPECT_EQ(attrs.DebugString(), "OpAttrs is empty\n");
+  attrs.Set("value", 1.0f);
+  attrs.SetArray<int32_t>("shape", {1, 65536});
+  attrs.Set("type", DType::kF32);
+  int32_t values[] = {1, 2, 3, 4};
+  int64_t dims[] = {2, 2};
+  attrs.SetDense("dense", DType::kI32, dims, values, sizeof(values));
+  attrs.SetArray<int32_t>("long", {1, 2, 3, 4, 5, 6, 7, 8});
+  attrs.Set("flag", false);
+  EXPECT_EQ(attrs.DebugString(),
+            "OpAttrs contains 6 entries:\n"
+            "  'dense' type=DENSE value=dtype=I32, rank=2, elt_count=4\n"
+            "  'flag' type=BOOL value=0\n"
+            "  'long' type=I32 value=[1, 2, 3, 4, 5...]\n"
+            "  'shape' type=I32 value=[1, 65536]\n"
+            "  'type' type=DTYPE value=F32\n"
+            "  'value' type=F32 value=1.000000e+00\n");
+}
+
+TEST(OpAttrsTest, SpillsPastInlineStorageAndFreezes) {
+  OpAttrs attrs;
+  for (int i = 0; i < 40; ++i) {
+    attrs.SetArray<int64_t>(absl::StrCat("k", i), {i, i + 1, i + 2});
+  }
+  OpAttrsRef frozen = attrs.Freeze();
+  attrs.Set("k0", int32_t{7});  // The frozen copy does not change.
+  for (int i = 0; i < 40; ++i) {
+    auto values = frozen->GetArray<int64_t>(absl::StrCat("k", i));
+    ASSERT_TRUE(values.has_value()) << i;
+    EXPECT_EQ((*values)[2], i + 2);
+  }
+  OpAttrsRef shared = frozen;
+  EXPECT_EQ(&shared.get(), &frozen.get());
+  EXPECT_TRUE(OpAttrsRef()->empty());
+}
+
+//===--- Eager execution --------------------------------------------------===//
+
+class CoreRuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RegisterTestOpsOnce();
+    auto runtime = CoreRuntime::Create({.num_threads = 2});
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    runtime_ = *std::move(runtime);
+    cpu_ = runtime_->GetOpHandler("cpu");
+    ASSERT_NE(cpu_, nullptr);
+    auto exec_ctx = runtime_->CreateExecutionContext();
+    ASSERT_TRUE(exec_ctx.ok());
+    exec_ctx_.emplace(*std::move(exec_ctx));
+  }
+
+  TensorHandle Vector(std::vector<int32_t> values) {
+    auto handle = runtime_->MakeDenseTensorHandle<int32_t>(
+        {static_cast<int64_t>(values.size())}, values);
+    EXPECT_TRUE(handle.ok());
+    return *std::move(handle);
+  }
+
+  TensorHandle Run1(absl::string_view op, std::vector<TensorHandle*> args,
+                    OpAttrs attrs = {}, OpHandler* handler = nullptr) {
+    std::vector<TensorHandle> arg_handles;
+    for (TensorHandle* arg : args) arg_handles.push_back(arg->CopyRef());
+    TensorHandle result;
+    runtime_->Execute(*exec_ctx_, op, handler ? handler : cpu_,
+                      absl::MakeSpan(arg_handles), attrs.Freeze(),
+                      absl::MakeSpan(&result, 1), nullptr);
+    return result;
+  }
+
+  std::string Text(const TensorHandle& handle) {
+    const Tensor* tensor = runtime_->Await(handle);
+    if (!tensor) {
+      const absl::Status* error = handle.GetErrorIfPresent();
+      return error ? std::string(error->message()) : "<null>";
+    }
+    return tensor->ToString();
+  }
+
+  std::unique_ptr<CoreRuntime> runtime_;
+  OpHandler* cpu_ = nullptr;
+  std::optional<ExecutionContext> exec_ctx_;
+};
+
+TEST_F(CoreRuntimeTest, AddComputesWithMetadataKnownUpFront) {
+  TensorHandle a = Vector({1, 0, 2, 0});
+  TensorHandle sum = Run1("tfrt_test.add", {&a, &a});
+  ASSERT_TRUE(sum.IsMetadataAvailable());
+  EXPECT_EQ(sum.GetAvailableMetadata().DebugString(),
+            "dtype = i32, shape = [4]");
+  EXPECT_EQ(Text(sum),
+            "DenseHostTensor dtype = i32, shape = [4], values = [2, 0, 4, 0]");
+}
+
+TEST_F(CoreRuntimeTest, ShapeErrorIsReportedWhenTheOpIsIssued) {
+  OpAttrs a_attrs;
+  a_attrs.SetArray<int64_t>("shape", {1, 1});
+  a_attrs.SetArray<float>("values", {2.0f});
+  TensorHandle a = Run1("tfrt_test.create_dense_tensor", {}, a_attrs);
+  OpAttrs b_attrs;
+  b_attrs.SetArray<int64_t>("shape", {2, 1});
+  b_attrs.SetArray<float>("values", {2.0f});
+  TensorHandle b = Run1("tfrt_test.create_dense_tensor", {}, b_attrs);
+  TensorHandle product = Run1("tfrt_test.matmul", {&a, &b});
+  // No waiting: the shape function failed synchronously.
+  const absl::Status* error = product.GetErrorIfPresent();
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(error->message(), "matmul arguments have incompatible shapes");
+}
+
+TEST_F(CoreRuntimeTest, UnknownOpFallsBackToTheNullHandler) {
+  TensorHandle result = Run1("tf.invalidop", {});
+  const absl::Status* error = result.GetErrorIfPresent();
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(error->message(), "tf.invalidop was not supported by NullOpHandler.");
+}
+
+TEST_F(CoreRuntimeTest, AsyncOpWithoutShapeFunction) {
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>("shape", {2, 2});
+  attrs.Set("value", int32_t{1});
+  TensorHandle scalar = Run1("tfrt_test.create_from_scalar", {}, attrs);
+  TensorHandle later = Run1("tfrt_test.async.noop_no_md", {&scalar});
+  TensorHandle sum = Run1("tfrt_test.add", {&later, &later});
+  EXPECT_EQ(Text(sum), "ScalarHostTensor dtype = i32, shape = [2, 2], value = 2");
+  EXPECT_TRUE(later.IsMetadataAvailable());
+  auto metadata = later.GetAsyncMetadata();
+  EXPECT_EQ(metadata->DebugString(), "dtype = i32, shape = [2, 2]");
+}
+
+TEST_F(CoreRuntimeTest, DataDependentShapeAndErrors) {
+  TensorHandle a = Vector({1, 2, 3, 4, 5});
+  TensorHandle odd = Run1("tfrt_test.odd_collector", {&a});
+  EXPECT_EQ(Text(odd),
+            "DenseHostTensor dtype = i32, shape = [3], values = [1, 3, 5]");
+  TensorHandle bad = Run1("tfrt_test.error.tensor", {&a});
+  TensorHandle after = Run1("tfrt_test.add", {&bad, &bad});
+  EXPECT_EQ(Text(after), "error from test.error.tensor implementation");
+}
+
+TEST_F(CoreRuntimeTest, StringTensorsAreNotConvertedImplicitly) {
+  auto strings = StringHostTensor::CreateUninitialized(TensorShape());
+  ASSERT_TRUE(strings.has_value());
+  strings->strings()[0] = "string";
+  TensorMetadata metadata = strings->metadata();
+  TensorHandle handle(
+      FormRef(&runtime_->GetHostContext()->host_device()), metadata,
+      MakeAvailableAsyncValueRef<StringHostTensor>(std::move(*strings)));
+  TensorHandle result = Run1("tfrt_test.identity_dense_only", {&handle});
+  EXPECT_EQ(Text(result), "Cannot implictly convert StringHost to DenseHost");
+}
+
+TEST_F(CoreRuntimeTest, PreparedOpRunsRepeatedly) {
+  absl::StatusOr<CoreRuntimeOp> add = runtime_->MakeOp("tfrt_test.add", cpu_);
+  ASSERT_TRUE(add.ok());
+  TensorHandle x = Vector({1});
+  for (int i = 0; i < 10; ++i) {
+    TensorHandle args[2] = {x.CopyRef(), x.CopyRef()};
+    TensorHandle next;
+    (*add)(*exec_ctx_, args, OpAttrsRef(), absl::MakeSpan(&next, 1), nullptr);
+    x = std::move(next);
+  }
+  EXPECT_EQ(Text(x), "DenseHostTensor dtype = i32, shape = [1], values = [1024]");
+}
+
+TEST_F(CoreRuntimeTest, LoggingHandlerWrapsAndCounts) {
+  OpHandler* logging = runtime_->CreateLoggingOpHandler(cpu_, false);
+  TensorHandle a = Vector({3});
+  testing::internal::CaptureStdout();
+  TensorHandle sum = Run1("tfrt_test.add", {&a, &a}, {}, logging);
+  EXPECT_EQ(Text(sum), "DenseHostTensor dtype = i32, shape = [1], values = [6]");
+  std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(out, "[0] dispatch 'tfrt_test.add' 2 arguments, 1 result, "
+                 "no attributes\n");
+}
+
+// Many threads issue ops on shared inputs through one runtime; every result
+// is right and nothing races (run under ThreadSanitizer too).
+TEST_F(CoreRuntimeTest, ConcurrentExecuteFromManyThreads) {
+  TensorHandle ones = Vector({1, 1, 1, 1});
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>("shape", {2, 2});
+  attrs.Set("value", int32_t{5});
+  OpAttrsRef frozen = attrs.Freeze();
+  constexpr int kThreads = 8;
+  constexpr int kIterations = 300;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kIterations; ++i) {
+        TensorHandle args[2] = {ones.CopyRef(), ones.CopyRef()};
+        TensorHandle sum;
+        runtime_->Execute(*exec_ctx_, "tfrt_test.add", cpu_, args,
+                          OpAttrsRef(), absl::MakeSpan(&sum, 1), nullptr);
+        // An async op in the mix, so results complete on pool threads.
+        TensorHandle scalar, later;
+        runtime_->Execute(*exec_ctx_, "tfrt_test.create_from_scalar", cpu_,
+                          {}, frozen, absl::MakeSpan(&scalar, 1), nullptr);
+        runtime_->Execute(*exec_ctx_, "tfrt_test.async.noop", cpu_,
+                          absl::MakeSpan(&scalar, 1), OpAttrsRef(),
+                          absl::MakeSpan(&later, 1), nullptr);
+        const Tensor* s = runtime_->Await(sum);
+        const Tensor* l = runtime_->Await(later);
+        if (!s || s->ToString() != "DenseHostTensor dtype = i32, shape = [4], "
+                                   "values = [2, 2, 2, 2]" ||
+            !l || l->ToString() != "ScalarHostTensor dtype = i32, shape = "
+                                   "[2, 2], value = 5") {
+          wrong.fetch_add(1);
+        }
+        (void)t;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace asyncrt
