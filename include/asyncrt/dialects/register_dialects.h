@@ -6,10 +6,11 @@
 
 namespace asyncrt {
 
-// Adds tfrt, tfrt_test and func (with func's inliner extension) to
-// `registry`. Dialects load lazily, when a context first needs them. Other
-// dialects (tfrt_dht, corert, ...) are not registered: tools accept their
-// ops as unregistered (MLIRContext::allowUnregisteredDialects).
+// Adds tfrt, tfrt_test, the host tensor dialects (tfrt_tensor/t, ht, ts,
+// tfrt_dht, tfrt_dht_sync, tfrt_sht, coo), corert, corert_sync and func (with
+// func's inliner extension) to `registry`. Dialects load lazily, when a
+// context first needs them. Each accepts unknown ops of its namespace in
+// generic form.
 void RegisterAllDialects(mlir::DialectRegistry& registry);
 
 }  // namespace asyncrt
