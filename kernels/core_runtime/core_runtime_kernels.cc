@@ -13,6 +13,7 @@
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/kernels/core_runtime_kernels.h"
+#include "asyncrt/kernels/tensor_attributes.h"
 #include "asyncrt/tensor/conversion_registry.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
 #include "asyncrt/tensor/scalar_host_tensor.h"
@@ -28,41 +29,8 @@ CoreRuntime& Runtime(AsyncKernelFrame* frame) {
 }
 
 std::optional<OpAttrType> OpAttrTypeOfKind(AttributeKind kind) {
-  switch (kind) {
-    case AttributeKind::kBool: return OpAttrType::kBool;
-    case AttributeKind::kI8: return OpAttrType::kI8;
-    case AttributeKind::kI16: return OpAttrType::kI16;
-    case AttributeKind::kI32: return OpAttrType::kI32;
-    case AttributeKind::kI64: return OpAttrType::kI64;
-    case AttributeKind::kUI8: return OpAttrType::kUI8;
-    case AttributeKind::kUI16: return OpAttrType::kUI16;
-    case AttributeKind::kUI32: return OpAttrType::kUI32;
-    case AttributeKind::kUI64: return OpAttrType::kUI64;
-    case AttributeKind::kF16: return OpAttrType::kF16;
-    case AttributeKind::kBF16: return OpAttrType::kBF16;
-    case AttributeKind::kF32: return OpAttrType::kF32;
-    case AttributeKind::kF64: return OpAttrType::kF64;
-    default: return std::nullopt;
-  }
-}
-
-std::optional<DType> DTypeOfKind(AttributeKind kind) {
-  switch (kind) {
-    case AttributeKind::kBool: return DType::kI1;
-    case AttributeKind::kI8: return DType::kI8;
-    case AttributeKind::kI16: return DType::kI16;
-    case AttributeKind::kI32: return DType::kI32;
-    case AttributeKind::kI64: return DType::kI64;
-    case AttributeKind::kUI8: return DType::kUI8;
-    case AttributeKind::kUI16: return DType::kUI16;
-    case AttributeKind::kUI32: return DType::kUI32;
-    case AttributeKind::kUI64: return DType::kUI64;
-    case AttributeKind::kF16: return DType::kF16;
-    case AttributeKind::kBF16: return DType::kBF16;
-    case AttributeKind::kF32: return DType::kF32;
-    case AttributeKind::kF64: return DType::kF64;
-    default: return std::nullopt;
-  }
+  std::optional<DType> dtype = DTypeOfAttributeKind(kind);
+  return dtype ? OpAttrTypeForDType(*dtype) : std::nullopt;
 }
 
 // Copies one BEF attribute into `attrs` under `name`. Function attributes
@@ -92,7 +60,7 @@ absl::Status AddAttribute(AsyncKernelFrame* frame, OpAttrs& attrs,
       return absl::OkStatus();
     }
     case AttributeKind::kDense: {
-      auto dtype = DTypeOfKind(attribute.element_kind);
+      auto dtype = DTypeOfAttributeKind(attribute.element_kind);
       if (!dtype) break;
       attrs.SetDense(name, *dtype, attribute.shape, attribute.bytes.data(),
                      attribute.bytes.size());
@@ -416,47 +384,20 @@ absl::StatusOr<TensorHandle> DenseHandle(HostContext* host,
                       MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(*tensor)));
 }
 
-absl::StatusOr<std::vector<int64_t>> ShapeOf(const bef::Attribute* attribute) {
-  if (!attribute) return absl::InvalidArgumentError("missing 'shape'");
-  if (attribute->kind == AttributeKind::kAggregate &&
-      attribute->elements.empty()) {
-    return std::vector<int64_t>();
-  }
-  if (attribute->kind != AttributeKind::kArray) {
-    return absl::InvalidArgumentError("'shape' must be an integer array");
-  }
-  std::vector<int64_t> dims;
-  for (uint32_t i = 0; i < attribute->count; ++i) {
-    int64_t d;
-    switch (attribute->element_kind) {
-      case AttributeKind::kI32: d = attribute->array<int32_t>()[i]; break;
-      case AttributeKind::kI64: d = attribute->array<int64_t>()[i]; break;
-      default:
-        return absl::InvalidArgumentError("'shape' must be an integer array");
-    }
-    if (d < 0) return absl::InvalidArgumentError("negative dimension");
-    dims.push_back(d);
-  }
-  return dims;
-}
-
 // corert.const_dense_tensor {value = dense<...>}.
 absl::StatusOr<TensorHandle> ConstDenseTensor(RawAttribute value,
                                               HostContext* host) {
-  const bef::Attribute& dense = value.get();
-  auto dtype = DTypeOfKind(dense.element_kind);
-  if (dense.kind != AttributeKind::kDense || !dtype) {
-    return absl::InvalidArgumentError("value must be a dense attribute");
-  }
-  TensorMetadata metadata(*dtype, TensorShape(dense.shape));
-  size_t count = dense.bytes.size() / std::max<size_t>(1, DTypeSize(*dtype));
-  return DenseHandle(host, metadata, dense.bytes.data(), dense.bytes.size(),
-                     count);
+  auto tensor = DenseTensorFromAttribute(value.get(), *host->allocator());
+  if (!tensor.ok()) return tensor.status();
+  TensorMetadata metadata = tensor->metadata();
+  return TensorHandle(FormRef(&host->host_device()), metadata,
+                      MakeAvailableAsyncValueRef<DenseHostTensor>(
+                          *std::move(tensor)));
 }
 
 // corert.create_dense_tensor.DTYPE {shape = [...], value = [...]}.
 absl::StatusOr<TensorHandle> CreateDenseTensor(AsyncKernelFrame* frame) {
-  auto dims = ShapeOf(frame->GetAttribute("shape"));
+  auto dims = DimensionsAttribute(frame->GetAttribute("shape"));
   if (!dims.ok()) return dims.status();
   const bef::Attribute* value = frame->GetAttribute("value");
   if (!value) return absl::InvalidArgumentError("missing 'value'");
@@ -464,12 +405,12 @@ absl::StatusOr<TensorHandle> CreateDenseTensor(AsyncKernelFrame* frame) {
   const void* data = nullptr;
   size_t size = 0, count = 0;
   if (value->kind == AttributeKind::kArray) {
-    dtype = DTypeOfKind(value->element_kind);
+    dtype = DTypeOfAttributeKind(value->element_kind);
     data = value->bytes.data();
     size = value->bytes.size();
     count = value->count;
   } else if (value->IsScalar()) {
-    dtype = DTypeOfKind(value->kind);
+    dtype = DTypeOfAttributeKind(value->kind);
     data = &value->bits;
     size = bef::ScalarSize(value->kind);
     count = 1;
@@ -482,36 +423,14 @@ absl::StatusOr<TensorHandle> CreateDenseTensor(AsyncKernelFrame* frame) {
 
 // corert.const_string_tensor {shape = [...], value = ["a", ...]}.
 absl::StatusOr<TensorHandle> ConstStringTensor(AsyncKernelFrame* frame) {
-  auto dims = ShapeOf(frame->GetAttribute("shape"));
-  if (!dims.ok()) return dims.status();
-  const bef::Attribute* value = frame->GetAttribute("value");
-  std::vector<absl::string_view> strings;
-  if (value && value->kind == AttributeKind::kAggregate) {
-    for (uint32_t element : value->elements) {
-      const bef::Attribute& s = frame->bef_file().attribute(element);
-      if (s.kind != AttributeKind::kString) break;
-      strings.push_back(s.bytes);
-    }
-  } else if (value && value->kind == AttributeKind::kString) {
-    strings.push_back(value->bytes);
-  }
-  TensorShape shape(*dims);
-  if (strings.empty() ||
-      (strings.size() != 1 &&
-       static_cast<int64_t>(strings.size()) != shape.GetNumElements())) {
-    return absl::InvalidArgumentError(
-        "value must hold one string or one per element");
-  }
-  auto tensor = StringHostTensor::CreateUninitialized(shape);
-  if (!tensor) return absl::ResourceExhaustedError("Cannot allocate tensor");
-  absl::Span<std::string> out = tensor->strings();
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = std::string(strings[strings.size() == 1 ? 0 : i]);
-  }
+  auto tensor = StringTensorFromAttributes(frame->bef_file(),
+                                           frame->GetAttribute("shape"),
+                                           frame->GetAttribute("value"));
+  if (!tensor.ok()) return tensor.status();
   TensorMetadata metadata = tensor->metadata();
   return TensorHandle(
       FormRef(&frame->GetHostContext()->host_device()), metadata,
-      MakeAvailableAsyncValueRef<StringHostTensor>(std::move(*tensor)));
+      MakeAvailableAsyncValueRef<StringHostTensor>(*std::move(tensor)));
 }
 
 absl::Status ErrorTensorHandle() {
@@ -570,7 +489,7 @@ absl::StatusOr<Chain> OpAttrsSet(const OpAttrsHolder& attrs,
 absl::StatusOr<Chain> OpAttrsSetShape(const OpAttrsHolder& attrs,
                                       AsyncKernelFrame* frame) {
   const bef::Attribute* key = frame->GetAttribute("key");
-  auto dims = ShapeOf(frame->GetAttribute("value"));
+  auto dims = DimensionsAttribute(frame->GetAttribute("value"));
   if (!key || !dims.ok()) {
     return absl::InvalidArgumentError("needs 'key' and 'value' attributes");
   }

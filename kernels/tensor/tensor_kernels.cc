@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "asyncrt/bef_executor/kernel_frame.h"
 #include "asyncrt/bef_executor/kernel_utils.h"
+#include "asyncrt/kernels/tensor_attributes.h"
 #include "asyncrt/kernels/tensor_kernels.h"
 #include "asyncrt/tensor/coo_host_tensor.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
@@ -48,25 +49,6 @@ absl::StatusOr<DType> DTypeFromKernelName(absl::string_view kernel_name) {
       absl::StrCat("no dtype in kernel name ", kernel_name));
 }
 
-std::optional<DType> DTypeOfKind(AttributeKind kind) {
-  switch (kind) {
-    case AttributeKind::kBool: return DType::kI1;
-    case AttributeKind::kI8: return DType::kI8;
-    case AttributeKind::kI16: return DType::kI16;
-    case AttributeKind::kI32: return DType::kI32;
-    case AttributeKind::kI64: return DType::kI64;
-    case AttributeKind::kUI8: return DType::kUI8;
-    case AttributeKind::kUI16: return DType::kUI16;
-    case AttributeKind::kUI32: return DType::kUI32;
-    case AttributeKind::kUI64: return DType::kUI64;
-    case AttributeKind::kF16: return DType::kF16;
-    case AttributeKind::kBF16: return DType::kBF16;
-    case AttributeKind::kF32: return DType::kF32;
-    case AttributeKind::kF64: return DType::kF64;
-    default: return std::nullopt;
-  }
-}
-
 // The first attribute, whatever its name (TFRT programs name it `value`,
 // `shape` or `values` depending on the op and version).
 const bef::Attribute* FirstAttribute(AsyncKernelFrame* frame) {
@@ -79,57 +61,16 @@ const bef::Attribute* NamedOrFirst(AsyncKernelFrame* frame,
   return attribute ? attribute : FirstAttribute(frame);
 }
 
-// An integer array attribute (`[1 : i64, 57 : i64]`, `[]`).
-absl::StatusOr<std::vector<int64_t>> IntegerArray(
-    const bef::Attribute* attribute) {
-  if (!attribute) return absl::InvalidArgumentError("missing dimensions");
-  if (attribute->kind == AttributeKind::kAggregate &&
-      attribute->elements.empty()) {
-    return std::vector<int64_t>();
-  }
-  if (attribute->kind != AttributeKind::kArray) {
-    return absl::InvalidArgumentError("dimensions must be an integer array");
-  }
-  std::vector<int64_t> values;
-  for (uint32_t i = 0; i < attribute->count; ++i) {
-    switch (attribute->element_kind) {
-      case AttributeKind::kI32:
-        values.push_back(attribute->array<int32_t>()[i]);
-        break;
-      case AttributeKind::kI64:
-        values.push_back(attribute->array<int64_t>()[i]);
-        break;
-      default:
-        return absl::InvalidArgumentError(
-            "dimensions must be an integer array");
-    }
-  }
-  return values;
-}
-
-absl::StatusOr<std::vector<int64_t>> Dimensions(
-    const bef::Attribute* attribute) {
-  auto dims = IntegerArray(attribute);
-  if (!dims.ok()) return dims;
-  for (int64_t d : *dims) {
-    if (d < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("negative dimension ", d));
-    }
-  }
-  return dims;
-}
-
 //===--- ts ---------------------------------------------------------------===//
 
 absl::StatusOr<TensorShape> BuildShape(AsyncKernelFrame* frame) {
-  auto dims = Dimensions(NamedOrFirst(frame, "value"));
+  auto dims = DimensionsAttribute(NamedOrFirst(frame, "value"));
   if (!dims.ok()) return dims.status();
   return TensorShape(*dims);
 }
 
 absl::StatusOr<PartialTensorShape> BuildPartialShape(AsyncKernelFrame* frame) {
-  auto dims = IntegerArray(NamedOrFirst(frame, "value"));
+  auto dims = IntegerArrayAttribute(NamedOrFirst(frame, "value"));
   if (!dims.ok()) return dims.status();
   for (int64_t d : *dims) {
     if (d < PartialTensorShape::kUnknownDimSize) {
@@ -185,7 +126,7 @@ absl::StatusOr<DenseHostTensor> CreateUninitializedTensor(
     AsyncKernelFrame* frame) {
   absl::StatusOr<DType> dtype = DTypeFromKernelName(frame->kernel_name());
   if (!dtype.ok()) return dtype.status();
-  auto dims = Dimensions(NamedOrFirst(frame, "shape"));
+  auto dims = DimensionsAttribute(NamedOrFirst(frame, "shape"));
   if (!dims.ok()) return dims.status();
   auto tensor = DenseHostTensor::CreateUninitialized(
       TensorMetadata(*dtype, TensorShape(*dims)),
@@ -200,16 +141,16 @@ absl::StatusOr<std::pair<const void*, size_t>> ElementsOf(
     const bef::Attribute& attribute, DType dtype) {
   std::optional<DType> kind;
   if (attribute.kind == AttributeKind::kArray) {
-    kind = DTypeOfKind(attribute.element_kind);
+    kind = DTypeOfAttributeKind(attribute.element_kind);
     if (kind == dtype) return std::make_pair(static_cast<const void*>(attribute.bytes.data()), size_t{attribute.count});
   } else if (attribute.kind == AttributeKind::kDense) {
-    kind = DTypeOfKind(attribute.element_kind);
+    kind = DTypeOfAttributeKind(attribute.element_kind);
     if (kind == dtype) {
       return std::make_pair(static_cast<const void*>(attribute.bytes.data()),
                             attribute.bytes.size() / DTypeSize(dtype));
     }
   } else if (attribute.IsScalar()) {
-    kind = DTypeOfKind(attribute.kind);
+    kind = DTypeOfAttributeKind(attribute.kind);
     if (kind == dtype) {
       return std::make_pair(static_cast<const void*>(&attribute.bits),
                             size_t{1});
@@ -382,21 +323,7 @@ absl::StatusOr<std::tuple<DenseHostTensor, Chain>> MakeTensor(
 // tfrt_test.const_dense_attr {value = dense<...>}.
 absl::StatusOr<DenseHostTensor> ConstDenseAttr(RawAttribute value,
                                                HostContext* host) {
-  const bef::Attribute& dense = value.get();
-  auto dtype = DTypeOfKind(dense.element_kind);
-  if (dense.kind != AttributeKind::kDense || !dtype) {
-    return absl::InvalidArgumentError("value must be a dense attribute");
-  }
-  auto tensor = DenseHostTensor::CreateUninitialized(
-      TensorMetadata(*dtype, TensorShape(dense.shape)), *host->allocator());
-  if (!tensor) return absl::ResourceExhaustedError("Cannot allocate tensor");
-  if (dense.bytes.size() != tensor->DataSizeInBytes()) {
-    return absl::InvalidArgumentError("malformed dense attribute");
-  }
-  if (!dense.bytes.empty()) {
-    std::memcpy(tensor->data(), dense.bytes.data(), dense.bytes.size());
-  }
-  return std::move(*tensor);
+  return DenseTensorFromAttribute(value.get(), *host->allocator());
 }
 
 // tfrt_test.slice_inplace.DTYPE.RANK(%input, %begin, %ch, %output): copies
@@ -438,36 +365,10 @@ absl::StatusOr<Chain> SliceInPlace(const DenseHostTensor& input,
 //===--- tfrt_sht and coo -------------------------------------------------===//
 
 absl::StatusOr<StringHostTensor> CreateStringTensor(AsyncKernelFrame* frame) {
-  auto dims = Dimensions(frame->GetAttribute("shape"));
-  if (!dims.ok()) return dims.status();
   const bef::Attribute* values = frame->GetAttribute("values");
   if (!values) values = frame->GetAttribute("value");
-  std::vector<absl::string_view> strings;
-  if (values && values->kind == AttributeKind::kAggregate) {
-    for (uint32_t element : values->elements) {
-      const bef::Attribute& s = frame->bef_file().attribute(element);
-      if (s.kind != AttributeKind::kString) {
-        return absl::InvalidArgumentError("values must be strings");
-      }
-      strings.push_back(s.bytes);
-    }
-  } else if (values && values->kind == AttributeKind::kString) {
-    strings.push_back(values->bytes);
-  }
-  TensorShape shape(*dims);
-  if (strings.empty() ||
-      (strings.size() != 1 &&
-       static_cast<int64_t>(strings.size()) != shape.GetNumElements())) {
-    return absl::InvalidArgumentError(
-        "values must hold one string or one per element");
-  }
-  auto tensor = StringHostTensor::CreateUninitialized(shape);
-  if (!tensor) return absl::ResourceExhaustedError("Cannot allocate tensor");
-  absl::Span<std::string> out = tensor->strings();
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = std::string(strings[strings.size() == 1 ? 0 : i]);
-  }
-  return std::move(*tensor);
+  return StringTensorFromAttributes(frame->bef_file(),
+                                    frame->GetAttribute("shape"), values);
 }
 
 absl::StatusOr<std::tuple<CooHostTensor, Chain>> ConvertDhtToCoo(
