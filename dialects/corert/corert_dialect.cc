@@ -1,6 +1,7 @@
 // The corert and corert_sync dialects: registration, types, #corert.shape,
 // the custom syntax of corert.executeop and the verifiers.
 #include "asyncrt/dialects/corert/corert_dialect.h"
+#include "asyncrt/dialects/kernel_inliner.h"
 
 #include <cstdint>
 
@@ -26,23 +27,6 @@
 
 namespace asyncrt::corert {
 namespace {
-
-// corert kernels carry no inlining constraints.
-struct CorertInlinerInterface : public mlir::DialectInlinerInterface {
-  using DialectInlinerInterface::DialectInlinerInterface;
-
-  bool isLegalToInline(mlir::Region* dest, mlir::Region* src,
-                       bool would_be_cloned,
-                       mlir::IRMapping& value_mapping) const final {
-    return true;
-  }
-
-  bool isLegalToInline(mlir::Operation* op, mlir::Region* dest,
-                       bool would_be_cloned,
-                       mlir::IRMapping& value_mapping) const final {
-    return true;
-  }
-};
 
 constexpr llvm::StringLiteral kOpAttrs = "op_attrs";
 constexpr llvm::StringLiteral kOpFuncAttrs = "op_func_attrs";
@@ -241,7 +225,7 @@ void CoreRTDialect::initialize() {
 #define GET_OP_LIST
 #include "asyncrt/dialects/corert/corert_ops.cc.inc"
       >();
-  addInterfaces<CorertInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Kernels this dialect does not define run in generic form; types only
   // kernels know (!corert.device in older programs) stay opaque.
   allowUnknownOperations();
@@ -435,7 +419,7 @@ void CoreRTSyncDialect::initialize() {
 #define GET_OP_LIST
 #include "asyncrt/dialects/corert/corert_sync_ops.cc.inc"
       >();
-  addInterfaces<corert::CorertInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   allowUnknownOperations();
   allowUnknownTypes();
 }

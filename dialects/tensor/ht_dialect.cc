@@ -15,7 +15,6 @@
 namespace asyncrt {
 
 using tensor_dialects::ParseKnownOrOpaque;
-using tensor_dialects::TensorInlinerInterface;
 
 //===----------------------------------------------------------------------===//
 // ht
@@ -28,7 +27,7 @@ void HtDialect::initialize() {
 #define GET_TYPEDEF_LIST
 #include "asyncrt/dialects/tensor/ht_types.cc.inc"
       >();
-  addInterfaces<TensorInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Kernels these dialects do not define run in generic form; types only
   // kernels know stay opaque.
   allowUnknownOperations();

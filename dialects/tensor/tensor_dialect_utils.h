@@ -2,6 +2,7 @@
 #ifndef ASYNCRT_DIALECTS_TENSOR_TENSOR_DIALECT_UTILS_H_
 #define ASYNCRT_DIALECTS_TENSOR_TENSOR_DIALECT_UTILS_H_
 
+#include "asyncrt/dialects/kernel_inliner.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -10,23 +11,6 @@
 #include "mlir/Transforms/InliningUtils.h"
 
 namespace asyncrt::tensor_dialects {
-
-// Tensor kernels carry no inlining constraints.
-struct TensorInlinerInterface : public mlir::DialectInlinerInterface {
-  using DialectInlinerInterface::DialectInlinerInterface;
-
-  bool isLegalToInline(mlir::Region* dest, mlir::Region* src,
-                       bool would_be_cloned,
-                       mlir::IRMapping& value_mapping) const final {
-    return true;
-  }
-
-  bool isLegalToInline(mlir::Operation* op, mlir::Region* dest,
-                       bool would_be_cloned,
-                       mlir::IRMapping& value_mapping) const final {
-    return true;
-  }
-};
 
 // Parses a type whose whole spec is one of `mnemonics` with the generated
 // parser; anything else becomes an opaque type of `dialect` (unknown types

@@ -24,7 +24,6 @@
 
 namespace asyncrt {
 
-using tensor_dialects::TensorInlinerInterface;
 
 //===----------------------------------------------------------------------===//
 // tfrt_dht, tfrt_dht_sync, tfrt_sht, coo
@@ -37,7 +36,7 @@ void DhtDialect::initialize() {
 #define GET_OP_LIST
 #include "asyncrt/dialects/tensor/tfrt_dht_ops.cc.inc"
       >();
-  addInterfaces<TensorInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Kernels these dialects do not define run in generic form; types only
   // kernels know stay opaque.
   allowUnknownOperations();
@@ -53,7 +52,7 @@ void DhtSyncDialect::initialize() {
 #define GET_OP_LIST
 #include "asyncrt/dialects/tensor/tfrt_dht_sync_ops.cc.inc"
       >();
-  addInterfaces<TensorInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Kernels these dialects do not define run in generic form; types only
   // kernels know stay opaque.
   allowUnknownOperations();
@@ -69,7 +68,7 @@ void ShtDialect::initialize() {
 #define GET_OP_LIST
 #include "asyncrt/dialects/tensor/tfrt_sht_ops.cc.inc"
       >();
-  addInterfaces<TensorInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Kernels these dialects do not define run in generic form; types only
   // kernels know stay opaque.
   allowUnknownOperations();
@@ -85,7 +84,7 @@ void CooDialect::initialize() {
 #define GET_OP_LIST
 #include "asyncrt/dialects/tensor/coo_ops.cc.inc"
       >();
-  addInterfaces<TensorInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Kernels these dialects do not define run in generic form; types only
   // kernels know stay opaque.
   allowUnknownOperations();

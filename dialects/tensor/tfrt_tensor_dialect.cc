@@ -17,7 +17,6 @@
 namespace asyncrt {
 
 using tensor_dialects::ParseKnownOrOpaque;
-using tensor_dialects::TensorInlinerInterface;
 
 //===----------------------------------------------------------------------===//
 // tfrt_tensor
@@ -30,7 +29,7 @@ void TfrtTensorDialect::initialize() {
 #define GET_TYPEDEF_LIST
 #include "asyncrt/dialects/tensor/tfrt_tensor_types.cc.inc"
       >();
-  addInterfaces<TensorInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Kernels these dialects do not define run in generic form; types only
   // kernels know stay opaque.
   allowUnknownOperations();
@@ -59,7 +58,7 @@ void TfrtTensorDialect::printType(mlir::Type type,
 namespace t {
 
 void TDialect::initialize() {
-  addInterfaces<TensorInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Kernels these dialects do not define run in generic form; types only
   // kernels know stay opaque.
   allowUnknownOperations();

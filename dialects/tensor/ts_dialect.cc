@@ -17,7 +17,6 @@
 namespace asyncrt {
 
 using tensor_dialects::ParseKnownOrOpaque;
-using tensor_dialects::TensorInlinerInterface;
 
 //===----------------------------------------------------------------------===//
 // ts
@@ -34,7 +33,7 @@ void TsDialect::initialize() {
 #define GET_OP_LIST
 #include "asyncrt/dialects/tensor/ts_ops.cc.inc"
       >();
-  addInterfaces<TensorInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Kernels these dialects do not define run in generic form; types only
   // kernels know stay opaque.
   allowUnknownOperations();

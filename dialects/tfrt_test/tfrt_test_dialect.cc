@@ -1,5 +1,6 @@
 // The tfrt_test dialect: registration and the ops with custom syntax.
 #include "asyncrt/dialects/tfrt_test/tfrt_test_dialect.h"
+#include "asyncrt/dialects/kernel_inliner.h"
 
 #include <string>
 
@@ -20,23 +21,6 @@ using ::asyncrt::tfrt::ParseRegionWithOperandNames;
 using ::asyncrt::tfrt::PrintRegionWithOperandNames;
 using ::asyncrt::tfrt::ReturnOp;
 using ::asyncrt::tfrt::VerifyRegionSignature;
-
-// Test kernels carry no inlining constraints, known or not.
-struct TfrtTestInlinerInterface : public mlir::DialectInlinerInterface {
-  using DialectInlinerInterface::DialectInlinerInterface;
-
-  bool isLegalToInline(mlir::Region* dest, mlir::Region* src,
-                       bool would_be_cloned,
-                       mlir::IRMapping& value_mapping) const final {
-    return true;
-  }
-
-  bool isLegalToInline(mlir::Operation* op, mlir::Region* dest,
-                       bool would_be_cloned,
-                       mlir::IRMapping& value_mapping) const final {
-    return true;
-  }
-};
 
 using ::asyncrt::tfrt::TypeList;
 
@@ -113,7 +97,7 @@ void TfrtTestDialect::initialize() {
 #define GET_OP_LIST
 #include "asyncrt/dialects/tfrt_test/tfrt_test_ops.cc.inc"
       >();
-  addInterfaces<TfrtTestInlinerInterface>();
+  addInterfaces<KernelInlinerInterface>();
   // Most test kernels are used in generic form only, with types that only
   // the kernels know.
   allowUnknownOperations();
