@@ -54,8 +54,9 @@ void CheckAvailable(benchmark::State& state, const TensorHandle& result) {
 void BM_EagerAdd_asyncrt(benchmark::State& state) {
   EagerFixture f;
   OpAttrsRef attrs;
+  // Execute borrows its arguments, as at::add takes const references.
+  TensorHandle args[2] = {f.a.CopyRef(), f.a.CopyRef()};
   for (auto _ : state) {
-    TensorHandle args[2] = {f.a.CopyRef(), f.a.CopyRef()};
     TensorHandle result;
     f.runtime->Execute(*f.exec_ctx, "tfrt_test.add", f.cpu, args, attrs,
                        absl::MakeSpan(&result, 1), nullptr);
@@ -68,8 +69,8 @@ void BM_EagerAddPrepared_asyncrt(benchmark::State& state) {
   EagerFixture f;
   CoreRuntimeOp add = *f.runtime->MakeOp("tfrt_test.add", f.cpu);
   OpAttrsRef attrs;
+  TensorHandle args[2] = {f.a.CopyRef(), f.a.CopyRef()};
   for (auto _ : state) {
-    TensorHandle args[2] = {f.a.CopyRef(), f.a.CopyRef()};
     TensorHandle result;
     add(*f.exec_ctx, args, attrs, absl::MakeSpan(&result, 1), nullptr);
     CheckAvailable(state, result);

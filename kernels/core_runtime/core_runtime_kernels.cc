@@ -3,6 +3,7 @@
 // op attributes, composite ops and the corert control flow.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -144,58 +145,45 @@ bool IsPropagated(const AsyncValue* error,
   return false;
 }
 
-// Publishes `handle` as a register that is available once its tensor is;
-// a new error is reported at the kernel's location.
-RCReference<AsyncValue> HandleRegister(
-    TensorHandle handle, const ExecutionContext& exec_ctx,
-    std::shared_ptr<std::vector<RCReference<AsyncValue>>> arguments) {
-  AsyncValue* tensor = handle.GetAsyncTensor();
-  auto settle = [exec_ctx, arguments](TensorHandle h) -> RCReference<AsyncValue> {
-    AsyncValue* t = h.GetAsyncTensor();
-    if (const absl::Status* error = t->GetErrorIfPresent()) {
-      std::vector<AsyncValue*> raw;
-      for (auto& a : *arguments) raw.push_back(a.get());
-      if (IsPropagated(t, raw)) return FormRef(t);
-      return EmitErrorAsync(exec_ctx, *error);
-    }
-    return MakeAvailableAsyncValueRef<TensorHandle>(std::move(h));
-  };
-  if (tensor->IsAvailable()) return settle(std::move(handle));
-  RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
-  tensor->AndThen([settle, result, handle = std::move(handle)]() mutable {
-    result->ForwardTo(settle(std::move(handle)));
-  });
-  return result;
+using HeldArguments = std::shared_ptr<std::vector<RCReference<AsyncValue>>>;
+
+// An error in a result is new (to be reported at this kernel) unless it is
+// one of the arguments' errors, which were reported where they were made.
+RCReference<AsyncValue> SettleError(AsyncValue* error,
+                                    absl::Span<AsyncValue* const> arguments,
+                                    const ExecutionContext& exec_ctx) {
+  if (IsPropagated(error, arguments)) return FormRef(error);
+  return EmitErrorAsync(exec_ctx, *error->GetErrorIfPresent());
 }
 
-RCReference<AsyncValue> ChainRegister(
-    AsyncValueRef<Chain> chain, const ExecutionContext& exec_ctx,
-    std::shared_ptr<std::vector<RCReference<AsyncValue>>> arguments) {
-  RCReference<AsyncValue> value = std::move(chain);
-  auto settle = [exec_ctx, arguments](RCReference<AsyncValue> v) {
-    if (const absl::Status* error = v->GetErrorIfPresent()) {
-      std::vector<AsyncValue*> raw;
-      for (auto& a : *arguments) raw.push_back(a.get());
-      if (!IsPropagated(v.get(), raw)) return EmitErrorAsync(exec_ctx, *error);
-    }
-    return v;
-  };
-  if (value->IsAvailable()) return settle(std::move(value));
-  RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
-  AsyncValue* raw = value.get();
-  raw->AndThen([settle, result, value = std::move(value)]() mutable {
-    result->ForwardTo(settle(std::move(value)));
-  });
-  return result;
+RCReference<AsyncValue> SettleHandle(TensorHandle handle,
+                                     absl::Span<AsyncValue* const> arguments,
+                                     const ExecutionContext& exec_ctx) {
+  AsyncValue* tensor = handle.GetAsyncTensor();
+  if (tensor->IsError()) return SettleError(tensor, arguments, exec_ctx);
+  return MakeAvailableAsyncValueRef<TensorHandle>(std::move(handle));
+}
+
+RCReference<AsyncValue> SettleChain(RCReference<AsyncValue> chain,
+                                    absl::Span<AsyncValue* const> arguments,
+                                    const ExecutionContext& exec_ctx) {
+  if (chain->IsError()) return SettleError(chain.get(), arguments, exec_ctx);
+  return chain;
+}
+
+std::vector<AsyncValue*> Raw(const HeldArguments& held) {
+  std::vector<AsyncValue*> raw;
+  raw.reserve(held->size());
+  for (auto& value : *held) raw.push_back(value.get());
+  return raw;
 }
 
 // Runs `op` on handle arguments args[first_arg..], publishing handles from
-// result `first_result` on, and the op's chain in result 0 if `seq`.
+// result `first_result` on, and the op's chain in result 0 if `seq`. A
+// result is a register that is available once its tensor is.
 void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
            const OpAttrsRef& attrs, size_t first_arg, bool seq) {
-  const ExecutionContext& borrowed = frame->GetExecutionContext();
-  ExecutionContext exec_ctx = borrowed;  // Owned: errors may come later.
-  auto held = std::make_shared<std::vector<RCReference<AsyncValue>>>();
+  const ExecutionContext& exec_ctx = frame->GetExecutionContext();
   absl::InlinedVector<TensorHandle, 4> args;
   for (size_t i = first_arg; i < frame->GetNumArgs(); ++i) {
     AsyncValue* value = frame->GetArgAt(i);
@@ -205,7 +193,6 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
           absl::StrCat("argument ", i, " is not a !corert.tensorhandle")));
     }
     args.push_back(value->get<TensorHandle>().CopyRef());
-    held->push_back(FormRef(value));
   }
   size_t first_result = seq ? 1 : 0;
   absl::InlinedVector<TensorHandle, 2> results(frame->GetNumResults() -
@@ -213,10 +200,52 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
   AsyncValueRef<Chain> chain;
   op(exec_ctx, absl::MakeSpan(args), attrs, absl::MakeSpan(results),
      seq ? &chain : nullptr);
-  if (seq) frame->SetResultAt(0, ChainRegister(std::move(chain), exec_ctx, held));
+
+  // Results still being computed settle later and need the arguments (to
+  // tell propagated errors from new ones) and an owned context; made once,
+  // only if some result needs them.
+  HeldArguments held;
+  std::optional<ExecutionContext> owned_ctx;
+  auto defer = [&]() {
+    if (!held) {
+      held = std::make_shared<std::vector<RCReference<AsyncValue>>>();
+      for (AsyncValue* value : frame->GetArguments()) {
+        held->push_back(FormRef(value));
+      }
+      owned_ctx.emplace(exec_ctx);
+    }
+  };
+  if (seq) {
+    RCReference<AsyncValue> value = std::move(chain);
+    if (value->IsAvailable()) {
+      frame->SetResultAt(
+          0, SettleChain(std::move(value), frame->GetArguments(), exec_ctx));
+    } else {
+      defer();
+      RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
+      frame->SetResultAt(0, result);
+      AsyncValue* raw = value.get();
+      raw->AndThen([result, value = std::move(value), held,
+                    ctx = *owned_ctx]() mutable {
+        result->ForwardTo(SettleChain(std::move(value), Raw(held), ctx));
+      });
+    }
+  }
   for (size_t i = 0; i < results.size(); ++i) {
-    frame->SetResultAt(first_result + i,
-                       HandleRegister(std::move(results[i]), exec_ctx, held));
+    AsyncValue* tensor = results[i].GetAsyncTensor();
+    if (tensor->IsAvailable()) {
+      frame->SetResultAt(first_result + i,
+                         SettleHandle(std::move(results[i]),
+                                      frame->GetArguments(), exec_ctx));
+      continue;
+    }
+    defer();
+    RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
+    frame->SetResultAt(first_result + i, result);
+    tensor->AndThen([result, handle = std::move(results[i]), held,
+                     ctx = *owned_ctx]() mutable {
+      result->ForwardTo(SettleHandle(std::move(handle), Raw(held), ctx));
+    });
   }
 }
 
@@ -232,6 +261,17 @@ absl::StatusOr<OpAttrsRef> ExecuteOpAttrs(AsyncKernelFrame* frame) {
   return attrs.empty() ? OpAttrsRef() : attrs.Freeze();
 }
 
+// What corert.executeop derives once from its attributes: the frozen op
+// attributes, the op name, and the op prepared for the first handler it ran
+// on (graphs run an op on the same handler every time; another handler
+// prepares its op afresh on each run).
+struct ExecuteOpState final : KernelState {
+  absl::StatusOr<OpAttrsRef> attrs;
+  std::string op_name;
+  OpHandler* handler = nullptr;
+  absl::StatusOr<CoreRuntimeOp> op = absl::UnknownError("not prepared");
+};
+
 // corert.executeop(%handler, %args...) / executeop.seq(%handler, %chain,
 // %args...).
 template <bool kSeq>
@@ -242,12 +282,23 @@ void ExecuteOp(AsyncKernelFrame* frame) {
         absl::InvalidArgumentError("the first operand must be an op handler"));
   }
   OpHandler* handler = frame->GetArgAt(0)->get<OpHandler*>();
-  absl::StatusOr<OpAttrsRef> attrs = ExecuteOpAttrs(frame);
-  if (!attrs.ok()) return frame->ReportError(attrs.status());
+  ExecuteOpState* state = frame->GetOrCreateState<ExecuteOpState>([&] {
+    auto made = std::make_unique<ExecuteOpState>();
+    made->attrs = ExecuteOpAttrs(frame);
+    made->op_name = std::string(StringAttr(frame, "op_name"));
+    made->handler = handler;
+    made->op = Runtime(frame).MakeOp(made->op_name, handler);
+    return made;
+  });
+  if (!state->attrs.ok()) return frame->ReportError(state->attrs.status());
+  if (ABSL_PREDICT_TRUE(state->handler == handler)) {
+    if (!state->op.ok()) return frame->ReportError(state->op.status());
+    return RunOp(frame, *state->op, *state->attrs, kSeq ? 2 : 1, kSeq);
+  }
   absl::StatusOr<CoreRuntimeOp> op =
-      Runtime(frame).MakeOp(StringAttr(frame, "op_name"), handler);
+      Runtime(frame).MakeOp(state->op_name, handler);
   if (!op.ok()) return frame->ReportError(op.status());
-  RunOp(frame, *op, *attrs, kSeq ? 2 : 1, kSeq);
+  RunOp(frame, *op, *state->attrs, kSeq ? 2 : 1, kSeq);
 }
 
 // corert.execute_crt_op(%op, %args...): a prepared (e.g. composite) op.
@@ -344,7 +395,7 @@ RCReference<AsyncValue> TensorHandleToHt(const TensorHandle& handle) {
 
 TensorHandle HtToTensorHandle(Argument<DenseHostTensor> tensor,
                               HostContext* host) {
-  return TensorHandle(FormRef(&host->host_device()), tensor->metadata(),
+  return TensorHandle(&host->host_device(), tensor->metadata(),
                       FormRef(tensor.value()));
 }
 
@@ -380,7 +431,7 @@ absl::StatusOr<TensorHandle> DenseHandle(HostContext* host,
                 static_cast<const char*>(data) + (count == 1 ? 0 : i) * element_size,
                 element_size);
   }
-  return TensorHandle(FormRef(&host->host_device()), metadata,
+  return TensorHandle(&host->host_device(), metadata,
                       MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(*tensor)));
 }
 
@@ -390,7 +441,7 @@ absl::StatusOr<TensorHandle> ConstDenseTensor(RawAttribute value,
   auto tensor = DenseTensorFromAttribute(value.get(), *host->allocator());
   if (!tensor.ok()) return tensor.status();
   TensorMetadata metadata = tensor->metadata();
-  return TensorHandle(FormRef(&host->host_device()), metadata,
+  return TensorHandle(&host->host_device(), metadata,
                       MakeAvailableAsyncValueRef<DenseHostTensor>(
                           *std::move(tensor)));
 }
@@ -429,7 +480,7 @@ absl::StatusOr<TensorHandle> ConstStringTensor(AsyncKernelFrame* frame) {
   if (!tensor.ok()) return tensor.status();
   TensorMetadata metadata = tensor->metadata();
   return TensorHandle(
-      FormRef(&frame->GetHostContext()->host_device()), metadata,
+      &frame->GetHostContext()->host_device(), metadata,
       MakeAvailableAsyncValueRef<StringHostTensor>(*std::move(tensor)));
 }
 
@@ -462,7 +513,7 @@ TensorHandle Transfer(const TensorHandle& handle,
   RCReference<AsyncValue> converted =
       ConvertTensor(*tensor, src, *device, type, exec_ctx);
   if (converted->IsError()) return TensorHandle::CreateError(converted);
-  return TensorHandle(device, tensor->metadata(), std::move(converted));
+  return TensorHandle(device.get(), tensor->metadata(), std::move(converted));
 }
 
 //===--- Op attributes ----------------------------------------------------===//

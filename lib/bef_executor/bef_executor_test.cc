@@ -79,6 +79,24 @@ AsyncValueRef<int32_t> Deferred(int32_t) {
   return deferred_result;
 }
 
+// Per-kernel state: counts how often it is made and destroyed.
+std::atomic<int> states_made{0};
+std::atomic<int> states_destroyed{0};
+struct CountingState final : KernelState {
+  explicit CountingState(int32_t base) : base(base) { states_made++; }
+  ~CountingState() override { states_destroyed++; }
+  const int32_t base;
+};
+// Adds the argument to its attribute, which it reads once per kernel.
+void AddToBase(AsyncKernelFrame* frame) {
+  CountingState* state = frame->GetOrCreateState<CountingState>([&] {
+    return std::make_unique<CountingState>(
+        static_cast<int32_t>(frame->GetAttributeAt(0).bits));
+  });
+  frame->EmplaceResultAt<int32_t>(
+      0, state->base + frame->GetArgAt(0)->get<int32_t>());
+}
+
 std::mutex thread_ids_mutex;
 std::set<std::thread::id> thread_ids;
 // Adds like test.add.i32 and records which thread ran it.
@@ -110,6 +128,7 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("test.call", ASYNCRT_KERNEL(Call));
   add("test.record_thread", ASYNCRT_KERNEL(RecordThread));
   add("test.deferred", ASYNCRT_KERNEL(Deferred));
+  add("test.add_to_base", AddToBase);
 }
 
 //===--- Test infrastructure ----------------------------------------------===//
@@ -518,6 +537,50 @@ TEST_P(ExecutorTest, WideGraphsRunToCompletion) {
 
 //===--- Concurrency
 //------------------------------------------------------------===//
+
+TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
+  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
+                   *CreateWorkQueue("mstd:2"));
+  RegisterTestKernels(host.registry());
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t arg = b.Arguments(1)[0];
+  uint32_t ten = b.Kernel("test.add_to_base", {arg}, 1,
+                          {b.writer().AddI32Attribute(10)})[0];
+  uint32_t more = b.Kernel("test.add_to_base", {ten}, 1,
+                           {b.writer().AddI32Attribute(100)})[0];
+  b.Define(f, {more});
+  states_made = 0;
+  states_destroyed = 0;
+  {
+    auto program = *BefProgram::Load(b.Finish(), &host);
+    const Function* function = program->GetFunction("f");
+    // Concurrent first runs race to install the state: one wins per kernel.
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        auto request = *RequestContextBuilder(&host, nullptr).Build();
+        for (int i = 0; i < 200; ++i) {
+          auto value = MakeAvailableAsyncValueRef<int32_t>(t + i);
+          AsyncValue* args[] = {value.GetAsyncValue()};
+          RCReference<AsyncValue> result;
+          function->Execute(ExecutionContext(request), args,
+                            absl::MakeSpan(&result, 1));
+          BlockUntilReady(result.get());
+          if (result->get<int32_t>() != t + i + 110) wrong.fetch_add(1);
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    host.Quiesce();
+    EXPECT_EQ(wrong.load(), 0);
+    // Two kernels keep one state each; racing losers were dropped at once.
+    EXPECT_EQ(states_made.load() - states_destroyed.load(), 2);
+    EXPECT_LE(states_made.load(), 8);
+  }
+  EXPECT_EQ(states_made.load(), states_destroyed.load());
+}
 
 TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),

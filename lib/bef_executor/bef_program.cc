@@ -70,6 +70,7 @@ struct KernelPlan {
   // the call holds, so the kernel must not drop one).
   const uint8_t* operand_is_argument = nullptr;
   uint32_t non_argument_operands = 0;
+  KernelStateSlot* state_slot = nullptr;  // Owned by the function.
 };
 
 struct RegisterPlan {
@@ -111,6 +112,8 @@ class CallState {
   void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
                       bool count_down = true);
   void RunReady(Worklist& ready);
+  // tfrt.sync functions: every kernel once, in program order, on this thread.
+  void RunInOrder();
   // The value for function result `index` (+1): the register's value, or an
   // indirect value forwarded once the register is defined.
   RCReference<AsyncValue> TakeResult(size_t index, uint32_t reg);
@@ -184,6 +187,7 @@ class BefFunction final : public Function {
       kernels_.push_back(plan);
     }
     BuildRegisterPlans();
+    runs_in_order_ = is_sync() && OperandsDefinedInOrder();
     return unknown;
   }
 
@@ -218,7 +222,12 @@ class BefFunction final : public Function {
                             arguments[i]->AddRef(), ready,
                             /*count_down=*/!arguments_available);
     }
-    state->RunReady(ready);
+    if (runs_in_order_ && arguments_available) {
+      // No chains order a sync function's side effects: program order does.
+      state->RunInOrder();
+    } else {
+      state->RunReady(ready);
+    }
     for (size_t i = 0; i < results.size(); ++i) {
       results[i] = state->TakeResult(i, decoded_.result_registers[i]);
     }
@@ -228,6 +237,21 @@ class BefFunction final : public Function {
   const BefProgram& program() const { return program_; }
   const bef::Function& decoded() const { return decoded_; }
   bool is_sync() const { return decoded_.kind == bef::FunctionKind::kSync; }
+
+  // Whether every kernel's operands are arguments or results of earlier
+  // kernels (always so for a converted program; a hand-made BEF file may
+  // differ and then runs as dataflow).
+  bool OperandsDefinedInOrder() const {
+    std::vector<bool> defined(decoded_.num_registers, false);
+    for (uint32_t reg : decoded_.argument_registers) defined[reg] = true;
+    for (const KernelPlan& kernel : kernels_) {
+      for (uint32_t reg : kernel.operands) {
+        if (!defined[reg]) return false;
+      }
+      for (uint32_t reg : kernel.results) defined[reg] = true;
+    }
+    return true;
+  }
 
   static void CollectFunctions(const bef::BefFile& file,
                                const bef::Attribute& attribute,
@@ -308,6 +332,10 @@ class BefFunction final : public Function {
       uint32_t reg = decoded_.result_registers[i];
       pool_[slot_fill[reg]++] = i;
     }
+    state_slots_ = std::make_unique<KernelStateSlot[]>(kernels_.size());
+    for (uint32_t k = 0; k < kernels_.size(); ++k) {
+      kernels_[k].state_slot = &state_slots_[k];
+    }
     // Run the first kernel in source order first: the worklist is LIFO.
     std::reverse(initially_ready_.begin(), initially_ready_.end());
     std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
@@ -323,6 +351,8 @@ class BefFunction final : public Function {
   // Ready at the start when every argument is available.
   std::vector<uint32_t> ready_with_arguments_;
   std::vector<uint8_t> operand_is_argument_;
+  bool runs_in_order_ = false;  // See RunInOrder.
+  std::unique_ptr<KernelStateSlot[]> state_slots_;  // One per kernel.
 };
 
 //===--- CallState
@@ -477,6 +507,15 @@ void CallState::CountDownUsers(uint32_t reg, Worklist& ready) {
 // paying a task per kernel. Below it, running inline is cheaper.
 constexpr size_t kOffloadThreshold = 16;
 
+void CallState::RunInOrder() {
+  // Kernels still count their users down; nobody needs the ready list.
+  Worklist unused;
+  for (uint32_t k = 0, n = function_.num_kernels(); k < n; ++k) {
+    RunKernel(k, unused);
+    unused.clear();
+  }
+}
+
 void CallState::RunReady(Worklist& ready) {
   ConcurrentWorkQueue& queue = exec_ctx_.host()->work_queue();
   const bool can_offload = queue.GetParallelismLevel() > 1;
@@ -541,7 +580,8 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
     AsyncKernelFrame frame(kernel_ctx, function_.program().file(), kernel.name,
                            absl::MakeConstSpan(arguments, num_operands),
                            kernel.attributes, kernel.functions,
-                           absl::MakeSpan(results, num_results));
+                           absl::MakeSpan(results, num_results),
+                           kernel.state_slot);
     kernel.impl(&frame);
     for (size_t i = 0; i < num_results; ++i) {
       if (ABSL_PREDICT_FALSE(!results[i])) {

@@ -26,23 +26,48 @@ const OpImplementation* OpEntry::FindImplementation(
   return nullptr;
 }
 
+int OpRegistry::DeviceTypeId(absl::string_view device_type) {
+  static std::mutex* const mutex = new std::mutex;
+  static auto* const ids = new absl::flat_hash_map<std::string, int>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto [it, inserted] =
+      ids->try_emplace(device_type, static_cast<int>(ids->size()));
+  return it->second;
+}
+
+OpRegistry::OpRegistry() {
+  tables_.push_back(std::make_unique<Table>());
+  table_.store(tables_.back().get(), std::memory_order_release);
+}
+
 OpRegistry& OpRegistry::Global() {
   static OpRegistry* const registry = new OpRegistry;
   return *registry;
 }
 
-OpEntry& OpRegistry::GetOrAdd(absl::string_view name) {
-  auto& slot = ops_[name];
-  if (!slot) {
-    slot = std::make_unique<OpEntry>();
-    slot->name = std::string(name);
-  }
-  return *slot;
+std::unique_ptr<OpEntry> OpRegistry::CopyOrNewEntry(
+    absl::string_view name) const {
+  const Table& table = *table_.load(std::memory_order_relaxed);
+  auto it = table.find(name);
+  if (it != table.end()) return std::make_unique<OpEntry>(*it->second);
+  auto entry = std::make_unique<OpEntry>();
+  entry->name = std::string(name);
+  return entry;
+}
+
+void OpRegistry::Publish(std::unique_ptr<OpEntry> entry) {
+  auto table = std::make_unique<Table>(*table_.load(std::memory_order_relaxed));
+  (*table)[entry->name] = entry.get();
+  entries_.push_back(std::move(entry));
+  table_.store(table.get(), std::memory_order_release);
+  tables_.push_back(std::move(table));
 }
 
 void OpRegistry::AddOp(absl::string_view name, OpMetadataFn metadata_fn) {
   std::lock_guard<std::mutex> lock(mutex_);
-  GetOrAdd(name).metadata_fn = metadata_fn;
+  std::unique_ptr<OpEntry> entry = CopyOrNewEntry(name);
+  entry->metadata_fn = metadata_fn;
+  Publish(std::move(entry));
 }
 
 void OpRegistry::AddDispatch(absl::string_view name,
@@ -50,22 +75,21 @@ void OpRegistry::AddDispatch(absl::string_view name,
                              OpDispatchFn dispatch,
                              uint32_t accepted_tensors) {
   std::lock_guard<std::mutex> lock(mutex_);
-  OpEntry& entry = GetOrAdd(name);
-  for (OpImplementation& implementation : entry.implementations) {
+  std::unique_ptr<OpEntry> entry = CopyOrNewEntry(name);
+  bool replaced = false;
+  for (OpImplementation& implementation : entry->implementations) {
     if (implementation.device_type == device_type) {
       implementation.dispatch = dispatch;
       implementation.accepted_tensors = accepted_tensors;
-      return;
+      replaced = true;
     }
   }
-  entry.implementations.push_back(
-      {std::string(device_type), dispatch, accepted_tensors});
-}
-
-const OpEntry* OpRegistry::Find(absl::string_view name) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = ops_.find(name);
-  return it == ops_.end() ? nullptr : it->second.get();
+  if (!replaced) {
+    entry->implementations.push_back({std::string(device_type),
+                                      DeviceTypeId(device_type), dispatch,
+                                      accepted_tensors});
+  }
+  Publish(std::move(entry));
 }
 
 //===--- Running registry ops ---------------------------------------------===//
@@ -104,19 +128,23 @@ void Dispatch(const OpImplementation& implementation,
     for (auto& tensor : tensors) tensor = error;
     if (chain) *chain = AsyncValueRef<Chain>(std::move(error));
   };
-  for (AsyncValue* argument : arguments) {
-    if (argument->IsError()) return fail(FormRef(argument));
-  }
   absl::InlinedVector<AsyncValue*, 4> inputs(arguments.begin(),
                                              arguments.end());
+  // Filled by push_back: the size constructor zeroes through a memset call,
+  // which was a tenth of an eager op.
+  absl::InlinedVector<const Tensor*, 4> input_tensors;
   ValueVector converted;  // Keeps converted arguments alive.
   for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]->IsError()) return fail(FormRef(inputs[i]));
     const Tensor* tensor = GetTensorIfPresent(*inputs[i]);
     if (!tensor) {
       return fail(MakeErrorAsyncValueRef(
           absl::StrCat("argument ", i, " is not a host tensor")));
     }
-    if (Accepts(implementation, tensor->tensor_type())) continue;
+    input_tensors.push_back(tensor);
+    if (ABSL_PREDICT_TRUE(Accepts(implementation, tensor->tensor_type()))) {
+      continue;
+    }
     Device& host = exec_ctx.host()->host_device();
     RCReference<AsyncValue> value = ConvertTensor(
         *tensor, host, host, DenseHostTensorType(), exec_ctx);
@@ -127,13 +155,14 @@ void Dispatch(const OpImplementation& implementation,
           "asynchronous tensor conversions are not supported"));
     }
     inputs[i] = value.get();
+    input_tensors.back() = GetTensorIfPresent(*value);
     converted.push_back(std::move(value));
   }
-  OpInvocation invocation{exec_ctx, inputs, attrs, result_metadata, tensors,
-                          chain};
+  OpInvocation invocation{exec_ctx,        inputs,  input_tensors, attrs,
+                          result_metadata, tensors, chain};
   implementation.dispatch(invocation);
   for (auto& tensor : tensors) {
-    if (!tensor) {
+    if (ABSL_PREDICT_FALSE(!tensor)) {
       tensor = MakeErrorAsyncValueRef("op implementation produced no result");
     }
   }
@@ -146,57 +175,50 @@ void RunRegisteredOp(const OpEntry& entry,
                      absl::Span<TensorHandle> results,
                      AsyncValueRef<Chain>* chain) {
   const size_t num_results = results.size();
-  MetadataVector result_metadata;
-  if (entry.metadata_fn) {
-    bool all_known = true;
-    for (const TensorHandle& arg : args) {
-      if (!arg.IsMetadataAvailable() || arg.GetErrorIfPresent()) {
-        all_known = false;
-        break;
-      }
-    }
-    if (all_known) {
-      absl::InlinedVector<TensorMetadata, 4> arg_metadata;
-      arg_metadata.reserve(args.size());
-      for (const TensorHandle& arg : args) {
-        arg_metadata.push_back(arg.GetAvailableMetadata());
-      }
-      result_metadata.resize(num_results);
-      absl::Status status = entry.metadata_fn(arg_metadata, *attrs,
-                                              absl::MakeSpan(result_metadata));
-      if (!status.ok()) {
-        return FailOp(MakeErrorAsyncValueRef(std::move(status)), results,
-                      chain);
-      }
-    }
-  }
-
+  // One pass over the arguments: their values, whether all are available,
+  // and whether the shape function can run now.
   absl::InlinedVector<AsyncValue*, 4> arg_values;
   bool all_available = true;
-  for (const TensorHandle& arg : args) {
-    AsyncValue* value = arg.GetAsyncTensor();
-    if (!value) {
+  bool metadata_known = entry.metadata_fn != nullptr;
+  for (size_t i = 0; i < args.size(); ++i) {
+    AsyncValue* value = args[i].GetAsyncTensor();
+    if (ABSL_PREDICT_FALSE(!value)) {
       return FailOp(MakeErrorAsyncValueRef("invalid tensorhandle"), results,
                     chain);
     }
     all_available &= value->IsAvailable();
+    metadata_known &= !value->IsError() && args[i].IsMetadataAvailable();
     arg_values.push_back(value);
   }
 
-  auto make_handle = [&](size_t i, RCReference<AsyncValue> tensor) {
-    return result_metadata.empty()
-               ? TensorHandle(FormRef(device), std::move(tensor))
-               : TensorHandle(FormRef(device), result_metadata[i],
-                              std::move(tensor));
-  };
+  MetadataVector result_metadata;
+  if (metadata_known) {
+    absl::InlinedVector<TensorMetadata, 4> arg_metadata;
+    arg_metadata.reserve(args.size());
+    for (const TensorHandle& arg : args) {
+      arg_metadata.push_back(arg.GetAvailableMetadata());
+    }
+    result_metadata.resize(num_results);
+    absl::Status status = entry.metadata_fn(arg_metadata, *attrs,
+                                            absl::MakeSpan(result_metadata));
+    if (ABSL_PREDICT_FALSE(!status.ok())) {
+      return FailOp(MakeErrorAsyncValueRef(std::move(status)), results,
+                    chain);
+    }
+  }
 
   if (all_available) {
-    ValueVector tensors(num_results);
+    ValueVector tensors;
+    for (size_t i = 0; i < num_results; ++i) tensors.emplace_back();
     if (chain) *chain = GetReadyChain();
     Dispatch(implementation, exec_ctx, arg_values, *attrs, result_metadata,
              absl::MakeSpan(tensors), chain);
     for (size_t i = 0; i < num_results; ++i) {
-      results[i] = make_handle(i, std::move(tensors[i]));
+      results[i] = result_metadata.empty()
+                       ? TensorHandle(device, std::move(tensors[i]))
+                       : TensorHandle(device,
+                                      std::move(result_metadata[i]),
+                                      std::move(tensors[i]));
     }
     return;
   }
@@ -206,7 +228,11 @@ void RunRegisteredOp(const OpEntry& entry,
   absl::InlinedVector<RCReference<IndirectAsyncValue>, 2> pending;
   for (size_t i = 0; i < num_results; ++i) {
     pending.push_back(MakeIndirectAsyncValue());
-    results[i] = make_handle(i, pending.back());
+    // Copied, not moved: the deferred dispatch needs the metadata too.
+    results[i] = result_metadata.empty()
+                     ? TensorHandle(device, pending.back())
+                     : TensorHandle(device, result_metadata[i],
+                                    pending.back());
   }
   RCReference<IndirectAsyncValue> pending_chain;
   if (chain) {
@@ -241,12 +267,15 @@ class CpuOpHandler final : public OpHandler {
  public:
   CpuOpHandler(CoreRuntime* runtime, OpHandler* fallback)
       : OpHandler("cpu", runtime, fallback),
-        device_(&runtime->GetHostContext()->host_device()) {}
+        device_(&runtime->GetHostContext()->host_device()),
+        device_type_id_(OpRegistry::DeviceTypeId("cpu")) {
+    set_registry_device({device_type_id_, device_});
+  }
 
   absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name) override {
     const OpEntry* entry = OpRegistry::Global().Find(op_name);
     const OpImplementation* implementation =
-        entry ? entry->FindImplementation("cpu") : nullptr;
+        entry ? entry->FindImplementation(device_type_id_) : nullptr;
     if (implementation) return CoreRuntimeOp(entry, implementation, device_);
     if (fallback()) return fallback()->MakeOp(op_name);
     return absl::NotFoundError(
@@ -255,6 +284,7 @@ class CpuOpHandler final : public OpHandler {
 
  private:
   Device* device_;
+  const int device_type_id_;
 };
 
 class NullOpHandler final : public OpHandler {
@@ -303,7 +333,7 @@ class LoggingOpHandler final : public OpHandler {
             RCReference<AsyncValue> tensor = results[i].CopyTensorRef();
             AsyncValue* raw = tensor.get();
             raw->AndThen([id, i, tensor = std::move(tensor)] {
-              TensorHandle view(RCReference<Device>(), tensor);
+              TensorHandle view(nullptr, tensor);
               std::string text =
                   absl::StrCat("[", id, "] result ", i, ": ",
                                view.DebugString(), "\n");
@@ -411,6 +441,16 @@ void CoreRuntime::Execute(const ExecutionContext& exec_ctx,
                           const OpAttrsRef& attrs,
                           absl::Span<TensorHandle> results,
                           AsyncValueRef<Chain>* chain) {
+  if (handler && handler->registry_device().device) {
+    const OpHandler::RegistryDevice& target = handler->registry_device();
+    if (const OpEntry* entry = OpRegistry::Global().Find(op_name)) {
+      if (const OpImplementation* implementation =
+              entry->FindImplementation(target.device_type_id)) {
+        return RunRegisteredOp(*entry, *implementation, target.device,
+                               exec_ctx, args, attrs, results, chain);
+      }
+    }
+  }
   absl::StatusOr<CoreRuntimeOp> op = MakeOp(op_name, handler);
   if (!op.ok()) {
     return FailOp(MakeErrorAsyncValueRef(op.status()), results, chain);
@@ -464,7 +504,7 @@ CoreRuntimeOp CoreRuntime::MakeCompositeOp(const Function* fn) {
       }
       // The handle itself is not known yet: its tensor is forwarded later.
       RCReference<IndirectAsyncValue> tensor = MakeIndirectAsyncValue();
-      results[i] = TensorHandle(FormRef(device), tensor);
+      results[i] = TensorHandle(device, tensor);
       AsyncValue* raw_value = value.get();
       raw_value->AndThen([value = std::move(value), tensor] {
         if (value->IsError()) {
@@ -494,7 +534,7 @@ const Tensor* CoreRuntime::Await(const TensorHandle& handle) {
 TensorHandle CoreRuntime::MakeTensorHandle(DenseHostTensor tensor) {
   TensorMetadata metadata = tensor.metadata();
   return TensorHandle(
-      FormRef(&host_->host_device()), metadata,
+      &host_->host_device(), metadata,
       MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(tensor)));
 }
 

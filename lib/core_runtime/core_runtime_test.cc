@@ -221,7 +221,7 @@ TEST_F(CoreRuntimeTest, StringTensorsAreNotConvertedImplicitly) {
   strings->strings()[0] = "string";
   TensorMetadata metadata = strings->metadata();
   TensorHandle handle(
-      FormRef(&runtime_->GetHostContext()->host_device()), metadata,
+      &runtime_->GetHostContext()->host_device(), metadata,
       MakeAvailableAsyncValueRef<StringHostTensor>(std::move(*strings)));
   TensorHandle result = Run1("tfrt_test.identity_dense_only", {&handle});
   EXPECT_EQ(Text(result), "Cannot implictly convert StringHost to DenseHost");
@@ -291,6 +291,68 @@ TEST_F(CoreRuntimeTest, ConcurrentExecuteFromManyThreads) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+//===--- OpRegistry -------------------------------------------------------===//
+
+absl::Status NoMetadata(absl::Span<const TensorMetadata>, const OpAttrs&,
+                        absl::Span<TensorMetadata>) {
+  return absl::OkStatus();
+}
+void NoDispatch(OpInvocation&) {}
+void OtherDispatch(OpInvocation&) {}
+
+TEST(OpRegistryTest, LookupsRaceRegistrationSafely) {
+  // Lookups take no lock: they must see complete entries while other
+  // threads register (ThreadSanitizer checks the publication).
+  OpRegistry registry;
+  registry.AddOp("stable", NoMetadata);
+  registry.AddDispatch("stable", "cpu", NoDispatch);
+  const int cpu = OpRegistry::DeviceTypeId("cpu");
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&] {
+      while (!done.load(std::memory_order_acquire)) {
+        const OpEntry* entry = registry.Find("stable");
+        if (!entry || entry->metadata_fn != NoMetadata ||
+            !entry->FindImplementation(cpu)) {
+          wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) {
+    std::string name = absl::StrCat("op", i);
+    registry.AddOp(name, NoMetadata);
+    registry.AddDispatch(name, "cpu", NoDispatch);
+  }
+  done.store(true, std::memory_order_release);
+  for (auto& reader : readers) reader.join();
+  EXPECT_EQ(wrong.load(), 0);
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_NE(registry.Find(absl::StrCat("op", i)), nullptr) << i;
+  }
+}
+
+TEST(OpRegistryTest, ReRegistrationMakesANewEntryAndKeepsTheOld) {
+  OpRegistry registry;
+  registry.AddDispatch("op", "cpu", NoDispatch);
+  const OpEntry* before = registry.Find("op");
+  registry.AddDispatch("op", "cpu", OtherDispatch);
+  registry.AddDispatch("op", "gpu", NoDispatch);
+  const OpEntry* after = registry.Find("op");
+  // The old entry stays valid and unchanged for whoever holds it.
+  EXPECT_EQ(before->FindImplementation("cpu")->dispatch, NoDispatch);
+  EXPECT_EQ(before->FindImplementation("gpu"), nullptr);
+  EXPECT_EQ(after->FindImplementation("cpu")->dispatch, OtherDispatch);
+  EXPECT_EQ(after->FindImplementation(OpRegistry::DeviceTypeId("gpu"))
+                ->dispatch,
+            NoDispatch);
+  EXPECT_EQ(OpRegistry::DeviceTypeId("gpu"), OpRegistry::DeviceTypeId("gpu"));
+  EXPECT_NE(OpRegistry::DeviceTypeId("gpu"), OpRegistry::DeviceTypeId("cpu"));
+  EXPECT_EQ(registry.Find("missing"), nullptr);
 }
 
 }  // namespace

@@ -6,21 +6,19 @@
 
 namespace asyncrt {
 
-TensorHandle::TensorHandle(RCReference<Device> device,
-                           const TensorMetadata& metadata,
+TensorHandle::TensorHandle(Device* device, TensorMetadata metadata,
                            RCReference<AsyncValue> tensor)
-    : device_(std::move(device)),
+    : device_(device),
       tensor_(std::move(tensor)),
       has_inline_metadata_(true),
-      metadata_(metadata) {}
+      metadata_(std::move(metadata)) {}
 
-TensorHandle::TensorHandle(RCReference<Device> device,
-                           RCReference<AsyncValue> tensor)
-    : device_(std::move(device)), tensor_(std::move(tensor)) {}
+TensorHandle::TensorHandle(Device* device, RCReference<AsyncValue> tensor)
+    : device_(device), tensor_(std::move(tensor)) {}
 
 TensorHandle TensorHandle::CreateError(RCReference<AsyncValue> error) {
   assert(error && error->IsError());
-  return TensorHandle(RCReference<Device>(), std::move(error));
+  return TensorHandle(nullptr, std::move(error));
 }
 
 TensorHandle TensorHandle::CopyRef() const {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -25,6 +26,24 @@ TEST(HostAllocatorTest, MallocHonoursAlignment) {
     allocator->DeallocateBytes(ptr, 100);
   }
   EXPECT_FALSE(allocator->GetStats().has_value());
+}
+
+TEST(HostAllocatorTest, MallocBlocksAreWritableEndToEnd) {
+  // Blocks are aligned inside a larger malloc block; under ASan a write past
+  // the end or a free of the wrong pointer fails here.
+  auto allocator = CreateMallocAllocator();
+  std::vector<std::pair<void*, size_t>> blocks;
+  for (size_t alignment : {8u, 16u, 32u, 64u, 128u, 4096u}) {
+    for (size_t size : {0u, 1u, 7u, 64u, 65u, 1000u, 70000u}) {
+      void* ptr = allocator->AllocateBytes(size, alignment);
+      ASSERT_NE(ptr, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(ptr) % alignment, 0u);
+      std::memset(ptr, 0x5A, size);
+      blocks.emplace_back(ptr, size);
+    }
+  }
+  for (auto [ptr, size] : blocks) allocator->DeallocateBytes(ptr, size);
+  EXPECT_EQ(allocator->AllocateBytes(SIZE_MAX - 16, 64), nullptr);
 }
 
 TEST(HostAllocatorTest, TypedHelpers) {

@@ -29,12 +29,14 @@ void AppendElementList(DType dtype, const void* data, int64_t count,
 }
 
 std::optional<size_t> DenseByteSize(const TensorMetadata& metadata) {
-  if (!metadata.IsValid() || metadata.dtype == DType::kString) {
+  // One pass does TensorMetadata::IsValid()'s checks and the size: this runs
+  // for every tensor an eager op allocates.
+  if (metadata.dtype == DType::kInvalid || metadata.dtype == DType::kString) {
     return std::nullopt;
   }
   size_t size = DTypeSize(metadata.dtype);
   for (int64_t d : metadata.shape.GetDimensions()) {
-    if (__builtin_mul_overflow(size, static_cast<size_t>(d), &size)) {
+    if (d < 0 || __builtin_mul_overflow(size, static_cast<size_t>(d), &size)) {
       return std::nullopt;
     }
   }

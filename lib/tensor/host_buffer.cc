@@ -1,24 +1,35 @@
 #include "asyncrt/tensor/host_buffer.h"
 
-#include "absl/strings/str_cat.h"
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 
 namespace asyncrt {
 
+size_t HostBuffer::HeaderSize(size_t alignment) {
+  // Rounded up so that the bytes after the header keep the alignment.
+  return (sizeof(HostBuffer) + alignment - 1) & ~(alignment - 1);
+}
+
 RCReference<HostBuffer> HostBuffer::CreateUninitialized(
     size_t size, size_t alignment, HostAllocator& allocator) {
-  void* data = allocator.AllocateBytes(size, alignment);
-  if (data == nullptr) return nullptr;
-  auto* buffer = new HostBuffer(data, size, Kind::kOwned);
+  alignment = std::max(alignment, alignof(HostBuffer));
+  size_t header = HeaderSize(alignment);
+  if (size > SIZE_MAX - header) return nullptr;
+  void* block = allocator.AllocateBytes(header + size, alignment);
+  if (block == nullptr) return nullptr;
+  auto* buffer = new (block)
+      HostBuffer(static_cast<char*>(block) + header, size, Kind::kOwned);
+  buffer->alignment_ = static_cast<uint32_t>(alignment);
   buffer->allocator_ = &allocator;
   return TakeRef(buffer);
 }
 
 RCReference<HostBuffer> HostBuffer::CreateFromExternal(
-    void* ptr, size_t size,
-    absl::AnyInvocable<void(void*, size_t)> deallocator) {
+    void* ptr, size_t size, Deallocator deallocator) {
   auto* buffer = new HostBuffer(ptr, size, Kind::kExternal);
-  buffer->deallocator_ = std::move(deallocator);
+  buffer->deallocator_ =
+      deallocator ? new Deallocator(std::move(deallocator)) : nullptr;
   return TakeRef(buffer);
 }
 
@@ -30,21 +41,37 @@ RCReference<HostBuffer> HostBuffer::CreateSlice(RCReference<HostBuffer> parent,
   }
   auto* buffer = new HostBuffer(static_cast<char*>(parent->data()) + offset,
                                 size, Kind::kSlice);
-  buffer->parent_ = std::move(parent);
+  buffer->parent_ = parent.release();
   return TakeRef(buffer);
 }
 
 HostBuffer::~HostBuffer() {
   switch (kind_) {
     case Kind::kOwned:
-      allocator_->DeallocateBytes(data_, size_);
-      break;
+      break;  // operator delete returns the whole block.
     case Kind::kExternal:
-      if (deallocator_) deallocator_(data_, size_);
+      if (deallocator_) {
+        (*deallocator_)(data_, size_);
+        delete deallocator_;
+      }
       break;
     case Kind::kSlice:
-      break;  // parent_'s destructor drops the parent.
+      parent_->DropRef();
+      break;
   }
+}
+
+void HostBuffer::operator delete(HostBuffer* buffer,
+                                 std::destroying_delete_t) {
+  if (buffer->kind_ != Kind::kOwned) {
+    buffer->~HostBuffer();
+    ::operator delete(buffer);
+    return;
+  }
+  HostAllocator* allocator = buffer->allocator_;
+  size_t bytes = HeaderSize(buffer->alignment_) + buffer->size_;
+  buffer->~HostBuffer();
+  allocator->DeallocateBytes(buffer, bytes);
 }
 
 std::string HostBuffer::DebugString() const {

@@ -26,6 +26,27 @@ TEST(HostBufferTest, UninitializedIsAlignedAndSized) {
   }
 }
 
+TEST(HostBufferTest, HeaderAndBytesShareOneAllocation) {
+  // TFRT's allocator tests count these bytes: a 64-byte header, then the data.
+  auto allocator = CreateProfiledAllocator(CreateMallocAllocator());
+  RCReference<HostBuffer> buffer =
+      HostBuffer::CreateUninitialized(128, kTensorAlignment, *allocator);
+  ASSERT_TRUE(buffer);
+  EXPECT_EQ(allocator->GetStats()->total_allocations, 1);
+  EXPECT_EQ(allocator->GetStats()->live_bytes, 64 + 128);
+  buffer.reset();
+  EXPECT_EQ(allocator->GetStats()->live_bytes, 0);
+  testing::internal::CaptureStderr();  // The profile printed on destruction.
+  allocator.reset();
+  testing::internal::GetCapturedStderr();
+}
+
+TEST(HostBufferTest, OversizedRequestGivesNullNotOverflow) {
+  auto allocator = CreateMallocAllocator();
+  EXPECT_FALSE(HostBuffer::CreateUninitialized(SIZE_MAX - 8, kTensorAlignment,
+                                               *allocator));
+}
+
 TEST(HostBufferTest, ReturnsMemoryToTheAllocator) {
   auto allocator = CreateLeakCheckAllocator(CreateMallocAllocator());
   {

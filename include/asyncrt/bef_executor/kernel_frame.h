@@ -12,6 +12,9 @@
 #ifndef ASYNCRT_BEF_EXECUTOR_KERNEL_FRAME_H_
 #define ASYNCRT_BEF_EXECUTOR_KERNEL_FRAME_H_
 
+#include <atomic>
+#include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -26,6 +29,39 @@ namespace asyncrt {
 
 class Function;
 
+// State that a kernel derives once from its attributes (a resolved op, frozen
+// attributes, a parsed constant) and reuses on every later run of the same
+// kernel in the same loaded function. See AsyncKernelFrame::GetOrCreateState.
+class KernelState {
+ public:
+  virtual ~KernelState() = default;
+};
+
+// One kernel's state, owned by its BEF function. Thread-safe.
+class KernelStateSlot {
+ public:
+  KernelStateSlot() = default;
+  KernelStateSlot(const KernelStateSlot&) = delete;
+  KernelStateSlot& operator=(const KernelStateSlot&) = delete;
+  ~KernelStateSlot() { delete state_.load(std::memory_order_acquire); }
+
+  KernelState* Get() const { return state_.load(std::memory_order_acquire); }
+  // Stores `state` unless another thread stored one first; returns the one
+  // stored (and drops `state` if it lost).
+  KernelState* Install(std::unique_ptr<KernelState> state) {
+    KernelState* expected = nullptr;
+    if (state_.compare_exchange_strong(expected, state.get(),
+                                       std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+      return state.release();
+    }
+    return expected;
+  }
+
+ private:
+  std::atomic<KernelState*> state_{nullptr};
+};
+
 class AsyncKernelFrame {
  public:
   AsyncKernelFrame(const ExecutionContext& exec_ctx, const bef::BefFile& file,
@@ -33,14 +69,16 @@ class AsyncKernelFrame {
                    absl::Span<AsyncValue* const> arguments,
                    absl::Span<const bef::NamedAttribute> attributes,
                    absl::Span<const Function* const> functions,
-                   absl::Span<RCReference<AsyncValue>> results)
+                   absl::Span<RCReference<AsyncValue>> results,
+                   KernelStateSlot* state_slot = nullptr)
       : exec_ctx_(exec_ctx),
         file_(file),
         kernel_name_(kernel_name),
         arguments_(arguments),
         attributes_(attributes),
         functions_(functions),
-        results_(results) {}
+        results_(results),
+        state_slot_(state_slot) {}
 
   const ExecutionContext& GetExecutionContext() const { return exec_ctx_; }
   HostContext* GetHostContext() const { return exec_ctx_.host(); }
@@ -98,6 +136,25 @@ class AsyncKernelFrame {
   }
   bool HasResultAt(size_t index) const { return bool(results_[index]); }
 
+  //===--- Per-kernel state -----------------------------------------------===//
+  // The state of this kernel (T derives from KernelState), made by `make()`
+  // (returning std::unique_ptr<T>) the first time and kept by the function
+  // for later runs. The state depends only on what does not change between
+  // runs (attributes, function operands), never on argument values. Two
+  // first runs racing may both call make(); one state wins. A frame with no
+  // slot (not run from a BEF function) makes a fresh state each time.
+  template <typename T, typename Make>
+  T* GetOrCreateState(Make&& make) {
+    static_assert(std::is_base_of_v<KernelState, T>);
+    if (state_slot_ == nullptr) {
+      owned_state_ = make();
+      return static_cast<T*>(owned_state_.get());
+    }
+    if (KernelState* state = state_slot_->Get()) return static_cast<T*>(state);
+    std::unique_ptr<KernelState> made = make();
+    return static_cast<T*>(state_slot_->Install(std::move(made)));
+  }
+
   //===--- Errors
   //-----------------------------------------------------------===//
   // Reports `status` at this kernel's location (once: this is where the
@@ -118,6 +175,8 @@ class AsyncKernelFrame {
   absl::Span<const bef::NamedAttribute> attributes_;
   absl::Span<const Function* const> functions_;
   absl::Span<RCReference<AsyncValue>> results_;
+  KernelStateSlot* state_slot_;
+  std::unique_ptr<KernelState> owned_state_;  // Only without a slot.
 };
 
 }  // namespace asyncrt

@@ -97,10 +97,26 @@ class OpHandler {
   CoreRuntime* runtime() const { return runtime_; }
   OpHandler* fallback() const { return fallback_; }
 
+  // For handlers that run the op registry's implementations for one device
+  // type on one device (the CPU handler): lets CoreRuntime::Execute look an
+  // op up and run it without building a CoreRuntimeOp. Ops the registry
+  // lacks still go through MakeOp (and so the fallback).
+  struct RegistryDevice {
+    int device_type_id = -1;  // OpRegistry::DeviceTypeId.
+    Device* device = nullptr;
+  };
+  const RegistryDevice& registry_device() const { return registry_device_; }
+
+ protected:
+  void set_registry_device(RegistryDevice registry_device) {
+    registry_device_ = registry_device;
+  }
+
  private:
   std::string name_;
   CoreRuntime* runtime_;
   OpHandler* fallback_;
+  RegistryDevice registry_device_;
 };
 
 struct CoreRuntimeOptions {

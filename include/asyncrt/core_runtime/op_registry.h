@@ -20,15 +20,20 @@
 //   registry.AddOp("my.add", AddMetadata);
 //   registry.AddDispatch("my.add", "cpu", AddDispatch, kOpAcceptsScalarHost);
 //
-// Thread-safety: registration takes a lock and may happen at any time;
-// lookups take the same lock. Entries are never removed, so pointers
-// returned by Find() stay valid for the process.
+// Thread-safety: registration takes a lock and may happen at any time.
+// Lookups take no lock: they read an immutable snapshot of the table, which
+// registration replaces (copy on write; registration is rare, lookups are on
+// every eager op). Entries are never freed, so pointers returned by Find()
+// stay valid for the process; a later registration for the same op makes a
+// new entry, which later lookups see.
 #ifndef ASYNCRT_CORE_RUNTIME_OP_REGISTRY_H_
 #define ASYNCRT_CORE_RUNTIME_OP_REGISTRY_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
@@ -54,6 +59,8 @@ using OpMetadataFn = absl::Status (*)(absl::Span<const TensorMetadata> args,
 struct OpInvocation {
   const ExecutionContext& exec_ctx;
   absl::Span<AsyncValue* const> arguments;  // Borrowed (+0).
+  // The tensor in each argument, found once.
+  absl::Span<const Tensor* const> argument_tensors;
   const OpAttrs& attrs;
   // The shape function's results, or empty if the op has none.
   absl::Span<const TensorMetadata> result_metadata;
@@ -65,7 +72,7 @@ struct OpInvocation {
   AsyncValueRef<Chain>* chain;
 
   const Tensor& argument(size_t index) const {
-    return *GetTensorIfPresent(*arguments[index]);
+    return *argument_tensors[index];
   }
   HostContext* host() const { return exec_ctx.host(); }
 };
@@ -84,6 +91,7 @@ enum OpAcceptedTensors : uint32_t {
 
 struct OpImplementation {
   std::string device_type;
+  int device_type_id = -1;  // OpRegistry::DeviceTypeId(device_type).
   OpDispatchFn dispatch = nullptr;
   uint32_t accepted_tensors = kOpAcceptsDenseHostOnly;
 };
@@ -95,10 +103,21 @@ struct OpEntry {
 
   const OpImplementation* FindImplementation(
       absl::string_view device_type) const;
+  // The same by interned id, without string compares (the eager hot path).
+  const OpImplementation* FindImplementation(int device_type_id) const {
+    for (const OpImplementation& implementation : implementations) {
+      if (implementation.device_type_id == device_type_id) {
+        return &implementation;
+      }
+    }
+    return nullptr;
+  }
 };
 
 class OpRegistry {
  public:
+  OpRegistry();
+
   // The process-wide registry that CoreRuntime uses.
   static OpRegistry& Global();
 
@@ -111,15 +130,33 @@ class OpRegistry {
                    OpDispatchFn dispatch,
                    uint32_t accepted_tensors = kOpAcceptsDenseHostOnly);
 
-  // nullptr if unknown.
-  const OpEntry* Find(absl::string_view name) const;
+  // A small integer naming `device_type` ("cpu", "gpu", ...), the same for
+  // the same name for the life of the process. Thread-safe.
+  static int DeviceTypeId(absl::string_view device_type);
+
+  // nullptr if unknown. Lock-free.
+  const OpEntry* Find(absl::string_view name) const {
+    const Table& table = *table_.load(std::memory_order_acquire);
+    auto it = table.find(name);
+    return it == table.end() ? nullptr : it->second;
+  }
 
  private:
-  OpEntry& GetOrAdd(absl::string_view name);
+  // Keys view the entries' names.
+  using Table = absl::flat_hash_map<absl::string_view, const OpEntry*>;
 
-  mutable std::mutex mutex_;
-  // Guarded by mutex_. Boxed: entries must not move.
-  absl::flat_hash_map<std::string, std::unique_ptr<OpEntry>> ops_;
+  // Publishes `entry` in a new table that replaces the current one.
+  // Requires mutex_.
+  void Publish(std::unique_ptr<OpEntry> entry);
+  // A copy of the current entry for `name`, or a new one. Requires mutex_.
+  std::unique_ptr<OpEntry> CopyOrNewEntry(absl::string_view name) const;
+
+  std::mutex mutex_;  // Serializes registration.
+  std::atomic<const Table*> table_;
+  // Every table and entry ever published (guarded by mutex_): a lookup may
+  // still be reading an old one.
+  std::vector<std::unique_ptr<const Table>> tables_;
+  std::vector<std::unique_ptr<const OpEntry>> entries_;
 };
 
 }  // namespace asyncrt

@@ -7,9 +7,11 @@
 // issued; ops without a shape function produce handles whose metadata
 // becomes available with the tensor.
 //
-// Ownership: a handle owns one reference to its tensor value, its device and
-// (if any) its async metadata. Handles are move-only; CopyRef() shares the
-// tensor. Thread-safety: a handle is a value; the async values it refers to
+// Ownership: a handle owns one reference to its tensor value. Its device is
+// borrowed: devices belong to the HostContext's DeviceManager, which, like
+// the allocator that holds the tensor's bytes, must outlive every handle of
+// that context (refcounting the device cost two atomic operations per eager
+// op for nothing). Handles are move-only; CopyRef() shares the tensor. Thread-safety: a handle is a value; the async values it refers to
 // are thread-safe.
 #ifndef ASYNCRT_CORE_RUNTIME_TENSOR_HANDLE_H_
 #define ASYNCRT_CORE_RUNTIME_TENSOR_HANDLE_H_
@@ -28,15 +30,15 @@ class TensorHandle {
  public:
   TensorHandle() = default;  // A null handle; IsValid() is false.
   // Metadata known now.
-  TensorHandle(RCReference<Device> device, const TensorMetadata& metadata,
+  TensorHandle(Device* device, TensorMetadata metadata,
                RCReference<AsyncValue> tensor);
   // Metadata known when the tensor is: taken from the tensor itself.
-  TensorHandle(RCReference<Device> device, RCReference<AsyncValue> tensor);
+  TensorHandle(Device* device, RCReference<AsyncValue> tensor);
   // A handle whose tensor and metadata are the error `error`.
   static TensorHandle CreateError(RCReference<AsyncValue> error);
 
-  TensorHandle(TensorHandle&&) = default;
-  TensorHandle& operator=(TensorHandle&&) = default;
+  TensorHandle(TensorHandle&& other) noexcept = default;
+  TensorHandle& operator=(TensorHandle&& other) noexcept = default;
   TensorHandle(const TensorHandle&) = delete;
   TensorHandle& operator=(const TensorHandle&) = delete;
 
@@ -51,7 +53,8 @@ class TensorHandle {
     return tensor_ && tensor_->IsConcrete() ? GetTensorIfPresent(*tensor_)
                                             : nullptr;
   }
-  const RCReference<Device>& device() const { return device_; }
+  // The device the tensor lives on (borrowed); null for an error handle.
+  Device* device() const { return device_; }
 
   // True once the metadata is known (always, if a shape function ran).
   bool IsMetadataAvailable() const;
@@ -71,7 +74,7 @@ class TensorHandle {
   std::string DebugString() const;
 
  private:
-  RCReference<Device> device_;
+  Device* device_ = nullptr;
   RCReference<AsyncValue> tensor_;
   // Set iff the metadata was computed ahead of the tensor; otherwise the
   // tensor's own metadata is used once it is available.

@@ -2,7 +2,10 @@
 //
 // A buffer is one of:
 //   - owned: allocated from a HostAllocator, returned to it when the last
-//     reference goes;
+//     reference goes. The header and the bytes share one allocation of
+//     RoundUp(sizeof(HostBuffer), alignment) + size bytes (as in TFRT, whose
+//     allocator tests count those bytes), so a tensor costs one allocation
+//     for its data, not two;
 //   - external: memory owned elsewhere, released by a caller-supplied
 //     deallocator when the last reference goes;
 //   - a slice: a byte range of a parent buffer, holding a reference to the
@@ -16,6 +19,7 @@
 #define ASYNCRT_TENSOR_HOST_BUFFER_H_
 
 #include <cstddef>
+#include <new>
 #include <string>
 
 #include "absl/functional/any_invocable.h"
@@ -62,20 +66,29 @@ class HostBuffer : public ReferenceCounted<HostBuffer> {
  private:
   friend class ReferenceCounted<HostBuffer>;
   enum class Kind : uint8_t { kOwned, kExternal, kSlice };
+  using Deallocator = absl::AnyInvocable<void(void*, size_t)>;
 
   HostBuffer(void* data, size_t size, Kind kind)
       : data_(data), size_(size), kind_(kind) {}
   ~HostBuffer();
 
+  // Runs the destructor, then frees the header the way it was allocated
+  // (with the bytes, for an owned buffer).
+  static void operator delete(HostBuffer* buffer, std::destroying_delete_t);
+
+  // Bytes before the data of an owned buffer.
+  static size_t HeaderSize(size_t alignment);
+
   void* const data_;
   const size_t size_;
   const Kind kind_;
-  // kOwned: the allocator the bytes return to.
-  HostAllocator* allocator_ = nullptr;
-  // kExternal: releases the bytes.
-  absl::AnyInvocable<void(void*, size_t)> deallocator_;
-  // kSlice: keeps the parent's bytes alive.
-  RCReference<HostBuffer> parent_;
+  // Set only for an owned buffer: the alignment it was allocated with.
+  uint32_t alignment_ = 0;
+  union {
+    HostAllocator* allocator_;  // kOwned: where the block returns.
+    Deallocator* deallocator_;  // kExternal: owned, releases the bytes.
+    HostBuffer* parent_;        // kSlice: one reference to the parent.
+  };
 };
 
 }  // namespace asyncrt

@@ -17,6 +17,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -39,9 +40,20 @@ class TensorShape {
     Assign(absl::Span<const int64_t>(dims.begin(), dims.size()));
   }
 
-  TensorShape(const TensorShape& other) { Assign(other.GetDimensions()); }
+  // Inline shapes copy as plain words: handles and metadata are copied on
+  // every eager op.
+  TensorShape(const TensorShape& other)
+      : rank_(other.rank_), inline_dims_(other.inline_dims_) {
+    if (ABSL_PREDICT_FALSE(rank_ > kInlineRank)) Assign(other.GetDimensions());
+  }
   TensorShape& operator=(const TensorShape& other) {
-    if (this != &other) Assign(other.GetDimensions());
+    if (ABSL_PREDICT_TRUE(other.rank_ <= kInlineRank)) {
+      rank_ = other.rank_;
+      inline_dims_ = other.inline_dims_;
+      heap_dims_.reset();
+    } else if (this != &other) {
+      Assign(other.GetDimensions());
+    }
     return *this;
   }
   // A moved-from shape is rank 0.
