@@ -106,6 +106,18 @@ void RegisterBasicKernels(KernelRegistry& registry) {
   add("tfrt.constant.f32", ASYNCRT_KERNEL(Constant<float>));
   add("tfrt.constant.f64", ASYNCRT_KERNEL(Constant<double>));
 
+  // Sync versions, for tfrt.sync functions (they work anywhere: every
+  // kernel here finishes before it returns).
+  add("tfrt.constant_s.i1", ASYNCRT_KERNEL(Constant<bool>));
+  add("tfrt.constant_s.i32", ASYNCRT_KERNEL(Constant<int32_t>));
+  add("tfrt.constant_s.i64", ASYNCRT_KERNEL(Constant<int64_t>));
+  add("tfrt.constant_s.f32", ASYNCRT_KERNEL(Constant<float>));
+  add("tfrt.constant_s.f64", ASYNCRT_KERNEL(Constant<double>));
+  add("tfrt.add_s.i32", ASYNCRT_KERNEL(Add<int32_t>));
+  add("tfrt.add_s.i64", ASYNCRT_KERNEL(Add<int64_t>));
+  add("tfrt.add_s.f32", ASYNCRT_KERNEL(Add<float>));
+  add("tfrt.add_s.f64", ASYNCRT_KERNEL(Add<double>));
+
   add("tfrt.add.i32", ASYNCRT_KERNEL(Add<int32_t>));
   add("tfrt.add.i64", ASYNCRT_KERNEL(Add<int64_t>));
   add("tfrt.add.f32", ASYNCRT_KERNEL(Add<float>));

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/bef_executor/native_function.h"
 #include "asyncrt/host_context/async_dispatch.h"
@@ -246,6 +247,42 @@ std::tuple<int32_t, Chain> Cancel(const ExecutionContext& exec_ctx) {
   return {0, Chain()};
 }
 
+//===--- Sync kernels (for tfrt.sync functions)
+//---------------------------------===//
+
+// fail_s and error_s: TFRT's fail_s reports through the frame and error_s
+// returns the error; here both return it, and it is reported at the
+// kernel's location and becomes the result.
+absl::StatusOr<int32_t> ErrorSync() {
+  return absl::InternalError("something bad happened");
+}
+
+// a + the sum of the rest (sync_sum and sync_sum2 differ only in how TFRT
+// declares the repeated arguments).
+absl::StatusOr<int32_t> SyncSum(int32_t first, RemainingArguments rest) {
+  uint32_t sum = static_cast<uint32_t>(first);
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (!rest[i]->IsType<int32_t>()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("argument ", i + 1, " is not an i32"));
+    }
+    sum += static_cast<uint32_t>(rest[i]->get<int32_t>());
+  }
+  return static_cast<int32_t>(sum);
+}
+
+// The sum of every i32 attribute.
+int32_t SyncSumAttributes(AsyncKernelFrame* frame) {
+  uint32_t sum = 0;
+  for (size_t i = 0; i < frame->GetNumAttributes(); ++i) {
+    const bef::Attribute& attribute = frame->GetAttributeAt(i);
+    if (attribute.kind == bef::AttributeKind::kI32) {
+      sum += static_cast<uint32_t>(attribute.scalar<int32_t>());
+    }
+  }
+  return static_cast<int32_t>(sum);
+}
+
 //===--- Resources and contexts
 //-------------------------------------------------===//
 
@@ -417,27 +454,37 @@ struct BenchmarkRun {
   AsyncValueRef<Chain> done;
 };
 
+void PrintBenchmark(const std::string& name,
+                    const std::vector<int64_t>& wall_ns,
+                    const std::vector<int64_t>& cpu_ns);
+
 void PrintBenchmark(const BenchmarkRun& run) {
+  PrintBenchmark(run.name, run.wall_ns, run.cpu_ns);
+}
+
+void PrintBenchmark(const std::string& name,
+                    const std::vector<int64_t>& wall_ns,
+                    const std::vector<int64_t>& cpu_ns) {
   auto percentile = [](std::vector<int64_t> v, double p) -> long long {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
     return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
   };
   int64_t total_wall = 0, total_cpu = 0;
-  for (int64_t t : run.wall_ns) total_wall += t;
-  for (int64_t t : run.cpu_ns) total_cpu += t;
-  const char* n = run.name.c_str();
+  for (int64_t t : wall_ns) total_wall += t;
+  for (int64_t t : cpu_ns) total_cpu += t;
+  const char* n = name.c_str();
   PrintLine("BM:%s:Duration(ns): %lld\n", n,
             static_cast<long long>(total_wall));
-  PrintLine("BM:%s:Count: %zu\n", n, run.wall_ns.size());
-  PrintLine("BM:%s:Time Min(ns): %lld\n", n, percentile(run.wall_ns, 0));
-  PrintLine("BM:%s:Time 50%%(ns): %lld\n", n, percentile(run.wall_ns, 0.5));
-  PrintLine("BM:%s:Time 95%%(ns): %lld\n", n, percentile(run.wall_ns, 0.95));
-  PrintLine("BM:%s:Time 99%%(ns): %lld\n", n, percentile(run.wall_ns, 0.99));
-  PrintLine("BM:%s:CPU Min(ns): %lld\n", n, percentile(run.cpu_ns, 0));
-  PrintLine("BM:%s:CPU 50%%(ns): %lld\n", n, percentile(run.cpu_ns, 0.5));
-  PrintLine("BM:%s:CPU 95%%(ns): %lld\n", n, percentile(run.cpu_ns, 0.95));
-  PrintLine("BM:%s:CPU 99%%(ns): %lld\n", n, percentile(run.cpu_ns, 0.99));
+  PrintLine("BM:%s:Count: %zu\n", n, wall_ns.size());
+  PrintLine("BM:%s:Time Min(ns): %lld\n", n, percentile(wall_ns, 0));
+  PrintLine("BM:%s:Time 50%%(ns): %lld\n", n, percentile(wall_ns, 0.5));
+  PrintLine("BM:%s:Time 95%%(ns): %lld\n", n, percentile(wall_ns, 0.95));
+  PrintLine("BM:%s:Time 99%%(ns): %lld\n", n, percentile(wall_ns, 0.99));
+  PrintLine("BM:%s:CPU Min(ns): %lld\n", n, percentile(cpu_ns, 0));
+  PrintLine("BM:%s:CPU 50%%(ns): %lld\n", n, percentile(cpu_ns, 0.5));
+  PrintLine("BM:%s:CPU 95%%(ns): %lld\n", n, percentile(cpu_ns, 0.95));
+  PrintLine("BM:%s:CPU 99%%(ns): %lld\n", n, percentile(cpu_ns, 0.99));
   PrintLine("BM:%s:CPU utilization(percent): %f\n", n,
             total_wall > 0 ? 100.0 * total_cpu / total_wall : 0.0);
 }
@@ -508,6 +555,53 @@ AsyncValueRef<Chain> Benchmark(RemainingArguments args, AsyncKernelFrame* frame,
   AsyncValueRef<Chain> done = run->done;
   BenchmarkNext(std::move(run));
   return done;
+}
+
+// tfrt_test.sync_benchmark @fn(args...): times a tfrt.sync function on the
+// calling thread, each run finishing before the kernel goes on. No results.
+absl::Status SyncBenchmark(RemainingArguments args, const Function* target,
+                           AsyncKernelFrame* frame,
+                           const ExecutionContext& exec_ctx) {
+  auto attribute = [&](absl::string_view name, int64_t fallback) -> int64_t {
+    const bef::Attribute* a = frame->GetAttribute(name);
+    return a && a->IsScalar() ? a->scalar<int32_t>() : fallback;
+  };
+  const int64_t warmup = attribute("num_warmup_runs", 1);
+  const int64_t max_count = std::max<int64_t>(1, attribute("max_count", 1));
+  std::vector<RCReference<AsyncValue>> results(target->num_results());
+  bool failed = false;
+  auto run_once = [&]() -> absl::Status {
+    target->Execute(exec_ctx, args.values(), absl::MakeSpan(results));
+    for (RCReference<AsyncValue>& result : results) {
+      if (!result->IsAvailable()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("sync_benchmark: @", target->name(),
+                         " did not finish synchronously"));
+      }
+      // Reported already, where it was created: stop without a report.
+      if (result->IsError()) failed = true;
+      result.reset();
+    }
+    return absl::OkStatus();
+  };
+  for (int64_t i = 0; i < warmup && !failed; ++i) {
+    if (absl::Status status = run_once(); !status.ok()) return status;
+  }
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::seconds(attribute("duration_secs", 1));
+  std::vector<int64_t> wall_ns, cpu_ns;
+  while (!failed && static_cast<int64_t>(wall_ns.size()) < max_count &&
+         std::chrono::steady_clock::now() < deadline) {
+    const auto start = std::chrono::steady_clock::now();
+    const int64_t cpu_start = ProcessCpuNs();
+    if (absl::Status status = run_once(); !status.ok()) return status;
+    cpu_ns.push_back(ProcessCpuNs() - cpu_start);
+    wall_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+  }
+  if (!failed) PrintBenchmark(target->name(), wall_ns, cpu_ns);
+  return absl::OkStatus();
 }
 
 //===--- tfrt_tutorial and vt
@@ -641,9 +735,14 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("vt.add", ASYNCRT_KERNEL(VtAdd));
   add("vt.print", ASYNCRT_KERNEL(VtPrint));
   add("tfrt_test.benchmark", ASYNCRT_KERNEL(Benchmark));
-  add("tfrt_test.sync_benchmark", ASYNCRT_KERNEL(Benchmark));
+  add("tfrt_test.sync_benchmark", ASYNCRT_KERNEL(SyncBenchmark));
   add("tfrt_test.async_value_ref", ASYNCRT_KERNEL(AsyncValueRefStates));
   add("tfrt_test.do.async", ASYNCRT_KERNEL(DoAsync));
+  add("tfrt_test.fail_s", ASYNCRT_KERNEL(ErrorSync));
+  add("tfrt_test.error_s", ASYNCRT_KERNEL(ErrorSync));
+  add("tfrt_test.sync_sum", ASYNCRT_KERNEL(SyncSum));
+  add("tfrt_test.sync_sum2", ASYNCRT_KERNEL(SyncSum));
+  add("tfrt_test.sync_sum_attributes", ASYNCRT_KERNEL(SyncSumAttributes));
 }
 
 void RegisterTestNativeFunctions(HostContext& host) {
