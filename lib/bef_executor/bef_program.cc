@@ -70,6 +70,7 @@ struct KernelPlan {
   // the call holds, so the kernel must not drop one).
   const uint8_t* operand_is_argument = nullptr;
   uint32_t non_argument_operands = 0;
+  KernelStateSlot* state_slot = nullptr;  // Owned by the function.
 };
 
 struct RegisterPlan {
@@ -331,6 +332,10 @@ class BefFunction final : public Function {
       uint32_t reg = decoded_.result_registers[i];
       pool_[slot_fill[reg]++] = i;
     }
+    state_slots_ = std::make_unique<KernelStateSlot[]>(kernels_.size());
+    for (uint32_t k = 0; k < kernels_.size(); ++k) {
+      kernels_[k].state_slot = &state_slots_[k];
+    }
     // Run the first kernel in source order first: the worklist is LIFO.
     std::reverse(initially_ready_.begin(), initially_ready_.end());
     std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
@@ -347,6 +352,7 @@ class BefFunction final : public Function {
   std::vector<uint32_t> ready_with_arguments_;
   std::vector<uint8_t> operand_is_argument_;
   bool runs_in_order_ = false;  // See RunInOrder.
+  std::unique_ptr<KernelStateSlot[]> state_slots_;  // One per kernel.
 };
 
 //===--- CallState
@@ -574,7 +580,8 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
     AsyncKernelFrame frame(kernel_ctx, function_.program().file(), kernel.name,
                            absl::MakeConstSpan(arguments, num_operands),
                            kernel.attributes, kernel.functions,
-                           absl::MakeSpan(results, num_results));
+                           absl::MakeSpan(results, num_results),
+                           kernel.state_slot);
     kernel.impl(&frame);
     for (size_t i = 0; i < num_results; ++i) {
       if (ABSL_PREDICT_FALSE(!results[i])) {
