@@ -74,9 +74,10 @@ AsyncValueRef<int32_t> AsyncAddI32(Argument<int32_t> a, Argument<int32_t> b,
       [a = a.ValueRef(), b = b.ValueRef()] { return a.get() + b.get(); });
 }
 
-AsyncValueRef<int32_t> AsyncConstantI32(Attribute<int32_t> value,
-                                        const ExecutionContext& exec_ctx) {
-  int32_t v = *value;
+template <typename T>
+AsyncValueRef<T> AsyncConstant(Attribute<T> value,
+                               const ExecutionContext& exec_ctx) {
+  T v = *value;
   return EnqueueWorkWithResult(exec_ctx.host(), [v] { return v; });
 }
 
@@ -361,6 +362,17 @@ void DoAsync(RemainingArguments args, RemainingResults results,
 //===--- Timing, atomics and misc
 //-----------------------------------------------===//
 
+// tfrt_test.usleep: no result; sleeps and prints on the blocking pool.
+// bef_executor's quiesce after each function waits for it.
+absl::Status Usleep(int32_t microseconds, const ExecutionContext& exec_ctx) {
+  bool queued = EnqueueBlockingWork(exec_ctx.host(), [microseconds] {
+    std::this_thread::sleep_for(std::chrono::microseconds(microseconds));
+    PrintLine("Slept for %d microseconds\n", microseconds);
+  });
+  if (!queued) return absl::ResourceExhaustedError("blocking queue full");
+  return absl::OkStatus();
+}
+
 // Sleeps on the blocking pool (the only place a kernel may sleep).
 AsyncValueRef<Chain> BlockingUsleep(int32_t microseconds,
                                     const ExecutionContext& exec_ctx) {
@@ -400,7 +412,38 @@ Chain AtomicAdd(const AtomicI32& atomic, int32_t value) {
   atomic->fetch_add(value);
   return Chain();
 }
-int32_t AtomicGet(const AtomicI32& atomic) { return atomic->load(); }
+// (i32, !tfrt.chain), as TFRT declares it; a program may leave the chain out.
+absl::StatusOr<int32_t> AtomicGet(const AtomicI32& atomic,
+                                  RemainingResults rest) {
+  if (rest.size() > 1) {
+    return absl::InvalidArgumentError(
+        "tfrt_test.atomic.get.i32 returns (i32, !tfrt.chain)");
+  }
+  if (rest.size() == 1) rest.Emplace<Chain>(0);
+  return atomic->load();
+}
+
+// Waits until the work queue has nothing left to run. Only a thread outside
+// the queue can wait for it: on one of its workers (the kernel became ready
+// in a continuation) waiting would deadlock, so that is an error.
+absl::Status Quiesce(const ExecutionContext& exec_ctx) {
+  if (exec_ctx.host()->work_queue().IsInWorkerThread()) {
+    return absl::FailedPreconditionError(
+        "tfrt_test.quiesce cannot wait for the work queue from one of its "
+        "own worker threads");
+  }
+  exec_ctx.host()->Quiesce();
+  return absl::OkStatus();
+}
+
+// A chain, once the operand is available (the executor runs a kernel only
+// then).
+absl::StatusOr<Chain> AsChain(RemainingArguments args) {
+  if (args.size() == 0) {
+    return absl::InvalidArgumentError("tfrt_test.as_chain takes a value");
+  }
+  return Chain();
+}
 
 // {id, _tfrt_cost}: prints the id; the cost must be positive.
 absl::StatusOr<RCReference<AsyncValue>> TestCost(RemainingArguments args,
@@ -696,7 +739,8 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.copy.with_delay.i32", ASYNCRT_KERNEL(CopyWithDelay<int32_t>));
   add("tfrt_test.copy.with_delay.i64", ASYNCRT_KERNEL(CopyWithDelay<int64_t>));
   add("tfrt_test.async_add.i32", ASYNCRT_KERNEL(AsyncAddI32));
-  add("tfrt_test.async_constant.i32", ASYNCRT_KERNEL(AsyncConstantI32));
+  add("tfrt_test.async_constant.i1", ASYNCRT_KERNEL(AsyncConstant<bool>));
+  add("tfrt_test.async_constant.i32", ASYNCRT_KERNEL(AsyncConstant<int32_t>));
   add("tfrt_test.async_copy.i32", ASYNCRT_KERNEL(AsyncCopyI32));
   add("tfrt_test.identity", ASYNCRT_KERNEL(Identity));
   add("tfrt_test.multi_arg_result", ASYNCRT_KERNEL(MultiArgResult));
@@ -716,7 +760,7 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.memory_leak_one_int32", ASYNCRT_KERNEL(MemoryLeakOneInt32));
   add("tfrt_test.logging", ASYNCRT_KERNEL(Logging));
   add("tfrt_test.async_value_get", ASYNCRT_KERNEL(AsyncValueGet));
-  add("tfrt_test.usleep", ASYNCRT_KERNEL(BlockingUsleep));
+  add("tfrt_test.usleep", ASYNCRT_KERNEL(Usleep));
   add("tfrt_test.blocking.usleep", ASYNCRT_KERNEL(BlockingUsleep));
   add("tfrt_test.async_copy_2.i32", ASYNCRT_KERNEL(AsyncCopy2I32));
   add("tfrt_test.async_copy.with_delay.i32",
@@ -726,6 +770,8 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.atomic.inc.i32", ASYNCRT_KERNEL(AtomicInc));
   add("tfrt_test.atomic.add.i32", ASYNCRT_KERNEL(AtomicAdd));
   add("tfrt_test.atomic.get.i32", ASYNCRT_KERNEL(AtomicGet));
+  add("tfrt_test.quiesce", ASYNCRT_KERNEL(Quiesce));
+  add("tfrt_test.as_chain", ASYNCRT_KERNEL(AsChain));
   add("tfrt_test.test_cost", ASYNCRT_KERNEL(TestCost));
   add("tfrt_test.print_debug_info", ASYNCRT_KERNEL(PrintDebugInfo));
   add("tfrt_test.error_chain", ASYNCRT_KERNEL(ErrorChain));
