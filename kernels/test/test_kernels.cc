@@ -41,8 +41,15 @@ std::string AppendString(const std::string& a, const std::string& b) {
   return a + b;
 }
 
-Chain PrintBool(bool value) {
-  return PrintLine("%s\n", value ? "true" : "false");
+// (chain, i1) as TFRT declares it, or (i1[, chain]).
+absl::StatusOr<Chain> PrintBool(RemainingArguments args) {
+  const bool leading_chain = args.size() == 2 && args[0]->IsType<Chain>();
+  const size_t index = leading_chain ? 1 : 0;
+  if (args.size() == 0 || args.size() > 2 || !args[index]->IsType<bool>()) {
+    return absl::InvalidArgumentError(
+        "tfrt_test.print_bool takes (!tfrt.chain, i1)");
+  }
+  return PrintLine("%s\n", args[index]->get<bool>() ? "true" : "false");
 }
 
 //===--- Values
@@ -187,6 +194,32 @@ std::string AsyncValueRefStates() {
   indirect->ForwardTo(MakeAvailableAsyncValueRef<int32_t>(4));
   describe(forwarded);
   return trace;
+}
+
+// Whether the argument's async value has no other reference (through an
+// indirect value, the value it points at must be unique too).
+absl::StatusOr<bool> GetUniqueness(RemainingArguments args) {
+  if (args.size() == 0) {
+    return absl::InvalidArgumentError("tfrt_test.get_uniqueness takes a value");
+  }
+  const AsyncValue* value = args[0];
+  if (!value->IsUnique()) return false;
+  if (value->IsIndirect()) {
+    const AsyncValue* target =
+        static_cast<const IndirectAsyncValue*>(value)->target();
+    return target == nullptr || target->IsUnique();
+  }
+  return true;
+}
+
+// The argument, seen through a new IndirectAsyncValue.
+absl::StatusOr<RCReference<AsyncValue>> MakeIndirect(RemainingArguments args) {
+  if (args.size() == 0) {
+    return absl::InvalidArgumentError("tfrt_test.make_indirect takes a value");
+  }
+  RCReference<IndirectAsyncValue> indirect = MakeIndirectAsyncValue();
+  indirect->ForwardTo(FormRef(args[0]));
+  return RCReference<AsyncValue>(std::move(indirect));
 }
 
 //===--- Errors and cancellation
@@ -772,6 +805,8 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.atomic.get.i32", ASYNCRT_KERNEL(AtomicGet));
   add("tfrt_test.quiesce", ASYNCRT_KERNEL(Quiesce));
   add("tfrt_test.as_chain", ASYNCRT_KERNEL(AsChain));
+  add("tfrt_test.get_uniqueness", ASYNCRT_KERNEL(GetUniqueness));
+  add("tfrt_test.make_indirect", ASYNCRT_KERNEL(MakeIndirect));
   add("tfrt_test.test_cost", ASYNCRT_KERNEL(TestCost));
   add("tfrt_test.print_debug_info", ASYNCRT_KERNEL(PrintDebugInfo));
   add("tfrt_test.error_chain", ASYNCRT_KERNEL(ErrorChain));
