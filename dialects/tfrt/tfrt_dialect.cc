@@ -5,6 +5,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/InliningUtils.h"
 
@@ -112,8 +113,11 @@ mlir::LogicalResult TfrtDialect::verifyOperationAttribute(
   llvm::StringRef name = attribute.getName().getValue();
   bool is_flag = name == kNativeAttr || name == kSyncAttr;
   if (!is_flag && name != kCostThresholdAttr) return mlir::success();
-  if (!llvm::isa<mlir::FunctionOpInterface>(op)) {
-    return op->emitError() << "'" << name << "' is only valid on functions";
+  // A module's cost threshold is the default for its functions.
+  const bool on_module = !is_flag && llvm::isa<mlir::ModuleOp>(op);
+  if (!llvm::isa<mlir::FunctionOpInterface>(op) && !on_module) {
+    return op->emitError() << "'" << name << "' is only valid on functions"
+                           << (is_flag ? "" : " and modules");
   }
   if (is_flag && !llvm::isa<mlir::UnitAttr>(attribute.getValue())) {
     return op->emitError() << "'" << name << "' must be a unit attribute";

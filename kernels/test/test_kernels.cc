@@ -469,6 +469,16 @@ absl::Status Quiesce(const ExecutionContext& exec_ctx) {
   return absl::OkStatus();
 }
 
+// tfrt_test.get_thread_id(ch): 0 on a thread outside the work queue (the
+// caller's, and every task of the single-threaded queue, which runs there);
+// on the queue's workers 1, 2, ... in the order they first ask.
+int32_t GetThreadId(Argument<Chain>, const ExecutionContext& exec_ctx) {
+  if (!exec_ctx.host()->work_queue().IsInWorkerThread()) return 0;
+  static std::atomic<int32_t> next_id{1};
+  thread_local const int32_t id = next_id.fetch_add(1);
+  return id;
+}
+
 // A chain, once the operand is available (the executor runs a kernel only
 // then).
 absl::StatusOr<Chain> AsChain(RemainingArguments args) {
@@ -805,6 +815,7 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.atomic.get.i32", ASYNCRT_KERNEL(AtomicGet));
   add("tfrt_test.quiesce", ASYNCRT_KERNEL(Quiesce));
   add("tfrt_test.as_chain", ASYNCRT_KERNEL(AsChain));
+  add("tfrt_test.get_thread_id", ASYNCRT_KERNEL(GetThreadId));
   add("tfrt_test.get_uniqueness", ASYNCRT_KERNEL(GetUniqueness));
   add("tfrt_test.make_indirect", ASYNCRT_KERNEL(MakeIndirect));
   add("tfrt_test.test_cost", ASYNCRT_KERNEL(TestCost));

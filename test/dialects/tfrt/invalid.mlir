@@ -286,3 +286,17 @@ func.func @native_on_an_op() {
   %x = tfrt.constant.i32 1 {tfrt.native}
   tfrt.return
 }
+
+// -----
+
+func.func @cost_threshold_on_an_op() {
+  // expected-error @+1 {{'tfrt.cost_threshold' is only valid on functions and modules}}
+  %x = tfrt.constant.i32 1 {tfrt.cost_threshold = 10 : i64}
+  tfrt.return
+}
+
+// -----
+
+// expected-error @+1 {{'tfrt.cost_threshold' must be an integer attribute}}
+module attributes {tfrt.cost_threshold = "high"} {
+}
