@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -479,6 +481,38 @@ int32_t GetThreadId(Argument<Chain>, const ExecutionContext& exec_ctx) {
   return id;
 }
 
+// tfrt_test.unique_loc {name}: an error if another kernel (another name) of
+// the same request ran at the same location, i.e. if the converter gave two
+// kernels one location. Running the same kernel again (in a loop) is fine.
+class UniqueLocations {
+ public:
+  explicit UniqueLocations(HostContext*) {}
+  // The name seen first at (request, location).
+  std::string Record(int64_t request, intptr_t location,
+                     absl::string_view name) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return seen_.try_emplace({request, location}, name).first->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<int64_t, intptr_t>, std::string> seen_;
+};
+
+absl::StatusOr<Chain> UniqueLoc(StringAttribute name,
+                                const ExecutionContext& exec_ctx) {
+  std::string first =
+      exec_ctx.host()->GetOrCreateSharedContext<UniqueLocations>().Record(
+          exec_ctx.request_context()->id(), exec_ctx.location().data(),
+          name.get());
+  if (first != name.get()) {
+    return absl::InternalError(
+        absl::StrCat("tfrt_test.unique_loc '", name.get(),
+                     "' has the same location as '", first, "'"));
+  }
+  return Chain();
+}
+
 // A chain, once the operand is available (the executor runs a kernel only
 // then).
 absl::StatusOr<Chain> AsChain(RemainingArguments args) {
@@ -815,6 +849,7 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.atomic.get.i32", ASYNCRT_KERNEL(AtomicGet));
   add("tfrt_test.quiesce", ASYNCRT_KERNEL(Quiesce));
   add("tfrt_test.as_chain", ASYNCRT_KERNEL(AsChain));
+  add("tfrt_test.unique_loc", ASYNCRT_KERNEL(UniqueLoc));
   add("tfrt_test.get_thread_id", ASYNCRT_KERNEL(GetThreadId));
   add("tfrt_test.get_uniqueness", ASYNCRT_KERNEL(GetUniqueness));
   add("tfrt_test.make_indirect", ASYNCRT_KERNEL(MakeIndirect));
