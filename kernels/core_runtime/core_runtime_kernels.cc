@@ -484,7 +484,8 @@ absl::StatusOr<TensorHandle> ConstStringTensor(AsyncKernelFrame* frame) {
       MakeAvailableAsyncValueRef<StringHostTensor>(*std::move(tensor)));
 }
 
-absl::Status ErrorTensorHandle() {
+// One !corert.tensorhandle result: the error, reported here.
+absl::StatusOr<RCReference<AsyncValue>> ErrorTensorHandle() {
   return absl::InvalidArgumentError("invalid tensorhandle");
 }
 

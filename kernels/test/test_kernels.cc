@@ -732,10 +732,29 @@ struct Coordinate {
   int32_t y = 0;
 };
 
-Coordinate CreateCoordinate(AsyncKernelFrame* frame) {
+// (i32 x, i32 y) operands, as TFRT's tutorial declares it, or {x, y}
+// attributes.
+absl::StatusOr<Coordinate> CreateCoordinate(RemainingArguments args,
+                                            AsyncKernelFrame* frame) {
+  size_t values = args.size();
+  if (values > 0 && args[values - 1]->IsType<Chain>()) --values;
+  if (values == 2) {
+    if (!args[0]->IsType<int32_t>() || !args[1]->IsType<int32_t>()) {
+      return absl::InvalidArgumentError(
+          "tfrt_tutorial.create_coordinate takes (i32, i32)");
+    }
+    return Coordinate{args[0]->get<int32_t>(), args[1]->get<int32_t>()};
+  }
   const bef::Attribute* x = frame->GetAttribute("x");
   const bef::Attribute* y = frame->GetAttribute("y");
-  return {x ? x->scalar<int32_t>() : 0, y ? y->scalar<int32_t>() : 0};
+  if (values != 0 || x == nullptr || y == nullptr ||
+      x->kind != bef::AttributeKind::kI32 ||
+      y->kind != bef::AttributeKind::kI32) {
+    return absl::InvalidArgumentError(
+        "tfrt_tutorial.create_coordinate takes (i32, i32) or {x, y} i32 "
+        "attributes");
+  }
+  return Coordinate{x->scalar<int32_t>(), y->scalar<int32_t>()};
 }
 
 Chain PrintCoordinate(const Coordinate& c) {
@@ -743,26 +762,38 @@ Chain PrintCoordinate(const Coordinate& c) {
 }
 
 // A value type that reports its lifetime, for tests of copies and moves.
+// A moved-from value holds -1 and dies silently.
 class VtValue {
  public:
   explicit VtValue(int32_t v) : value_(v) {
     PrintLine("constructed vt.value(%d)\n", value_);
   }
+  VtValue(const VtValue& other) : value_(other.value_) {
+    PrintLine("copy constructed vt.value(%d)\n", value_);
+  }
   VtValue(VtValue&& other) noexcept : value_(other.value_) {
+    other.value_ = -1;
     PrintLine("move constructed vt.value(%d)\n", value_);
   }
-  ~VtValue() { PrintLine("destroyed vt.value(%d)\n", value_); }
+  VtValue& operator=(const VtValue&) = delete;
+  VtValue& operator=(VtValue&&) = delete;
+  ~VtValue() {
+    if (value_ != -1) PrintLine("destroyed vt.value(%d)\n", value_);
+  }
   int32_t value() const { return value_; }
 
  private:
   int32_t value_;
 };
 
+// Both make the value, then move it into the result's async value.
 void VtConstant(Attribute<int32_t> value, Result<VtValue> result) {
-  result.Emplace(*value);
+  VtValue made(*value);
+  result.Emplace(std::move(made));
 }
 void VtAdd(const VtValue& a, const VtValue& b, Result<VtValue> result) {
-  result.Emplace(a.value() + b.value());
+  VtValue sum(a.value() + b.value());
+  result.Emplace(std::move(sum));
 }
 Chain VtPrint(const VtValue& v) {
   return PrintLine("print vt_value(%d)\n", v.value());

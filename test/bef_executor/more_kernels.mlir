@@ -106,15 +106,26 @@ func.func @misc() -> (i32, i32) {
   // CHECK-NEXT: (2, 4)
   %c = "tfrt_tutorial.create_coordinate"() {x = 2 : i32, y = 4 : i32} : () -> !tfrt_tutorial.coordinate
   %ch2 = "tfrt_tutorial.print_coordinate"(%c, %ch1) : (!tfrt_tutorial.coordinate, !tfrt.chain) -> !tfrt.chain
+  // The operand form, as TFRT's tutorial writes it.
+  // CHECK-NEXT: (3, 5)
+  %three = tfrt.constant.i32 3
+  %five = tfrt.constant.i32 5
+  %d = "tfrt_tutorial.create_coordinate"(%three, %five) : (i32, i32) -> !tfrt_tutorial.coordinate
+  %ch3 = "tfrt_tutorial.print_coordinate"(%d, %ch2) : (!tfrt_tutorial.coordinate, !tfrt.chain) -> !tfrt.chain
   tfrt.return %a, %b : i32, i32
 }
 // CHECK-NEXT: 'misc' returned 6,6
 
 // Values die right after their last use, not at the end of the function.
+// Kernels make each value, then move it into its async value (the moved-from
+// value dies silently).
 // CHECK-LABEL: --- Running 'value_lifetimes'
 // CHECK-NEXT: constructed vt.value(1)
+// CHECK-NEXT: move constructed vt.value(1)
 // CHECK-NEXT: constructed vt.value(2)
+// CHECK-NEXT: move constructed vt.value(2)
 // CHECK-NEXT: constructed vt.value(3)
+// CHECK-NEXT: move constructed vt.value(3)
 // CHECK-NEXT: destroyed vt.value(1)
 // CHECK-NEXT: destroyed vt.value(2)
 // CHECK-NEXT: print vt_value(3)
