@@ -54,6 +54,39 @@ absl::StatusOr<Chain> PrintBool(RemainingArguments args) {
   return PrintLine("%s\n", args[index]->get<bool>() ? "true" : "false");
 }
 
+// tfrt_test.print_typed_attr %ch {value}: `TYPE: value` (`I64: 1`,
+// `F32: 5.000000e-01`, `I1: 0`).
+absl::StatusOr<Chain> PrintTypedAttr(Argument<Chain>, RawAttribute value) {
+  const bef::Attribute& a = value.get();
+  switch (a.kind) {
+    case bef::AttributeKind::kBool:
+      return PrintLine("I1: %d\n", a.scalar<bool>() ? 1 : 0);
+    case bef::AttributeKind::kI8:
+      return PrintLine("I8: %d\n", a.scalar<int8_t>());
+    case bef::AttributeKind::kI16:
+      return PrintLine("I16: %d\n", a.scalar<int16_t>());
+    case bef::AttributeKind::kI32:
+      return PrintLine("I32: %" PRId32 "\n", a.scalar<int32_t>());
+    case bef::AttributeKind::kI64:
+      return PrintLine("I64: %" PRId64 "\n", a.scalar<int64_t>());
+    case bef::AttributeKind::kUI8:
+      return PrintLine("UI8: %u\n", a.scalar<uint8_t>());
+    case bef::AttributeKind::kUI16:
+      return PrintLine("UI16: %u\n", a.scalar<uint16_t>());
+    case bef::AttributeKind::kUI32:
+      return PrintLine("UI32: %" PRIu32 "\n", a.scalar<uint32_t>());
+    case bef::AttributeKind::kUI64:
+      return PrintLine("UI64: %" PRIu64 "\n", a.scalar<uint64_t>());
+    case bef::AttributeKind::kF32:
+      return PrintLine("F32: %e\n", static_cast<double>(a.scalar<float>()));
+    case bef::AttributeKind::kF64:
+      return PrintLine("F64: %e\n", a.scalar<double>());
+    default:
+      return absl::InvalidArgumentError(
+          "tfrt_test.print_typed_attr prints integer and float attributes");
+  }
+}
+
 //===--- Values
 //---------------------------------------------------------------===//
 
@@ -880,6 +913,7 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.atomic.get.i32", ASYNCRT_KERNEL(AtomicGet));
   add("tfrt_test.quiesce", ASYNCRT_KERNEL(Quiesce));
   add("tfrt_test.as_chain", ASYNCRT_KERNEL(AsChain));
+  add("tfrt_test.print_typed_attr", ASYNCRT_KERNEL(PrintTypedAttr));
   add("tfrt_test.unique_loc", ASYNCRT_KERNEL(UniqueLoc));
   add("tfrt_test.get_thread_id", ASYNCRT_KERNEL(GetThreadId));
   add("tfrt_test.get_uniqueness", ASYNCRT_KERNEL(GetUniqueness));

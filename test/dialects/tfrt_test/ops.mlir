@@ -109,3 +109,12 @@ func.func @unknown_ops() -> !tfrt.chain {
   %ch2 = "tfrt_test.deallocate_resource"(%res, %ch1) : (!tfrt.test.resource, !tfrt.chain) -> !tfrt.chain
   tfrt.return %ch2 : !tfrt.chain
 }
+
+// CHECK-LABEL: func @print_typed_attr
+func.func @print_typed_attr(%ch: !tfrt.chain) -> !tfrt.chain {
+  // CHECK-NEXT: %[[A:.*]] = tfrt_test.print_typed_attr %{{.*}} {value = 1 : i64}
+  %a = tfrt_test.print_typed_attr %ch {value = 1 : i64}
+  // CHECK-NEXT: tfrt_test.print_typed_attr %[[A]] {value = false}
+  %b = tfrt_test.print_typed_attr %a {value = false}
+  tfrt.return %b : !tfrt.chain
+}

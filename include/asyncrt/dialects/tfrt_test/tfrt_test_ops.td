@@ -10,6 +10,7 @@
 #define ASYNCRT_DIALECTS_TFRT_TEST_TFRT_TEST_OPS_TD_
 
 include "asyncrt/dialects/tfrt/tfrt_types.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -46,6 +47,20 @@ def TfrtTest_GetStringOp : TfrtTest_Op<"get_string", [Pure]> {
   let arguments = (ins StrAttr:$value);
   let results = (outs Tfrt_StringType:$result);
   let assemblyFormat = "attr-dict";
+}
+
+def TfrtTest_PrintTypedAttrOp : TfrtTest_Op<"print_typed_attr"> {
+  let summary = "prints the `value` attribute as `TYPE: value`";
+  let description = [{
+    `I1: 0`, `I32: 7`, `I64: 1`, `F32: 5.000000e-01`, `F64: ...`.
+
+    ```mlir
+    %out = tfrt_test.print_typed_attr %in {value = 1 : i64}
+    ```
+  }];
+  let arguments = (ins Tfrt_ChainType:$in_ch, TypedAttrInterface:$value);
+  let results = (outs Tfrt_ChainType:$out_ch);
+  let assemblyFormat = "$in_ch attr-dict";
 }
 
 def TfrtTest_TestCostOp : TfrtTest_Op<"test_cost"> {
