@@ -68,7 +68,9 @@ absl::Status AddAttribute(AsyncKernelFrame* frame, OpAttrs& attrs,
       return absl::OkStatus();
     }
     case AttributeKind::kType: {
-      auto dtype = ParseDType(file.type_name(attribute.index));
+      absl::string_view type_name = file.type_name(attribute.index);
+      auto dtype = type_name == "!corert.string" ? std::optional(DType::kString)
+                                                 : ParseDType(type_name);
       if (!dtype) break;
       attrs.Set(name, *dtype);
       return absl::OkStatus();

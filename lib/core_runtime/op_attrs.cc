@@ -68,7 +68,10 @@ void AppendScalar(OpAttrType type, const void* value, std::string* out) {
       out->append(buffer);
       return;
     case OpAttrType::kDType: {
-      auto type = OpAttrTypeForDType(load(DType{}));
+      DType dtype = load(DType{});
+      // TFRT names the string dtype by its element type.
+      auto type = dtype == DType::kString ? std::optional(OpAttrType::kChar)
+                                          : OpAttrTypeForDType(dtype);
       absl::StrAppend(out, type ? OpAttrTypeName(*type) : "STRING");
       return;
     }
