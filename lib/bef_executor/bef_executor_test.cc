@@ -538,6 +538,34 @@ TEST_P(ExecutorTest, WideGraphsRunToCompletion) {
 //===--- Concurrency
 //------------------------------------------------------------===//
 
+// Calls `function` (i32 -> i32) from 4 threads, `iterations` times each
+// with distinct inputs, then quiesces; counts results other than
+// `expected(input)`.
+int CountWrongConcurrentResults(HostContext& host, const Function& function,
+                                int iterations,
+                                int32_t (*expected)(int32_t)) {
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto request = *RequestContextBuilder(&host, nullptr).Build();
+      ExecutionContext exec_ctx(request);
+      for (int i = 0; i < iterations; ++i) {
+        int32_t input = t * 1000 + i;
+        auto value = MakeAvailableAsyncValueRef<int32_t>(input);
+        AsyncValue* args[] = {value.GetAsyncValue()};
+        RCReference<AsyncValue> result;
+        function.Execute(exec_ctx, args, absl::MakeSpan(&result, 1));
+        BlockUntilReady(result.get());
+        if (result->get<int32_t>() != expected(input)) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  host.Quiesce();
+  return wrong.load();
+}
+
 TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
   HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
                    *CreateWorkQueue("mstd:2"));
@@ -556,25 +584,9 @@ TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
     auto program = *BefProgram::Load(b.Finish(), &host);
     const Function* function = program->GetFunction("f");
     // Concurrent first runs race to install the state: one wins per kernel.
-    std::vector<std::thread> threads;
-    std::atomic<int> wrong{0};
-    for (int t = 0; t < 4; ++t) {
-      threads.emplace_back([&, t] {
-        auto request = *RequestContextBuilder(&host, nullptr).Build();
-        for (int i = 0; i < 200; ++i) {
-          auto value = MakeAvailableAsyncValueRef<int32_t>(t + i);
-          AsyncValue* args[] = {value.GetAsyncValue()};
-          RCReference<AsyncValue> result;
-          function->Execute(ExecutionContext(request), args,
-                            absl::MakeSpan(&result, 1));
-          BlockUntilReady(result.get());
-          if (result->get<int32_t>() != t + i + 110) wrong.fetch_add(1);
-        }
-      });
-    }
-    for (auto& thread : threads) thread.join();
-    host.Quiesce();
-    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(CountWrongConcurrentResults(host, *function, 200,
+                                          [](int32_t x) { return x + 110; }),
+              0);
     // Two kernels keep one state each; racing losers were dropped at once.
     EXPECT_EQ(states_made.load() - states_destroyed.load(), 2);
     EXPECT_LE(states_made.load(), 8);
@@ -596,26 +608,9 @@ TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   b.Define(f, {joined});
   auto program = *BefProgram::Load(b.Finish(), &host);
   const Function* function = program->GetFunction("f");
-  std::vector<std::thread> threads;
-  std::atomic<int> wrong{0};
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      auto request = *RequestContextBuilder(&host, nullptr).Build();
-      ExecutionContext exec_ctx(request);
-      for (int i = 0; i < 300; ++i) {
-        int32_t input = t * 1000 + i;
-        auto value = MakeAvailableAsyncValueRef<int32_t>(input);
-        AsyncValue* args[] = {value.GetAsyncValue()};
-        RCReference<AsyncValue> result;
-        function->Execute(exec_ctx, args, absl::MakeSpan(&result, 1));
-        BlockUntilReady(result.get());
-        if (result->get<int32_t>() != 4 * input) wrong.fetch_add(1);
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  host.Quiesce();
-  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(CountWrongConcurrentResults(host, *function, 300,
+                                        [](int32_t x) { return 4 * x; }),
+            0);
 }
 
 }  // namespace
