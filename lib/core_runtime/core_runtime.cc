@@ -266,25 +266,23 @@ void RunRegisteredOp(const OpEntry& entry,
 class CpuOpHandler final : public OpHandler {
  public:
   CpuOpHandler(CoreRuntime* runtime, OpHandler* fallback)
-      : OpHandler("cpu", runtime, fallback),
-        device_(&runtime->GetHostContext()->host_device()),
-        device_type_id_(OpRegistry::DeviceTypeId("cpu")) {
-    set_registry_device({device_type_id_, device_});
+      : OpHandler("cpu", runtime, fallback) {
+    set_registry_device({OpRegistry::DeviceTypeId("cpu"),
+                         &runtime->GetHostContext()->host_device()});
   }
 
   absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name) override {
+    const RegistryDevice& target = registry_device();
     const OpEntry* entry = OpRegistry::Global().Find(op_name);
     const OpImplementation* implementation =
-        entry ? entry->FindImplementation(device_type_id_) : nullptr;
-    if (implementation) return CoreRuntimeOp(entry, implementation, device_);
+        entry ? entry->FindImplementation(target.device_type_id) : nullptr;
+    if (implementation) {
+      return CoreRuntimeOp(entry, implementation, target.device);
+    }
     if (fallback()) return fallback()->MakeOp(op_name);
     return absl::NotFoundError(
         absl::StrCat(op_name, " was not supported by CpuOpHandler."));
   }
-
- private:
-  Device* device_;
-  const int device_type_id_;
 };
 
 class NullOpHandler final : public OpHandler {
