@@ -41,16 +41,96 @@ void SetResults(RemainingResults results, Values values) {
   }
 }
 
-void Call(RemainingArguments args, RemainingResults results,
-          const Function* callee, const ExecutionContext& exec_ctx) {
-  SetResults(results, CallFunction(*callee, exec_ctx, args.values()));
+void SetFrameResults(AsyncKernelFrame* frame, Values values) {
+  for (size_t i = 0; i < values.size() && i < frame->GetNumResults(); ++i) {
+    frame->SetResultAt(i, std::move(values[i]));
+  }
+}
+
+// Whether the frame has the `count` function operands a kernel needs; if not
+// its results are an error.
+bool HasFunctions(AsyncKernelFrame* frame, size_t count) {
+  if (frame->GetNumFunctions() >= count) return true;
+  frame->ReportError(absl::InvalidArgumentError(
+      absl::StrCat("kernel '", frame->kernel_name(), "' needs ", count,
+                   " function operand", count == 1 ? "" : "s", ", has ",
+                   frame->GetNumFunctions())));
+  return false;
+}
+
+// Waits for `selector` (a value the kernel must know, such as a condition or
+// a trip count) without waiting for anything else, then runs `body` with it.
+// Until then the kernel's results are placeholders forwarded to `body`'s
+// results; an error selector becomes every result.
+template <typename Body>
+void AfterSelector(AsyncKernelFrame* frame, AsyncValue* selector,
+                   Body body) {
+  if (selector->IsAvailable()) {
+    if (selector->IsError()) {
+      for (size_t i = 0; i < frame->GetNumResults(); ++i) {
+        frame->SetResultAt(i, FormRef(selector));
+      }
+      return;
+    }
+    SetFrameResults(frame, body(selector));
+    return;
+  }
+  std::vector<RCReference<IndirectAsyncValue>> outputs;
+  for (size_t i = 0; i < frame->GetNumResults(); ++i) {
+    outputs.push_back(MakeIndirectAsyncValue());
+    frame->SetResultAt(i, outputs.back());
+  }
+  selector->AndThen([selector = FormRef(selector), outputs = std::move(outputs),
+                     body = std::move(body)]() mutable {
+    if (selector->IsError()) {
+      for (auto& output : outputs) output->ForwardTo(selector);
+      return;
+    }
+    Values values = body(selector.get());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      outputs[i]->ForwardTo(
+          i < values.size()
+              ? std::move(values[i])
+              : MakeErrorAsyncValueRef("function returned too few results"));
+    }
+  });
+}
+
+// Borrowed arguments, kept alive for a kernel that continues later.
+Values Keep(absl::Span<AsyncValue* const> arguments) {
+  Values kept;
+  kept.reserve(arguments.size());
+  for (AsyncValue* argument : arguments) kept.push_back(FormRef(argument));
+  return kept;
+}
+
+// tfrt.call @f(%args...): non-strict. The callee starts at once with
+// whatever arguments exist; its kernels wait on the ones they use.
+void Call(AsyncKernelFrame* frame) {
+  if (!HasFunctions(frame, 1)) return;
+  SetFrameResults(frame, CallFunction(*frame->GetFunctionAt(0),
+                                      frame->GetExecutionContext(),
+                                      frame->GetArguments()));
 }
 
 // tfrt.if %cond, %args... : then and else bodies as functions 0 and 1.
-void If(bool condition, RemainingArguments args, RemainingResults results,
-        RemainingFunctions branches, const ExecutionContext& exec_ctx) {
-  const Function* branch = branches[condition ? 0 : 1];
-  SetResults(results, CallFunction(*branch, exec_ctx, args.values()));
+// Non-strict: waits for the condition only.
+void If(AsyncKernelFrame* frame) {
+  if (!HasFunctions(frame, 2)) return;
+  if (frame->GetNumArgs() == 0) {
+    frame->ReportError(absl::InvalidArgumentError("tfrt.if needs a condition"));
+    return;
+  }
+  AfterSelector(
+      frame, frame->GetArgAt(0),
+      [then_branch = frame->GetFunctionAt(0),
+       else_branch = frame->GetFunctionAt(1),
+       exec_ctx = ExecutionContext(frame->GetExecutionContext()),
+       args = Keep(frame->GetArguments().subspan(1))](AsyncValue* condition) {
+        return CallFunction(
+            condition->get<bool>() ? *then_branch : *else_branch, exec_ctx,
+            Raw(args));
+      });
 }
 
 // tfrt.case %index [branches...] (%args): out-of-range picks the last.
@@ -64,6 +144,8 @@ void Case(int32_t index, RemainingArguments args, RemainingResults results,
 
 // One loop, shared by its iterations' continuations.
 struct Loop {
+  Loop(const Function* body, const ExecutionContext& exec_ctx)
+      : body(body), exec_ctx(exec_ctx) {}
   const Function* body;
   ExecutionContext exec_ctx;
   std::vector<RCReference<IndirectAsyncValue>> outputs;
@@ -98,7 +180,7 @@ std::shared_ptr<Loop> StartLoop(RemainingArguments args,
                                 RemainingResults results, const Function* body,
                                 const ExecutionContext& exec_ctx,
                                 Values& state) {
-  auto loop = std::make_shared<Loop>(Loop{body, exec_ctx, {}});
+  auto loop = std::make_shared<Loop>(body, exec_ctx);
   for (size_t i = 0; i < args.size(); ++i) state.push_back(FormRef(args[i]));
   for (size_t i = 0; i < results.size(); ++i) {
     loop->outputs.push_back(MakeIndirectAsyncValue());
@@ -139,11 +221,29 @@ void RepeatFrom(std::shared_ptr<Loop> loop, int32_t count, Values state) {
   ForwardAll(*loop, state);
 }
 
-void RepeatI32(int32_t count, RemainingArguments args, RemainingResults results,
-               const Function* body, const ExecutionContext& exec_ctx) {
-  Values state;
-  auto loop = StartLoop(args, results, body, exec_ctx, state);
-  RepeatFrom(std::move(loop), count, std::move(state));
+// tfrt.repeat.i32 %count, %args...: non-strict; waits for the count only.
+void RepeatI32(AsyncKernelFrame* frame) {
+  if (!HasFunctions(frame, 1)) return;
+  if (frame->GetNumArgs() == 0) {
+    frame->ReportError(
+        absl::InvalidArgumentError("tfrt.repeat.i32 needs a count"));
+    return;
+  }
+  AfterSelector(
+      frame, frame->GetArgAt(0),
+      [body = frame->GetFunctionAt(0),
+       exec_ctx = ExecutionContext(frame->GetExecutionContext()),
+       state = Keep(frame->GetArguments().subspan(1)),
+       num_results = frame->GetNumResults()](AsyncValue* count) mutable {
+        auto loop = std::make_shared<Loop>(body, exec_ctx);
+        Values outputs;
+        for (size_t i = 0; i < num_results; ++i) {
+          loop->outputs.push_back(MakeIndirectAsyncValue());
+          outputs.push_back(loop->outputs.back());
+        }
+        RepeatFrom(std::move(loop), count->get<int32_t>(), std::move(state));
+        return outputs;
+      });
 }
 
 // tfrt.while: the body returns the loop values followed by the i1 that
@@ -331,11 +431,17 @@ void RegisterControlFlowKernels(KernelRegistry& registry) {
   auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
     MustAddKernel(registry, name, kernel);
   };
-  add("tfrt.call", ASYNCRT_KERNEL(Call));
-  add("tfrt.if", ASYNCRT_KERNEL(If));
-  add("tfrt.cond", ASYNCRT_KERNEL(If));
+  // Non-strict: they start before their operands are available and pass
+  // errors on to their bodies (see KernelStrictness).
+  auto add_non_strict = [&](absl::string_view name,
+                            AsyncKernelImplementation kernel) {
+    MustAddKernel(registry, name, kernel, KernelStrictness::kNonStrict);
+  };
+  add_non_strict("tfrt.call", Call);
+  add_non_strict("tfrt.if", If);
+  add_non_strict("tfrt.cond", If);
+  add_non_strict("tfrt.repeat.i32", RepeatI32);
   add("tfrt.case", ASYNCRT_KERNEL(Case));
-  add("tfrt.repeat.i32", ASYNCRT_KERNEL(RepeatI32));
   add("tfrt.while", ASYNCRT_KERNEL(While));
   add("tfrt.once", ASYNCRT_KERNEL(Once));
   add("tfrt.parallel_for.i32", ASYNCRT_KERNEL(ParallelFor));

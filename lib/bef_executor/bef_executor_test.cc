@@ -129,6 +129,10 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("test.record_thread", ASYNCRT_KERNEL(RecordThread));
   add("test.deferred", ASYNCRT_KERNEL(Deferred));
   add("test.add_to_base", AddToBase);
+  ASSERT_TRUE(registry
+                  .AddKernel("test.nonstrict_call", ASYNCRT_KERNEL(Call),
+                             KernelStrictness::kNonStrict)
+                  .ok());
 }
 
 //===--- Test infrastructure ----------------------------------------------===//
@@ -461,6 +465,57 @@ TEST_P(ExecutorTest, CallsBefAndNativeFunctions) {
   EXPECT_EQ(results[1]->get<int32_t>(), 9);
 }
 
+TEST_P(ExecutorTest, NonStrictKernelRunsBeforeItsOperandsExist) {
+  // `late` is not even defined when the call runs (its producer waits on a
+  // deferred value): the callee gets a placeholder for it, returns its first
+  // argument at once, and its sum follows the deferred value.
+  ProgramBuilder b;
+  uint32_t main = b.Declare("main", 0, 2);
+  uint32_t first_and_sum = b.Declare("first_and_sum", 2, 2);
+  uint32_t one = b.Const(1);
+  uint32_t deferred = b.Kernel("test.deferred", {one}, 1)[0];
+  uint32_t late = b.Kernel("test.add.i32", {deferred, one}, 1)[0];
+  auto results = b.Kernel("test.nonstrict_call", {one, late}, 2, {},
+                          {first_and_sum});
+  b.Define(main, results);
+  auto args = b.Arguments(2);
+  b.Define(first_and_sum,
+           {args[0], b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0]});
+  auto program = Load(b);
+  const Function* function = program->GetFunction("main");
+  std::vector<RCReference<AsyncValue>> values(2);
+  auto request = *RequestContextBuilder(&host_, nullptr).Build();
+  function->Execute(ExecutionContext(request), {}, absl::MakeSpan(values));
+  ASSERT_TRUE(values[0]->IsAvailable());
+  EXPECT_EQ(values[0]->get<int32_t>(), 1);
+  EXPECT_TRUE(values[1]->IsUnavailable());
+  deferred_result.emplace(40);
+  host_.Await(values);
+  EXPECT_EQ(values[1]->get<int32_t>(), 42);
+}
+
+TEST_P(ExecutorTest, NonStrictKernelReceivesErrorOperands) {
+  // A strict kernel would not run with an error operand; a non-strict one
+  // does, and only what uses the error fails.
+  ProgramBuilder b;
+  uint32_t main = b.Declare("main", 0, 2);
+  uint32_t first_and_sum = b.Declare("first_and_sum", 2, 2);
+  uint32_t seven = b.Const(7);
+  uint32_t error = b.Kernel("test.div.i32", {seven, b.Const(0)}, 1)[0];
+  auto results = b.Kernel("test.nonstrict_call", {seven, error}, 2, {},
+                          {first_and_sum});
+  b.Define(main, results);
+  auto args = b.Arguments(2);
+  b.Define(first_and_sum,
+           {args[0], b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0]});
+  auto program = Load(b);
+  auto values = Run(*program, "main");
+  EXPECT_EQ(values[0]->get<int32_t>(), 7);
+  ASSERT_TRUE(values[1]->IsError());
+  EXPECT_THAT(values[1]->GetError().message(), HasSubstr("Divide by zero"));
+  EXPECT_EQ(Diagnostics().size(), 1u);
+}
+
 TEST_P(ExecutorTest, CallWithTheWrongArityIsAnError) {
   // A kernel calling a function with too few arguments (a corrupted or
   // hand-made file) gets an error value, not a crash.
@@ -610,6 +665,32 @@ TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   const Function* function = program->GetFunction("f");
   EXPECT_EQ(CountWrongConcurrentResults(host, *function, 300,
                                         [](int32_t x) { return 4 * x; }),
+            0);
+}
+
+TEST(ExecutorStressTest, NonStrictPlaceholdersRaceTheirDefiners) {
+  // The non-strict call runs while `late` is computed on another thread:
+  // either it installs a placeholder that the definer forwards, or it finds
+  // the value. Both orders must give the same result and free everything.
+  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
+                   *CreateWorkQueue("mstd:2"));
+  RegisterTestKernels(host.registry());
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t sum = b.Declare("sum", 2, 1);
+  uint32_t arg = b.Arguments(1)[0];
+  uint32_t early = b.Kernel("test.add.i32", {arg, arg}, 1)[0];
+  uint32_t pending = b.Kernel("test.async_add.i32", {arg, arg}, 1)[0];
+  uint32_t late = b.Kernel("test.add.i32", {pending, arg}, 1)[0];
+  uint32_t result =
+      b.Kernel("test.nonstrict_call", {early, late}, 1, {}, {sum})[0];
+  b.Define(f, {result});
+  auto sum_args = b.Arguments(2);
+  b.Define(sum, {b.Kernel("test.add.i32", {sum_args[0], sum_args[1]}, 1)[0]});
+  auto program = *BefProgram::Load(b.Finish(), &host);
+  const Function* function = program->GetFunction("f");
+  EXPECT_EQ(CountWrongConcurrentResults(host, *function, 300,
+                                        [](int32_t x) { return 5 * x; }),
             0);
 }
 

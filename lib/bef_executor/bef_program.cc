@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "asyncrt/bef_executor/kernel_frame.h"
 #include "asyncrt/bef_executor/native_function.h"
+#include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/async_value_ref.h"
 
 namespace asyncrt {
@@ -49,10 +50,44 @@ class NativeFunction final : public Function {
       for (auto& result : results) result = error;
       return;
     }
+    for (AsyncValue* argument : arguments) {
+      if (argument->IsUnavailable()) {
+        ExecuteWhenReady(exec_ctx, arguments, results);
+        return;
+      }
+    }
     impl_(exec_ctx, arguments, results);
   }
 
  private:
+  // Native code reads its arguments at once; callers may pass pending ones
+  // (tfrt.call is non-strict), so wait and forward.
+  void ExecuteWhenReady(const ExecutionContext& exec_ctx,
+                        absl::Span<AsyncValue* const> arguments,
+                        absl::Span<RCReference<AsyncValue>> results) const {
+    std::vector<RCReference<IndirectAsyncValue>> outputs;
+    for (auto& result : results) {
+      outputs.push_back(MakeIndirectAsyncValue());
+      result = outputs.back();
+    }
+    std::vector<RCReference<AsyncValue>> kept;
+    for (AsyncValue* argument : arguments) kept.push_back(FormRef(argument));
+    std::vector<AsyncValue*> raw(arguments.begin(), arguments.end());
+    RunWhenReady(absl::MakeConstSpan(raw),
+                 [impl = impl_, exec_ctx = ExecutionContext(exec_ctx),
+                  kept = std::move(kept), outputs = std::move(outputs)] {
+                   std::vector<AsyncValue*> available;
+                   for (const auto& value : kept) {
+                     available.push_back(value.get());
+                   }
+                   std::vector<RCReference<AsyncValue>> values(outputs.size());
+                   impl(exec_ctx, available, absl::MakeSpan(values));
+                   for (size_t i = 0; i < outputs.size(); ++i) {
+                     outputs[i]->ForwardTo(std::move(values[i]));
+                   }
+                 });
+  }
+
   NativeFunctionImplementation impl_;
 };
 
@@ -69,16 +104,28 @@ struct KernelPlan {
   // Per operand: 1 if its register is a function argument (whose reference
   // the call holds, so the kernel must not drop one).
   const uint8_t* operand_is_argument = nullptr;
-  uint32_t non_argument_operands = 0;
+  // Ready counts at the start of a call, when every argument is available
+  // (argument operands then never count down) and when some is not.
+  int32_t ready_count_with_arguments = 0;
+  int32_t ready_count = 0;
+  // See KernelStrictness: runs once any operand is defined, taking
+  // placeholders for the others, and sees error operands.
+  bool non_strict = false;
   KernelStateSlot* state_slot = nullptr;  // Owned by the function.
 };
 
 struct RegisterPlan {
-  absl::Span<const uint32_t> users;         // Kernel per use.
+  absl::Span<const uint32_t> users;  // Strict kernel per use.
+  // Non-strict kernel per use: counted down when the register is defined,
+  // available or not.
+  absl::Span<const uint32_t> non_strict_users;
   absl::Span<const uint32_t> result_slots;  // Function results it feeds.
   // Arguments live for the whole call anyway (the caller holds them): the
   // call keeps one reference instead of one per use.
   bool is_argument = false;
+  // A non-strict user may run before the register is defined and leave an
+  // IndirectAsyncValue in it for the definer to forward.
+  bool may_hold_placeholder = false;
   uint32_t references = 0;  // Held while the call runs; see DefineRegister.
 };
 
@@ -124,6 +171,9 @@ class CallState {
   void CountDownUsers(uint32_t reg, Worklist& ready);
   void RunKernel(uint32_t kernel, Worklist& ready);
   void ResumeAfter(uint32_t reg);
+  // The register's value for a non-strict kernel: the defined value or, if
+  // there is none yet, a placeholder the definer will forward.
+  AsyncValue* ValueOrPlaceholder(uint32_t reg);
 
   std::atomic<uint32_t> refs_{1};
   const BefFunction& function_;
@@ -167,6 +217,7 @@ class BefFunction final : public Function {
       KernelPlan plan;
       plan.name = file.kernel_name(kernel.kernel_name);
       plan.impl = program_.host()->registry().GetKernel(plan.name);
+      plan.non_strict = program_.host()->registry().IsNonStrict(plan.name);
       plan.location = kernel.location;
       plan.operands = kernel.operands;
       plan.results = kernel.results;
@@ -275,24 +326,32 @@ class BefFunction final : public Function {
   void BuildRegisterPlans() {
     const uint32_t num_registers = decoded_.num_registers;
     std::vector<uint32_t> use_counts(num_registers, 0);
+    std::vector<uint32_t> non_strict_counts(num_registers, 0);
     std::vector<uint32_t> result_counts(num_registers, 0);
     for (const KernelPlan& kernel : kernels_) {
-      for (uint32_t reg : kernel.operands) ++use_counts[reg];
+      for (uint32_t reg : kernel.operands) {
+        ++(kernel.non_strict ? non_strict_counts : use_counts)[reg];
+      }
     }
     for (uint32_t reg : decoded_.result_registers) ++result_counts[reg];
     size_t total = 0;
     for (uint32_t reg = 0; reg < num_registers; ++reg) {
-      total += use_counts[reg] + result_counts[reg];
+      total += use_counts[reg] + non_strict_counts[reg] + result_counts[reg];
     }
     pool_.resize(total);
     registers_.resize(num_registers);
     std::vector<size_t> user_fill(num_registers), slot_fill(num_registers);
+    std::vector<size_t> non_strict_fill(num_registers);
     size_t offset = 0;
     for (uint32_t reg = 0; reg < num_registers; ++reg) {
       user_fill[reg] = offset;
       registers_[reg].users =
           absl::MakeConstSpan(pool_).subspan(offset, use_counts[reg]);
       offset += use_counts[reg];
+      non_strict_fill[reg] = offset;
+      registers_[reg].non_strict_users =
+          absl::MakeConstSpan(pool_).subspan(offset, non_strict_counts[reg]);
+      offset += non_strict_counts[reg];
       slot_fill[reg] = offset;
       registers_[reg].result_slots =
           absl::MakeConstSpan(pool_).subspan(offset, result_counts[reg]);
@@ -303,8 +362,11 @@ class BefFunction final : public Function {
     }
     for (uint32_t reg = 0; reg < num_registers; ++reg) {
       RegisterPlan& plan = registers_[reg];
-      plan.references =
-          (plan.is_argument ? 1 : plan.users.size()) + plan.result_slots.size();
+      const size_t uses = plan.users.size() + plan.non_strict_users.size();
+      plan.references = (plan.is_argument ? 1 : uses) + plan.result_slots.size();
+      // Arguments are defined before any kernel runs.
+      plan.may_hold_placeholder =
+          !plan.is_argument && !plan.non_strict_users.empty();
     }
     size_t num_operands = 0;
     for (const KernelPlan& kernel : kernels_) {
@@ -319,14 +381,26 @@ class BefFunction final : public Function {
       }
     }
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
-      uint32_t non_argument_operands = 0;
-      for (uint32_t reg : kernels_[k].operands) {
-        pool_[user_fill[reg]++] = k;
+      KernelPlan& kernel = kernels_[k];
+      int32_t non_argument_operands = 0;
+      for (uint32_t reg : kernel.operands) {
+        pool_[(kernel.non_strict ? non_strict_fill : user_fill)[reg]++] = k;
         non_argument_operands += !registers_[reg].is_argument;
       }
-      kernels_[k].non_argument_operands = non_argument_operands;
-      if (kernels_[k].operands.empty()) initially_ready_.push_back(k);
-      if (non_argument_operands == 0) ready_with_arguments_.push_back(k);
+      const int32_t num_operands = kernel.operands.size();
+      if (kernel.non_strict) {
+        // The first operand defined starts it (see CountDownNonStrict).
+        kernel.ready_count = num_operands > 0 ? 1 : 0;
+        kernel.ready_count_with_arguments =
+            non_argument_operands < num_operands ? 0 : kernel.ready_count;
+      } else {
+        kernel.ready_count = num_operands;
+        kernel.ready_count_with_arguments = non_argument_operands;
+      }
+      if (kernel.ready_count == 0) initially_ready_.push_back(k);
+      if (kernel.ready_count_with_arguments == 0) {
+        ready_with_arguments_.push_back(k);
+      }
     }
     for (uint32_t i = 0; i < decoded_.result_registers.size(); ++i) {
       uint32_t reg = decoded_.result_registers[i];
@@ -389,8 +463,8 @@ CallState* CallState::Create(const BefFunction& function,
   for (uint32_t k = 0; k < function.num_kernels(); ++k) {
     const KernelPlan& kernel = function.kernel(k);
     new (&state->ready_counts_[k]) std::atomic<int32_t>(
-        static_cast<int32_t>(arguments_available ? kernel.non_argument_operands
-                                                 : kernel.operands.size()));
+        arguments_available ? kernel.ready_count_with_arguments
+                            : kernel.ready_count);
   }
   for (size_t i = 0; i < function.num_results(); ++i) {
     new (&state->result_slots_[i]) std::atomic<uintptr_t>(0);
@@ -443,7 +517,23 @@ void CallState::DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
   // Read `available` before publishing the register: once users can run,
   // they may drop the last references to `value`.
   const bool available = value->IsAvailable();
-  registers_[reg].store(value, std::memory_order_release);
+  // Held until this function returns: the reference a placeholder keeps for
+  // its definer, so it outlives users that are already done with it.
+  RCReference<AsyncValue> definer_reference;
+  if (ABSL_PREDICT_FALSE(plan.may_hold_placeholder)) {
+    AsyncValue* placeholder = nullptr;
+    if (!registers_[reg].compare_exchange_strong(placeholder, value,
+                                                 std::memory_order_acq_rel)) {
+      // A non-strict user got here first. Its placeholder already holds the
+      // register's references; `value` keeps one, owned by the placeholder.
+      definer_reference = TakeRef(placeholder);
+      if (uses > 1) value->DropRef(uses - 1);
+      static_cast<IndirectAsyncValue*>(placeholder)->ForwardTo(TakeRef(value));
+      value = placeholder;
+    }
+  } else {
+    registers_[reg].store(value, std::memory_order_release);
+  }
   for (uint32_t slot : plan.result_slots) {
     uintptr_t waiting =
         result_slots_[slot].exchange(kResultDefined, std::memory_order_acq_rel);
@@ -455,7 +545,14 @@ void CallState::DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
       pending->DropRef();
     }
   }
-  if (plan.users.empty() || !count_down) return;
+  if (!count_down) return;
+  for (uint32_t user : plan.non_strict_users) {
+    // Only the first operand defined starts the kernel.
+    if (ready_counts_[user].exchange(0, std::memory_order_acq_rel) == 1) {
+      ready.push_back(user);
+    }
+  }
+  if (plan.users.empty()) return;
   if (available) {
     CountDownUsers(reg, ready);
     return;
@@ -561,10 +658,20 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
   }
 
   AsyncValue* error = nullptr;
-  for (size_t i = 0; i < num_operands; ++i) {
-    AsyncValue* value = registers_[operands[i]].load(std::memory_order_acquire);
-    if (ABSL_PREDICT_FALSE(value->IsError()) && error == nullptr) error = value;
-    arguments[i] = value;
+  if (ABSL_PREDICT_FALSE(kernel.non_strict)) {
+    // Errors and pending values are the kernel's to handle.
+    for (size_t i = 0; i < num_operands; ++i) {
+      arguments[i] = ValueOrPlaceholder(operands[i]);
+    }
+  } else {
+    for (size_t i = 0; i < num_operands; ++i) {
+      AsyncValue* value =
+          registers_[operands[i]].load(std::memory_order_acquire);
+      if (ABSL_PREDICT_FALSE(value->IsError()) && error == nullptr) {
+        error = value;
+      }
+      arguments[i] = value;
+    }
   }
   if (AsyncValue* cancelled =
           exec_ctx_.request_context()->GetCancelAsyncValue()) {
@@ -612,6 +719,22 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
   for (size_t i = 0; i < num_results; ++i) {
     DefineRegister(result_registers[i], results[i].release(), ready);
   }
+}
+
+AsyncValue* CallState::ValueOrPlaceholder(uint32_t reg) {
+  AsyncValue* value = registers_[reg].load(std::memory_order_acquire);
+  if (value != nullptr) return value;
+  // The placeholder carries every reference the register would have had, so
+  // that users treat it as the register's value, plus one for the definer.
+  const uint32_t references = function_.register_plan(reg).references + 1;
+  AsyncValue* placeholder = MakeIndirectAsyncValue().release();
+  placeholder->AddRef(references - 1);
+  if (registers_[reg].compare_exchange_strong(value, placeholder,
+                                              std::memory_order_acq_rel)) {
+    return placeholder;
+  }
+  placeholder->DropRef(references);  // Defined in the meantime.
+  return value;
 }
 
 RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {

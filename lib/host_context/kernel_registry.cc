@@ -9,12 +9,13 @@
 namespace asyncrt {
 
 absl::Status KernelRegistry::AddKernel(absl::string_view name,
-                                       AsyncKernelImplementation kernel) {
+                                       AsyncKernelImplementation kernel,
+                                       KernelStrictness strictness) {
   if (kernel == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel '", name, "' registered with a null function"));
   }
-  if (!kernels_.try_emplace(name, kernel).second) {
+  if (!kernels_.try_emplace(name, Entry{kernel, strictness}).second) {
     return absl::AlreadyExistsError(
         absl::StrCat("kernel '", name, "' is already registered"));
   }
@@ -24,7 +25,13 @@ absl::Status KernelRegistry::AddKernel(absl::string_view name,
 AsyncKernelImplementation KernelRegistry::GetKernel(
     absl::string_view name) const {
   auto it = kernels_.find(name);
-  return it == kernels_.end() ? nullptr : it->second;
+  return it == kernels_.end() ? nullptr : it->second.kernel;
+}
+
+bool KernelRegistry::IsNonStrict(absl::string_view name) const {
+  auto it = kernels_.find(name);
+  return it != kernels_.end() &&
+         it->second.strictness == KernelStrictness::kNonStrict;
 }
 
 std::vector<std::string> KernelRegistry::KernelNames() const {
@@ -36,8 +43,9 @@ std::vector<std::string> KernelRegistry::KernelNames() const {
 }
 
 void MustAddKernel(KernelRegistry& registry, absl::string_view name,
-                   AsyncKernelImplementation kernel) {
-  absl::Status status = registry.AddKernel(name, kernel);
+                   AsyncKernelImplementation kernel,
+                   KernelStrictness strictness) {
+  absl::Status status = registry.AddKernel(name, kernel, strictness);
   if (!status.ok()) {
     std::fprintf(stderr, "fatal: %s\n", std::string(status.message()).c_str());
     std::abort();

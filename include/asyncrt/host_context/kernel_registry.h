@@ -25,27 +25,48 @@ class AsyncKernelFrame;
 // and sets its results, now or later.
 using AsyncKernelImplementation = void (*)(AsyncKernelFrame* frame);
 
+// How the executor starts a kernel.
+enum class KernelStrictness {
+  // Runs once every operand is available; an error operand skips the kernel
+  // and becomes its results.
+  kStrict,
+  // Runs as soon as one operand exists (control flow: tfrt.call, tfrt.if,
+  // tfrt.repeat.i32). Operands may be unavailable, even placeholders for
+  // values not yet produced, or errors: the kernel must wait on what it needs
+  // and pass the rest on.
+  kNonStrict,
+};
+
 class KernelRegistry {
  public:
   // Registers `kernel` under `name`. AlreadyExists if the name is taken.
-  absl::Status AddKernel(absl::string_view name,
-                         AsyncKernelImplementation kernel);
+  absl::Status AddKernel(
+      absl::string_view name, AsyncKernelImplementation kernel,
+      KernelStrictness strictness = KernelStrictness::kStrict);
 
   // The kernel registered under `name`, or nullptr.
   AsyncKernelImplementation GetKernel(absl::string_view name) const;
+
+  // Whether `name` is registered as non-strict (false if unknown).
+  bool IsNonStrict(absl::string_view name) const;
 
   // Names of all registered kernels, sorted.
   std::vector<std::string> KernelNames() const;
 
  private:
-  absl::flat_hash_map<std::string, AsyncKernelImplementation> kernels_;
+  struct Entry {
+    AsyncKernelImplementation kernel;
+    KernelStrictness strictness;
+  };
+  absl::flat_hash_map<std::string, Entry> kernels_;
 };
 
 // Adds a kernel that must not already be registered: a name registered twice
 // in one registry is a programming error (two libraries claiming one op),
 // so it prints the conflict and aborts, in release builds too.
 void MustAddKernel(KernelRegistry& registry, absl::string_view name,
-                   AsyncKernelImplementation kernel);
+                   AsyncKernelImplementation kernel,
+                   KernelStrictness strictness = KernelStrictness::kStrict);
 
 // A function that registers a library's kernels.
 using KernelRegistration = void (*)(KernelRegistry& registry);
