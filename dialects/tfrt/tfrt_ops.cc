@@ -85,22 +85,40 @@ mlir::LogicalResult VerifyReturnedTypes(ReturnOp return_op,
                                         mlir::TypeRange expected,
                                         const llvm::Twine& enclosing) {
   mlir::TypeRange returned = return_op.getOperandTypes();
+  if (returned == expected) return mlir::success();
+  // TFRT's wording, then the two type lists.
+  return return_op.emitOpError()
+         << "operand types don't match " << enclosing << " result types: "
+         << TypeList(returned) << " vs " << TypeList(expected);
+}
+
+namespace {
+
+// A tfrt.return ending a function body, worded as TFRT (and func.return).
+mlir::LogicalResult VerifyFunctionReturn(ReturnOp return_op,
+                                         mlir::FunctionOpInterface function) {
+  mlir::TypeRange returned = return_op.getOperandTypes();
+  mlir::ArrayRef<mlir::Type> expected = function.getResultTypes();
   if (returned.size() != expected.size()) {
     return return_op.emitOpError()
-           << "has " << returned.size() << " operands, but enclosing "
-           << enclosing << " returns " << expected.size();
+           << "has " << returned.size()
+           << " operands, but enclosing function returns " << expected.size()
+           << " (@" << function.getName() << ")";
   }
   for (auto [index, pair] :
        llvm::enumerate(llvm::zip_equal(returned, expected))) {
     auto [got, want] = pair;
     if (got != want) {
       return return_op.emitOpError()
-             << "operand #" << index << " has type " << got << ", but result #"
-             << index << " of enclosing " << enclosing << " has type " << want;
+             << "type of return operand " << index << " (" << got
+             << ") doesn't match function result type (" << want
+             << ") in function @" << function.getName();
     }
   }
   return mlir::success();
 }
+
+}  // namespace
 
 // custom<ParenTypes>: `(` [type (`,` type)*] `)`.
 static mlir::ParseResult parseParenTypes(
@@ -213,8 +231,7 @@ mlir::LogicalResult CallOp::verifySymbolUses(
 mlir::LogicalResult ReturnOp::verify() {
   mlir::Operation* parent = (*this)->getParentOp();
   if (auto function = llvm::dyn_cast<mlir::FunctionOpInterface>(parent)) {
-    return VerifyReturnedTypes(*this, function.getResultTypes(),
-                               "function @" + function.getName());
+    return VerifyFunctionReturn(*this, function);
   }
   if (llvm::isa<IfOp, RepeatI32Op>(parent)) {
     return VerifyReturnedTypes(*this, parent->getResultTypes(),

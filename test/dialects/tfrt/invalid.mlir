@@ -4,14 +4,14 @@
 //===--- tfrt.return ---===//
 
 func.func @return_too_many(%x: i32) {
-  // expected-error @+1 {{'tfrt.return' op has 1 operands, but enclosing function @return_too_many returns 0}}
+  // expected-error @+1 {{'tfrt.return' op has 1 operands, but enclosing function returns 0 (@return_too_many)}}
   tfrt.return %x : i32
 }
 
 // -----
 
 func.func @return_wrong_type(%x: f32) -> i32 {
-  // expected-error @+1 {{'tfrt.return' op operand #0 has type 'f32', but result #0 of enclosing function @return_wrong_type has type 'i32'}}
+  // expected-error @+1 {{'tfrt.return' op type of return operand 0 ('f32') doesn't match function result type ('i32') in function @return_wrong_type}}
   tfrt.return %x : f32
 }
 
@@ -21,7 +21,7 @@ func.func @return_in_if_else(%c: i1, %x: i32, %y: f32) -> i32 {
   %r = tfrt.if %c, %x, %y : (i32, f32) -> i32 {
     tfrt.return %x : i32
   } else {
-    // expected-error @+1 {{'tfrt.return' op operand #0 has type 'f32', but result #0 of enclosing 'tfrt.if' has type 'i32'}}
+    // expected-error @+1 {{'tfrt.return' op operand types don't match 'tfrt.if' result types: (f32) vs (i32)}}
     tfrt.return %y : f32
   }
   tfrt.return %r : i32
@@ -31,7 +31,7 @@ func.func @return_in_if_else(%c: i1, %x: i32, %y: f32) -> i32 {
 
 func.func @return_in_repeat(%n: i32, %x: i32) -> i32 {
   %r = tfrt.repeat.i32 %n, %x : i32 {
-    // expected-error @+1 {{'tfrt.return' op has 0 operands, but enclosing 'tfrt.repeat.i32' returns 1}}
+    // expected-error @+1 {{'tfrt.return' op operand types don't match 'tfrt.repeat.i32' result types: () vs (i32)}}
     tfrt.return
   }
   tfrt.return %r : i32

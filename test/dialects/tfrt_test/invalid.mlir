@@ -3,7 +3,7 @@
 
 func.func @do_async_return_type(%x: i32) {
   %r = tfrt_test.do.async %x : (i32) -> (f32) {
-    // expected-error @+1 {{'tfrt.return' op operand #0 has type 'i32', but result #0 of enclosing 'tfrt_test.do.async' has type 'f32'}}
+    // expected-error @+1 {{'tfrt.return' op operand types don't match 'tfrt_test.do.async' result types: (i32) vs (f32)}}
     tfrt.return %x : i32
   }
   tfrt.return

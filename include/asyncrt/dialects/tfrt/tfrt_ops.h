@@ -54,8 +54,8 @@ mlir::LogicalResult VerifyRegionSignature(mlir::Operation* op,
                                           llvm::StringRef region_name,
                                           mlir::TypeRange types);
 
-// Checks that `return_op` returns `expected`; `enclosing` names what it
-// returns from in the message ("function @f", "'tfrt.if'").
+// Checks that `return_op`, ending the region of an op, returns `expected`;
+// `enclosing` names the op in the message ("'tfrt.if'").
 mlir::LogicalResult VerifyReturnedTypes(ReturnOp return_op,
                                         mlir::TypeRange expected,
                                         const llvm::Twine& enclosing);
