@@ -21,8 +21,8 @@ class DemoLocations : public asyncrt::LocationHandler {
  public:
   std::optional<asyncrt::DecodedLocation> DecodeLocation(
       asyncrt::Location loc) const override {
-    return asyncrt::DecodedLocation{"demo.mlir", static_cast<int>(loc.data()),
-                                    3};
+    return asyncrt::DecodedLocation{
+        "demo.mlir", static_cast<int>(loc.data()), 3, /*name=*/""};
   }
 };
 

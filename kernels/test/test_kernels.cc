@@ -574,7 +574,14 @@ absl::StatusOr<RCReference<AsyncValue>> TestCost(RemainingArguments args,
   return FormRef(args[0]);
 }
 
-Chain PrintDebugInfo() { return PrintLine("Kernel has no debug info\n"); }
+// Prints the kernel's name scope (from an MLIR name location).
+Chain PrintDebugInfo(const ExecutionContext& exec_ctx) {
+  std::optional<DecodedLocation> location = exec_ctx.location().Decode();
+  if (!location || location->name.empty()) {
+    return PrintLine("Kernel has no debug info\n");
+  }
+  return PrintLine("%s\n", location->name.c_str());
+}
 
 absl::StatusOr<Chain> ErrorChain() {
   return absl::InternalError("error chain");

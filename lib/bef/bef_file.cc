@@ -71,6 +71,7 @@ class BefFile::Decoder {
     BEF_RETURN_IF_ERROR(DecodeAttributes());
     BEF_RETURN_IF_ERROR(DecodeFunctions());
     BEF_RETURN_IF_ERROR(CheckFunctionAttributes());
+    BEF_RETURN_IF_ERROR(DecodeLocationNames());
     return DecodeDebugInfo();
   }
 
@@ -168,6 +169,26 @@ class BefFile::Decoder {
       BEF_RETURN_IF_ERROR(reader.ReadU32(&entry.line));
       BEF_RETURN_IF_ERROR(reader.ReadU32(&entry.column));
       file_.locations_.push_back(entry);
+    }
+    return CheckFullyRead(reader);
+  }
+
+  absl::Status DecodeLocationNames() {
+    const auto& section =
+        sections_[static_cast<int>(SectionId::kLocationNames)];
+    if (!section) return absl::OkStatus();
+    ByteReader reader(*section, "location names section");
+    uint32_t count;
+    BEF_RETURN_IF_ERROR(reader.ReadCount(4, &count));
+    if (count != file_.locations_.size()) {
+      return reader.Error(absl::StrCat("has ", count, " names for ",
+                                       file_.locations_.size(), " locations"));
+    }
+    for (LocationEntry& entry : file_.locations_) {
+      BEF_RETURN_IF_ERROR(reader.ReadU32(&entry.name));
+      // Stored as 1 + index so that 0 means none.
+      BEF_RETURN_IF_ERROR(CheckIndex(reader, entry.name,
+                                     file_.strings_.size() + 1, "name string"));
     }
     return CheckFullyRead(reader);
   }
@@ -501,7 +522,9 @@ const Function* BefFile::GetFunction(absl::string_view name) const {
 
 Location BefFile::location(uint32_t index) const {
   const LocationEntry& entry = locations_[index];
-  return Location{strings_[files_[entry.file]], entry.line, entry.column};
+  return Location{strings_[files_[entry.file]], entry.line, entry.column,
+                  entry.name == 0 ? absl::string_view()
+                                  : strings_[entry.name - 1]};
 }
 
 }  // namespace asyncrt::bef

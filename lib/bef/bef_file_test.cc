@@ -67,7 +67,7 @@ std::vector<uint8_t> SampleFile(bool debug_info = true) {
   }
   KernelSpec new_chain;
   new_chain.kernel_name = writer.AddKernelName("tfrt.new.chain");
-  new_chain.location = writer.AddLocation("prog.mlir", 5, 3);
+  new_chain.location = writer.AddLocation("prog.mlir", 5, 3, "scope/chain");
   new_chain.results = {2};
   body.kernels = {call, new_chain};
   body.result_registers = {1, 2};
@@ -114,6 +114,8 @@ TEST(BefFileTest, RoundTripsFunctionsAndKernels) {
   EXPECT_EQ(location.filename, "prog.mlir");
   EXPECT_EQ(location.line, 4u);
   EXPECT_EQ(location.column, 8u);
+  EXPECT_EQ(location.name, "");
+  EXPECT_EQ(file.location(main->kernels[1].location).name, "scope/chain");
   EXPECT_THAT(main->result_registers, ElementsAre(1u, 2u));
   ASSERT_TRUE(file.has_debug_info());
   ASSERT_EQ(main->register_names.size(), 3u);
@@ -158,6 +160,30 @@ TEST(BefFileTest, WithoutDebugInfo) {
   ASSERT_TRUE(file.ok());
   EXPECT_FALSE((*file)->has_debug_info());
   EXPECT_TRUE((*file)->GetFunction("main")->register_names.empty());
+  const Function* main = (*file)->GetFunction("main");
+  EXPECT_EQ((*file)->location(main->kernels[1].location).name, "");
+}
+
+TEST(BefFileTest, RejectsLocationNamesOutOfRange) {
+  // Points the named location's entry in the location names section (found
+  // through the header) past the strings.
+  std::vector<uint8_t> bytes = SampleFile();
+  uint32_t sections = bytes[4] | bytes[5] << 8 | bytes[6] << 16 | bytes[7] << 24;
+  bool found = false;
+  for (uint32_t i = 0; i < sections; ++i) {
+    const uint8_t* entry = bytes.data() + kHeaderSize + i * kSectionEntrySize;
+    if (entry[0] != static_cast<uint8_t>(SectionId::kLocationNames)) continue;
+    uint32_t offset =
+        entry[4] | entry[5] << 8 | entry[6] << 16 | entry[7] << 24;
+    // u32 count, then the names; the second is 1 + a string index.
+    for (int b = 0; b < 4; ++b) bytes[offset + 8 + b] = 0xff;
+    found = true;
+  }
+  ASSERT_TRUE(found);
+  auto file = BefFile::Open(bytes);
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(std::string(file.status().message()),
+              HasSubstr("name string index"));
 }
 
 TEST(BefFileTest, UsesAlignedCallerBufferInPlace) {

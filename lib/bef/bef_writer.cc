@@ -31,9 +31,11 @@ uint32_t BefWriter::AddKernelName(absl::string_view name) {
 }
 
 uint32_t BefWriter::AddLocation(absl::string_view filename, uint32_t line,
-                                uint32_t column) {
+                                uint32_t column, absl::string_view name) {
   uint32_t file = Intern(files_, file_index_, filename);
   locations_.insert(locations_.end(), {file, line, column});
+  location_names_.push_back(name.empty() ? 0 : AddString(name) + 1);
+  has_location_names_ |= !name.empty();
   return locations_.size() / 3 - 1;
 }
 
@@ -224,6 +226,14 @@ absl::StatusOr<std::vector<uint8_t>> BefWriter::Finish(
       PutU32List(functions, kernel.functions);
     }
     PutU32List(functions, body.result_registers);
+  }
+
+  if (include_debug_info && has_location_names_) {
+    auto& names =
+        sections.emplace_back(SectionId::kLocationNames, std::vector<uint8_t>())
+            .second;
+    PutU32(names, location_names_.size());
+    for (uint32_t name : location_names_) PutU32(names, name);
   }
 
   if (include_debug_info) {

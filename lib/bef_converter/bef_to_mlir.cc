@@ -58,11 +58,15 @@ class BefToMlir {
 
   mlir::Location Loc(uint32_t index) {
     bef::Location location = file_.location(index);
-    if (location.filename.empty() && location.line == 0) {
-      return mlir::UnknownLoc::get(context_);
-    }
-    return mlir::FileLineColLoc::get(context_, Ref(location.filename),
-                                     location.line, location.column);
+    mlir::Location position =
+        location.filename.empty() && location.line == 0
+            ? mlir::Location(mlir::UnknownLoc::get(context_))
+            : mlir::Location(mlir::FileLineColLoc::get(
+                  context_, Ref(location.filename), location.line,
+                  location.column));
+    if (location.name.empty()) return position;
+    return mlir::NameLoc::get(
+        mlir::StringAttr::get(context_, Ref(location.name)), position);
   }
 
   mlir::LogicalResult BuildFunction(const bef::Function& function) {

@@ -238,26 +238,50 @@ class Converter {
     return mlir::success();
   }
 
-  uint32_t Location(mlir::Location loc) {
-    // Find the innermost file position: name and call-site locations wrap
-    // one, fused locations list several.
-    while (true) {
-      if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
-        loc = name.getChildLoc();
-      } else if (auto call = mlir::dyn_cast<mlir::CallSiteLoc>(loc)) {
-        loc = call.getCallee();
-      } else if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc)) {
-        if (fused.getLocations().empty()) break;
-        loc = fused.getLocations().front();
-      } else {
-        break;
+  // The first file position in `loc`: name locations wrap one, call sites
+  // have the callee's then the caller's, fused locations list several.
+  static mlir::FileLineColLoc FilePosition(mlir::Location loc) {
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) return file;
+    if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
+      return FilePosition(name.getChildLoc());
+    }
+    if (auto call = mlir::dyn_cast<mlir::CallSiteLoc>(loc)) {
+      if (auto file = FilePosition(call.getCallee())) return file;
+      return FilePosition(call.getCaller());
+    }
+    if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc)) {
+      for (mlir::Location part : fused.getLocations()) {
+        if (auto file = FilePosition(part)) return file;
       }
     }
-    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) {
-      return writer_.AddLocation(View(file.getFilename().getValue()),
-                                 file.getLine(), file.getColumn());
+    return {};
+  }
+
+  // The first name scope in `loc` (TFRT's debug info): a name location's
+  // name, a call site's callee's, or a fused location's first named part.
+  static llvm::StringRef NameScope(mlir::Location loc) {
+    if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
+      return name.getName().getValue();
     }
-    return writer_.AddLocation("", 0, 0);
+    if (auto call = mlir::dyn_cast<mlir::CallSiteLoc>(loc)) {
+      return NameScope(call.getCallee());
+    }
+    if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc)) {
+      for (mlir::Location part : fused.getLocations()) {
+        llvm::StringRef name = NameScope(part);
+        if (!name.empty()) return name;
+      }
+    }
+    return {};
+  }
+
+  uint32_t Location(mlir::Location loc) {
+    absl::string_view name = View(NameScope(loc));
+    if (auto file = FilePosition(loc)) {
+      return writer_.AddLocation(View(file.getFilename().getValue()),
+                                 file.getLine(), file.getColumn(), name);
+    }
+    return writer_.AddLocation("", 0, 0, name);
   }
 
   mlir::FailureOr<uint32_t> EncodeAttribute(mlir::Operation* op,

@@ -14,6 +14,7 @@
 #include "asyncrt/bef_executor/native_function.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/async_value_ref.h"
+#include "asyncrt/host_context/tracing.h"
 
 namespace asyncrt {
 namespace {
@@ -406,6 +407,14 @@ class BefFunction final : public Function {
       uint32_t reg = decoded_.result_registers[i];
       pool_[slot_fill[reg]++] = i;
     }
+    // Users are pushed on the LIFO worklist in list order: reversed, the
+    // first user in program order runs first (and its own users right after
+    // it, depth first), as a sequential reading of the program expects.
+    for (uint32_t reg = 0; reg < num_registers; ++reg) {
+      const size_t begin = registers_[reg].users.data() - pool_.data();
+      std::reverse(pool_.begin() + begin,
+                   pool_.begin() + begin + registers_[reg].users.size());
+    }
     state_slots_ = std::make_unique<KernelStateSlot[]>(kernels_.size());
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
       kernels_[k].state_slot = &state_slots_[k];
@@ -614,6 +623,8 @@ void CallState::RunInOrder() {
 }
 
 void CallState::RunReady(Worklist& ready) {
+  tracing::ScopedTrace trace(tracing::Level::kDebug,
+                             "BEFExecutor::ProcessReadyKernels");
   ConcurrentWorkQueue& queue = exec_ctx_.host()->work_queue();
   const bool can_offload = queue.GetParallelismLevel() > 1;
   while (!ready.empty()) {
@@ -689,7 +700,10 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
                            kernel.attributes, kernel.functions,
                            absl::MakeSpan(results, num_results),
                            kernel.state_slot);
-    kernel.impl(&frame);
+    {
+      tracing::ScopedTrace trace(tracing::Level::kDebug, kernel.name);
+      kernel.impl(&frame);
+    }
     for (size_t i = 0; i < num_results; ++i) {
       if (ABSL_PREDICT_FALSE(!results[i])) {
         frame.ReportError(absl::InternalError(
@@ -818,7 +832,8 @@ std::optional<DecodedLocation> BefProgram::DecodeLocation(Location loc) const {
   bef::Location location = file_->location(loc.data());
   return DecodedLocation{std::string(location.filename),
                          static_cast<int>(location.line),
-                         static_cast<int>(location.column)};
+                         static_cast<int>(location.column),
+                         std::string(location.name)};
 }
 
 //===--- NativeFunctionRegistry

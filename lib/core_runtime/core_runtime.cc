@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "asyncrt/bef_executor/function.h"
 #include "asyncrt/host_context/async_dispatch.h"
+#include "asyncrt/host_context/tracing.h"
 #include "asyncrt/host_context/concurrent_work_queue.h"
 #include "asyncrt/host_context/diagnostic.h"
 #include "asyncrt/host_context/host_allocator.h"
@@ -117,8 +118,25 @@ bool Accepts(const OpImplementation& implementation, TensorType type) {
   return false;
 }
 
+// "f32 [1, 2]" per tensor, joined by ';', in parentheses (TFRT's trace).
+template <typename Range, typename GetMetadata>
+std::string TraceMetadataList(const Range& range, GetMetadata get) {
+  std::string text = "(";
+  bool first = true;
+  for (const auto& item : range) {
+    if (!first) text.append(";");
+    first = false;
+    const TensorMetadata& metadata = get(item);
+    absl::StrAppend(&text, DTypeName(metadata.dtype), " ",
+                    metadata.shape.DebugString());
+  }
+  text.append(")");
+  return text;
+}
+
 // Runs the implementation on available arguments; fills `tensors`.
-void Dispatch(const OpImplementation& implementation,
+void Dispatch(absl::string_view op_name,
+              const OpImplementation& implementation,
               const ExecutionContext& exec_ctx,
               absl::Span<AsyncValue* const> arguments, const OpAttrs& attrs,
               absl::Span<const TensorMetadata> result_metadata,
@@ -160,6 +178,26 @@ void Dispatch(const OpImplementation& implementation,
   }
   OpInvocation invocation{exec_ctx,        inputs,  input_tensors, attrs,
                           result_metadata, tensors, chain};
+  tracing::ScopedTrace trace(tracing::Level::kDebug, [&] {
+    std::string name = absl::StrCat(
+        "RunDispatchFunction: ", op_name, "#op_name=", op_name);
+    // The op's name scope, from the program's name location.
+    if (std::optional<DecodedLocation> location = exec_ctx.location().Decode();
+        location && !location->name.empty()) {
+      absl::StrAppend(&name, ",long_name=", location->name);
+    }
+    absl::StrAppend(
+        &name, ",Inputs=",
+        TraceMetadataList(input_tensors,
+                          [](const Tensor* t) { return t->metadata(); }),
+        ",Results=",
+        TraceMetadataList(result_metadata,
+                          [](const TensorMetadata& m) { return m; }),
+        ",Attributes=");
+    attrs.Print(&name);
+    name.append("#");
+    return name;
+  });
   implementation.dispatch(invocation);
   for (auto& tensor : tensors) {
     if (ABSL_PREDICT_FALSE(!tensor)) {
@@ -174,6 +212,10 @@ void RunRegisteredOp(const OpEntry& entry,
                      absl::Span<TensorHandle> args, const OpAttrsRef& attrs,
                      absl::Span<TensorHandle> results,
                      AsyncValueRef<Chain>* chain) {
+  tracing::ScopedTrace trace(tracing::Level::kVerbose, [&] {
+    return absl::StrCat(entry.name, "#op_handler=", implementation.device_type,
+                        "#");
+  });
   const size_t num_results = results.size();
   // One pass over the arguments: their values, whether all are available,
   // and whether the shape function can run now.
@@ -199,6 +241,7 @@ void RunRegisteredOp(const OpEntry& entry,
       arg_metadata.push_back(arg.GetAvailableMetadata());
     }
     result_metadata.resize(num_results);
+    tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
     absl::Status status = entry.metadata_fn(arg_metadata, *attrs,
                                             absl::MakeSpan(result_metadata));
     if (ABSL_PREDICT_FALSE(!status.ok())) {
@@ -211,7 +254,7 @@ void RunRegisteredOp(const OpEntry& entry,
     ValueVector tensors;
     for (size_t i = 0; i < num_results; ++i) tensors.emplace_back();
     if (chain) *chain = GetReadyChain();
-    Dispatch(implementation, exec_ctx, arg_values, *attrs, result_metadata,
+    Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs, result_metadata,
              absl::MakeSpan(tensors), chain);
     for (size_t i = 0; i < num_results; ++i) {
       results[i] = result_metadata.empty()
@@ -243,7 +286,7 @@ void RunRegisteredOp(const OpEntry& entry,
   for (AsyncValue* value : arg_values) held_args.push_back(FormRef(value));
   RunWhenReady(
       arg_values,
-      [&implementation, exec_ctx, held_args = std::move(held_args), attrs,
+      [&entry, &implementation, exec_ctx, held_args = std::move(held_args), attrs,
        result_metadata = std::move(result_metadata),
        pending = std::move(pending),
        pending_chain = std::move(pending_chain)]() mutable {
@@ -251,7 +294,7 @@ void RunRegisteredOp(const OpEntry& entry,
         for (auto& value : held_args) raw.push_back(value.get());
         ValueVector tensors(pending.size());
         AsyncValueRef<Chain> op_chain = GetReadyChain();
-        Dispatch(implementation, exec_ctx, raw, *attrs, result_metadata,
+        Dispatch(entry.name, implementation, exec_ctx, raw, *attrs, result_metadata,
                  absl::MakeSpan(tensors),
                  pending_chain ? &op_chain : nullptr);
         for (size_t i = 0; i < pending.size(); ++i) {

@@ -60,7 +60,7 @@ INSTANTIATE_TEST_SUITE_P(Queues, HostContextTest,
 class FakeLocations : public LocationHandler {
  public:
   std::optional<DecodedLocation> DecodeLocation(Location loc) const override {
-    return DecodedLocation{"model.mlir", static_cast<int>(loc.data()), 7};
+    return DecodedLocation{"model.mlir", static_cast<int>(loc.data()), 7, ""};
   }
 };
 

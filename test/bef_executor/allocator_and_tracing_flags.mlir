@@ -4,11 +4,11 @@
 // RUN: not bef_executor --host_allocator_type=bogus %s 2>&1 | FileCheck %s --check-prefix=BOGUS
 // RUN: bef_executor --help | FileCheck %s --check-prefix=HELP
 
-// TRACE: Scope:Bef Executor
-// TRACE-NEXT: --- Running 'allocates':
+// TRACE: --- Running 'allocates':
+// TRACE-NEXT: Scope:Bef Executor
 // TRACE-NEXT: Scope:Function: allocates
-// TRACE: End Scope
-// TRACE: End Scope
+// TRACE-NEXT: End Scope
+// TRACE-NEXT: End Scope
 
 // FIXED: Allocating 4 bytes. 1020 remaining.
 

@@ -76,15 +76,28 @@ func.func @program_order() attributes {tfrt.sync} {
 // CHECK-NEXT: int32 = 2
 // CHECK-NEXT: int32 = 3
 
-// The same program outside tfrt.sync runs as dataflow (most recently ready
-// first); the order above is the sync path's doing.
+// Outside tfrt.sync a kernel runs once its operands are: the print of %a
+// is ready first although it comes second. In a sync function the same
+// kernels print in program order.
 // CHECK-LABEL: --- Running 'dataflow_order'
 func.func @dataflow_order() {
+  %ch = tfrt.new.chain
   %a = tfrt.constant.i32 1
   %b = tfrt.constant.i32 2
+  %ch1 = tfrt.print.i32 %b, %ch
+  %ch2 = tfrt.print.i32 %a, %ch
+  tfrt.return
+}
+// CHECK-NEXT: int32 = 1
+// CHECK-NEXT: int32 = 2
+
+// CHECK-LABEL: --- Running 'sync_order'
+func.func @sync_order() attributes {tfrt.sync} {
   %ch = tfrt.new.chain
-  %ch1 = tfrt.print.i32 %a, %ch
-  %ch2 = tfrt.print.i32 %b, %ch
+  %a = "tfrt.constant_s.i32"() {value = 1 : i32} : () -> i32
+  %b = "tfrt.constant_s.i32"() {value = 2 : i32} : () -> i32
+  %ch1 = tfrt.print.i32 %b, %ch
+  %ch2 = tfrt.print.i32 %a, %ch
   tfrt.return
 }
 // CHECK-NEXT: int32 = 2

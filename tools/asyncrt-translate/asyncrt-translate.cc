@@ -37,7 +37,8 @@ cl::opt<bool> bef_to_mlir("bef-to-mlir",
                           cl::desc("Translate a BEF file back to MLIR"));
 cl::opt<bool> disable_optional_sections(
     "disable-optional-sections",
-    cl::desc("Leave out the optional BEF sections (debug info)"));
+    cl::desc("Leave out the optional BEF sections (debug info, location "
+             "names)"));
 cl::opt<bool> split_input_file(
     "split-input-file",
     cl::desc("Split the input on '// -----' and translate each chunk"));

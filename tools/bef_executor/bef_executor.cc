@@ -14,10 +14,12 @@
 #include <iostream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "asyncrt/bef/bef_file.h"
@@ -28,6 +30,7 @@
 #include "asyncrt/host_context/execution_context.h"
 #include "asyncrt/host_context/host_context.h"
 #include "asyncrt/host_context/resource_context.h"
+#include "asyncrt/host_context/tracing.h"
 #include "asyncrt/kernels/cpu_kernels.h"
 #include "asyncrt/kernels/core_runtime_kernels.h"
 #include "asyncrt/kernels/tensor_kernels.h"
@@ -241,7 +244,51 @@ void LoadSharedLibraries(asyncrt::HostContext& host) {
   if (!shared_libs.empty()) asyncrt::RegisterStaticKernels(host.registry());
 }
 
+// Runs one function of the program under its trace scopes, waits for its
+// results and prints them.
+void RunFunction(const asyncrt::Function& function, asyncrt::HostContext& host,
+                 asyncrt::ResourceContext& resources, int64_t request_id) {
+  using asyncrt::tracing::Level;
+  using asyncrt::tracing::ScopedTrace;
+  ScopedTrace executor_scope(Level::kDefault, "Bef Executor");
+  ScopedTrace function_scope(Level::kDefault, [&] {
+    return absl::StrCat("Function: ", function.name());
+  });
+  auto request =
+      *asyncrt::RequestContextBuilder(&host, &resources, request_id).Build();
+  std::vector<asyncrt::RCReference<asyncrt::AsyncValue>> results(
+      function.num_results());
+  function.Execute(asyncrt::ExecutionContext(request), {},
+                   absl::MakeSpan(results));
+  host.Await(results);
+  if (!results.empty()) {
+    std::vector<std::string> printed;
+    for (size_t i = 0; i < results.size(); ++i) {
+      printed.push_back(FormatValue(*results[i], function.result_types()[i]));
+    }
+    std::printf("'%s' returned %s\n", function.name().c_str(),
+                absl::StrJoin(printed, ",").c_str());
+  }
+  results.clear();
+  host.Quiesce();
+}
+
 int Run() {
+  if (enable_tracing) {
+    using asyncrt::tracing::Level;
+    std::optional<Level> level;
+    if (tracing_level == "default") level = Level::kDefault;
+    if (tracing_level == "verbose") level = Level::kVerbose;
+    if (tracing_level == "debug") level = Level::kDebug;
+    if (!level) {
+      std::fprintf(stderr,
+                   "error: invalid tracing level '%s' (default, verbose or "
+                   "debug)\n",
+                   tracing_level.c_str());
+      return 1;
+    }
+    asyncrt::tracing::Enable(*level);
+  }
   bool readable = false;
   std::string data = ReadAll(input_filename, &readable);
   if (!readable) {
@@ -249,7 +296,9 @@ int Run() {
     return 1;
   }
   std::vector<uint8_t> bytes;
-  if (IsBef(data)) {
+  // A .bef file is never compiled: an empty or damaged one is an error of
+  // the BEF loader, not an empty MLIR module.
+  if (IsBef(data) || absl::EndsWith(input_filename, ".bef")) {
     bytes.assign(data.begin(), data.end());
   } else {
     auto compiled = CompileMlir(data, input_filename);
@@ -319,7 +368,6 @@ int Run() {
           if (function != init) to_run.push_back(function);
         }
       }
-      if (enable_tracing) std::printf("Scope:Bef Executor\n");
       int64_t request_id = 0;
       for (const asyncrt::Function* function : to_run) {
         if (function->num_arguments() > 0) {
@@ -331,33 +379,11 @@ int Run() {
         if (function->name().empty()) continue;
         std::printf("--- Running '%s':\n", function->name().c_str());
         std::fflush(stdout);
-        if (enable_tracing) {
-          std::printf("Scope:Function: %s\n", function->name().c_str());
-        }
-        auto request =
-            *asyncrt::RequestContextBuilder(&host, &resources, request_id++)
-                 .Build();
-        std::vector<asyncrt::RCReference<asyncrt::AsyncValue>> results(
-            function->num_results());
-        function->Execute(asyncrt::ExecutionContext(request), {},
-                          absl::MakeSpan(results));
-        host.Await(results);
-        if (!results.empty()) {
-          std::vector<std::string> printed;
-          for (size_t i = 0; i < results.size(); ++i) {
-            printed.push_back(
-                FormatValue(*results[i], function->result_types()[i]));
-          }
-          std::printf("'%s' returned %s\n", function->name().c_str(),
-                      absl::StrJoin(printed, ",").c_str());
-        }
-        if (enable_tracing) std::printf("End Scope\n");
+        RunFunction(*function, host, resources, request_id++);
         std::fflush(stdout);
-        results.clear();
-        host.Quiesce();
       }
-      if (enable_tracing) std::printf("End Scope\n");
     }
+
     host.Quiesce();
   }
   std::fflush(stdout);

@@ -97,6 +97,7 @@ struct Location {
   absl::string_view filename;
   uint32_t line = 0;
   uint32_t column = 0;
+  absl::string_view name;  // Name scope ("scope/op"), or empty.
 };
 
 class BefFile {
@@ -145,6 +146,7 @@ class BefFile {
   std::vector<uint32_t> files_;
   struct LocationEntry {
     uint32_t file, line, column;
+    uint32_t name = 0;  // 1 + string index, or 0 for none.
   };
   std::vector<LocationEntry> locations_;
   std::vector<Attribute> attributes_;

@@ -10,7 +10,7 @@ namespace asyncrt::bef {
 inline constexpr uint8_t kMagic0 = 0x0B;
 inline constexpr uint8_t kMagic1 = 0xEF;
 inline constexpr uint8_t kVersionMajor = 1;
-inline constexpr uint8_t kVersionMinor = 0;
+inline constexpr uint8_t kVersionMinor = 1;  // 1: location names.
 
 // Header: magic (2), version major, minor, u32 section count, then one
 // 12-byte entry per section.
@@ -25,8 +25,11 @@ enum class SectionId : uint8_t {
   kLocations = 5,
   kFunctions = 6,
   kDebugInfo = 7,  // Optional: register names, for exact BEF-to-MLIR.
+  // Optional: a name per location ("scope/op", from MLIR name locations),
+  // which kernels and traces can show.
+  kLocationNames = 8,
 };
-inline constexpr int kNumSectionIds = 7;
+inline constexpr int kNumSectionIds = 8;
 
 // Encoded attribute kinds. Scalars carry 8 little-endian payload bytes.
 enum class AttributeKind : uint8_t {

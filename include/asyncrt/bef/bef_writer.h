@@ -46,8 +46,9 @@ class BefWriter {
   uint32_t AddString(absl::string_view value);
   uint32_t AddType(absl::string_view type_name);
   uint32_t AddKernelName(absl::string_view name);
+  // `name` (optional) is the location's name scope, e.g. "scope/op".
   uint32_t AddLocation(absl::string_view filename, uint32_t line,
-                       uint32_t column);
+                       uint32_t column, absl::string_view name = {});
 
   uint32_t AddUnitAttribute();
   // `bits` holds the value's bytes in the low bits (sign- or zero-extended
@@ -75,7 +76,8 @@ class BefWriter {
                            absl::Span<const uint32_t> result_types);
   void DefineFunction(uint32_t function, FunctionBodySpec body);
 
-  // Serializes the file. Without debug info the register names are dropped.
+  // Serializes the file. Without debug info the register names and the
+  // location names are dropped.
   // FailedPrecondition if a declared BEF or sync function was never defined.
   absl::StatusOr<std::vector<uint8_t>> Finish(bool include_debug_info = true);
 
@@ -103,6 +105,9 @@ class BefWriter {
   std::vector<uint32_t> files_;  // String indices.
   absl::flat_hash_map<std::string, uint32_t> file_index_;
   std::vector<uint32_t> locations_;  // (file, line, column) triples.
+  // Per location: 1 + the name's string index, or 0 for none.
+  std::vector<uint32_t> location_names_;
+  bool has_location_names_ = false;
   std::vector<uint8_t> attributes_;
   uint32_t num_attributes_ = 0;
   std::vector<FunctionSpec> functions_;

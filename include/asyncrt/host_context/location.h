@@ -13,6 +13,8 @@ struct DecodedLocation {
   std::string filename;
   int line = -1;
   int column = -1;
+  // The name scope the program gave it ("scope/op"), or empty.
+  std::string name;
 };
 
 class Location;
