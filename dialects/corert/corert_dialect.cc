@@ -250,8 +250,9 @@ mlir::Type CoreRTDialect::parseType(mlir::DialectAsmParser& parser) const {
   // The generated parser would consume the mnemonic of an unknown type and
   // leave the rest behind; unknown types become opaque instead.
   static constexpr llvm::StringLiteral kKnown[] = {
-      "tensorhandle", "ophandler", "op",       "opattrs",
-      "opattrs_ref",  "string",    "resource", "variant"};
+      "tensorhandle", "ophandler", "op",      "opattrs", "opattrs_ref",
+      "string",       "resource",  "variant", "quint8",  "quint16",
+      "qint8",        "qint16",    "qint32"};
   if (llvm::is_contained(kKnown, parser.getFullSymbolSpec())) {
     llvm::StringRef mnemonic;
     mlir::Type type;

@@ -69,8 +69,7 @@ absl::Status AddAttribute(AsyncKernelFrame* frame, OpAttrs& attrs,
     }
     case AttributeKind::kType: {
       absl::string_view type_name = file.type_name(attribute.index);
-      auto dtype = type_name == "!corert.string" ? std::optional(DType::kString)
-                                                 : ParseDType(type_name);
+      std::optional<DType> dtype = ParseDType(type_name);
       if (!dtype) break;
       attrs.Set(name, *dtype);
       return absl::OkStatus();
@@ -81,6 +80,11 @@ absl::Status AddAttribute(AsyncKernelFrame* frame, OpAttrs& attrs,
         return absl::OkStatus();
       }
       break;
+    case AttributeKind::kShape:
+      attrs.SetShape(name, attribute.bits != 0
+                               ? std::optional(attribute.shape)
+                               : std::nullopt);
+      return absl::OkStatus();
     case AttributeKind::kFunction:
       if (next_function >= frame->GetNumFunctions()) break;
       attrs.SetFunc(name, frame->GetFunctionAt(next_function++));
@@ -543,7 +547,16 @@ absl::StatusOr<Chain> OpAttrsSet(const OpAttrsHolder& attrs,
 absl::StatusOr<Chain> OpAttrsSetShape(const OpAttrsHolder& attrs,
                                       AsyncKernelFrame* frame) {
   const bef::Attribute* key = frame->GetAttribute("key");
-  auto dims = DimensionsAttribute(frame->GetAttribute("value"));
+  const bef::Attribute* value = frame->GetAttribute("value");
+  if (key && value && value->kind == AttributeKind::kShape) {
+    size_t unused_functions = 0;
+    absl::Status status =
+        AddAttribute(frame, *attrs, key->bytes, *value, unused_functions);
+    if (!status.ok()) return status;
+    return Chain();
+  }
+  // Also a plain dimension list (`value = [1, 2]`).
+  auto dims = DimensionsAttribute(value);
   if (!key || !dims.ok()) {
     return absl::InvalidArgumentError("needs 'key' and 'value' attributes");
   }

@@ -247,6 +247,9 @@ class BefFile::Decoder {
         case AttributeKind::kDense:
           BEF_RETURN_IF_ERROR(DecodeDense(reader, attribute));
           break;
+        case AttributeKind::kShape:
+          BEF_RETURN_IF_ERROR(DecodeShape(reader, attribute));
+          break;
         case AttributeKind::kAggregate: {
           // Elements are encoded before the aggregate: no cycles.
           BEF_RETURN_IF_ERROR(ReadIndexList(reader, i, "aggregate element",
@@ -284,6 +287,29 @@ class BefFile::Decoder {
       return reader.Error(absl::StrCat("invalid element kind ", raw));
     }
     *kind = static_cast<AttributeKind>(raw);
+    return absl::OkStatus();
+  }
+
+  absl::Status DecodeShape(ByteReader& reader, Attribute& attribute) {
+    uint32_t rank;
+    BEF_RETURN_IF_ERROR(reader.ReadU32(&rank));
+    if (rank == kUnrankedShape) return absl::OkStatus();
+    if (uint64_t{rank} * 8 > reader.remaining()) {
+      return reader.Error(
+          absl::StrCat("shape of rank ", rank, " exceeds the section"));
+    }
+    attribute.bits = 1;
+    size_t start = file_.i64_pool_.size();
+    for (uint32_t d = 0; d < rank; ++d) {
+      uint64_t dim;
+      BEF_RETURN_IF_ERROR(reader.ReadU64(&dim));
+      if (static_cast<int64_t>(dim) < -1) {
+        return reader.Error(absl::StrCat("shape dimension ",
+                                         static_cast<int64_t>(dim)));
+      }
+      file_.i64_pool_.push_back(static_cast<int64_t>(dim));
+    }
+    attribute.shape = absl::MakeConstSpan(file_.i64_pool_).subspan(start, rank);
     return absl::OkStatus();
   }
 

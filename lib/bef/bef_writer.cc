@@ -115,6 +115,16 @@ uint32_t BefWriter::AddDenseAttribute(AttributeKind element_kind,
   return index;
 }
 
+uint32_t BefWriter::AddShapeAttribute(
+    std::optional<absl::Span<const int64_t>> dims) {
+  uint32_t index = BeginAttribute(AttributeKind::kShape);
+  PutU32(attributes_, dims ? dims->size() : kUnrankedShape);
+  if (dims) {
+    for (int64_t dim : *dims) PutU64(attributes_, static_cast<uint64_t>(dim));
+  }
+  return index;
+}
+
 uint32_t BefWriter::AddAggregateAttribute(absl::Span<const uint32_t> elements) {
   uint32_t index = BeginAttribute(AttributeKind::kAggregate);
   PutU32(attributes_, elements.size());

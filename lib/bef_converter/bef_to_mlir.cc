@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "asyncrt/bef/bef_file.h"
+#include "asyncrt/dialects/corert/corert_dialect.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/AsmParser/AsmParser.h"
@@ -224,6 +225,12 @@ class BefToMlir {
         }
         return builder_.getArrayAttr(elements);
       }
+      case AttributeKind::kShape:
+        context_->getOrLoadDialect<corert::CoreRTDialect>();
+        return corert::ShapeAttr::get(
+            context_, attribute.bits != 0,
+            llvm::ArrayRef<int64_t>(attribute.shape.data(),
+                                    attribute.shape.size()));
       case AttributeKind::kDense: {
         auto type = mlir::RankedTensorType::get(
             llvm::ArrayRef<int64_t>(attribute.shape.data(),

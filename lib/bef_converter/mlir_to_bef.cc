@@ -5,6 +5,7 @@
 
 #include "absl/strings/string_view.h"
 #include "asyncrt/bef/bef_writer.h"
+#include "asyncrt/dialects/corert/corert_dialect.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
@@ -342,6 +343,12 @@ class Converter {
         return mlir::failure();
       }
       return writer_.AddFunctionAttribute(it->second);
+    }
+    if (auto shape = mlir::dyn_cast<corert::ShapeAttr>(attribute)) {
+      if (!shape.getRanked()) return writer_.AddShapeAttribute(std::nullopt);
+      llvm::ArrayRef<int64_t> dims = shape.getDims();
+      return writer_.AddShapeAttribute(
+          absl::MakeConstSpan(dims.data(), dims.size()));
     }
     if (auto dense =
             mlir::dyn_cast<mlir::DenseIntOrFPElementsAttr>(attribute)) {

@@ -69,10 +69,18 @@ void AppendScalar(OpAttrType type, const void* value, std::string* out) {
       return;
     case OpAttrType::kDType: {
       DType dtype = load(DType{});
-      // TFRT names the string dtype by its element type.
-      auto type = dtype == DType::kString ? std::optional(OpAttrType::kChar)
-                                          : OpAttrTypeForDType(dtype);
-      absl::StrAppend(out, type ? OpAttrTypeName(*type) : "STRING");
+      switch (dtype) {
+        // TFRT names the string dtype by its element type.
+        case DType::kString: out->append("CHAR"); return;
+        case DType::kQUI8: out->append("QUI8"); return;
+        case DType::kQUI16: out->append("QUI16"); return;
+        case DType::kQI8: out->append("QI8"); return;
+        case DType::kQI16: out->append("QI16"); return;
+        case DType::kQI32: out->append("QI32"); return;
+        default: break;
+      }
+      auto type = OpAttrTypeForDType(dtype);
+      absl::StrAppend(out, type ? OpAttrTypeName(*type) : "INVALID");
       return;
     }
     case OpAttrType::kChar:

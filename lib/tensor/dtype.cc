@@ -106,6 +106,16 @@ absl::string_view DTypeName(DType dtype) {
       return "complex128";
     case DType::kString:
       return "str";
+    case DType::kQUI8:
+      return "qui8";
+    case DType::kQUI16:
+      return "qui16";
+    case DType::kQI8:
+      return "qi8";
+    case DType::kQI16:
+      return "qi16";
+    case DType::kQI32:
+      return "qi32";
     case DType::kInvalid:
       break;
   }
@@ -139,6 +149,18 @@ std::optional<DType> ParseDType(absl::string_view name) {
       {"complex128", DType::kComplex128},
       {"str", DType::kString},
       {"string", DType::kString},
+      {"qui8", DType::kQUI8},
+      {"qui16", DType::kQUI16},
+      {"qi8", DType::kQI8},
+      {"qi16", DType::kQI16},
+      {"qi32", DType::kQI32},
+      // The corert dialect's spellings.
+      {"!corert.string", DType::kString},
+      {"!corert.quint8", DType::kQUI8},
+      {"!corert.quint16", DType::kQUI16},
+      {"!corert.qint8", DType::kQI8},
+      {"!corert.qint16", DType::kQI16},
+      {"!corert.qint32", DType::kQI32},
   };
   for (const auto& entry : kNames) {
     if (entry.name == name) return entry.dtype;

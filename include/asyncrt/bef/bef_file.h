@@ -34,11 +34,11 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 struct Attribute {
   AttributeKind kind = AttributeKind::kUnit;
   AttributeKind element_kind = AttributeKind::kUnit;  // kArray, kDense.
-  uint64_t bits = 0;                                  // Scalars.
+  uint64_t bits = 0;  // Scalars; kShape: 1 if ranked.
   absl::string_view bytes;          // kString; raw elements of kArray, kDense.
   uint32_t count = 0;               // Elements of kArray.
   uint32_t index = 0;               // kType: type index; kFunction: function.
-  absl::Span<const int64_t> shape;  // kDense.
+  absl::Span<const int64_t> shape;  // kDense; kShape (-1: unknown).
   absl::Span<const uint32_t> elements;  // kAggregate: attribute indices.
 
   bool IsScalar() const { return ScalarSize(kind) != 0; }

@@ -53,8 +53,11 @@ enum class AttributeKind : uint8_t {
   kDense = 17,   // u8 element kind, u32 rank, i64 dims, u32 bytes, pad, data.
   kAggregate = 18,  // u32 count, u32 attribute indices (earlier ones).
   kFunction = 19,   // u32 function index.
+  // u32 rank (kUnrankedShape for none), i64 dims (-1 unknown). Since 1.1.
+  kShape = 20,
 };
-inline constexpr uint8_t kMaxAttributeKind = 19;
+inline constexpr uint8_t kMaxAttributeKind = 20;
+inline constexpr uint32_t kUnrankedShape = 0xFFFFFFFF;
 
 // Size in bytes of one element of a scalar kind; 0 for non-scalar kinds.
 constexpr uint32_t ScalarSize(AttributeKind kind) {

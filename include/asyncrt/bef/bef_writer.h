@@ -8,6 +8,7 @@
 #define ASYNCRT_BEF_BEF_WRITER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +65,8 @@ class BefWriter {
   // `data` holds `count` little-endian elements of `element_kind`.
   uint32_t AddArrayAttribute(AttributeKind element_kind, uint32_t count,
                              absl::Span<const uint8_t> data);
+  // A tensor shape; nullopt for an unranked one. Dimensions may be -1.
+  uint32_t AddShapeAttribute(std::optional<absl::Span<const int64_t>> dims);
   uint32_t AddDenseAttribute(AttributeKind element_kind,
                              absl::Span<const int64_t> shape,
                              absl::Span<const uint8_t> data);

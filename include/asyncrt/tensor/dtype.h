@@ -67,15 +67,23 @@ enum class DType : uint8_t {
   kComplex64,
   kComplex128,
   kString,
+  // Quantized integers: stored and computed as their integer type.
+  kQUI8,
+  kQUI16,
+  kQI8,
+  kQI16,
+  kQI32,
 };
 
 // "i1", "i8", ..., "u8", ..., "f16", "bf16", "f32", "f64", "complex64",
-// "complex128", "str"; "invalid" for kInvalid or an out-of-range value.
+// "complex128", "str", "qui8", "qui16", "qi8", "qi16", "qi32"; "invalid" for
+// kInvalid or an out-of-range value.
 absl::string_view DTypeName(DType dtype);
 
 // The inverse of DTypeName, also accepting the MLIR spellings "ui8", "ui16",
-// "ui32", "ui64", "bool" (i1) and "string" (str). nullopt for anything else,
-// including "invalid".
+// "ui32", "ui64", "bool" (i1), "string" (str) and the corert dialect's
+// "!corert.string", "!corert.quint8", ... "!corert.qint32". nullopt for
+// anything else, including "invalid".
 std::optional<DType> ParseDType(absl::string_view name);
 
 // Bytes per element: i1 takes one byte (bool storage), str is
@@ -188,6 +196,16 @@ decltype(auto) DispatchByDType(DType dtype, F&& f) {
       return f(TypeTag<std::complex<double>>{});
     case DType::kString:
       return f(TypeTag<std::string>{});
+    case DType::kQUI8:
+      return f(TypeTag<uint8_t>{});
+    case DType::kQUI16:
+      return f(TypeTag<uint16_t>{});
+    case DType::kQI8:
+      return f(TypeTag<int8_t>{});
+    case DType::kQI16:
+      return f(TypeTag<int16_t>{});
+    case DType::kQI32:
+      return f(TypeTag<int32_t>{});
     case DType::kInvalid:
       break;
   }

@@ -63,6 +63,13 @@ def CoreRT_StringType
     : CoreRT_Type<"String", "string", "!corert.string type">;
 def CoreRT_ResourceType
     : CoreRT_Type<"Resource", "resource", "!corert.resource type">;
+// Quantized element types, used as dtype attribute values.
+def CoreRT_Quint8Type : CoreRT_Type<"Quint8", "quint8", "!corert.quint8 type">;
+def CoreRT_Quint16Type
+    : CoreRT_Type<"Quint16", "quint16", "!corert.quint16 type">;
+def CoreRT_Qint8Type : CoreRT_Type<"Qint8", "qint8", "!corert.qint8 type">;
+def CoreRT_Qint16Type : CoreRT_Type<"Qint16", "qint16", "!corert.qint16 type">;
+def CoreRT_Qint32Type : CoreRT_Type<"Qint32", "qint32", "!corert.qint32 type">;
 def CoreRT_VariantType
     : CoreRT_Type<"Variant", "variant", "!corert.variant type">;
 
