@@ -51,6 +51,9 @@ std::vector<uint8_t> SampleFile(bool debug_info = true) {
   attributes.push_back(writer.AddFunctionAttribute(helper));
   attributes.push_back(writer.AddUnitAttribute());
   attributes.push_back(writer.AddBoolAttribute(true));
+  int64_t partial_shape[] = {1, -1, 3};
+  attributes.push_back(writer.AddShapeAttribute(partial_shape));
+  attributes.push_back(writer.AddShapeAttribute(std::nullopt));
 
   FunctionBodySpec body;
   body.num_registers = 3;
@@ -133,7 +136,7 @@ TEST(BefFileTest, RoundTripsEveryAttributeKind) {
   ASSERT_TRUE(file_or.ok());
   const BefFile& file = **file_or;
   const Kernel& call = file.GetFunction("main")->kernels[0];
-  ASSERT_EQ(call.attributes.size(), 10u);
+  ASSERT_EQ(call.attributes.size(), 12u);
   auto attr = [&](int i) -> const Attribute& {
     EXPECT_EQ(file.string(call.attributes[i].name), "attr" + std::to_string(i));
     return file.attribute(call.attributes[i].attribute);
@@ -153,6 +156,12 @@ TEST(BefFileTest, RoundTripsEveryAttributeKind) {
   EXPECT_EQ(attr(7).index, 1u);
   EXPECT_EQ(attr(8).kind, AttributeKind::kUnit);
   EXPECT_TRUE(attr(9).scalar<bool>());
+  EXPECT_EQ(attr(10).kind, AttributeKind::kShape);
+  EXPECT_EQ(attr(10).bits, 1u);  // Ranked.
+  EXPECT_THAT(attr(10).shape, ElementsAre(1, -1, 3));
+  EXPECT_EQ(attr(11).kind, AttributeKind::kShape);
+  EXPECT_EQ(attr(11).bits, 0u);  // Unranked.
+  EXPECT_TRUE(attr(11).shape.empty());
 }
 
 TEST(BefFileTest, WithoutDebugInfo) {
