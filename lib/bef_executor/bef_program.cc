@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <optional>
 
 #include "absl/base/optimization.h"
 #include "absl/container/inlined_vector.h"
@@ -116,18 +117,16 @@ struct KernelPlan {
 };
 
 struct RegisterPlan {
-  absl::Span<const uint32_t> users;  // Strict kernel per use.
-  // Non-strict kernel per use: counted down when the register is defined,
-  // available or not.
-  absl::Span<const uint32_t> non_strict_users;
+  absl::Span<const uint32_t> users;         // Strict kernel per use.
   absl::Span<const uint32_t> result_slots;  // Function results it feeds.
   // Arguments live for the whole call anyway (the caller holds them): the
   // call keeps one reference instead of one per use.
   bool is_argument = false;
-  // A non-strict user may run before the register is defined and leave an
-  // IndirectAsyncValue in it for the definer to forward.
-  bool may_hold_placeholder = false;
+  bool has_non_strict_users = false;
   uint32_t references = 0;  // Held while the call runs; see DefineRegister.
+  // Non-strict kernel per use: counted down when the register is defined,
+  // available or not. Last: the hot path only reads the flag above.
+  absl::Span<const uint32_t> non_strict_users;
 };
 
 class BefFunction;
@@ -169,6 +168,13 @@ class CallState {
  private:
   CallState(const BefFunction& function, const ExecutionContext& exec_ctx);
   void Destroy();
+  void DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
+                               Worklist& ready, bool count_down);
+  void PublishResultSlots(const RegisterPlan& plan, AsyncValue* value);
+  // Strict users count down now if `value` is available, else once it is.
+  void CountDownStrictUsers(const RegisterPlan& plan, uint32_t reg,
+                            AsyncValue* value, bool available,
+                            Worklist& ready);
   void CountDownUsers(uint32_t reg, Worklist& ready);
   void RunKernel(uint32_t kernel, Worklist& ready);
   void ResumeAfter(uint32_t reg);
@@ -177,6 +183,8 @@ class CallState {
   AsyncValue* ValueOrPlaceholder(uint32_t reg);
 
   std::atomic<uint32_t> refs_{1};
+  // Debug tracing, read once per call rather than once per kernel.
+  const bool trace_kernels_ = tracing::IsEnabled(tracing::Level::kDebug);
   const BefFunction& function_;
   ExecutionContext exec_ctx_;
   std::atomic<AsyncValue*>* registers_;
@@ -365,9 +373,7 @@ class BefFunction final : public Function {
       RegisterPlan& plan = registers_[reg];
       const size_t uses = plan.users.size() + plan.non_strict_users.size();
       plan.references = (plan.is_argument ? 1 : uses) + plan.result_slots.size();
-      // Arguments are defined before any kernel runs.
-      plan.may_hold_placeholder =
-          !plan.is_argument && !plan.non_strict_users.empty();
+      plan.has_non_strict_users = !plan.non_strict_users.empty();
     }
     size_t num_operands = 0;
     for (const KernelPlan& kernel : kernels_) {
@@ -514,6 +520,9 @@ void CallState::Destroy() {
 void CallState::DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
                                bool count_down) {
   const RegisterPlan& plan = function_.register_plan(reg);
+  if (ABSL_PREDICT_FALSE(plan.has_non_strict_users)) {
+    return DefineForNonStrictUsers(reg, value, ready, count_down);
+  }
   // One reference per use: each user kernel drops its own after running,
   // and each function result takes one. Values die as soon as their last
   // user is done, so their memory is reused while the call goes on.
@@ -526,23 +535,45 @@ void CallState::DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
   // Read `available` before publishing the register: once users can run,
   // they may drop the last references to `value`.
   const bool available = value->IsAvailable();
+  registers_[reg].store(value, std::memory_order_release);
+  PublishResultSlots(plan, value);
+  if (count_down) CountDownStrictUsers(plan, reg, value, available, ready);
+}
+
+// DefineRegister for a register that non-strict kernels use: they count down
+// when it is defined, and one may have left a placeholder in it.
+void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
+                                        Worklist& ready, bool count_down) {
+  const RegisterPlan& plan = function_.register_plan(reg);
+  const uint32_t uses = plan.references;  // At least the non-strict uses.
+  if (uses > 1) value->AddRef(uses - 1);
+  const bool available = value->IsAvailable();
   // Held until this function returns: the reference a placeholder keeps for
   // its definer, so it outlives users that are already done with it.
   RCReference<AsyncValue> definer_reference;
-  if (ABSL_PREDICT_FALSE(plan.may_hold_placeholder)) {
-    AsyncValue* placeholder = nullptr;
-    if (!registers_[reg].compare_exchange_strong(placeholder, value,
-                                                 std::memory_order_acq_rel)) {
-      // A non-strict user got here first. Its placeholder already holds the
-      // register's references; `value` keeps one, owned by the placeholder.
-      definer_reference = TakeRef(placeholder);
-      if (uses > 1) value->DropRef(uses - 1);
-      static_cast<IndirectAsyncValue*>(placeholder)->ForwardTo(TakeRef(value));
-      value = placeholder;
-    }
-  } else {
-    registers_[reg].store(value, std::memory_order_release);
+  AsyncValue* placeholder = nullptr;
+  if (!registers_[reg].compare_exchange_strong(placeholder, value,
+                                               std::memory_order_acq_rel)) {
+    // A non-strict user got here first. Its placeholder already holds the
+    // register's references; `value` keeps one, owned by the placeholder.
+    definer_reference = TakeRef(placeholder);
+    if (uses > 1) value->DropRef(uses - 1);
+    static_cast<IndirectAsyncValue*>(placeholder)->ForwardTo(TakeRef(value));
+    value = placeholder;
   }
+  PublishResultSlots(plan, value);
+  if (!count_down) return;
+  for (uint32_t user : plan.non_strict_users) {
+    // Only the first operand defined starts the kernel.
+    if (ready_counts_[user].exchange(0, std::memory_order_acq_rel) == 1) {
+      ready.push_back(user);
+    }
+  }
+  CountDownStrictUsers(plan, reg, value, available, ready);
+}
+
+inline void CallState::PublishResultSlots(const RegisterPlan& plan,
+                                   AsyncValue* value) {
   for (uint32_t slot : plan.result_slots) {
     uintptr_t waiting =
         result_slots_[slot].exchange(kResultDefined, std::memory_order_acq_rel);
@@ -554,13 +585,11 @@ void CallState::DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
       pending->DropRef();
     }
   }
-  if (!count_down) return;
-  for (uint32_t user : plan.non_strict_users) {
-    // Only the first operand defined starts the kernel.
-    if (ready_counts_[user].exchange(0, std::memory_order_acq_rel) == 1) {
-      ready.push_back(user);
-    }
-  }
+}
+
+inline void CallState::CountDownStrictUsers(const RegisterPlan& plan,
+                                            uint32_t reg, AsyncValue* value,
+                                            bool available, Worklist& ready) {
   if (plan.users.empty()) return;
   if (available) {
     CountDownUsers(reg, ready);
@@ -623,8 +652,10 @@ void CallState::RunInOrder() {
 }
 
 void CallState::RunReady(Worklist& ready) {
-  tracing::ScopedTrace trace(tracing::Level::kDebug,
-                             "BEFExecutor::ProcessReadyKernels");
+  std::optional<tracing::ScopedTrace> trace;
+  if (ABSL_PREDICT_FALSE(trace_kernels_)) {
+    trace.emplace(tracing::Level::kDebug, "BEFExecutor::ProcessReadyKernels");
+  }
   ConcurrentWorkQueue& queue = exec_ctx_.host()->work_queue();
   const bool can_offload = queue.GetParallelismLevel() > 1;
   while (!ready.empty()) {
@@ -700,8 +731,10 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
                            kernel.attributes, kernel.functions,
                            absl::MakeSpan(results, num_results),
                            kernel.state_slot);
-    {
+    if (ABSL_PREDICT_FALSE(trace_kernels_)) {
       tracing::ScopedTrace trace(tracing::Level::kDebug, kernel.name);
+      kernel.impl(&frame);
+    } else {
       kernel.impl(&frame);
     }
     for (size_t i = 0; i < num_results; ++i) {
