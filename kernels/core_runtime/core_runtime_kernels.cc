@@ -74,12 +74,22 @@ absl::Status AddAttribute(AsyncKernelFrame* frame, OpAttrs& attrs,
       attrs.Set(name, *dtype);
       return absl::OkStatus();
     }
-    case AttributeKind::kAggregate:
+    case AttributeKind::kAggregate: {
       if (attribute.elements.empty()) {  // `[]`: an empty array.
         attrs.SetArray<int64_t>(name, absl::Span<const int64_t>());
         return absl::OkStatus();
       }
-      break;
+      // Mixed values (`[dense<..>, 1 : i64]`): each element by position.
+      OpAttrs elements;
+      for (size_t i = 0; i < attribute.elements.size(); ++i) {
+        absl::Status status =
+            AddAttribute(frame, elements, absl::StrCat(i),
+                         file.attribute(attribute.elements[i]), next_function);
+        if (!status.ok()) return status;
+      }
+      attrs.SetAggregate(name, elements);
+      return absl::OkStatus();
+    }
     case AttributeKind::kShape:
       attrs.SetShape(name, attribute.bits != 0
                                ? std::optional(attribute.shape)

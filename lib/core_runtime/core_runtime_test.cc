@@ -73,6 +73,52 @@ TEST(OpAttrsTest, DenseAndShape) {
   EXPECT_FALSE(attrs.GetShape("unranked")->ranked);
 }
 
+TEST(OpAttrsTest, AggregatesHoldMixedAndNestedValues) {
+  OpAttrs inner;
+  inner.Set("0", int64_t{9});
+  inner.SetString("1", "text");
+  OpAttrs elements;
+  int32_t values[] = {1, 2, 3, 4};
+  int64_t dims[] = {2, 2};
+  elements.SetDense("0", DType::kI32, dims, values, sizeof(values));
+  elements.Set("1", int64_t{7});
+  int64_t partial[] = {1, -1};
+  elements.SetShape("2", absl::MakeConstSpan(partial));
+  elements.SetAggregate("3", inner);
+  OpAttrs attrs;
+  attrs.Set("before", 1);
+  attrs.SetAggregate("aggregate", elements);
+  attrs.Set("after", 2);
+
+  // A copy and a frozen copy own their bytes: the source may go away.
+  OpAttrsRef frozen = [&] {
+    OpAttrs copy = attrs;
+    return copy.Freeze();
+  }();
+  std::optional<OpAttrs> read = frozen->GetAggregate("aggregate");
+  ASSERT_TRUE(read.has_value());
+  ASSERT_EQ(read->size(), 4u);
+  auto dense = read->GetDense("0");
+  ASSERT_TRUE(dense.has_value());
+  EXPECT_EQ(static_cast<const int32_t*>(dense->data)[2], 3);
+  EXPECT_EQ(read->Get<int64_t>("1"), 7);
+  EXPECT_EQ(read->GetShape("2")->dims[1], -1);
+  std::optional<OpAttrs> nested = read->GetAggregate("3");
+  ASSERT_TRUE(nested.has_value());
+  EXPECT_EQ(nested->Get<int64_t>("0"), 9);
+  EXPECT_EQ(nested->GetString("1"), "text");
+  EXPECT_FALSE(attrs.GetAggregate("before").has_value());
+  EXPECT_EQ(frozen->Get<int32_t>("after"), 2);
+
+  EXPECT_EQ(frozen->DebugString(),
+            "OpAttrs contains 3 entries:\n"
+            "  'after' type=I32 value=2\n"
+            "  'aggregate' type=AGGREGATE value=elt_count=4 "
+            "[{dtype=I32, rank=2, elt_count=4}, 7, <1x?>, "
+            "elt_count=2 [9, text]]\n"
+            "  'before' type=I32 value=1\n");
+}
+
 TEST(OpAttrsTest, PrintsSortedWithTfrtFormat) {
   OpAttrs attrs;
   EXPECT_EQ(attrs.DebugString(), "OpAttrs is empty\n");

@@ -18,6 +18,18 @@ struct DenseHeader {
 
 // Shape payload: i64 rank (-1: unranked), then i64 dims[rank].
 
+// Aggregate payload: u32 element count, u32 0, then per element this header,
+// its name and its value, each padded to 8 bytes.
+struct AggregateElementHeader {
+  uint8_t type;
+  uint8_t is_array;
+  uint16_t name_size;
+  uint32_t count;
+  uint64_t value_size;
+};
+
+size_t PadTo8(size_t size) { return (size + 7) / 8 * 8; }
+
 void AppendScalar(OpAttrType type, const void* value, std::string* out) {
   auto load = [value](auto tag) {
     decltype(tag) v;
@@ -91,6 +103,7 @@ void AppendScalar(OpAttrType type, const void* value, std::string* out) {
       return;
     case OpAttrType::kDense:
     case OpAttrType::kShape:
+    case OpAttrType::kAggregate:
       return;  // Printed by the caller.
   }
 }
@@ -119,6 +132,7 @@ size_t ScalarSize(OpAttrType type) {
       return 8;
     case OpAttrType::kDense:
     case OpAttrType::kShape:
+    case OpAttrType::kAggregate:
       return 0;
   }
   return 0;
@@ -174,6 +188,7 @@ absl::string_view OpAttrTypeName(OpAttrType type) {
     case OpAttrType::kDense: return "DENSE";
     case OpAttrType::kShape: return "SHAPE";
     case OpAttrType::kFunc: return "FUNC";
+    case OpAttrType::kAggregate: return "AGGREGATE";
   }
   return "UNKNOWN";
 }
@@ -253,6 +268,64 @@ void OpAttrs::SetShape(absl::string_view name,
          payload.size() * sizeof(int64_t), payload.size() * sizeof(int64_t));
 }
 
+size_t OpAttrs::ValueSize(const Entry& entry) {
+  switch (entry.type) {
+    case OpAttrType::kDense:
+    case OpAttrType::kShape:
+    case OpAttrType::kAggregate:
+      return entry.count;
+    default:
+      return ScalarSize(entry.type) * (entry.is_array ? entry.count : 1);
+  }
+}
+
+void OpAttrs::SetAggregate(absl::string_view name, const OpAttrs& elements) {
+  std::string payload;
+  uint32_t counts[2] = {static_cast<uint32_t>(elements.size()), 0};
+  payload.append(reinterpret_cast<const char*>(counts), sizeof(counts));
+  for (const Entry& element : elements.entries_) {
+    AggregateElementHeader header{
+        static_cast<uint8_t>(element.type), element.is_array,
+        static_cast<uint16_t>(std::min<size_t>(element.name.size(), 0xffff)),
+        element.count, ValueSize(element)};
+    payload.append(reinterpret_cast<const char*>(&header), sizeof(header));
+    payload.append(element.name.data(), header.name_size);
+    payload.resize(PadTo8(payload.size()));
+    payload.append(static_cast<const char*>(elements.data(element)),
+                   header.value_size);
+    payload.resize(PadTo8(payload.size()));
+  }
+  SetRaw(name, OpAttrType::kAggregate, false, payload.data(), payload.size(),
+         payload.size());
+}
+
+std::optional<OpAttrs> OpAttrs::GetAggregate(absl::string_view name) const {
+  const Entry* entry = Find(name);
+  if (!entry || entry->type != OpAttrType::kAggregate) return std::nullopt;
+  return AggregateOf(*entry);
+}
+
+OpAttrs OpAttrs::AggregateOf(const Entry& entry) const {
+  // Written by SetAggregate, so well formed.
+  const char* p = static_cast<const char*>(data(entry));
+  uint32_t count;
+  std::memcpy(&count, p, sizeof(count));
+  size_t offset = 2 * sizeof(uint32_t);
+  OpAttrs elements;
+  for (uint32_t i = 0; i < count; ++i) {
+    AggregateElementHeader header;
+    std::memcpy(&header, p + offset, sizeof(header));
+    offset += sizeof(header);
+    absl::string_view element_name(p + offset, header.name_size);
+    offset = PadTo8(offset + header.name_size);
+    elements.SetRaw(element_name, static_cast<OpAttrType>(header.type),
+                    header.is_array != 0, p + offset, header.value_size,
+                    header.count);
+    offset = PadTo8(offset + header.value_size);
+  }
+  return elements;
+}
+
 const OpAttrs::Entry* OpAttrs::Find(absl::string_view name) const {
   for (const Entry& entry : entries_) {
     if (entry.name == name) return &entry;
@@ -273,7 +346,11 @@ std::optional<absl::string_view> OpAttrs::GetString(
 std::optional<DenseAttr> OpAttrs::GetDense(absl::string_view name) const {
   const Entry* entry = Find(name);
   if (!entry || entry->type != OpAttrType::kDense) return std::nullopt;
-  const char* p = static_cast<const char*>(data(*entry));
+  return DenseOf(*entry);
+}
+
+DenseAttr OpAttrs::DenseOf(const Entry& entry) const {
+  const char* p = static_cast<const char*>(data(entry));
   DenseHeader header;
   std::memcpy(&header, p, sizeof(header));
   DenseAttr dense;
@@ -282,14 +359,18 @@ std::optional<DenseAttr> OpAttrs::GetDense(absl::string_view name) const {
       reinterpret_cast<const int64_t*>(p + sizeof(header)), header.rank);
   size_t header_size = sizeof(header) + header.rank * sizeof(int64_t);
   dense.data = p + header_size;
-  dense.data_size = entry->count - header_size;
+  dense.data_size = entry.count - header_size;
   return dense;
 }
 
 std::optional<ShapeAttr> OpAttrs::GetShape(absl::string_view name) const {
   const Entry* entry = Find(name);
   if (!entry || entry->type != OpAttrType::kShape) return std::nullopt;
-  const int64_t* p = static_cast<const int64_t*>(data(*entry));
+  return ShapeOf(*entry);
+}
+
+ShapeAttr OpAttrs::ShapeOf(const Entry& entry) const {
+  const int64_t* p = static_cast<const int64_t*>(data(entry));
   ShapeAttr shape;
   shape.ranked = p[0] >= 0;
   if (shape.ranked) shape.dims = absl::Span<const int64_t>(p + 1, p[0]);
@@ -344,45 +425,7 @@ void OpAttrs::Print(std::string* out) const {
   for (const Entry* entry : sorted) {
     absl::StrAppend(out, "  '", entry->name,
                     "' type=", OpAttrTypeName(entry->type), " value=");
-    const char* p = static_cast<const char*>(data(*entry));
-    if (entry->type == OpAttrType::kDense) {
-      DenseAttr dense = *GetDense(entry->name);
-      auto type = OpAttrTypeForDType(dense.dtype);
-      absl::StrAppend(out, "dtype=", type ? OpAttrTypeName(*type) : "STRING",
-                      ", rank=", dense.shape.size(),
-                      ", elt_count=", dense.NumElements());
-    } else if (entry->type == OpAttrType::kShape) {
-      ShapeAttr shape = *GetShape(entry->name);
-      if (!shape.ranked) {
-        out->append("<unranked>");
-      } else {
-        out->append("<");
-        for (size_t i = 0; i < shape.dims.size(); ++i) {
-          if (i) out->append("x");
-          if (shape.dims[i] < 0) {
-            out->append("?");
-          } else {
-            absl::StrAppend(out, shape.dims[i]);
-          }
-        }
-        out->append(">");
-      }
-    } else if (entry->type == OpAttrType::kChar && entry->is_array) {
-      out->append(p, entry->count);
-    } else if (entry->is_array) {
-      // Long arrays are elided after five elements, as TFRT prints them.
-      constexpr uint32_t kMaxPrinted = 5;
-      out->append("[");
-      size_t size = ScalarSize(entry->type);
-      for (uint32_t i = 0; i < entry->count && i < kMaxPrinted; ++i) {
-        if (i) out->append(", ");
-        AppendScalar(entry->type, p + i * size, out);
-      }
-      if (entry->count > kMaxPrinted) out->append("...");
-      out->append("]");
-    } else {
-      AppendScalar(entry->type, p, out);
-    }
+    PrintValue(*entry, out);
     out->append("\n");
   }
 }
@@ -400,5 +443,60 @@ OpAttrsRef::OpAttrsRef() {
 }
 OpAttrsRef::OpAttrsRef(OpAttrs attrs)
     : holder_(MakeRef<Holder>(std::move(attrs))) {}
+
+void OpAttrs::PrintValue(const Entry& entry, std::string* out) const {
+  const char* p = static_cast<const char*>(data(entry));
+  if (entry.type == OpAttrType::kAggregate) {
+    OpAttrs elements = AggregateOf(entry);
+    absl::StrAppend(out, "elt_count=", elements.size(), " [");
+    for (size_t i = 0; i < elements.entries_.size(); ++i) {
+      if (i) out->append(", ");
+      const Entry& element = elements.entries_[i];
+      // Dense elements print in braces, so their commas stay readable.
+      bool braces = element.type == OpAttrType::kDense;
+      if (braces) out->append("{");
+      elements.PrintValue(element, out);
+      if (braces) out->append("}");
+    }
+    out->append("]");
+  } else if (entry.type == OpAttrType::kDense) {
+    DenseAttr dense = DenseOf(entry);
+    auto type = OpAttrTypeForDType(dense.dtype);
+    absl::StrAppend(out, "dtype=", type ? OpAttrTypeName(*type) : "STRING",
+                    ", rank=", dense.shape.size(),
+                    ", elt_count=", dense.NumElements());
+  } else if (entry.type == OpAttrType::kShape) {
+    ShapeAttr shape = ShapeOf(entry);
+    if (!shape.ranked) {
+      out->append("<unranked>");
+    } else {
+      out->append("<");
+      for (size_t i = 0; i < shape.dims.size(); ++i) {
+        if (i) out->append("x");
+        if (shape.dims[i] < 0) {
+          out->append("?");
+        } else {
+          absl::StrAppend(out, shape.dims[i]);
+        }
+      }
+      out->append(">");
+    }
+  } else if (entry.type == OpAttrType::kChar && entry.is_array) {
+    out->append(p, entry.count);
+  } else if (entry.is_array) {
+    // Long arrays are elided after five elements, as TFRT prints them.
+    constexpr uint32_t kMaxPrinted = 5;
+    out->append("[");
+    size_t size = ScalarSize(entry.type);
+    for (uint32_t i = 0; i < entry.count && i < kMaxPrinted; ++i) {
+      if (i) out->append(", ");
+      AppendScalar(entry.type, p + i * size, out);
+    }
+    if (entry.count > kMaxPrinted) out->append("...");
+    out->append("]");
+  } else {
+    AppendScalar(entry.type, p, out);
+  }
+}
 
 }  // namespace asyncrt

@@ -54,3 +54,21 @@ func.func @shapes() -> !tfrt.chain {
 // ROUND: value = #corert.shape<1x?x3>
 // ROUND: value = #corert.shape<>
 // ROUND: value = #corert.shape<*>
+
+// Aggregates: mixed values, one of them an aggregate itself.
+// CHECK-LABEL: --- Running 'aggregates'
+func.func @aggregates() -> !tfrt.chain {
+  %ch0 = tfrt.new.chain
+  %attrs = "corert.create_op_attrs"() : () -> !corert.opattrs
+  %ch1 = "corert.op_attrs_set.aggregate"(%attrs, %ch0)
+    {key = "aggregate", value = [dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>, dense<1> : tensor<i64>]}
+    : (!corert.opattrs, !tfrt.chain) -> !tfrt.chain
+  %ch2 = "corert.op_attrs_set.aggregate"(%attrs, %ch1)
+    {key = "mixed", value = [7 : i32, "text", #corert.shape<2x?>, [1 : i32, "x"]]}
+    : (!corert.opattrs, !tfrt.chain) -> !tfrt.chain
+  // CHECK: OpAttrs contains 2 entries:
+  // CHECK-NEXT: 'aggregate' type=AGGREGATE value=elt_count=2 [{dtype=I32, rank=2, elt_count=4}, {dtype=I64, rank=0, elt_count=1}]
+  // CHECK-NEXT: 'mixed' type=AGGREGATE value=elt_count=4 [7, text, <2x?>, elt_count=2 [1, x]]
+  %ch3 = "tfrt_test.corert.op_attrs_print"(%attrs, %ch2) : (!corert.opattrs, !tfrt.chain) -> !tfrt.chain
+  tfrt.return %ch3 : !tfrt.chain
+}

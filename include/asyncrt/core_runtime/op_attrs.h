@@ -49,6 +49,7 @@ enum class OpAttrType : uint8_t {
   kDense,  // A dense elements attribute (see DenseAttr).
   kShape,  // A possibly unranked shape (see ShapeAttr).
   kFunc,   // A function (const Function*), e.g. a composite op's body.
+  kAggregate,  // A list of values of any of these types (see GetAggregate).
 };
 
 // "I32", "F32", "DTYPE", ... as printed by OpAttrs::Print.
@@ -97,7 +98,7 @@ class OpAttrs {
     std::string name;
     OpAttrType type;
     bool is_array;
-    uint32_t count;   // Elements (arrays), bytes (dense, shape payloads).
+    uint32_t count;   // Elements (arrays); bytes (dense, shape, aggregate).
     uint32_t offset;  // Into the value arena, in bytes.
   };
 
@@ -131,6 +132,9 @@ class OpAttrs {
   // `dims` nullopt: unranked.
   void SetShape(absl::string_view name,
                 std::optional<absl::Span<const int64_t>> dims);
+  // A list of values: the entries of `elements`, in the order they were
+  // set (their names are kept but carry no meaning). Copied.
+  void SetAggregate(absl::string_view name, const OpAttrs& elements);
   void SetFunc(absl::string_view name, const Function* function) {
     SetRaw(name, OpAttrType::kFunc, false, &function, sizeof(function), 1);
   }
@@ -162,6 +166,8 @@ class OpAttrs {
   std::optional<absl::string_view> GetString(absl::string_view name) const;
   std::optional<DenseAttr> GetDense(absl::string_view name) const;
   std::optional<ShapeAttr> GetShape(absl::string_view name) const;
+  // The elements of an aggregate, as an OpAttrs of their own (a copy).
+  std::optional<OpAttrs> GetAggregate(absl::string_view name) const;
   const Function* GetFunc(absl::string_view name) const;
   // Any integer scalar or one-element integer array, widened.
   std::optional<int64_t> GetInteger(absl::string_view name) const;
@@ -178,7 +184,8 @@ class OpAttrs {
   bool empty() const { return entries_.empty(); }
 
   // "OpAttrs is empty" or "OpAttrs contains N entries:\n" followed by one
-  // "  'name' type=I32 value=1\n" line per entry, sorted by name.
+  // "  'name' type=I32 value=1\n" line per entry, sorted by name. An
+  // aggregate prints "elt_count=2 [{dtype=I32, rank=2, elt_count=4}, 7]".
   void Print(std::string* out) const;
   std::string DebugString() const;
 
@@ -186,6 +193,15 @@ class OpAttrs {
   class OpAttrsRef Freeze() const;
 
  private:
+  // Appends the value of `entry` as Print shows it.
+  void PrintValue(const Entry& entry, std::string* out) const;
+  // Bytes of `entry`'s value in the arena.
+  static size_t ValueSize(const Entry& entry);
+  // Views of entries of those types.
+  DenseAttr DenseOf(const Entry& entry) const;
+  ShapeAttr ShapeOf(const Entry& entry) const;
+  OpAttrs AggregateOf(const Entry& entry) const;
+
   absl::InlinedVector<Entry, 4> entries_;
   absl::InlinedVector<uint64_t, 16> arena_;  // 8-byte aligned values.
 };
