@@ -492,26 +492,24 @@ absl::StatusOr<int32_t> AtomicGet(const AtomicI32& atomic,
 }
 
 // Waits until the work queue has nothing left to run. Only a thread outside
-// the queue can wait for it: on one of its workers (the kernel became ready
-// in a continuation) waiting would deadlock, so that is an error.
+// the queue can wait for it: on one of its threads (the kernel became ready
+// in a continuation there) waiting would deadlock, so that is an error.
 absl::Status Quiesce(const ExecutionContext& exec_ctx) {
-  if (exec_ctx.host()->work_queue().IsInWorkerThread()) {
+  const ConcurrentWorkQueue& queue = exec_ctx.host()->work_queue();
+  if (queue.IsInWorkerThread() || queue.IsInBlockingThread()) {
     return absl::FailedPreconditionError(
         "tfrt_test.quiesce cannot wait for the work queue from one of its "
-        "own worker threads");
+        "own threads");
   }
   exec_ctx.host()->Quiesce();
   return absl::OkStatus();
 }
 
-// tfrt_test.get_thread_id(ch): 0 on a thread outside the work queue (the
-// caller's, and every task of the single-threaded queue, which runs there);
-// on the queue's workers 1, 2, ... in the order they first ask.
+// tfrt_test.get_thread_id(ch): 0 on a thread outside the work queue's
+// workers (the caller's, and every task of the single-threaded queue, which
+// runs there); 1 + the worker's index on worker i.
 int32_t GetThreadId(Argument<Chain>, const ExecutionContext& exec_ctx) {
-  if (!exec_ctx.host()->work_queue().IsInWorkerThread()) return 0;
-  static std::atomic<int32_t> next_id{1};
-  thread_local const int32_t id = next_id.fetch_add(1);
-  return id;
+  return exec_ctx.host()->work_queue().CurrentWorkerIndex() + 1;
 }
 
 // tfrt_test.unique_loc {name}: an error if another kernel (another name) of

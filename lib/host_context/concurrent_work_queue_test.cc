@@ -200,6 +200,47 @@ TEST(MultiThreadedWorkQueueTest, ParallelismAndWorkerIdentity) {
   EXPECT_TRUE(in_worker.load());
 }
 
+TEST(MultiThreadedWorkQueueTest, WorkerIndexesAndBlockingThreads) {
+  auto queue = MakeQueue("mstd:3");
+  EXPECT_EQ(queue->CurrentWorkerIndex(), -1);
+  EXPECT_FALSE(queue->IsInBlockingThread());
+  // Many tasks, each recording the index of the worker running it.
+  std::mutex mutex;
+  std::set<int> indexes;
+  for (int i = 0; i < 300; ++i) {
+    queue->AddTask([&] {
+      int index = queue->CurrentWorkerIndex();
+      std::lock_guard<std::mutex> lock(mutex);
+      indexes.insert(index);
+    });
+  }
+  std::atomic<int> blocking_index{0};
+  std::atomic<bool> in_blocking{false};
+  std::atomic<bool> worker_in_blocking{true};
+  queue->AddTask([&] { worker_in_blocking = queue->IsInBlockingThread(); });
+  ASSERT_FALSE(queue
+                   ->AddBlockingTask(
+                       [&] {
+                         blocking_index = queue->CurrentWorkerIndex();
+                         in_blocking = queue->IsInBlockingThread();
+                       },
+                       /*allow_queuing=*/true)
+                   .has_value());
+  queue->Quiesce();
+  ASSERT_FALSE(indexes.empty());
+  EXPECT_GE(*indexes.begin(), 0);
+  EXPECT_LT(*indexes.rbegin(), 3);
+  EXPECT_EQ(blocking_index.load(), -1);
+  EXPECT_TRUE(in_blocking.load());
+  EXPECT_FALSE(worker_in_blocking.load());
+  // Another queue's threads are not this queue's.
+  auto other = MakeQueue("mstd:1");
+  std::atomic<int> other_index{0};
+  other->AddTask([&] { other_index = queue->CurrentWorkerIndex(); });
+  other->Quiesce();
+  EXPECT_EQ(other_index.load(), -1);
+}
+
 TEST(MultiThreadedWorkQueueTest, UsesSeveralThreads) {
   auto queue = MakeQueue("mstd:2");
   std::mutex mutex;

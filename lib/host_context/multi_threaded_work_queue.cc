@@ -125,6 +125,7 @@ class NonBlockingPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()); }
   bool IsInWorkerThread() const { return current_pool == this; }
+  int CurrentIndex() const { return current_pool == this ? current_index : -1; }
 
  private:
   static constexpr unsigned kDequeCapacity = 1024;
@@ -321,6 +322,8 @@ class BlockingPool {
     return accepted_;
   }
 
+  bool IsInPoolThread() const { return current_blocking_pool == this; }
+
  private:
   void Accept(TaskFunction task) {
     queue_.push_back(std::move(task));
@@ -329,6 +332,7 @@ class BlockingPool {
   }
 
   void ThreadLoop(TaskFunction& first) {
+    current_blocking_pool = this;
     first();
     first = nullptr;
     std::unique_lock<std::mutex> lock(mutex_);
@@ -360,7 +364,10 @@ class BlockingPool {
   int64_t pending_ = 0;  // Accepted and not yet finished.
   uint64_t accepted_ = 0;
   bool stop_ = false;
+  static thread_local const BlockingPool* current_blocking_pool;
 };
+
+thread_local const BlockingPool* BlockingPool::current_blocking_pool = nullptr;
 
 //===--- The work queue ---------------------------------------------------===//
 
@@ -411,6 +418,14 @@ class MultiThreadedWorkQueue final : public ConcurrentWorkQueue {
 
   bool IsInWorkerThread() const override {
     return non_blocking_.IsInWorkerThread();
+  }
+
+  int CurrentWorkerIndex() const override {
+    return non_blocking_.CurrentIndex();
+  }
+
+  bool IsInBlockingThread() const override {
+    return blocking_.IsInPoolThread();
   }
 
  private:

@@ -66,6 +66,13 @@ class ConcurrentWorkQueue {
 
   // True when called from one of this queue's non-blocking workers.
   virtual bool IsInWorkerThread() const = 0;
+
+  // The calling non-blocking worker's index in [0, GetParallelismLevel()),
+  // or -1 on any other thread.
+  virtual int CurrentWorkerIndex() const { return -1; }
+
+  // True when called from one of this queue's blocking-task threads.
+  virtual bool IsInBlockingThread() const { return false; }
 };
 
 // Creates a work queue from a spec ("s", "mstd", "mstd:N", "mstd:N,M").
