@@ -1,6 +1,8 @@
 // Kernels of the corert dialect: op handlers, `corert.executeop` (graph
 // mode through the same op registry as eager execution), tensor handles,
 // op attributes, composite ops and the corert control flow.
+#include "asyncrt/kernels/core_runtime_kernels.h"
+
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -13,7 +15,6 @@
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/host_context/async_dispatch.h"
-#include "asyncrt/kernels/core_runtime_kernels.h"
 #include "asyncrt/kernels/tensor_attributes.h"
 #include "asyncrt/tensor/conversion_registry.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
@@ -91,9 +92,8 @@ absl::Status AddAttribute(AsyncKernelFrame* frame, OpAttrs& attrs,
       return absl::OkStatus();
     }
     case AttributeKind::kShape:
-      attrs.SetShape(name, attribute.bits != 0
-                               ? std::optional(attribute.shape)
-                               : std::nullopt);
+      attrs.SetShape(name, attribute.bits != 0 ? std::optional(attribute.shape)
+                                               : std::nullopt);
       return absl::OkStatus();
     case AttributeKind::kFunction:
       if (next_function >= frame->GetNumFunctions()) break;
@@ -208,14 +208,25 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
       return frame->ReportError(absl::InvalidArgumentError(
           absl::StrCat("argument ", i, " is not a !corert.tensorhandle")));
     }
-    args.push_back(value->get<TensorHandle>().CopyRef());
+    TensorHandle& handle = value->get<TensorHandle>();
+    AsyncValue* tensor = handle.GetAsyncTensor();
+    // The last use of a computed tensor hands it to the op, which may then
+    // write its result into the tensor's buffer. (An error or pending
+    // tensor stays shared: errors are recognized through the arguments.)
+    if (frame->IsLastUseOfArg(i) && tensor && tensor->IsConcrete()) {
+      args.push_back(std::move(handle));
+    } else {
+      args.push_back(handle.CopyRef());
+    }
   }
   size_t first_result = seq ? 1 : 0;
   absl::InlinedVector<TensorHandle, 2> results(frame->GetNumResults() -
                                                first_result);
   AsyncValueRef<Chain> chain;
+  // Every handle in `args` is this kernel's own (a copy or a last use).
   op(exec_ctx, absl::MakeSpan(args), attrs, absl::MakeSpan(results),
-     seq ? &chain : nullptr);
+     seq ? &chain : nullptr, ArgumentUse::kConsume);
+  args.clear();  // Let consumed tensors go before the results settle.
 
   // Results still being computed settle later and need the arguments (to
   // tell propagated errors from new ones) and an owned context; made once,
@@ -241,18 +252,18 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
       RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
       frame->SetResultAt(0, result);
       AsyncValue* raw = value.get();
-      raw->AndThen([result, value = std::move(value), held,
-                    ctx = *owned_ctx]() mutable {
-        result->ForwardTo(SettleChain(std::move(value), Raw(held), ctx));
-      });
+      raw->AndThen(
+          [result, value = std::move(value), held, ctx = *owned_ctx]() mutable {
+            result->ForwardTo(SettleChain(std::move(value), Raw(held), ctx));
+          });
     }
   }
   for (size_t i = 0; i < results.size(); ++i) {
     AsyncValue* tensor = results[i].GetAsyncTensor();
     if (tensor->IsAvailable()) {
-      frame->SetResultAt(first_result + i,
-                         SettleHandle(std::move(results[i]),
-                                      frame->GetArguments(), exec_ctx));
+      frame->SetResultAt(
+          first_result + i,
+          SettleHandle(std::move(results[i]), frame->GetArguments(), exec_ctx));
       continue;
     }
     defer();
@@ -327,8 +338,8 @@ void ExecuteCrtOp(AsyncKernelFrame* frame) {
   if (!attrs.ok()) return frame->ReportError(attrs.status());
   bool seq = frame->GetNumResults() > 0 && frame->GetNumArgs() > 1 &&
              frame->GetArgAt(1)->IsType<Chain>();
-  RunOp(frame, frame->GetArgAt(0)->get<CoreRuntimeOp>(), *attrs,
-        seq ? 2 : 1, seq);
+  RunOp(frame, frame->GetArgAt(0)->get<CoreRuntimeOp>(), *attrs, seq ? 2 : 1,
+        seq);
 }
 
 //===--- Op handlers ------------------------------------------------------===//
@@ -341,8 +352,7 @@ OpHandler* CreateCpuOpHandler(OpHandler* fallback, AsyncKernelFrame* frame) {
   return Runtime(frame).CreateCpuOpHandler(fallback);
 }
 
-OpHandler* CreateLoggingOpHandler(OpHandler* wrapped,
-                                  AsyncKernelFrame* frame) {
+OpHandler* CreateLoggingOpHandler(OpHandler* wrapped, AsyncKernelFrame* frame) {
   bool sync = false;
   if (const bef::Attribute* a = frame->GetAttribute("sync_log_results")) {
     sync = a->bits != 0;
@@ -417,8 +427,7 @@ TensorHandle HtToTensorHandle(Argument<DenseHostTensor> tensor,
 
 absl::StatusOr<int32_t> TensorHandleToInt32(const TensorHandle& handle) {
   const Tensor* tensor = handle.GetAvailableTensor();
-  if (!tensor || tensor->dtype() != DType::kI32 ||
-      tensor->NumElements() < 1 ||
+  if (!tensor || tensor->dtype() != DType::kI32 || tensor->NumElements() < 1 ||
       tensor->tensor_type() != DenseHostTensorType()) {
     return absl::InvalidArgumentError(
         "tensorhandle_to_int32 needs a dense i32 tensor");
@@ -430,7 +439,8 @@ absl::StatusOr<TensorHandle> DenseHandle(HostContext* host,
                                          const TensorMetadata& metadata,
                                          const void* data, size_t size,
                                          size_t count) {
-  auto tensor = DenseHostTensor::CreateUninitialized(metadata, *host->allocator());
+  auto tensor =
+      DenseHostTensor::CreateUninitialized(metadata, *host->allocator());
   if (!tensor) return absl::ResourceExhaustedError("Cannot allocate tensor");
   size_t element_size = DTypeSize(metadata.dtype);
   int64_t n = metadata.shape.GetNumElements();
@@ -443,12 +453,14 @@ absl::StatusOr<TensorHandle> DenseHandle(HostContext* host,
   }
   char* out = static_cast<char*>(tensor->data());
   for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(out + i * element_size,
-                static_cast<const char*>(data) + (count == 1 ? 0 : i) * element_size,
-                element_size);
+    std::memcpy(
+        out + i * element_size,
+        static_cast<const char*>(data) + (count == 1 ? 0 : i) * element_size,
+        element_size);
   }
-  return TensorHandle(&host->host_device(), metadata,
-                      MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(*tensor)));
+  return TensorHandle(
+      &host->host_device(), metadata,
+      MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(*tensor)));
 }
 
 // corert.const_dense_tensor {value = dense<...>}.
@@ -457,9 +469,9 @@ absl::StatusOr<TensorHandle> ConstDenseTensor(RawAttribute value,
   auto tensor = DenseTensorFromAttribute(value.get(), *host->allocator());
   if (!tensor.ok()) return tensor.status();
   TensorMetadata metadata = tensor->metadata();
-  return TensorHandle(&host->host_device(), metadata,
-                      MakeAvailableAsyncValueRef<DenseHostTensor>(
-                          *std::move(tensor)));
+  return TensorHandle(
+      &host->host_device(), metadata,
+      MakeAvailableAsyncValueRef<DenseHostTensor>(*std::move(tensor)));
 }
 
 // corert.create_dense_tensor.DTYPE {shape = [...], value = [...]}.
@@ -526,7 +538,8 @@ TensorHandle Transfer(const TensorHandle& handle,
                       const ExecutionContext& exec_ctx) {
   const Tensor* tensor = handle.GetAvailableTensor();
   if (!tensor) return TensorHandle::CreateError(handle.CopyTensorRef());
-  Device& src = handle.device() ? *handle.device() : exec_ctx.host()->host_device();
+  Device& src =
+      handle.device() ? *handle.device() : exec_ctx.host()->host_device();
   RCReference<AsyncValue> converted =
       ConvertTensor(*tensor, src, *device, type, exec_ctx);
   if (converted->IsError()) return TensorHandle::CreateError(converted);
@@ -688,9 +701,9 @@ struct WhileLoop {
 
 void Finish(std::shared_ptr<WhileLoop> loop, Values values) {
   for (size_t i = 0; i < loop->outputs.size(); ++i) {
-    loop->outputs[i]->ForwardTo(i < values.size() ? std::move(values[i])
-                                                  : MakeErrorAsyncValueRef(
-                                                        "missing result"));
+    loop->outputs[i]->ForwardTo(i < values.size()
+                                    ? std::move(values[i])
+                                    : MakeErrorAsyncValueRef("missing result"));
   }
 }
 
@@ -712,8 +725,7 @@ void AfterCond(std::shared_ptr<WhileLoop> loop, Values state,
                               "corert.while: the condition must return a "
                               "tensor handle last"));
   }
-  RCReference<AsyncValue> tensor =
-      last->get<TensorHandle>().CopyTensorRef();
+  RCReference<AsyncValue> tensor = last->get<TensorHandle>().CopyTensorRef();
   AsyncValue* raw = tensor.get();
   raw->AndThen([loop = std::move(loop), state = std::move(state),
                 tensor = std::move(tensor)]() mutable {
@@ -736,10 +748,11 @@ void WhileStep(std::shared_ptr<WhileLoop> loop, Values state) {
   // work queue now and then to bound the stack.
   if (++loop->depth % 64 == 0) {
     HostContext* host = loop->exec_ctx.host();
-    EnqueueWork(host, [loop = std::move(loop), state = std::move(state)]() mutable {
-      loop->depth = 0;
-      WhileStep(std::move(loop), std::move(state));
-    });
+    EnqueueWork(host,
+                [loop = std::move(loop), state = std::move(state)]() mutable {
+                  loop->depth = 0;
+                  WhileStep(std::move(loop), std::move(state));
+                });
     return;
   }
   Values cond_results = Call(*loop->cond, loop->exec_ctx, Raw(state));
@@ -755,9 +768,12 @@ void While(AsyncKernelFrame* frame) {
     return frame->ReportError(absl::InvalidArgumentError(
         "corert.while takes a condition and a body function"));
   }
-  auto loop = std::make_shared<WhileLoop>(WhileLoop{
-      frame->GetFunctionAt(0), frame->GetFunctionAt(1),
-      frame->GetExecutionContext(), {}, 0});
+  auto loop =
+      std::make_shared<WhileLoop>(WhileLoop{frame->GetFunctionAt(0),
+                                            frame->GetFunctionAt(1),
+                                            frame->GetExecutionContext(),
+                                            {},
+                                            0});
   for (size_t i = 0; i < frame->GetNumResults(); ++i) {
     loop->outputs.push_back(MakeIndirectAsyncValue());
     frame->SetResultAt(i, loop->outputs.back());
@@ -805,8 +821,8 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
   add("corert.get_dst_tensor_type", ASYNCRT_KERNEL(GetDstTensorType));
   add("corert.transfer", ASYNCRT_KERNEL(Transfer));
   add("corert.create_op_attrs", ASYNCRT_KERNEL(CreateOpAttrs));
-  for (const char* type : {"i32", "i64", "f32", "f64", "bool", "dtype",
-                           "dense", "aggregate", "str"}) {
+  for (const char* type : {"i32", "i64", "f32", "f64", "bool", "dtype", "dense",
+                           "aggregate", "str"}) {
     add(absl::StrCat("corert.op_attrs_set.", type), ASYNCRT_KERNEL(OpAttrsSet));
   }
   add("corert.op_attrs_set.shape", ASYNCRT_KERNEL(OpAttrsSetShape));

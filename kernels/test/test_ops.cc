@@ -240,7 +240,12 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
             a.shape(), fn(ElementAt<T>(a, 0), ElementAt<T>(b, 0))));
         return true;
       }
-      auto out = Allocate(invocation, metadata);
+      // In place when an argument's buffer is the op's alone: element i
+      // is read before it is written.
+      std::optional<DenseHostTensor> out =
+          invocation.ReuseArgumentBuffer(0, metadata);
+      if (!out) out = invocation.ReuseArgumentBuffer(1, metadata);
+      if (!out) out = Allocate(invocation, metadata);
       if (!out) return true;
       absl::Span<R> elements = out->template elements<R>();
       for (int64_t i = 0; i < a.NumElements(); ++i) {

@@ -730,7 +730,7 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
                            absl::MakeConstSpan(arguments, num_operands),
                            kernel.attributes, kernel.functions,
                            absl::MakeSpan(results, num_results),
-                           kernel.state_slot);
+                           kernel.state_slot, kernel.operand_is_argument);
     if (ABSL_PREDICT_FALSE(trace_kernels_)) {
       tracing::ScopedTrace trace(tracing::Level::kDebug, kernel.name);
       kernel.impl(&frame);

@@ -8,11 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "asyncrt/bef_executor/function.h"
 #include "asyncrt/host_context/async_dispatch.h"
-#include "asyncrt/host_context/tracing.h"
 #include "asyncrt/host_context/concurrent_work_queue.h"
 #include "asyncrt/host_context/diagnostic.h"
 #include "asyncrt/host_context/host_allocator.h"
 #include "asyncrt/host_context/resource_context.h"
+#include "asyncrt/host_context/tracing.h"
 #include "asyncrt/tensor/conversion_registry.h"
 
 namespace asyncrt {
@@ -73,8 +73,7 @@ void OpRegistry::AddOp(absl::string_view name, OpMetadataFn metadata_fn) {
 
 void OpRegistry::AddDispatch(absl::string_view name,
                              absl::string_view device_type,
-                             OpDispatchFn dispatch,
-                             uint32_t accepted_tensors) {
+                             OpDispatchFn dispatch, uint32_t accepted_tensors) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::unique_ptr<OpEntry> entry = CopyOrNewEntry(name);
   bool replaced = false;
@@ -135,13 +134,12 @@ std::string TraceMetadataList(const Range& range, GetMetadata get) {
 }
 
 // Runs the implementation on available arguments; fills `tensors`.
-void Dispatch(absl::string_view op_name,
-              const OpImplementation& implementation,
+void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
               const ExecutionContext& exec_ctx,
               absl::Span<AsyncValue* const> arguments, const OpAttrs& attrs,
               absl::Span<const TensorMetadata> result_metadata,
               absl::Span<RCReference<AsyncValue>> tensors,
-              AsyncValueRef<Chain>* chain) {
+              AsyncValueRef<Chain>* chain, uint64_t unshared_arguments = 0) {
   auto fail = [&](RCReference<AsyncValue> error) {
     for (auto& tensor : tensors) tensor = error;
     if (chain) *chain = AsyncValueRef<Chain>(std::move(error));
@@ -164,8 +162,8 @@ void Dispatch(absl::string_view op_name,
       continue;
     }
     Device& host = exec_ctx.host()->host_device();
-    RCReference<AsyncValue> value = ConvertTensor(
-        *tensor, host, host, DenseHostTensorType(), exec_ctx);
+    RCReference<AsyncValue> value =
+        ConvertTensor(*tensor, host, host, DenseHostTensorType(), exec_ctx);
     if (value->IsError()) return fail(std::move(value));
     if (!value->IsAvailable()) {
       // Host conversions finish at once; devices will need a wait here.
@@ -175,12 +173,14 @@ void Dispatch(absl::string_view op_name,
     inputs[i] = value.get();
     input_tensors.back() = GetTensorIfPresent(*value);
     converted.push_back(std::move(value));
+    unshared_arguments &= ~(uint64_t{1} << (i & 63));
   }
-  OpInvocation invocation{exec_ctx,        inputs,  input_tensors, attrs,
-                          result_metadata, tensors, chain};
+  OpInvocation invocation{
+      exec_ctx,        inputs,  input_tensors, attrs,
+      result_metadata, tensors, chain,         unshared_arguments};
   tracing::ScopedTrace trace(tracing::Level::kDebug, [&] {
-    std::string name = absl::StrCat(
-        "RunDispatchFunction: ", op_name, "#op_name=", op_name);
+    std::string name =
+        absl::StrCat("RunDispatchFunction: ", op_name, "#op_name=", op_name);
     // The op's name scope, from the program's name location.
     if (std::optional<DecodedLocation> location = exec_ctx.location().Decode();
         location && !location->name.empty()) {
@@ -211,7 +211,7 @@ void RunRegisteredOp(const OpEntry& entry,
                      const ExecutionContext& exec_ctx,
                      absl::Span<TensorHandle> args, const OpAttrsRef& attrs,
                      absl::Span<TensorHandle> results,
-                     AsyncValueRef<Chain>* chain) {
+                     AsyncValueRef<Chain>* chain, ArgumentUse use) {
   tracing::ScopedTrace trace(tracing::Level::kVerbose, [&] {
     return absl::StrCat(entry.name, "#op_handler=", implementation.device_type,
                         "#");
@@ -245,22 +245,31 @@ void RunRegisteredOp(const OpEntry& entry,
     absl::Status status = entry.metadata_fn(arg_metadata, *attrs,
                                             absl::MakeSpan(result_metadata));
     if (ABSL_PREDICT_FALSE(!status.ok())) {
-      return FailOp(MakeErrorAsyncValueRef(std::move(status)), results,
-                    chain);
+      return FailOp(MakeErrorAsyncValueRef(std::move(status)), results, chain);
     }
   }
 
   if (all_available) {
+    // Tensors only the consumed handles reference: the op may reuse their
+    // buffers. An indirect value may share its target, so it never counts.
+    uint64_t unshared_arguments = 0;
+    if (use == ArgumentUse::kConsume) {
+      for (size_t i = 0; i < arg_values.size() && i < 64; ++i) {
+        if (!arg_values[i]->IsIndirect() && arg_values[i]->IsUnique()) {
+          unshared_arguments |= uint64_t{1} << i;
+        }
+      }
+    }
     ValueVector tensors;
     for (size_t i = 0; i < num_results; ++i) tensors.emplace_back();
     if (chain) *chain = GetReadyChain();
-    Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs, result_metadata,
-             absl::MakeSpan(tensors), chain);
+    Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs,
+             result_metadata, absl::MakeSpan(tensors), chain,
+             unshared_arguments);
     for (size_t i = 0; i < num_results; ++i) {
       results[i] = result_metadata.empty()
                        ? TensorHandle(device, std::move(tensors[i]))
-                       : TensorHandle(device,
-                                      std::move(result_metadata[i]),
+                       : TensorHandle(device, std::move(result_metadata[i]),
                                       std::move(tensors[i]));
     }
     return;
@@ -274,8 +283,7 @@ void RunRegisteredOp(const OpEntry& entry,
     // Copied, not moved: the deferred dispatch needs the metadata too.
     results[i] = result_metadata.empty()
                      ? TensorHandle(device, pending.back())
-                     : TensorHandle(device, result_metadata[i],
-                                    pending.back());
+                     : TensorHandle(device, result_metadata[i], pending.back());
   }
   RCReference<IndirectAsyncValue> pending_chain;
   if (chain) {
@@ -284,24 +292,23 @@ void RunRegisteredOp(const OpEntry& entry,
   }
   ValueVector held_args;
   for (AsyncValue* value : arg_values) held_args.push_back(FormRef(value));
-  RunWhenReady(
-      arg_values,
-      [&entry, &implementation, exec_ctx, held_args = std::move(held_args), attrs,
-       result_metadata = std::move(result_metadata),
-       pending = std::move(pending),
-       pending_chain = std::move(pending_chain)]() mutable {
-        absl::InlinedVector<AsyncValue*, 4> raw;
-        for (auto& value : held_args) raw.push_back(value.get());
-        ValueVector tensors(pending.size());
-        AsyncValueRef<Chain> op_chain = GetReadyChain();
-        Dispatch(entry.name, implementation, exec_ctx, raw, *attrs, result_metadata,
-                 absl::MakeSpan(tensors),
-                 pending_chain ? &op_chain : nullptr);
-        for (size_t i = 0; i < pending.size(); ++i) {
-          pending[i]->ForwardTo(std::move(tensors[i]));
-        }
-        if (pending_chain) pending_chain->ForwardTo(std::move(op_chain));
-      });
+  RunWhenReady(arg_values, [&entry, &implementation, exec_ctx,
+                            held_args = std::move(held_args), attrs,
+                            result_metadata = std::move(result_metadata),
+                            pending = std::move(pending),
+                            pending_chain =
+                                std::move(pending_chain)]() mutable {
+    absl::InlinedVector<AsyncValue*, 4> raw;
+    for (auto& value : held_args) raw.push_back(value.get());
+    ValueVector tensors(pending.size());
+    AsyncValueRef<Chain> op_chain = GetReadyChain();
+    Dispatch(entry.name, implementation, exec_ctx, raw, *attrs, result_metadata,
+             absl::MakeSpan(tensors), pending_chain ? &op_chain : nullptr);
+    for (size_t i = 0; i < pending.size(); ++i) {
+      pending[i]->ForwardTo(std::move(tensors[i]));
+    }
+    if (pending_chain) pending_chain->ForwardTo(std::move(op_chain));
+  });
 }
 
 //===--- Op handlers ------------------------------------------------------===//
@@ -359,8 +366,8 @@ class LoggingOpHandler final : public OpHandler {
           int64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
           std::string line = absl::StrCat(
               "[", id, "] dispatch '", name, "' ", args.size(),
-              args.size() == 1 ? " argument, " : " arguments, ",
-              results.size(), results.size() == 1 ? " result, " : " results, ");
+              args.size() == 1 ? " argument, " : " arguments, ", results.size(),
+              results.size() == 1 ? " result, " : " results, ");
           if (attrs->empty()) {
             line.append("no attributes\n");
           } else {
@@ -375,9 +382,8 @@ class LoggingOpHandler final : public OpHandler {
             AsyncValue* raw = tensor.get();
             raw->AndThen([id, i, tensor = std::move(tensor)] {
               TensorHandle view(nullptr, tensor);
-              std::string text =
-                  absl::StrCat("[", id, "] result ", i, ": ",
-                               view.DebugString(), "\n");
+              std::string text = absl::StrCat("[", id, "] result ", i, ": ",
+                                              view.DebugString(), "\n");
               std::fwrite(text.data(), 1, text.size(), stdout);
               std::fflush(stdout);
             });
@@ -396,10 +402,11 @@ void CoreRuntimeOp::operator()(const ExecutionContext& exec_ctx,
                                absl::Span<TensorHandle> args,
                                const OpAttrsRef& attrs,
                                absl::Span<TensorHandle> results,
-                               AsyncValueRef<Chain>* chain) const {
+                               AsyncValueRef<Chain>* chain,
+                               ArgumentUse use) const {
   if (implementation_) {
     RunRegisteredOp(*entry_, *implementation_, device_, exec_ctx, args, attrs,
-                    results, chain);
+                    results, chain, use);
   } else if (fn_) {
     fn_(exec_ctx, args, attrs, results, chain);
   } else {
@@ -487,8 +494,9 @@ void CoreRuntime::Execute(const ExecutionContext& exec_ctx,
     if (const OpEntry* entry = OpRegistry::Global().Find(op_name)) {
       if (const OpImplementation* implementation =
               entry->FindImplementation(target.device_type_id)) {
-        return RunRegisteredOp(*entry, *implementation, target.device,
-                               exec_ctx, args, attrs, results, chain);
+        return RunRegisteredOp(*entry, *implementation, target.device, exec_ctx,
+                               args, attrs, results, chain,
+                               ArgumentUse::kBorrow);
       }
     }
   }
@@ -530,8 +538,8 @@ CoreRuntimeOp CoreRuntime::MakeCompositeOp(const Function* fn) {
     fn->Execute(exec_ctx, raw, absl::MakeSpan(fn_results));
     size_t first = chain_out ? 1 : 0;
     if (chain) {
-      *chain = chain_out ? AsyncValueRef<Chain>(fn_results[0])
-                         : GetReadyChain();
+      *chain =
+          chain_out ? AsyncValueRef<Chain>(fn_results[0]) : GetReadyChain();
     }
     for (size_t i = 0; i < results.size(); ++i) {
       RCReference<AsyncValue>& value = fn_results[first + i];

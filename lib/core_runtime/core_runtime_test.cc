@@ -235,7 +235,8 @@ TEST_F(CoreRuntimeTest, UnknownOpFallsBackToTheNullHandler) {
   TensorHandle result = Run1("tf.invalidop", {});
   const absl::Status* error = result.GetErrorIfPresent();
   ASSERT_NE(error, nullptr);
-  EXPECT_EQ(error->message(), "tf.invalidop was not supported by NullOpHandler.");
+  EXPECT_EQ(error->message(),
+            "tf.invalidop was not supported by NullOpHandler.");
 }
 
 TEST_F(CoreRuntimeTest, AsyncOpWithoutShapeFunction) {
@@ -245,7 +246,8 @@ TEST_F(CoreRuntimeTest, AsyncOpWithoutShapeFunction) {
   TensorHandle scalar = Run1("tfrt_test.create_from_scalar", {}, attrs);
   TensorHandle later = Run1("tfrt_test.async.noop_no_md", {&scalar});
   TensorHandle sum = Run1("tfrt_test.add", {&later, &later});
-  EXPECT_EQ(Text(sum), "ScalarHostTensor dtype = i32, shape = [2, 2], value = 2");
+  EXPECT_EQ(Text(sum),
+            "ScalarHostTensor dtype = i32, shape = [2, 2], value = 2");
   EXPECT_TRUE(later.IsMetadataAvailable());
   auto metadata = later.GetAsyncMetadata();
   EXPECT_EQ(metadata->DebugString(), "dtype = i32, shape = [2, 2]");
@@ -283,7 +285,55 @@ TEST_F(CoreRuntimeTest, PreparedOpRunsRepeatedly) {
     (*add)(*exec_ctx_, args, OpAttrsRef(), absl::MakeSpan(&next, 1), nullptr);
     x = std::move(next);
   }
-  EXPECT_EQ(Text(x), "DenseHostTensor dtype = i32, shape = [1], values = [1024]");
+  EXPECT_EQ(Text(x),
+            "DenseHostTensor dtype = i32, shape = [1], values = [1024]");
+}
+
+// The data pointer of a handle's dense host tensor.
+const void* BufferOf(const TensorHandle& handle) {
+  return handle.GetAsyncTensor()->get<DenseHostTensor>().data();
+}
+
+TEST_F(CoreRuntimeTest, ConsumedUnsharedArgumentsLendTheirBuffers) {
+  absl::StatusOr<CoreRuntimeOp> add = runtime_->MakeOp("tfrt_test.add", cpu_);
+  ASSERT_TRUE(add.ok());
+  TensorHandle ones = Vector({1, 1, 1});
+
+  // Consumed and referenced by nothing else: the result is computed in
+  // place, in the left argument's buffer.
+  TensorHandle x = Vector({1, 2, 3});
+  const void* x_buffer = BufferOf(x);
+  TensorHandle args[2] = {std::move(x), ones.CopyRef()};
+  TensorHandle sum;
+  (*add)(*exec_ctx_, args, OpAttrsRef(), absl::MakeSpan(&sum, 1), nullptr,
+         ArgumentUse::kConsume);
+  EXPECT_EQ(BufferOf(sum), x_buffer);
+  EXPECT_EQ(Text(sum),
+            "DenseHostTensor dtype = i32, shape = [3], values = [2, 3, 4]");
+
+  // Borrowed (the default): never written, even when unshared.
+  TensorHandle y = Vector({5, 5, 5});
+  const void* y_buffer = BufferOf(y);
+  TensorHandle borrowed[2] = {std::move(y), ones.CopyRef()};
+  TensorHandle result;
+  (*add)(*exec_ctx_, borrowed, OpAttrsRef(), absl::MakeSpan(&result, 1),
+         nullptr);
+  EXPECT_NE(BufferOf(result), y_buffer);
+  EXPECT_EQ(Text(borrowed[0]),
+            "DenseHostTensor dtype = i32, shape = [3], values = [5, 5, 5]");
+
+  // Consumed but shared with a handle the caller kept: copied, not reused.
+  TensorHandle z = Vector({7, 7, 7});
+  TensorHandle kept = z.CopyRef();
+  TensorHandle shared[2] = {std::move(z), ones.CopyRef()};
+  TensorHandle other;
+  (*add)(*exec_ctx_, shared, OpAttrsRef(), absl::MakeSpan(&other, 1), nullptr,
+         ArgumentUse::kConsume);
+  EXPECT_NE(BufferOf(other), BufferOf(kept));
+  EXPECT_EQ(Text(kept),
+            "DenseHostTensor dtype = i32, shape = [3], values = [7, 7, 7]");
+  EXPECT_EQ(Text(ones),
+            "DenseHostTensor dtype = i32, shape = [3], values = [1, 1, 1]");
 }
 
 TEST_F(CoreRuntimeTest, LoggingHandlerWrapsAndCounts) {
@@ -291,10 +341,12 @@ TEST_F(CoreRuntimeTest, LoggingHandlerWrapsAndCounts) {
   TensorHandle a = Vector({3});
   testing::internal::CaptureStdout();
   TensorHandle sum = Run1("tfrt_test.add", {&a, &a}, {}, logging);
-  EXPECT_EQ(Text(sum), "DenseHostTensor dtype = i32, shape = [1], values = [6]");
+  EXPECT_EQ(Text(sum),
+            "DenseHostTensor dtype = i32, shape = [1], values = [6]");
   std::string out = testing::internal::GetCapturedStdout();
-  EXPECT_EQ(out, "[0] dispatch 'tfrt_test.add' 2 arguments, 1 result, "
-                 "no attributes\n");
+  EXPECT_EQ(out,
+            "[0] dispatch 'tfrt_test.add' 2 arguments, 1 result, "
+            "no attributes\n");
 }
 
 // Many threads issue ops on shared inputs through one runtime; every result
@@ -314,21 +366,25 @@ TEST_F(CoreRuntimeTest, ConcurrentExecuteFromManyThreads) {
       for (int i = 0; i < kIterations; ++i) {
         TensorHandle args[2] = {ones.CopyRef(), ones.CopyRef()};
         TensorHandle sum;
-        runtime_->Execute(*exec_ctx_, "tfrt_test.add", cpu_, args,
-                          OpAttrsRef(), absl::MakeSpan(&sum, 1), nullptr);
+        runtime_->Execute(*exec_ctx_, "tfrt_test.add", cpu_, args, OpAttrsRef(),
+                          absl::MakeSpan(&sum, 1), nullptr);
         // An async op in the mix, so results complete on pool threads.
         TensorHandle scalar, later;
-        runtime_->Execute(*exec_ctx_, "tfrt_test.create_from_scalar", cpu_,
-                          {}, frozen, absl::MakeSpan(&scalar, 1), nullptr);
+        runtime_->Execute(*exec_ctx_, "tfrt_test.create_from_scalar", cpu_, {},
+                          frozen, absl::MakeSpan(&scalar, 1), nullptr);
         runtime_->Execute(*exec_ctx_, "tfrt_test.async.noop", cpu_,
                           absl::MakeSpan(&scalar, 1), OpAttrsRef(),
                           absl::MakeSpan(&later, 1), nullptr);
         const Tensor* s = runtime_->Await(sum);
         const Tensor* l = runtime_->Await(later);
-        if (!s || s->ToString() != "DenseHostTensor dtype = i32, shape = [4], "
-                                   "values = [2, 2, 2, 2]" ||
-            !l || l->ToString() != "ScalarHostTensor dtype = i32, shape = "
-                                   "[2, 2], value = 5") {
+        if (!s ||
+            s->ToString() !=
+                "DenseHostTensor dtype = i32, shape = [4], "
+                "values = [2, 2, 2, 2]" ||
+            !l ||
+            l->ToString() !=
+                "ScalarHostTensor dtype = i32, shape = "
+                "[2, 2], value = 5") {
           wrong.fetch_add(1);
         }
         (void)t;
@@ -393,9 +449,9 @@ TEST(OpRegistryTest, ReRegistrationMakesANewEntryAndKeepsTheOld) {
   EXPECT_EQ(before->FindImplementation("cpu")->dispatch, NoDispatch);
   EXPECT_EQ(before->FindImplementation("gpu"), nullptr);
   EXPECT_EQ(after->FindImplementation("cpu")->dispatch, OtherDispatch);
-  EXPECT_EQ(after->FindImplementation(OpRegistry::DeviceTypeId("gpu"))
-                ->dispatch,
-            NoDispatch);
+  EXPECT_EQ(
+      after->FindImplementation(OpRegistry::DeviceTypeId("gpu"))->dispatch,
+      NoDispatch);
   EXPECT_EQ(OpRegistry::DeviceTypeId("gpu"), OpRegistry::DeviceTypeId("gpu"));
   EXPECT_NE(OpRegistry::DeviceTypeId("gpu"), OpRegistry::DeviceTypeId("cpu"));
   EXPECT_EQ(registry.Find("missing"), nullptr);

@@ -95,7 +95,7 @@ func.func @parallel() -> i32 {
 // CHECK-NEXT: 'parallel' returned 4
 
 // CHECK-LABEL: --- Running 'misc'
-func.func @misc() -> (i32, i32) {
+func.func @misc() -> (i32, i32, !tfrt.chain) {
   %ch0 = tfrt.new.chain
   %x = tfrt.constant.i32 6
   // CHECK-NEXT: Slept for 100 microseconds
@@ -112,9 +112,10 @@ func.func @misc() -> (i32, i32) {
   %five = tfrt.constant.i32 5
   %d = "tfrt_tutorial.create_coordinate"(%three, %five) : (i32, i32) -> !tfrt_tutorial.coordinate
   %ch3 = "tfrt_tutorial.print_coordinate"(%d, %ch2) : (!tfrt_tutorial.coordinate, !tfrt.chain) -> !tfrt.chain
-  tfrt.return %a, %b : i32, i32
+  // The last print's chain is returned so that it comes before this line.
+  tfrt.return %a, %b, %ch3 : i32, i32, !tfrt.chain
 }
-// CHECK-NEXT: 'misc' returned 6,6
+// CHECK-NEXT: 'misc' returned 6,6,!tfrt.chain value
 
 // Values die right after their last use, not at the end of the function.
 // Kernels make each value, then move it into its async value (the moved-from

@@ -70,7 +70,8 @@ class AsyncKernelFrame {
                    absl::Span<const bef::NamedAttribute> attributes,
                    absl::Span<const Function* const> functions,
                    absl::Span<RCReference<AsyncValue>> results,
-                   KernelStateSlot* state_slot = nullptr)
+                   KernelStateSlot* state_slot = nullptr,
+                   const uint8_t* argument_is_shared = nullptr)
       : exec_ctx_(exec_ctx),
         file_(file),
         kernel_name_(kernel_name),
@@ -78,7 +79,8 @@ class AsyncKernelFrame {
         attributes_(attributes),
         functions_(functions),
         results_(results),
-        state_slot_(state_slot) {}
+        state_slot_(state_slot),
+        argument_is_shared_(argument_is_shared) {}
 
   const ExecutionContext& GetExecutionContext() const { return exec_ctx_; }
   HostContext* GetHostContext() const { return exec_ctx_.host(); }
@@ -87,6 +89,17 @@ class AsyncKernelFrame {
   //===--- Arguments (+0, available) --------------------------------------===//
   size_t GetNumArgs() const { return arguments_.size(); }
   AsyncValue* GetArgAt(size_t index) const { return arguments_[index]; }
+  // Whether this kernel holds the last reference to argument `index`: no
+  // other kernel, function result or caller will see the value, so the
+  // kernel may take its payload apart (move it out, reuse its buffer).
+  // Function arguments never qualify: the caller owns them.
+  bool IsLastUseOfArg(size_t index) const {
+    if (argument_is_shared_ == nullptr || argument_is_shared_[index]) {
+      return false;
+    }
+    AsyncValue* value = arguments_[index];
+    return !value->IsIndirect() && value->IsUnique();
+  }
   absl::Span<AsyncValue* const> GetArguments() const { return arguments_; }
 
   //===--- Attributes -----------------------------------------------------===//
@@ -176,6 +189,9 @@ class AsyncKernelFrame {
   absl::Span<const Function* const> functions_;
   absl::Span<RCReference<AsyncValue>> results_;
   KernelStateSlot* state_slot_;
+  // Per argument: 1 if others may share it regardless of its refcount (a
+  // function argument); null: treat all as shared.
+  const uint8_t* argument_is_shared_;
   std::unique_ptr<KernelState> owned_state_;  // Only without a slot.
 };
 

@@ -45,6 +45,12 @@ class CoreRuntime;
 class Function;
 class OpHandler;
 
+// How an op call treats its argument handles. kBorrow (the default): the
+// caller keeps them and their tensors are never modified. kConsume: the
+// caller gives them up (it must not read them after the call), so an op may
+// compute its result in the buffer of an argument nothing else references.
+enum class ArgumentUse { kBorrow, kConsume };
+
 // A prepared op: call it like Execute() without the name lookup. Cheap to
 // copy; valid as long as the runtime that made it.
 class CoreRuntimeOp {
@@ -72,7 +78,8 @@ class CoreRuntimeOp {
   void operator()(const ExecutionContext& exec_ctx,
                   absl::Span<TensorHandle> args, const OpAttrsRef& attrs,
                   absl::Span<TensorHandle> results,
-                  AsyncValueRef<Chain>* chain) const;
+                  AsyncValueRef<Chain>* chain,
+                  ArgumentUse use = ArgumentUse::kBorrow) const;
 
  private:
   const OpEntry* entry_ = nullptr;

@@ -44,6 +44,7 @@
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/chain.h"
 #include "asyncrt/host_context/execution_context.h"
+#include "asyncrt/tensor/dense_host_tensor.h"
 #include "asyncrt/tensor/tensor.h"
 #include "asyncrt/tensor/tensor_shape.h"
 
@@ -71,8 +72,31 @@ struct OpInvocation {
   // finishes later may replace it. May be null (no chain was asked for).
   AsyncValueRef<Chain>* chain;
 
+  // Bit i: the op holds the only reference to argument i (its caller gave
+  // the handle up, see ArgumentUse::kConsume). Set by the core runtime.
+  uint64_t unshared_arguments = 0;
+
   const Tensor& argument(size_t index) const {
     return *argument_tensors[index];
+  }
+
+  // A tensor for `metadata` in the buffer of argument `index`, for an op
+  // that computes its result in place: only if nothing else can see the
+  // argument (its tensor and buffer are unshared) and it is a dense host
+  // tensor of that dtype and shape; nullopt otherwise. The argument keeps
+  // its view of the buffer for the op's reads, element i before element i
+  // is written.
+  std::optional<DenseHostTensor> ReuseArgumentBuffer(
+      size_t index, const TensorMetadata& metadata) const {
+    if (index >= 64 || !(unshared_arguments >> index & 1)) return std::nullopt;
+    const Tensor& tensor = *argument_tensors[index];
+    if (tensor.tensor_type() != DenseHostTensorType() ||
+        tensor.metadata() != metadata) {
+      return std::nullopt;
+    }
+    const auto& dense = static_cast<const DenseHostTensor&>(tensor);
+    if (!dense.IsBufferUnique()) return std::nullopt;
+    return dense.CopyRef();
   }
   HostContext* host() const { return exec_ctx.host(); }
 };
