@@ -244,6 +244,16 @@ class ExecutorTest : public ::testing::TestWithParam<const char*> {
     return results;
   }
 
+  // Starts `function` and returns its results without waiting for them.
+  std::vector<RCReference<AsyncValue>> Start(
+      const Function& function, absl::Span<AsyncValue* const> arguments = {}) {
+    std::vector<RCReference<AsyncValue>> results(function.num_results());
+    auto request = *RequestContextBuilder(&host_, nullptr).Build();
+    function.Execute(ExecutionContext(request), arguments,
+                     absl::MakeSpan(results));
+    return results;
+  }
+
   std::vector<std::string> Diagnostics() {
     std::lock_guard<std::mutex> lock(mutex_);
     return diagnostics_;
@@ -321,10 +331,7 @@ TEST_P(ExecutorTest, UnavailableArgumentsResumeTheCall) {
   auto ready = MakeAvailableAsyncValueRef<int32_t>(5);
   auto pending = MakeUnconstructedAsyncValueRef<int32_t>();
   AsyncValue* arguments[] = {ready.GetAsyncValue(), pending.GetAsyncValue()};
-  std::vector<RCReference<AsyncValue>> results(2);
-  auto request = *RequestContextBuilder(&host_, nullptr).Build();
-  function->Execute(ExecutionContext(request), arguments,
-                    absl::MakeSpan(results));
+  std::vector<RCReference<AsyncValue>> results = Start(*function, arguments);
   EXPECT_TRUE(results[0]->IsAvailable());
   EXPECT_EQ(results[0]->get<int32_t>(), 10);
   EXPECT_TRUE(results[1]->IsUnavailable());
@@ -465,6 +472,13 @@ TEST_P(ExecutorTest, CallsBefAndNativeFunctions) {
   EXPECT_EQ(results[1]->get<int32_t>(), 9);
 }
 
+// (x, y) -> (x, x + y): the first result needs only the first argument.
+void DefineFirstAndSum(ProgramBuilder& b, uint32_t function) {
+  auto args = b.Arguments(2);
+  b.Define(function,
+           {args[0], b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0]});
+}
+
 TEST_P(ExecutorTest, NonStrictKernelRunsBeforeItsOperandsExist) {
   // `late` is not even defined when the call runs (its producer waits on a
   // deferred value): the callee gets a placeholder for it, returns its first
@@ -478,14 +492,10 @@ TEST_P(ExecutorTest, NonStrictKernelRunsBeforeItsOperandsExist) {
   auto results = b.Kernel("test.nonstrict_call", {one, late}, 2, {},
                           {first_and_sum});
   b.Define(main, results);
-  auto args = b.Arguments(2);
-  b.Define(first_and_sum,
-           {args[0], b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0]});
+  DefineFirstAndSum(b, first_and_sum);
   auto program = Load(b);
-  const Function* function = program->GetFunction("main");
-  std::vector<RCReference<AsyncValue>> values(2);
-  auto request = *RequestContextBuilder(&host_, nullptr).Build();
-  function->Execute(ExecutionContext(request), {}, absl::MakeSpan(values));
+  std::vector<RCReference<AsyncValue>> values =
+      Start(*program->GetFunction("main"));
   ASSERT_TRUE(values[0]->IsAvailable());
   EXPECT_EQ(values[0]->get<int32_t>(), 1);
   EXPECT_TRUE(values[1]->IsUnavailable());
@@ -505,9 +515,7 @@ TEST_P(ExecutorTest, NonStrictKernelReceivesErrorOperands) {
   auto results = b.Kernel("test.nonstrict_call", {seven, error}, 2, {},
                           {first_and_sum});
   b.Define(main, results);
-  auto args = b.Arguments(2);
-  b.Define(first_and_sum,
-           {args[0], b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0]});
+  DefineFirstAndSum(b, first_and_sum);
   auto program = Load(b);
   auto values = Run(*program, "main");
   EXPECT_EQ(values[0]->get<int32_t>(), 7);
