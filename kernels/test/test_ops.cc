@@ -242,14 +242,30 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
       }
       // In place when an argument's buffer is the op's alone: element i
       // is read before it is written.
-      std::optional<DenseHostTensor> out =
-          invocation.ReuseArgumentBuffer(0, metadata);
-      if (!out) out = invocation.ReuseArgumentBuffer(1, metadata);
+      std::optional<DenseHostTensor> out;
+      if (invocation.unshared_arguments != 0) {
+        out = invocation.ReuseArgumentBuffer(0, metadata);
+        if (!out) out = invocation.ReuseArgumentBuffer(1, metadata);
+      }
       if (!out) out = Allocate(invocation, metadata);
       if (!out) return true;
-      absl::Span<R> elements = out->template elements<R>();
-      for (int64_t i = 0; i < a.NumElements(); ++i) {
-        elements[i] = fn(ElementAt<T>(a, i), ElementAt<T>(b, i));
+      // Element pointers and strides, found once: a scalar host tensor
+      // repeats its one value (stride 0).
+      T a_value{}, b_value{};
+      auto elements_of = [](const Tensor& t, T& value) -> const T* {
+        if (t.tensor_type() == ScalarHostTensorType()) {
+          value = ElementAt<T>(t, 0);
+          return &value;
+        }
+        return static_cast<const DenseHostTensor&>(t).elements<T>().data();
+      };
+      const T* a_data = elements_of(a, a_value);
+      const T* b_data = elements_of(b, b_value);
+      const int64_t a_stride = a_data == &a_value ? 0 : 1;
+      const int64_t b_stride = b_data == &b_value ? 0 : 1;
+      R* elements = out->template elements<R>().data();
+      for (int64_t i = 0, n = a.NumElements(); i < n; ++i) {
+        elements[i] = fn(a_data[i * a_stride], b_data[i * b_stride]);
       }
       invocation.results[0] = Available(std::move(*out));
       return true;
