@@ -242,11 +242,9 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
       }
       // In place when an argument's buffer is the op's alone: element i
       // is read before it is written.
-      std::optional<DenseHostTensor> out;
-      if (invocation.unshared_arguments != 0) {
-        out = invocation.ReuseArgumentBuffer(0, metadata);
-        if (!out) out = invocation.ReuseArgumentBuffer(1, metadata);
-      }
+      std::optional<DenseHostTensor> out =
+          invocation.ReuseArgumentBuffer(0, metadata);
+      if (!out) out = invocation.ReuseArgumentBuffer(1, metadata);
       if (!out) out = Allocate(invocation, metadata);
       if (!out) return true;
       // Element pointers and strides, found once: a scalar host tensor

@@ -587,4 +587,16 @@ TensorHandle CoreRuntime::MakeTensorHandle(DenseHostTensor tensor) {
       MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(tensor)));
 }
 
+std::optional<DenseHostTensor> OpInvocation::ReuseUnsharedArgumentBuffer(
+    size_t index, const TensorMetadata& metadata) const {
+  const Tensor& tensor = *argument_tensors[index];
+  if (tensor.tensor_type() != DenseHostTensorType() ||
+      tensor.metadata() != metadata) {
+    return std::nullopt;
+  }
+  const auto& dense = static_cast<const DenseHostTensor&>(tensor);
+  if (!dense.IsBufferUnique()) return std::nullopt;
+  return dense.CopyRef();
+}
+
 }  // namespace asyncrt

@@ -88,17 +88,16 @@ struct OpInvocation {
   // is written.
   std::optional<DenseHostTensor> ReuseArgumentBuffer(
       size_t index, const TensorMetadata& metadata) const {
+    // The common answer (no) stays inline and costs a bit test.
     if (index >= 64 || !(unshared_arguments >> index & 1)) return std::nullopt;
-    const Tensor& tensor = *argument_tensors[index];
-    if (tensor.tensor_type() != DenseHostTensorType() ||
-        tensor.metadata() != metadata) {
-      return std::nullopt;
-    }
-    const auto& dense = static_cast<const DenseHostTensor&>(tensor);
-    if (!dense.IsBufferUnique()) return std::nullopt;
-    return dense.CopyRef();
+    return ReuseUnsharedArgumentBuffer(index, metadata);
   }
+
   HostContext* host() const { return exec_ctx.host(); }
+
+ private:
+  std::optional<DenseHostTensor> ReuseUnsharedArgumentBuffer(
+      size_t index, const TensorMetadata& metadata) const;
 };
 
 using OpDispatchFn = void (*)(OpInvocation& invocation);
