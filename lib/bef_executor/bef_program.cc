@@ -685,9 +685,13 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
   // borrow one heap block for both arrays.
   constexpr size_t kInline = 8;
   AsyncValue* inline_arguments[kInline];
-  RCReference<AsyncValue> inline_results[kInline];
+  // Raw storage: only `num_results` slots are constructed, and every one is
+  // released below, so there is nothing to destroy.
+  alignas(RCReference<AsyncValue>) unsigned char
+      inline_result_storage[kInline * sizeof(RCReference<AsyncValue>)];
   AsyncValue** arguments = inline_arguments;
-  RCReference<AsyncValue>* results = inline_results;
+  RCReference<AsyncValue>* results =
+      reinterpret_cast<RCReference<AsyncValue>*>(inline_result_storage);
   std::unique_ptr<AsyncValue*[]> heap_arguments;
   std::unique_ptr<RCReference<AsyncValue>[]> heap_results;
   if (ABSL_PREDICT_FALSE(num_operands > kInline)) {
@@ -697,6 +701,10 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
   if (ABSL_PREDICT_FALSE(num_results > kInline)) {
     heap_results.reset(new RCReference<AsyncValue>[num_results]);
     results = heap_results.get();
+  } else {
+    for (size_t i = 0; i < num_results; ++i) {
+      new (&results[i]) RCReference<AsyncValue>();
+    }
   }
 
   AsyncValue* error = nullptr;

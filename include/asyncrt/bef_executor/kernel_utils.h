@@ -35,6 +35,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -230,33 +231,41 @@ bool AttributeKindMatches(bef::AttributeKind kind) {
 // the same way Get will); Get extracts the parameter.
 // Error messages are built out of line so the checks stay small enough to
 // inline into every kernel.
-[[gnu::noinline, gnu::cold]] inline absl::Status MissingArgumentError(
-    AsyncKernelFrame* frame, size_t index) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("kernel '", frame->kernel_name(), "' expects at least ",
-                   index + 1, " arguments, got ", frame->GetNumArgs()));
+// A failed check reports its error on the frame (every result becomes it)
+// and returns false; the kernel then does not run.
+[[gnu::noinline, gnu::cold]] inline bool FailCheck(AsyncKernelFrame* frame,
+                                                   absl::Status status) {
+  frame->ReportError(std::move(status));
+  return false;
 }
-[[gnu::noinline, gnu::cold]] inline absl::Status WrongArgumentTypeError(
+[[gnu::noinline, gnu::cold]] inline bool MissingArgument(
     AsyncKernelFrame* frame, size_t index) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("kernel '", frame->kernel_name(), "' argument ", index,
-                   " has the wrong type"));
+  return FailCheck(frame, absl::InvalidArgumentError(absl::StrCat(
+                              "kernel '", frame->kernel_name(),
+                              "' expects at least ", index + 1,
+                              " arguments, got ", frame->GetNumArgs())));
+}
+[[gnu::noinline, gnu::cold]] inline bool WrongArgumentType(
+    AsyncKernelFrame* frame, size_t index) {
+  return FailCheck(frame, absl::InvalidArgumentError(absl::StrCat(
+                              "kernel '", frame->kernel_name(), "' argument ",
+                              index, " has the wrong type")));
 }
 
 template <typename P, typename = void>
 struct ParamTraits {
   // A plain value: the payload of the next argument.
   using T = std::decay_t<P>;
-  [[gnu::always_inline]] static absl::Status Check(AsyncKernelFrame* frame,
-                                                   KernelCursor& cursor) {
-    if (cursor.arg >= frame->GetNumArgs()) {
-      return MissingArgumentError(frame, cursor.arg);
+  [[gnu::always_inline]] static bool Check(AsyncKernelFrame* frame,
+                                           KernelCursor& cursor) {
+    if (ABSL_PREDICT_FALSE(cursor.arg >= frame->GetNumArgs())) {
+      return MissingArgument(frame, cursor.arg);
     }
-    if (!frame->GetArgAt(cursor.arg)->IsType<T>()) {
-      return WrongArgumentTypeError(frame, cursor.arg);
+    if (ABSL_PREDICT_FALSE(!frame->GetArgAt(cursor.arg)->IsType<T>())) {
+      return WrongArgumentType(frame, cursor.arg);
     }
     ++cursor.arg;
-    return absl::OkStatus();
+    return true;
   }
   static T& Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return frame->GetArgAt(cursor.arg++)->get<T>();
@@ -265,7 +274,7 @@ struct ParamTraits {
 
 template <typename T>
 struct ParamTraits<Argument<T>> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return ParamTraits<T>::Check(frame, cursor);
   }
   static Argument<T> Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
@@ -275,9 +284,9 @@ struct ParamTraits<Argument<T>> {
 
 template <>
 struct ParamTraits<RemainingArguments> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     cursor.arg = frame->GetNumArgs();
-    return absl::OkStatus();
+    return true;
   }
   static RemainingArguments Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     auto rest = frame->GetArguments().subspan(cursor.arg);
@@ -286,23 +295,23 @@ struct ParamTraits<RemainingArguments> {
   }
 };
 
-inline absl::Status CheckAttribute(AsyncKernelFrame* frame,
-                                   KernelCursor& cursor,
-                                   bool (*matches)(const bef::Attribute&),
-                                   absl::string_view expected) {
+inline bool CheckAttribute(AsyncKernelFrame* frame, KernelCursor& cursor,
+                           bool (*matches)(const bef::Attribute&),
+                           absl::string_view expected) {
   if (cursor.attr >= frame->GetNumAttributes() ||
       !matches(frame->GetAttributeAt(cursor.attr))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel '", frame->kernel_name(), "' expects attribute ",
-                     cursor.attr, " to be ", expected));
+    return FailCheck(frame, absl::InvalidArgumentError(absl::StrCat(
+                                "kernel '", frame->kernel_name(),
+                                "' expects attribute ", cursor.attr, " to be ",
+                                expected)));
   }
   ++cursor.attr;
-  return absl::OkStatus();
+  return true;
 }
 
 template <typename T>
 struct ParamTraits<Attribute<T>> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return CheckAttribute(
         frame, cursor,
         [](const bef::Attribute& a) { return AttributeKindMatches<T>(a.kind); },
@@ -315,7 +324,7 @@ struct ParamTraits<Attribute<T>> {
 
 template <>
 struct ParamTraits<StringAttribute> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return CheckAttribute(
         frame, cursor,
         [](const bef::Attribute& a) {
@@ -330,7 +339,7 @@ struct ParamTraits<StringAttribute> {
 
 template <typename T>
 struct ParamTraits<ArrayAttribute<T>> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return CheckAttribute(
         frame, cursor,
         [](const bef::Attribute& a) {
@@ -346,7 +355,7 @@ struct ParamTraits<ArrayAttribute<T>> {
 
 template <>
 struct ParamTraits<AggregateAttribute> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return CheckAttribute(
         frame, cursor,
         [](const bef::Attribute& a) {
@@ -362,7 +371,7 @@ struct ParamTraits<AggregateAttribute> {
 
 template <>
 struct ParamTraits<RawAttribute> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return CheckAttribute(
         frame, cursor, [](const bef::Attribute&) { return true; }, "present");
   }
@@ -374,13 +383,14 @@ struct ParamTraits<RawAttribute> {
 
 template <>
 struct ParamTraits<const Function*> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     if (cursor.function >= frame->GetNumFunctions()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "kernel '", frame->kernel_name(), "' expects a function operand"));
+      return FailCheck(frame, absl::InvalidArgumentError(absl::StrCat(
+                                  "kernel '", frame->kernel_name(),
+                                  "' expects a function operand")));
     }
     ++cursor.function;
-    return absl::OkStatus();
+    return true;
   }
   static const Function* Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return frame->GetFunctionAt(cursor.function++);
@@ -389,9 +399,9 @@ struct ParamTraits<const Function*> {
 
 template <>
 struct ParamTraits<RemainingFunctions> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     cursor.function = frame->GetNumFunctions();
-    return absl::OkStatus();
+    return true;
   }
   static RemainingFunctions Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     RemainingFunctions rest(frame->GetFunctions().subspan(cursor.function));
@@ -402,9 +412,9 @@ struct ParamTraits<RemainingFunctions> {
 
 template <typename T>
 struct ParamTraits<Result<T>> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     ++cursor.result;
-    return absl::OkStatus();
+    return true;
   }
   static Result<T> Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     return Result<T>(frame, cursor.result++);
@@ -413,9 +423,9 @@ struct ParamTraits<Result<T>> {
 
 template <>
 struct ParamTraits<RemainingResults> {
-  static absl::Status Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
+  static bool Check(AsyncKernelFrame* frame, KernelCursor& cursor) {
     cursor.result = std::max(cursor.result, frame->GetNumResults());
-    return absl::OkStatus();
+    return true;
   }
   static RemainingResults Get(AsyncKernelFrame* frame, KernelCursor& cursor) {
     RemainingResults rest(frame, cursor.result,
@@ -427,8 +437,8 @@ struct ParamTraits<RemainingResults> {
 
 template <>
 struct ParamTraits<ExecutionContext> {
-  static absl::Status Check(AsyncKernelFrame*, KernelCursor&) {
-    return absl::OkStatus();
+  static bool Check(AsyncKernelFrame*, KernelCursor&) {
+    return true;
   }
   static const ExecutionContext& Get(AsyncKernelFrame* frame, KernelCursor&) {
     return frame->GetExecutionContext();
@@ -437,8 +447,8 @@ struct ParamTraits<ExecutionContext> {
 
 template <>
 struct ParamTraits<HostContext*> {
-  static absl::Status Check(AsyncKernelFrame*, KernelCursor&) {
-    return absl::OkStatus();
+  static bool Check(AsyncKernelFrame*, KernelCursor&) {
+    return true;
   }
   static HostContext* Get(AsyncKernelFrame* frame, KernelCursor&) {
     return frame->GetHostContext();
@@ -447,8 +457,8 @@ struct ParamTraits<HostContext*> {
 
 template <>
 struct ParamTraits<AsyncKernelFrame*> {
-  static absl::Status Check(AsyncKernelFrame*, KernelCursor&) {
-    return absl::OkStatus();
+  static bool Check(AsyncKernelFrame*, KernelCursor&) {
+    return true;
   }
   static AsyncKernelFrame* Get(AsyncKernelFrame* frame, KernelCursor&) {
     return frame;
@@ -559,15 +569,9 @@ struct KernelImpl<R (*)(Params...), f> {
     constexpr size_t kReturnArity = ReturnTraits<R>::kArity;
     KernelCursor check;
     check.result = kReturnArity;
-    absl::Status status = absl::OkStatus();
-    // Left to right, stopping at the first problem.
-    ((status.ok()
-          ? (status = ParamTraits<std::decay_t<Params>>::Check(frame, check), 0)
-          : 0),
-     ...);
-    if (status.ok()) status = CheckCounts(frame, check);
-    if (!status.ok()) {
-      frame->ReportError(std::move(status));
+    // Left to right, stopping at the first problem (which reports itself).
+    if (!(ParamTraits<std::decay_t<Params>>::Check(frame, check) && ...) ||
+        !CheckCounts(frame, check)) {
       return;
     }
     KernelCursor cursor;
@@ -582,31 +586,34 @@ struct KernelImpl<R (*)(Params...), f> {
     });
   }
 
-  [[gnu::always_inline]] static absl::Status CheckCounts(
-      AsyncKernelFrame* frame, const KernelCursor& cursor) {
-    size_t args = frame->GetNumArgs();
-    if (cursor.arg == args && cursor.result == frame->GetNumResults()) {
-      return absl::OkStatus();
+  [[gnu::always_inline]] static bool CheckCounts(AsyncKernelFrame* frame,
+                                                 const KernelCursor& cursor) {
+    if (ABSL_PREDICT_TRUE(cursor.arg == frame->GetNumArgs() &&
+                          cursor.result == frame->GetNumResults())) {
+      return true;
     }
     return CountMismatch(frame, cursor);
   }
 
-  [[gnu::noinline, gnu::cold]] static absl::Status CountMismatch(
+  // False (after reporting) unless the only extra argument is a trailing
+  // chain, which kernels may ignore.
+  [[gnu::noinline, gnu::cold]] static bool CountMismatch(
       AsyncKernelFrame* frame, const KernelCursor& cursor) {
     size_t args = frame->GetNumArgs();
     bool ignorable_chain =
         args == cursor.arg + 1 && frame->GetArgAt(args - 1)->IsType<Chain>();
     if (cursor.arg != args && !ignorable_chain) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel '", frame->kernel_name(), "' takes ", cursor.arg,
-                       " arguments, got ", args));
+      return FailCheck(frame, absl::InvalidArgumentError(absl::StrCat(
+                                  "kernel '", frame->kernel_name(), "' takes ",
+                                  cursor.arg, " arguments, got ", args)));
     }
     if (cursor.result != frame->GetNumResults()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "kernel '", frame->kernel_name(), "' has ", cursor.result,
-          " results, the program expects ", frame->GetNumResults()));
+      return FailCheck(
+          frame, absl::InvalidArgumentError(absl::StrCat(
+                     "kernel '", frame->kernel_name(), "' has ", cursor.result,
+                     " results, the program expects ", frame->GetNumResults())));
     }
-    return absl::OkStatus();
+    return true;
   }
 };
 
