@@ -133,6 +133,39 @@ static void printParenTypes(mlir::OpAsmPrinter& printer, mlir::Operation* op,
   printer << TypeList(types);
 }
 
+// custom<CaseTypes>: `(` types `)` `->` `(` types `)`, where one operand
+// more than listed types is TFRT's chained form: a leading chain operand and
+// result that the lists leave out.
+static mlir::ParseResult parseCaseTypes(
+    mlir::OpAsmParser& parser,
+    llvm::ArrayRef<mlir::OpAsmParser::UnresolvedOperand> operands,
+    llvm::SmallVectorImpl<mlir::Type>& operand_types,
+    llvm::SmallVectorImpl<mlir::Type>& result_types) {
+  if (parseParenTypes(parser, operand_types) || parser.parseArrow() ||
+      parseParenTypes(parser, result_types)) {
+    return mlir::failure();
+  }
+  if (operands.size() == operand_types.size() + 1) {
+    mlir::Type chain = ChainType::get(parser.getContext());
+    operand_types.insert(operand_types.begin(), chain);
+    result_types.insert(result_types.begin(), chain);
+  }
+  return mlir::success();
+}
+
+static void printCaseTypes(mlir::OpAsmPrinter& printer, mlir::Operation* op,
+                           mlir::OperandRange, mlir::TypeRange operand_types,
+                           mlir::TypeRange result_types) {
+  // Printed in the chained form whenever it applies, as TFRT prints it.
+  if (!operand_types.empty() && !result_types.empty() &&
+      mlir::isa<ChainType>(operand_types.front()) &&
+      mlir::isa<ChainType>(result_types.front())) {
+    operand_types = operand_types.drop_front();
+    result_types = result_types.drop_front();
+  }
+  printer << TypeList(operand_types) << " -> " << TypeList(result_types);
+}
+
 mlir::FunctionOpInterface LookupFunction(mlir::Operation* op,
                                          mlir::SymbolTableCollection& tables,
                                          mlir::FlatSymbolRefAttr symbol) {

@@ -29,6 +29,32 @@ func.func @cond_and_case() -> (i32, i32, i32, i32) {
 }
 // CHECK-NEXT: 'cond_and_case' returned 9,-3,9,-3
 
+func.func @chained_square(%ch: !tfrt.chain, %x: i32) -> (!tfrt.chain, i32) {
+  %y = "tfrt.multiply.i32"(%x, %x) : (i32, i32) -> i32
+  tfrt.return %ch, %y : !tfrt.chain, i32
+}
+
+func.func @chained_negate(%ch: !tfrt.chain, %x: i32) -> (!tfrt.chain, i32) {
+  %minus_one = tfrt.constant.i32 -1
+  %y = "tfrt.multiply.i32"(%x, %minus_one) : (i32, i32) -> i32
+  %ch1 = tfrt.print.i32 %y, %ch
+  tfrt.return %ch1, %y : !tfrt.chain, i32
+}
+
+// TFRT's chained form threads the chain through the branch.
+// CHECK-LABEL: --- Running 'chained_case'
+func.func @chained_case() -> i32 {
+  %ch0 = tfrt.new.chain
+  %one = tfrt.constant.i32 1
+  %four = tfrt.constant.i32 4
+  %ch1, %r = tfrt.case %one [@chained_square, @chained_negate] (%ch0, %four) : (i32) -> (i32)
+  // CHECK-NEXT: int32 = -4
+  // CHECK-NEXT: int32 = -4
+  %ch2 = tfrt.print.i32 %r, %ch1
+  tfrt.return %r : i32
+}
+// CHECK-NEXT: 'chained_case' returned -4
+
 // Counts down from the argument: returns (x - 1) and whether to go on.
 func.func @count_down(%x: i32) -> (i32, i1) {
   %minus_one = tfrt.constant.i32 -1

@@ -310,6 +310,23 @@ func.func @cond_and_case(%c: i1, %i: i32, %x: i32) -> (i32, i32) {
   tfrt.return %0, %1 : i32, i32
 }
 
+func.func @chained_double(%ch: !tfrt.chain, %x: i32) -> (!tfrt.chain, i32) {
+  %y = tfrt.add.i32 %x, %x
+  tfrt.return %ch, %y : !tfrt.chain, i32
+}
+
+// TFRT's chained form: the leading chain operand and result are not in the
+// type lists, and it prints the same way.
+// CHECK-LABEL: func @chained_case
+// CHECK-SAME: (%[[I:.*]]: i32, %[[CH:.*]]: !tfrt.chain, %[[X:.*]]: i32)
+func.func @chained_case(%i: i32, %ch: !tfrt.chain, %x: i32) -> (!tfrt.chain, i32) {
+  // CHECK-NEXT: %[[R:.*]]:2 = tfrt.case %[[I]] [@chained_double](%[[CH]], %[[X]]) : (i32) -> (i32)
+  %ch1, %y = tfrt.case %i [@chained_double] (%ch, %x) : (i32) -> (i32)
+  // CHECK-NEXT: tfrt.case %[[I]] [@chained_double](%[[R]]#0, %[[R]]#1) : (i32) -> (i32)
+  %ch2, %z = tfrt.case %i [@chained_double] (%ch1, %y) : (!tfrt.chain, i32) -> (!tfrt.chain, i32)
+  tfrt.return %ch2, %z : !tfrt.chain, i32
+}
+
 func.func @while_body(%ch: !tfrt.chain, %x: i32) -> (!tfrt.chain, i32, i1) {
   %b = tfrt.constant.i1 false
   tfrt.return %ch, %x, %b : !tfrt.chain, i32, i1

@@ -373,14 +373,22 @@ def Tfrt_CaseOp : Tfrt_Op<"case",
     ```mlir
     %r = tfrt.case %i [@b0, @b1] (%a) : (i32) -> (i32)
     ```
+
+    TFRT's chained form threads a chain through the branch and leaves it
+    out of the type lists: one operand more than operand types means the
+    first operand and the first result are `!tfrt.chain`.
+
+    ```mlir
+    %ch1, %r = tfrt.case %i [@b0, @b1] (%ch0, %a) : (i32) -> (i32)
+    ```
   }];
   let arguments = (ins I32:$branch_index, FlatSymbolRefArrayAttr:$branches,
                        Variadic<AnyType>:$branch_operands);
   let results = (outs Variadic<AnyType>:$branch_outputs);
   let assemblyFormat = [{
     $branch_index $branches `(` $branch_operands `)` attr-dict `:`
-    custom<ParenTypes>(type($branch_operands)) `->`
-    custom<ParenTypes>(type($branch_outputs))
+    custom<CaseTypes>(ref($branch_operands), type($branch_operands),
+                      type($branch_outputs))
   }];
 }
 
