@@ -1,7 +1,9 @@
 // Kernels of the tfrt dialect's scalar ops: chains, constants, arithmetic,
 // comparisons, casts and printing.
 #include <cinttypes>
+#include <complex>
 #include <cstdio>
+#include <limits>
 
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/host_context/chain.h"
@@ -33,6 +35,22 @@ T Add(T a, T b) {
 }
 
 template <typename T>
+T Minus(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+
+// Attributes are passed in name order: `im` before `re`.
+template <typename T>
+std::complex<T> ComplexConstant(Attribute<T> im, Attribute<T> re) {
+  return std::complex<T>(*re, *im);
+}
+
+template <typename T>
 T Multiply(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;
@@ -47,10 +65,15 @@ T Minimum(T a, T b) {
   return b < a ? b : a;
 }
 
-absl::StatusOr<std::tuple<int32_t, int32_t>> DivI32(int32_t a, int32_t b) {
+// Quotient and remainder; the one overflowing case wraps as in two's
+// complement instead of trapping.
+template <typename T>
+absl::StatusOr<std::tuple<T, T>> DivInteger(T a, T b) {
   if (b == 0) return absl::InvalidArgumentError("Divide by zero");
-  if (a == INT32_MIN && b == -1) return std::make_tuple(INT32_MIN, 0);
-  return std::make_tuple(a / b, a % b);
+  if (a == std::numeric_limits<T>::min() && b == -1) {
+    return std::make_tuple(a, T{0});
+  }
+  return std::make_tuple(static_cast<T>(a / b), static_cast<T>(a % b));
 }
 
 template <typename T>
@@ -89,6 +112,13 @@ Chain PrintF32(float value) {
   return Print("f32 = %f\n", static_cast<double>(value));
 }
 Chain PrintF64(double value) { return Print("f64 = %f\n", value); }
+Chain PrintComplex64(const std::complex<float>& value) {
+  return Print("complex64 = %f+%fi\n", static_cast<double>(value.real()),
+               static_cast<double>(value.imag()));
+}
+Chain PrintComplex128(const std::complex<double>& value) {
+  return Print("complex128 = %f+%fi\n", value.real(), value.imag());
+}
 
 }  // namespace
 
@@ -117,6 +147,10 @@ void RegisterBasicKernels(KernelRegistry& registry) {
   add("tfrt.add_s.i64", ASYNCRT_KERNEL(Add<int64_t>));
   add("tfrt.add_s.f32", ASYNCRT_KERNEL(Add<float>));
   add("tfrt.add_s.f64", ASYNCRT_KERNEL(Add<double>));
+  add("tfrt.mul_s.i32", ASYNCRT_KERNEL(Multiply<int32_t>));
+  add("tfrt.mul_s.i64", ASYNCRT_KERNEL(Multiply<int64_t>));
+  add("tfrt.mul_s.f32", ASYNCRT_KERNEL(Multiply<float>));
+  add("tfrt.mul_s.f64", ASYNCRT_KERNEL(Multiply<double>));
 
   add("tfrt.add.i32", ASYNCRT_KERNEL(Add<int32_t>));
   add("tfrt.add.i64", ASYNCRT_KERNEL(Add<int64_t>));
@@ -130,7 +164,10 @@ void RegisterBasicKernels(KernelRegistry& registry) {
   add("tfrt.minimum.i64", ASYNCRT_KERNEL(Minimum<int64_t>));
   add("tfrt.minimum.f32", ASYNCRT_KERNEL(Minimum<float>));
   add("tfrt.minimum.f64", ASYNCRT_KERNEL(Minimum<double>));
-  add("tfrt.div.i32", ASYNCRT_KERNEL(DivI32));
+  add("tfrt.minus.i32", ASYNCRT_KERNEL(Minus<int32_t>));
+  add("tfrt.minus.i64", ASYNCRT_KERNEL(Minus<int64_t>));
+  add("tfrt.div.i32", ASYNCRT_KERNEL(DivInteger<int32_t>));
+  add("tfrt.div.i64", ASYNCRT_KERNEL(DivInteger<int64_t>));
   add("tfrt.div.f32", ASYNCRT_KERNEL(DivFloat<float>));
   add("tfrt.div.f64", ASYNCRT_KERNEL(DivFloat<double>));
   add("tfrt.equal.i32", ASYNCRT_KERNEL(Equal<int32_t>));
@@ -148,6 +185,10 @@ void RegisterBasicKernels(KernelRegistry& registry) {
   add("tfrt.print.i64", ASYNCRT_KERNEL(PrintI64));
   add("tfrt.print.f32", ASYNCRT_KERNEL(PrintF32));
   add("tfrt.print.f64", ASYNCRT_KERNEL(PrintF64));
+  add("tfrt.print.complex64", ASYNCRT_KERNEL(PrintComplex64));
+  add("tfrt.print.complex128", ASYNCRT_KERNEL(PrintComplex128));
+  add("tfrt.constant.complex64", ASYNCRT_KERNEL(ComplexConstant<float>));
+  add("tfrt.constant.complex128", ASYNCRT_KERNEL(ComplexConstant<double>));
 }
 
 }  // namespace asyncrt

@@ -85,6 +85,20 @@ PartialTensorShape BuildUnrankedPartialShape() {
   return PartialTensorShape(std::nullopt);
 }
 
+// tfrt.constant.f16 {value = 1.0 : f16}: the attribute's raw half bits.
+absl::StatusOr<Half> ConstantF16(RawAttribute value) {
+  if (value.get().kind != bef::AttributeKind::kF16) {
+    return absl::InvalidArgumentError("expected an f16 attribute");
+  }
+  return Half{value.get().scalar<uint16_t>()};
+}
+
+// TFRT prints a half's bit pattern, not its value.
+Chain PrintF16(Half value) {
+  PrintLine(absl::StrCat("f16 = ", value.bits));
+  return Chain();
+}
+
 Chain PrintShape(const TensorShape& shape) {
   PrintLine(absl::StrCat("shape = ", shape.DebugString()));
   return Chain();
@@ -396,6 +410,10 @@ void RegisterTensorKernels(KernelRegistry& registry) {
   auto add = [&](const std::string& name, AsyncKernelImplementation kernel) {
     MustAddKernel(registry, name, kernel);
   };
+  // f16 scalars of the tfrt dialect live here, beside the Half type.
+  add("tfrt.constant.f16", ASYNCRT_KERNEL(ConstantF16));
+  add("tfrt.constant_s.f16", ASYNCRT_KERNEL(ConstantF16));
+  add("tfrt.print.f16", ASYNCRT_KERNEL(PrintF16));
   add("ts.build_shape", ASYNCRT_KERNEL(BuildShape));
   add("ts.build_partial_shape", ASYNCRT_KERNEL(BuildPartialShape));
   add("ts.build_unranked_partial_shape",

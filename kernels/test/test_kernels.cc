@@ -352,6 +352,26 @@ int32_t SyncSumAttributes(AsyncKernelFrame* frame) {
   return static_cast<int32_t>(sum);
 }
 
+// tfrt_test.invoke_sync_function.<args>.<results> {fn = @f}: calls the
+// tfrt.sync function @f and returns its results, which are available when
+// it returns.
+void InvokeSyncFunction(RemainingArguments args, RemainingResults results,
+                        const Function* fn, AsyncKernelFrame* frame) {
+  if (fn->num_arguments() != args.size() ||
+      fn->num_results() != results.size()) {
+    frame->ReportError(absl::InvalidArgumentError(absl::StrCat(
+        "function '", fn->name(), "' takes ", fn->num_arguments(),
+        " arguments and returns ", fn->num_results())));
+    return;
+  }
+  std::vector<RCReference<AsyncValue>> values(results.size());
+  fn->Execute(frame->GetExecutionContext(), args.values(),
+              absl::MakeSpan(values));
+  for (size_t i = 0; i < values.size(); ++i) {
+    results.Set(i, std::move(values[i]));
+  }
+}
+
 //===--- Resources and contexts
 //-------------------------------------------------===//
 
@@ -940,6 +960,10 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.sync_sum", ASYNCRT_KERNEL(SyncSum));
   add("tfrt_test.sync_sum2", ASYNCRT_KERNEL(SyncSum));
   add("tfrt_test.sync_sum_attributes", ASYNCRT_KERNEL(SyncSumAttributes));
+  add("tfrt_test.invoke_sync_function.i32_i32.i32",
+      ASYNCRT_KERNEL(InvokeSyncFunction));
+  add("tfrt_test.invoke_sync_function.i32_i32.i32_i32",
+      ASYNCRT_KERNEL(InvokeSyncFunction));
 }
 
 void RegisterTestNativeFunctions(HostContext& host) {

@@ -71,3 +71,45 @@ func.func @float_division_by_zero() -> f32 {
   tfrt.return %q : f32
 }
 // CHECK-NEXT: 'float_division_by_zero' returned <<error: Divide by zero>>
+
+// CHECK-LABEL: --- Running 'minus_and_integer_division'
+func.func @minus_and_integer_division() -> (i32, i64, i64, i64, i64, i64) {
+  %a = tfrt.constant.i32 3
+  %b = tfrt.constant.i32 10
+  %d32 = "tfrt.minus.i32"(%a, %b) : (i32, i32) -> i32
+  %x = tfrt.constant.i64 -7
+  %y = tfrt.constant.i64 2
+  %d64 = "tfrt.minus.i64"(%x, %y) : (i64, i64) -> i64
+  %q, %r = "tfrt.div.i64"(%x, %y) : (i64, i64) -> (i64, i64)
+  %min = tfrt.constant.i64 -9223372036854775808
+  %minus_one = tfrt.constant.i64 -1
+  %wq, %wr = "tfrt.div.i64"(%min, %minus_one) : (i64, i64) -> (i64, i64)
+  tfrt.return %d32, %d64, %q, %r, %wq, %wr : i32, i64, i64, i64, i64, i64
+}
+// CHECK-NEXT: 'minus_and_integer_division' returned -7,-9,-3,-1,-9223372036854775808,0
+
+// CHECK-LABEL: --- Running 'i64_division_by_zero'
+func.func @i64_division_by_zero() -> i64 {
+  %x = tfrt.constant.i64 1
+  %zero = tfrt.constant.i64 0
+  // expected-error @+1 {{runtime error: Divide by zero}}
+  %q, %r = "tfrt.div.i64"(%x, %zero) : (i64, i64) -> (i64, i64)
+  tfrt.return %q : i64
+}
+// CHECK-NEXT: 'i64_division_by_zero' returned <<error: Divide by zero>>
+
+// CHECK-LABEL: --- Running 'complex_and_f16'
+func.func @complex_and_f16() -> !tfrt.chain {
+  %ch0 = tfrt.new.chain
+  %c64 = "tfrt.constant.complex64"() {re = 1.5 : f32, im = -2.0 : f32} : () -> complex<f32>
+  // CHECK-NEXT: complex64 = 1.500000+-2.000000i
+  %ch1 = "tfrt.print.complex64"(%c64, %ch0) : (complex<f32>, !tfrt.chain) -> !tfrt.chain
+  %c128 = "tfrt.constant.complex128"() {re = 0.25 : f64, im = 4.0 : f64} : () -> complex<f64>
+  // CHECK-NEXT: complex128 = 0.250000+4.000000i
+  %ch2 = "tfrt.print.complex128"(%c128, %ch1) : (complex<f64>, !tfrt.chain) -> !tfrt.chain
+  // TFRT prints a half's bits: 1.0 is 0x3C00.
+  %h = "tfrt.constant.f16"() {value = 1.0 : f16} : () -> f16
+  // CHECK-NEXT: f16 = 15360
+  %ch3 = "tfrt.print.f16"(%h, %ch2) : (f16, !tfrt.chain) -> !tfrt.chain
+  tfrt.return %ch3 : !tfrt.chain
+}

@@ -131,3 +131,21 @@ func.func @sync_benchmark() attributes {tfrt.sync} {
 // CHECK-NEXT: BM:fib:CPU 99%(ns): {{[0-9]+}}
 // CHECK-NEXT: BM:fib:CPU utilization(percent): {{[0-9.]+}}
 // CHECK-NOT: error
+
+func.func @sync_add_mul(%a: i32, %b: i32) -> (i32, i32) attributes {tfrt.sync} {
+  %c = "tfrt.add_s.i32"(%a, %b) : (i32, i32) -> i32
+  %d = "tfrt.mul_s.i32"(%a, %b) : (i32, i32) -> i32
+  tfrt.return %c, %d : i32, i32
+}
+
+// An async function calling a sync one through a kernel.
+// CHECK-LABEL: --- Running 'invoke_sync_function'
+func.func @invoke_sync_function() -> (i32, i32, i32) {
+  %a = tfrt.constant.i32 6
+  %b = tfrt.constant.i32 7
+  %s, %p = "tfrt_test.invoke_sync_function.i32_i32.i32_i32"(%a, %b) {fn = @sync_add_mul} : (i32, i32) -> (i32, i32)
+  // expected-error @+1 {{runtime error: function 'sync_add_mul' takes 2 arguments and returns 2}}
+  %only = "tfrt_test.invoke_sync_function.i32_i32.i32"(%a, %b) {fn = @sync_add_mul} : (i32, i32) -> i32
+  tfrt.return %s, %p, %only : i32, i32, i32
+}
+// CHECK: 'invoke_sync_function' returned 13,42,<<error: function 'sync_add_mul' takes 2 arguments and returns 2>>
