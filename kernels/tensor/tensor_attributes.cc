@@ -24,6 +24,8 @@ std::optional<DType> DTypeOfAttributeKind(AttributeKind kind) {
     case AttributeKind::kBF16: return DType::kBF16;
     case AttributeKind::kF32: return DType::kF32;
     case AttributeKind::kF64: return DType::kF64;
+    case AttributeKind::kComplex64: return DType::kComplex64;
+    case AttributeKind::kComplex128: return DType::kComplex128;
     default: return std::nullopt;
   }
 }

@@ -231,6 +231,9 @@ class BefFile::Decoder {
           break;
         case AttributeKind::kArray: {
           BEF_RETURN_IF_ERROR(ReadElementKind(reader, &attribute.element_kind));
+          if (IsComplex(attribute.element_kind)) {
+            return reader.Error("array of complex elements");
+          }
           BEF_RETURN_IF_ERROR(reader.ReadU32(&attribute.count));
           BEF_RETURN_IF_ERROR(reader.SkipTo(8));
           uint64_t size =
@@ -256,6 +259,10 @@ class BefFile::Decoder {
                                             &attribute.elements));
           break;
         }
+        case AttributeKind::kComplex64:
+        case AttributeKind::kComplex128:
+          return reader.Error(absl::StrCat(
+              "attribute kind ", kind, " is only valid for elements"));
         default:  // Scalars.
           BEF_RETURN_IF_ERROR(reader.ReadU64(&attribute.bits));
           break;

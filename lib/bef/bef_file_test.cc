@@ -3,6 +3,7 @@
 // and corrupted files at every byte position.
 #include "asyncrt/bef/bef_file.h"
 
+#include <complex>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -269,6 +270,37 @@ TEST(BefFileTest, RejectsBooleansOtherThanZeroAndOne) {
   arrays.AddArrayAttribute(AttributeKind::kBool, 2, values);
   EXPECT_THAT(std::string(BefFile::Open(*arrays.Finish()).status().message()),
               HasSubstr("bool element that is neither 0 nor 1"));
+}
+
+TEST(BefFileTest, ComplexKindsAreDenseElementsOnly) {
+  BefWriter dense_writer;
+  std::complex<double> values[] = {{1.0, 2.0}, {-3.0, 0.5}};
+  int64_t shape[] = {2};
+  dense_writer.AddDenseAttribute(
+      AttributeKind::kComplex128, shape,
+      absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(values),
+                          sizeof(values)));
+  auto file = BefFile::Open(*dense_writer.Finish());
+  ASSERT_TRUE(file.ok()) << file.status();
+  const Attribute& dense = (*file)->attribute(0);
+  EXPECT_EQ(dense.element_kind, AttributeKind::kComplex128);
+  EXPECT_THAT(dense.array<std::complex<double>>(),
+              ElementsAre(std::complex<double>(1.0, 2.0),
+                          std::complex<double>(-3.0, 0.5)));
+  EXPECT_FALSE(dense.IsScalar());
+
+  BefWriter scalar_writer;
+  scalar_writer.AddScalarAttribute(AttributeKind::kComplex64, 0);
+  EXPECT_THAT(
+      std::string(BefFile::Open(*scalar_writer.Finish()).status().message()),
+      HasSubstr("attribute kind 21 is only valid for elements"));
+
+  BefWriter array_writer;
+  uint8_t bytes[8] = {};
+  array_writer.AddArrayAttribute(AttributeKind::kComplex64, 1, bytes);
+  EXPECT_THAT(
+      std::string(BefFile::Open(*array_writer.Finish()).status().message()),
+      HasSubstr("array of complex elements"));
 }
 
 TEST(BefFileTest, WriterRejectsUndefinedFunctions) {

@@ -174,6 +174,10 @@ class BefToMlir {
         return builder_.getF32Type();
       case AttributeKind::kF64:
         return builder_.getF64Type();
+      case AttributeKind::kComplex64:
+        return mlir::ComplexType::get(builder_.getF32Type());
+      case AttributeKind::kComplex128:
+        return mlir::ComplexType::get(builder_.getF64Type());
       default:
         return nullptr;
     }
@@ -181,7 +185,7 @@ class BefToMlir {
 
   mlir::Attribute Scalar(AttributeKind kind, uint64_t bits) {
     mlir::Type type = ScalarType(kind);
-    if (!type) return nullptr;
+    if (!type || bef::IsComplex(kind)) return nullptr;
     if (auto integer = mlir::dyn_cast<mlir::IntegerType>(type)) {
       if (integer.getWidth() == 1) return builder_.getBoolAttr(bits != 0);
       return builder_.getIntegerAttr(
@@ -236,6 +240,12 @@ class BefToMlir {
             llvm::ArrayRef<int64_t>(attribute.shape.data(),
                                     attribute.shape.size()),
             ScalarType(attribute.element_kind));
+        if (attribute.element_kind == AttributeKind::kBool) {
+          // MLIR packs i1 raw buffers as bits; BEF keeps a byte per element.
+          llvm::SmallVector<bool> values;
+          for (char byte : attribute.bytes) values.push_back(byte != 0);
+          return mlir::DenseElementsAttr::get(type, llvm::ArrayRef<bool>(values));
+        }
         return mlir::DenseElementsAttr::getFromRawBuffer(
             type, llvm::ArrayRef<char>(attribute.bytes.data(),
                                        attribute.bytes.size()));

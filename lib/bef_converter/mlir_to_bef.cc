@@ -1,5 +1,6 @@
 #include "asyncrt/bef_converter/mlir_to_bef.h"
 
+#include <complex>
 #include <cstring>
 #include <string>
 
@@ -331,7 +332,8 @@ class Converter {
       mlir::Type type = t.getValue();
       // Scalars and dialect types (dtypes, !tfrt.chain) encode by name;
       // builtin aggregates such as tensor<1xf32> do not.
-      if (!ScalarKind(type) && type.getDialect().getNamespace() == "builtin") {
+      if (!ElementKind(type) &&
+          type.getDialect().getNamespace() == "builtin") {
         return cannot_encode();
       }
       return writer_.AddTypeAttribute(TypeString(type));
@@ -352,13 +354,31 @@ class Converter {
     }
     if (auto dense =
             mlir::dyn_cast<mlir::DenseIntOrFPElementsAttr>(attribute)) {
-      auto kind = ScalarKind(dense.getElementType());
+      mlir::Type element_type = dense.getElementType();
+      auto kind = ElementKind(element_type);
       if (!kind) return cannot_encode();
       std::vector<uint8_t> data;
-      uint32_t size = bef::ScalarSize(*kind);
-      for (llvm::APInt value : dense.getValues<llvm::APInt>()) {
+      const uint32_t size = bef::ScalarSize(*kind);
+      data.reserve(size * dense.getNumElements());
+      auto append = [&](const llvm::APInt& value, uint32_t bytes) {
         uint64_t bits = value.getZExtValue();
-        for (uint32_t b = 0; b < size; ++b) data.push_back(bits >> (8 * b));
+        for (uint32_t b = 0; b < bytes; ++b) data.push_back(bits >> (8 * b));
+      };
+      if (mlir::isa<mlir::ComplexType>(element_type)) {
+        // (real, imaginary), each half the element's size.
+        for (const std::complex<llvm::APFloat>& value :
+             dense.getValues<std::complex<llvm::APFloat>>()) {
+          append(value.real().bitcastToAPInt(), size / 2);
+          append(value.imag().bitcastToAPInt(), size / 2);
+        }
+      } else if (mlir::isa<mlir::FloatType>(element_type)) {
+        for (const llvm::APFloat& value : dense.getValues<llvm::APFloat>()) {
+          append(value.bitcastToAPInt(), size);
+        }
+      } else {
+        for (const llvm::APInt& value : dense.getValues<llvm::APInt>()) {
+          append(value, size);
+        }
       }
       std::vector<int64_t> shape(dense.getType().getShape().begin(),
                                  dense.getType().getShape().end());
@@ -413,6 +433,17 @@ class Converter {
       return writer_.AddAggregateAttribute(elements);
     }
     return cannot_encode();
+  }
+
+  // ScalarKind, or a complex kind (dense elements and type attributes).
+  static std::optional<AttributeKind> ElementKind(mlir::Type type) {
+    if (auto complex = mlir::dyn_cast<mlir::ComplexType>(type)) {
+      mlir::Type part = complex.getElementType();
+      if (part.isF32()) return AttributeKind::kComplex64;
+      if (part.isF64()) return AttributeKind::kComplex128;
+      return std::nullopt;
+    }
+    return ScalarKind(type);
   }
 
   static std::optional<AttributeKind> ScalarKind(mlir::Type type) {

@@ -3,8 +3,8 @@
 // RUN: asyncrt-translate -mlir-to-bef --disable-optional-sections %s | wc -c > %t.lean
 // RUN: test $(cat %t.lean) -lt $(cat %t.full)
 
-// Magic bytes, then format version 1.1.
-// CHECK: 0000000 0b ef 01 01
+// Magic bytes, then format version 1.2.
+// CHECK: 0000000 0b ef 01 02
 
 func.func @attributes() {
   "test.op"() {

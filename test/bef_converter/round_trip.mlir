@@ -47,3 +47,27 @@ func.func @regions(%cond: i1, %v: i32) -> i32 {
 
 // CHECK-LABEL: func private @native(i32) -> i32 attributes {tfrt.native}
 func.func private @native(%x: i32) -> i32 attributes {tfrt.native}
+
+// Dense elements of every element type, splat or not, and complex types.
+// CHECK-LABEL: func @dense_elements()
+func.func @dense_elements() {
+  // CHECK-NEXT: dense<[true, false, true]> : tensor<3xi1>
+  // CHECK-NEXT: dense<[1.500000e+00, -2.000000e+00]> : tensor<2xf32>
+  // CHECK-NEXT: dense<{{\[}}[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.500000e+00]]> : tensor<2x2xf64>
+  // CHECK-NEXT: dense<5.000000e-01> : tensor<3xbf16>
+  // CHECK-NEXT: dense<[1.000000e+00, 2.500000e-01]> : tensor<2xf16>
+  // CHECK-NEXT: dense<[1, -2, 3]> : tensor<3xi16>
+  // CHECK-NEXT: dense<[(1.000000e+00,2.000000e+00), (3.000000e+00,-4.000000e+00)]> : tensor<2xcomplex<f32>>
+  // CHECK-NEXT: dense<(1.000000e+00,2.000000e+00)> : tensor<2x2xcomplex<f64>>
+  // CHECK-NEXT: {t = [complex<f64>, f32], value = complex<f32>}
+  "simple.op"() {value = dense<[true, false, true]> : tensor<3xi1>} : () -> ()
+  "simple.op"() {value = dense<[1.5, -2.0]> : tensor<2xf32>} : () -> ()
+  "simple.op"() {value = dense<[[1.0, 2.0], [3.0, 4.5]]> : tensor<2x2xf64>} : () -> ()
+  "simple.op"() {value = dense<0.5> : tensor<3xbf16>} : () -> ()
+  "simple.op"() {value = dense<[1.0, 0.25]> : tensor<2xf16>} : () -> ()
+  "simple.op"() {value = dense<[1, -2, 3]> : tensor<3xi16>} : () -> ()
+  "simple.op"() {value = dense<[(1.0, 2.0), (3.0, -4.0)]> : tensor<2xcomplex<f32>>} : () -> ()
+  "simple.op"() {value = dense<(1.0, 2.0)> : tensor<2x2xcomplex<f64>>} : () -> ()
+  "simple.op"() {value = complex<f32>, t = [complex<f64>, f32]} : () -> ()
+  tfrt.return
+}

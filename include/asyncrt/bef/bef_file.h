@@ -41,7 +41,7 @@ struct Attribute {
   absl::Span<const int64_t> shape;  // kDense; kShape (-1: unknown).
   absl::Span<const uint32_t> elements;  // kAggregate: attribute indices.
 
-  bool IsScalar() const { return ScalarSize(kind) != 0; }
+  bool IsScalar() const { return ScalarSize(kind) != 0 && !IsComplex(kind); }
 
   // The scalar as T (a type of the attribute's size: int32_t for kI32,
   // float for kF32, bool for kBool, ...).

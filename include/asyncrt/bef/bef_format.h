@@ -10,7 +10,7 @@ namespace asyncrt::bef {
 inline constexpr uint8_t kMagic0 = 0x0B;
 inline constexpr uint8_t kMagic1 = 0xEF;
 inline constexpr uint8_t kVersionMajor = 1;
-inline constexpr uint8_t kVersionMinor = 1;  // 1: location names.
+inline constexpr uint8_t kVersionMinor = 2;  // 1: location names; 2: complex.
 
 // Header: magic (2), version major, minor, u32 section count, then one
 // 12-byte entry per section.
@@ -55,8 +55,17 @@ enum class AttributeKind : uint8_t {
   kFunction = 19,   // u32 function index.
   // u32 rank (kUnrankedShape for none), i64 dims (-1 unknown). Since 1.1.
   kShape = 20,
+  // Element kinds only (of arrays and dense attributes), never a scalar
+  // attribute of their own: (real, imaginary) pairs of f32 / f64. Since 1.2.
+  kComplex64 = 21,
+  kComplex128 = 22,
 };
-inline constexpr uint8_t kMaxAttributeKind = 20;
+inline constexpr uint8_t kMaxAttributeKind = 22;
+
+constexpr bool IsComplex(AttributeKind kind) {
+  return kind == AttributeKind::kComplex64 ||
+         kind == AttributeKind::kComplex128;
+}
 inline constexpr uint32_t kUnrankedShape = 0xFFFFFFFF;
 
 // Size in bytes of one element of a scalar kind; 0 for non-scalar kinds.
@@ -78,7 +87,10 @@ constexpr uint32_t ScalarSize(AttributeKind kind) {
     case AttributeKind::kI64:
     case AttributeKind::kUI64:
     case AttributeKind::kF64:
+    case AttributeKind::kComplex64:
       return 8;
+    case AttributeKind::kComplex128:
+      return 16;
     default:
       return 0;
   }

@@ -221,9 +221,9 @@ bool AttributeKindMatches(bef::AttributeKind kind) {
     // attributes are signless).
     return bef::ScalarSize(kind) == sizeof(T) && kind != K::kF32 &&
            kind != K::kF64 && kind != K::kF16 && kind != K::kBF16 &&
-           kind != K::kBool;
+           kind != K::kBool && !bef::IsComplex(kind);
   } else {
-    return bef::ScalarSize(kind) == sizeof(T);
+    return bef::ScalarSize(kind) == sizeof(T) && !bef::IsComplex(kind);
   }
 }
 
