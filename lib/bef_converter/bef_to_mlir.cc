@@ -89,12 +89,7 @@ class BefToMlir {
 
   mlir::LogicalResult BuildBody(const bef::Function& function,
                                 mlir::Block* block) {
-    if (function.register_types.size() != function.num_registers) {
-      return mlir::emitError(mlir::UnknownLoc::get(context_))
-             << "BEF function '" << Ref(function.name)
-             << "' has no register types: it was written with "
-                "--disable-optional-sections";
-    }
+    std::vector<mlir::Type> register_types = RegisterTypes(function);
     mlir::OpBuilder::InsertionGuard guard(builder_);
     builder_.setInsertionPointToEnd(block);
     std::vector<mlir::Value> values(function.num_registers);
@@ -107,7 +102,7 @@ class BefToMlir {
       for (uint32_t reg : kernel.operands)
         state.operands.push_back(values[reg]);
       for (uint32_t reg : kernel.results) {
-        state.types.push_back(types_[function.register_types[reg]]);
+        state.types.push_back(register_types[reg]);
       }
       for (const bef::NamedAttribute& named : kernel.attributes) {
         mlir::Attribute attribute =
@@ -144,6 +139,34 @@ class BefToMlir {
     }
     builder_.create(ret);
     return mlir::success();
+  }
+
+  // Each register's type: from the DebugInfo section, or, in a file written
+  // without it, the function's signature for its arguments and results and
+  // `none` for the rest (with a warning, once).
+  std::vector<mlir::Type> RegisterTypes(const bef::Function& function) {
+    std::vector<mlir::Type> types(function.num_registers);
+    if (function.register_types.size() == function.num_registers) {
+      for (uint32_t reg = 0; reg < function.num_registers; ++reg) {
+        types[reg] = types_[function.register_types[reg]];
+      }
+      return types;
+    }
+    if (!warned_missing_types_) {
+      warned_missing_types_ = true;
+      mlir::emitWarning(mlir::UnknownLoc::get(context_))
+          << "Missing AttributeTypes, AttributeNames or RegisterTypes "
+             "sections.";
+    }
+    for (mlir::Type& type : types) type = builder_.getNoneType();
+    for (size_t i = 0; i < function.argument_registers.size(); ++i) {
+      types[function.argument_registers[i]] =
+          types_[function.argument_types[i]];
+    }
+    for (size_t i = 0; i < function.result_registers.size(); ++i) {
+      types[function.result_registers[i]] = types_[function.result_types[i]];
+    }
+    return types;
   }
 
   mlir::Type ScalarType(AttributeKind kind) {
@@ -259,6 +282,7 @@ class BefToMlir {
   mlir::MLIRContext* context_;
   mlir::OpBuilder builder_;
   std::vector<mlir::Type> types_;
+  bool warned_missing_types_ = false;
 };
 
 }  // namespace
