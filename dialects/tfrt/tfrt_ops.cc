@@ -203,9 +203,11 @@ mlir::LogicalResult MergeChainsOp::verify() {
 }
 
 mlir::OpFoldResult MergeChainsOp::fold(FoldAdaptor adaptor) {
-  // A merge of one chain is that chain.
+  // A merge of one chain is that chain. As in TFRT, only when the chain has
+  // other uses: a merge that is its input's only use stays.
   if (getInputs().size() == 1 &&
-      llvm::isa<ChainType>(getInputs().front().getType())) {
+      llvm::isa<ChainType>(getInputs().front().getType()) &&
+      !getInputs().front().hasOneUse()) {
     return getInputs().front();
   }
   return {};

@@ -145,6 +145,15 @@ void DoAsyncOp::print(mlir::OpAsmPrinter& printer) {
   PrintRegionWithOperandNames(printer, getBody(), getArgs());
 }
 
+mlir::LogicalResult TestCostOp::verify() {
+  // The cost feeds scheduling decisions, which assume every op costs
+  // something.
+  if (get_tfrtCost() <= 0) {
+    return emitOpError("cost value must be larger than 0");
+  }
+  return mlir::success();
+}
+
 mlir::LogicalResult DoAsyncOp::verify() {
   if (failed(VerifyRegionSignature(*this, getBody(), "body",
                                    getArgs().getTypes()))) {

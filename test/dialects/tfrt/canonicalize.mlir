@@ -1,7 +1,7 @@
 // Canonicalization of tfrt.merge.chains.
 // RUN: asyncrt-opt %s -canonicalize -split-input-file | FileCheck %s
 
-// A merge of a single chain is that chain.
+// A merge of a single chain is that chain, when the chain has other uses.
 // CHECK-LABEL: func @single_chain
 // CHECK-SAME: (%[[CH:.*]]: !tfrt.chain)
 // CHECK-NOT: tfrt.merge.chains
@@ -25,10 +25,23 @@ func.func @repeated_inputs(%a: !tfrt.chain, %x: i32) -> !tfrt.chain {
 
 // -----
 
-// Repeats of one chain fold away completely.
+// As in TFRT, a merge that is its chain's only use stays.
+// CHECK-LABEL: func @only_use
+// CHECK-SAME: (%[[CH:.*]]: !tfrt.chain)
+// CHECK-NEXT: %[[M:.*]] = tfrt.merge.chains %[[CH]] : !tfrt.chain
+// CHECK-NEXT: tfrt.return %[[M]] : !tfrt.chain
+func.func @only_use(%ch: !tfrt.chain) -> !tfrt.chain {
+  %out = tfrt.merge.chains %ch : !tfrt.chain
+  tfrt.return %out : !tfrt.chain
+}
+
+// -----
+
+// Repeats of one chain reduce to one input.
 // CHECK-LABEL: func @repeated_chain
 // CHECK-SAME: (%[[A:.*]]: !tfrt.chain)
-// CHECK-NEXT: tfrt.return %[[A]] : !tfrt.chain
+// CHECK-NEXT: %[[M:.*]] = tfrt.merge.chains %[[A]] : !tfrt.chain
+// CHECK-NEXT: tfrt.return %[[M]] : !tfrt.chain
 func.func @repeated_chain(%a: !tfrt.chain) -> !tfrt.chain {
   %out = tfrt.merge.chains %a, %a, %a : !tfrt.chain, !tfrt.chain, !tfrt.chain
   tfrt.return %out : !tfrt.chain

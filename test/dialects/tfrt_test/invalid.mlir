@@ -60,3 +60,11 @@ func.func @count3_type(%x: i64) {
   %a:3 = "tfrt_test.count3.i32"(%x) : (i64) -> (i64, i64, i64)
   tfrt.return
 }
+
+// -----
+
+func.func @zero_cost(%x: i32) -> i32 {
+  // expected-error @+1 {{'tfrt_test.test_cost' op cost value must be larger than 0}}
+  %r = tfrt_test.test_cost %x {id = 0 : i64, _tfrt_cost = 0 : i64} : i32
+  tfrt.return %r : i32
+}

@@ -64,7 +64,7 @@ def TfrtTest_PrintTypedAttrOp : TfrtTest_Op<"print_typed_attr"> {
 }
 
 def TfrtTest_TestCostOp : TfrtTest_Op<"test_cost"> {
-  let summary = "prints `id: N`; `_tfrt_cost` must be positive at run time";
+  let summary = "prints `id: N`; `_tfrt_cost` must be positive";
   let description = [{
     ```mlir
     %r = tfrt_test.test_cost %x {id = 0 : i64, _tfrt_cost = 100 : i64} : i32
@@ -74,6 +74,7 @@ def TfrtTest_TestCostOp : TfrtTest_Op<"test_cost"> {
                        I64Attr:$_tfrt_cost);
   let results = (outs I32:$result);
   let assemblyFormat = "$args attr-dict `:` type($args)";
+  let hasVerifier = 1;
 }
 
 def TfrtTest_DoAsyncOp : TfrtTest_Op<"do.async", [IsolatedFromAbove]> {
