@@ -253,6 +253,19 @@ class BefFile::Decoder {
         case AttributeKind::kShape:
           BEF_RETURN_IF_ERROR(DecodeShape(reader, attribute));
           break;
+        case AttributeKind::kCompilationUnit: {
+          uint32_t module_text;
+          BEF_RETURN_IF_ERROR(reader.ReadU32(&attribute.index));
+          BEF_RETURN_IF_ERROR(CheckIndex(reader, attribute.index,
+                                         file_.strings_.size(), "string"));
+          BEF_RETURN_IF_ERROR(reader.ReadU32(&module_text));
+          BEF_RETURN_IF_ERROR(
+              CheckIndex(reader, module_text, file_.strings_.size(), "string"));
+          attribute.bytes = file_.strings_[module_text];
+          BEF_RETURN_IF_ERROR(ReadIndexList(reader, file_.strings_.size(),
+                                            "string", &attribute.elements));
+          break;
+        }
         case AttributeKind::kAggregate: {
           // Elements are encoded before the aggregate: no cycles.
           BEF_RETURN_IF_ERROR(ReadIndexList(reader, i, "aggregate element",

@@ -303,6 +303,22 @@ TEST(BefFileTest, ComplexKindsAreDenseElementsOnly) {
       HasSubstr("array of complex elements"));
 }
 
+TEST(BefFileTest, RoundTripsCompilationUnits) {
+  BefWriter writer;
+  std::string nested[] = {"inner", "main"};
+  writer.AddCompilationUnitAttribute("kernel", nested,
+                                     "module @kernel attributes {}");
+  auto file = BefFile::Open(*writer.Finish());
+  ASSERT_TRUE(file.ok()) << file.status();
+  const Attribute& unit = (*file)->attribute(0);
+  EXPECT_EQ(unit.kind, AttributeKind::kCompilationUnit);
+  EXPECT_EQ((*file)->string(unit.index), "kernel");
+  EXPECT_EQ(unit.bytes, "module @kernel attributes {}");
+  ASSERT_EQ(unit.elements.size(), 2u);
+  EXPECT_EQ((*file)->string(unit.elements[0]), "inner");
+  EXPECT_EQ((*file)->string(unit.elements[1]), "main");
+}
+
 TEST(BefFileTest, WriterRejectsUndefinedFunctions) {
   BefWriter writer;
   writer.DeclareFunction("missing", FunctionKind::kBef, {}, {});

@@ -132,6 +132,23 @@ uint32_t BefWriter::AddAggregateAttribute(absl::Span<const uint32_t> elements) {
   return index;
 }
 
+uint32_t BefWriter::AddCompilationUnitAttribute(
+    absl::string_view root, absl::Span<const std::string> nested,
+    absl::string_view module_text) {
+  uint32_t root_string = AddString(root);
+  uint32_t module_string = AddString(module_text);
+  std::vector<uint32_t> nested_strings;
+  for (const std::string& symbol : nested) {
+    nested_strings.push_back(AddString(symbol));
+  }
+  uint32_t index = BeginAttribute(AttributeKind::kCompilationUnit);
+  PutU32(attributes_, root_string);
+  PutU32(attributes_, module_string);
+  PutU32(attributes_, nested_strings.size());
+  for (uint32_t string : nested_strings) PutU32(attributes_, string);
+  return index;
+}
+
 uint32_t BefWriter::AddFunctionAttribute(uint32_t function) {
   uint32_t index = BeginAttribute(AttributeKind::kFunction);
   PutU32(attributes_, function);

@@ -7,6 +7,7 @@
 #include "asyncrt/dialects/corert/corert_dialect.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -14,6 +15,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 
 namespace asyncrt {
 namespace {
@@ -32,6 +34,7 @@ class BefToMlir {
   mlir::OwningOpRef<mlir::ModuleOp> Run() {
     mlir::Location unknown = mlir::UnknownLoc::get(context_);
     mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(unknown);
+    module_ = *module;
     for (size_t t = 0; t < file_.num_types(); ++t) {
       mlir::Type type = mlir::parseType(Ref(file_.type_name(t)), context_);
       if (!type) {
@@ -45,6 +48,11 @@ class BefToMlir {
     for (const bef::Function& function : file_.functions()) {
       if (function.name.empty()) continue;  // A region, built in place.
       if (mlir::failed(BuildFunction(function))) return nullptr;
+    }
+    // Compiled modules first, in the order first referenced, as written.
+    for (auto it = compiled_module_ops_.rbegin();
+         it != compiled_module_ops_.rend(); ++it) {
+      (*it)->moveBefore(&module->getBody()->front());
     }
     if (mlir::failed(mlir::verify(*module))) return nullptr;
     return module;
@@ -139,6 +147,26 @@ class BefToMlir {
     }
     builder_.create(ret);
     return mlir::success();
+  }
+
+  // Parses a compiled module's text into the output module, once per root
+  // symbol. False (after an error) if it does not parse as that module.
+  bool AddCompiledModule(llvm::StringRef root, llvm::StringRef text) {
+    if (compiled_modules_.contains(root)) return true;
+    mlir::Block parsed;
+    mlir::ParserConfig config(context_);
+    if (mlir::failed(mlir::parseSourceString(text, &parsed, config)) ||
+        parsed.getOperations().size() != 1) {
+      mlir::emitError(mlir::UnknownLoc::get(context_))
+          << "compiled module @" << root << " does not parse";
+      return false;
+    }
+    mlir::Operation* module = &parsed.front();
+    module->remove();
+    module_.getBody()->push_back(module);
+    compiled_modules_.insert(root);
+    compiled_module_ops_.push_back(module);
+    return true;
   }
 
   // Each register's type: from the DebugInfo section, or, in a file written
@@ -252,6 +280,16 @@ class BefToMlir {
         }
         return builder_.getArrayAttr(elements);
       }
+      case AttributeKind::kCompilationUnit: {
+        llvm::StringRef root = Ref(file_.string(attribute.index));
+        if (!AddCompiledModule(root, Ref(attribute.bytes))) return nullptr;
+        llvm::SmallVector<mlir::FlatSymbolRefAttr> nested;
+        for (uint32_t symbol : attribute.elements) {
+          nested.push_back(
+              mlir::FlatSymbolRefAttr::get(context_, Ref(file_.string(symbol))));
+        }
+        return mlir::SymbolRefAttr::get(context_, root, nested);
+      }
       case AttributeKind::kShape:
         context_->getOrLoadDialect<corert::CoreRTDialect>();
         return corert::ShapeAttr::get(
@@ -283,6 +321,9 @@ class BefToMlir {
   mlir::OpBuilder builder_;
   std::vector<mlir::Type> types_;
   bool warned_missing_types_ = false;
+  mlir::ModuleOp module_;  // The output, while Run() builds it.
+  llvm::StringSet<> compiled_modules_;
+  std::vector<mlir::Operation*> compiled_module_ops_;
 };
 
 }  // namespace

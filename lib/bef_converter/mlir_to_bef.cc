@@ -16,6 +16,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace asyncrt {
 namespace {
@@ -340,11 +341,19 @@ class Converter {
     }
     if (auto symbol = mlir::dyn_cast<mlir::FlatSymbolRefAttr>(attribute)) {
       auto it = symbols_.find(symbol.getValue());
-      if (it == symbols_.end()) {
-        op->emitError() << "function @" << symbol.getValue() << " not defined";
-        return mlir::failure();
+      if (it != symbols_.end()) return writer_.AddFunctionAttribute(it->second);
+      if (CompiledModule(symbol.getValue())) {
+        return EncodeCompilationUnit(symbol);
       }
-      return writer_.AddFunctionAttribute(it->second);
+      op->emitError() << "function @" << symbol.getValue() << " not defined";
+      return mlir::failure();
+    }
+    if (auto symbol = mlir::dyn_cast<mlir::SymbolRefAttr>(attribute)) {
+      // `@module::@function`: only into modules compiled elsewhere.
+      if (!CompiledModule(symbol.getRootReference().getValue())) {
+        return cannot_encode();
+      }
+      return EncodeCompilationUnit(symbol);
     }
     if (auto shape = mlir::dyn_cast<corert::ShapeAttr>(attribute)) {
       if (!shape.getRanked()) return writer_.AddShapeAttribute(std::nullopt);
@@ -435,6 +444,30 @@ class Converter {
     return cannot_encode();
   }
 
+  // The nested module named `name` marked `tfrt.compiled`, or null.
+  mlir::ModuleOp CompiledModule(llvm::StringRef name) {
+    auto module = mlir::dyn_cast_or_null<mlir::ModuleOp>(
+        mlir::SymbolTable::lookupSymbolIn(module_, name));
+    return module && module->hasAttr("tfrt.compiled") ? module : nullptr;
+  }
+
+  // The module travels as MLIR text, once per module (strings are shared).
+  mlir::FailureOr<uint32_t> EncodeCompilationUnit(mlir::SymbolRefAttr symbol) {
+    llvm::StringRef root = symbol.getRootReference().getValue();
+    auto [it, inserted] = compiled_module_text_.try_emplace(root);
+    if (inserted) {
+      llvm::raw_string_ostream os(it->second);
+      CompiledModule(root)->print(
+          os, mlir::OpPrintingFlags().enableDebugInfo(false));
+    }
+    std::vector<std::string> nested;
+    for (mlir::FlatSymbolRefAttr reference : symbol.getNestedReferences()) {
+      nested.push_back(reference.getValue().str());
+    }
+    return writer_.AddCompilationUnitAttribute(View(root), nested,
+                                               it->second);
+  }
+
   // ScalarKind, or a complex kind (dense elements and type attributes).
   static std::optional<AttributeKind> ElementKind(mlir::Type type) {
     if (auto complex = mlir::dyn_cast<mlir::ComplexType>(type)) {
@@ -476,6 +509,7 @@ class Converter {
   llvm::DenseMap<mlir::Operation*, uint32_t> functions_;
   llvm::DenseMap<mlir::Region*, uint32_t> regions_;
   llvm::StringMap<uint32_t> symbols_;
+  llvm::StringMap<std::string> compiled_module_text_;
 };
 
 }  // namespace

@@ -37,7 +37,10 @@ struct Attribute {
   uint64_t bits = 0;  // Scalars; kShape: 1 if ranked.
   absl::string_view bytes;          // kString; raw elements of kArray, kDense.
   uint32_t count = 0;               // Elements of kArray.
-  uint32_t index = 0;               // kType: type index; kFunction: function.
+  // kType: type index; kFunction: function; kCompilationUnit: the root
+  // symbol's string index (`bytes` is the module text, `elements` the
+  // nested symbols' string indices).
+  uint32_t index = 0;
   absl::Span<const int64_t> shape;  // kDense; kShape (-1: unknown).
   absl::Span<const uint32_t> elements;  // kAggregate: attribute indices.
 

@@ -59,8 +59,13 @@ enum class AttributeKind : uint8_t {
   // attribute of their own: (real, imaginary) pairs of f32 / f64. Since 1.2.
   kComplex64 = 21,
   kComplex128 = 22,
+  // A symbol in a nested module compiled by another toolchain
+  // (`@kernel::@main`, the module marked `tfrt.compiled`): u32 root symbol
+  // (string), u32 the module's MLIR text (string), u32 list of nested
+  // symbols (strings). Since 1.2.
+  kCompilationUnit = 23,
 };
-inline constexpr uint8_t kMaxAttributeKind = 22;
+inline constexpr uint8_t kMaxAttributeKind = 23;
 
 constexpr bool IsComplex(AttributeKind kind) {
   return kind == AttributeKind::kComplex64 ||

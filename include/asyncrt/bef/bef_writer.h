@@ -72,6 +72,11 @@ class BefWriter {
                              absl::Span<const uint8_t> data);
   uint32_t AddAggregateAttribute(absl::Span<const uint32_t> elements);
   uint32_t AddFunctionAttribute(uint32_t function);
+  // `@root::@nested...` in a module compiled elsewhere, with that module's
+  // MLIR text.
+  uint32_t AddCompilationUnitAttribute(absl::string_view root,
+                                       absl::Span<const std::string> nested,
+                                       absl::string_view module_text);
 
   // Declares a function; returns its index. Native functions have no body.
   uint32_t DeclareFunction(absl::string_view name, FunctionKind kind,
