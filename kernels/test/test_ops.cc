@@ -526,7 +526,11 @@ void Cast(OpInvocation& invocation) {
 
 void Relu(OpInvocation& invocation) {
   const auto& input = static_cast<const DenseHostTensor&>(invocation.argument(0));
-  auto out = Allocate(invocation, input.metadata());
+  // In place when the input's buffer is the op's alone: element i is read
+  // before it is written.
+  std::optional<DenseHostTensor> out =
+      invocation.ReuseArgumentBuffer(0, input.metadata());
+  if (!out) out = Allocate(invocation, input.metadata());
   if (!out) return;
   bool supported = DispatchByDType(input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
