@@ -177,6 +177,15 @@ class CallState {
                             Worklist& ready);
   void CountDownUsers(uint32_t reg, Worklist& ready);
   void RunKernel(uint32_t kernel, Worklist& ready);
+  // Kernels with more operands or results than fit the stack arrays.
+  void RunWideKernel(const KernelPlan& kernel, Worklist& ready);
+  // The body of both: `results` holds one null reference per result.
+  void RunKernelWith(const KernelPlan& kernel, AsyncValue** arguments,
+                     RCReference<AsyncValue>* results, Worklist& ready);
+  // A result the kernel did not set, or (in a tfrt.sync function) one not
+  // yet available: reports it and makes every result the error.
+  void ReportBadResults(const KernelPlan& kernel, AsyncKernelFrame& frame,
+                        RCReference<AsyncValue>* results);
   void ResumeAfter(uint32_t reg);
   // The register's value for a non-strict kernel: the defined value or, if
   // there is none yet, a placeholder the definer will forward.
@@ -676,37 +685,41 @@ void CallState::RunReady(Worklist& ready) {
   }
 }
 
+// Small kernels (nearly all) keep their frame on the stack.
+constexpr size_t kInlineOperands = 8;
+
 void CallState::RunKernel(uint32_t index, Worklist& ready) {
   const KernelPlan& kernel = function_.kernel(index);
+  const size_t num_results = kernel.results.size();
+  if (ABSL_PREDICT_FALSE(kernel.operands.size() > kInlineOperands ||
+                         num_results > kInlineOperands)) {
+    return RunWideKernel(kernel, ready);
+  }
+  AsyncValue* arguments[kInlineOperands];
+  // Raw storage: only `num_results` slots are constructed, and every one is
+  // released by RunKernelWith, so there is nothing to destroy.
+  alignas(RCReference<AsyncValue>) unsigned char
+      result_storage[kInlineOperands * sizeof(RCReference<AsyncValue>)];
+  auto* results = reinterpret_cast<RCReference<AsyncValue>*>(result_storage);
+  for (size_t i = 0; i < num_results; ++i) {
+    new (&results[i]) RCReference<AsyncValue>();
+  }
+  RunKernelWith(kernel, arguments, results, ready);
+}
+
+[[gnu::noinline]] void CallState::RunWideKernel(const KernelPlan& kernel,
+                                                Worklist& ready) {
+  std::vector<AsyncValue*> arguments(kernel.operands.size());
+  std::vector<RCReference<AsyncValue>> results(kernel.results.size());
+  RunKernelWith(kernel, arguments.data(), results.data(), ready);
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
+    const KernelPlan& kernel, AsyncValue** arguments,
+    RCReference<AsyncValue>* results, Worklist& ready) {
   const uint32_t* operands = kernel.operands.data();
   const size_t num_operands = kernel.operands.size();
   const size_t num_results = kernel.results.size();
-  // Small kernels (nearly all) keep their frame on the stack; wide ones
-  // borrow one heap block for both arrays.
-  constexpr size_t kInline = 8;
-  AsyncValue* inline_arguments[kInline];
-  // Raw storage: only `num_results` slots are constructed, and every one is
-  // released below, so there is nothing to destroy.
-  alignas(RCReference<AsyncValue>) unsigned char
-      inline_result_storage[kInline * sizeof(RCReference<AsyncValue>)];
-  AsyncValue** arguments = inline_arguments;
-  RCReference<AsyncValue>* results =
-      reinterpret_cast<RCReference<AsyncValue>*>(inline_result_storage);
-  std::unique_ptr<AsyncValue*[]> heap_arguments;
-  std::unique_ptr<RCReference<AsyncValue>[]> heap_results;
-  if (ABSL_PREDICT_FALSE(num_operands > kInline)) {
-    heap_arguments.reset(new AsyncValue*[num_operands]);
-    arguments = heap_arguments.get();
-  }
-  if (ABSL_PREDICT_FALSE(num_results > kInline)) {
-    heap_results.reset(new RCReference<AsyncValue>[num_results]);
-    results = heap_results.get();
-  } else {
-    for (size_t i = 0; i < num_results; ++i) {
-      new (&results[i]) RCReference<AsyncValue>();
-    }
-  }
-
   AsyncValue* error = nullptr;
   if (ABSL_PREDICT_FALSE(kernel.non_strict)) {
     // Errors and pending values are the kernel's to handle.
@@ -745,23 +758,11 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
     } else {
       kernel.impl(&frame);
     }
+    const bool is_sync = function_.is_sync();
     for (size_t i = 0; i < num_results; ++i) {
-      if (ABSL_PREDICT_FALSE(!results[i])) {
-        frame.ReportError(absl::InternalError(
-            absl::StrCat("kernel '", kernel.name, "' did not set result ", i)));
-        break;
-      }
-      // A tfrt.sync function runs start to end on the calling thread: a
-      // kernel that defers its result does not belong in it.
-      if (ABSL_PREDICT_FALSE(function_.is_sync() &&
-                             results[i]->IsUnavailable())) {
-        RCReference<AsyncValue> error = EmitErrorAsync(
-            kernel_ctx,
-            absl::FailedPreconditionError(absl::StrCat(
-                "kernel '", kernel.name,
-                "' returned a value that is not yet available, in a "
-                "tfrt.sync function")));
-        for (size_t r = 0; r < num_results; ++r) results[r] = error;
+      if (ABSL_PREDICT_FALSE(!results[i] ||
+                             (is_sync && results[i]->IsUnavailable()))) {
+        ReportBadResults(kernel, frame, results);
         break;
       }
     }
@@ -774,6 +775,28 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
   for (size_t i = 0; i < num_results; ++i) {
     DefineRegister(result_registers[i], results[i].release(), ready);
   }
+}
+
+[[gnu::noinline, gnu::cold]] void CallState::ReportBadResults(
+    const KernelPlan& kernel, AsyncKernelFrame& frame,
+    RCReference<AsyncValue>* results) {
+  const size_t num_results = kernel.results.size();
+  for (size_t i = 0; i < num_results; ++i) {
+    if (!results[i]) {
+      frame.ReportError(absl::InternalError(
+          absl::StrCat("kernel '", kernel.name, "' did not set result ", i)));
+      return;
+    }
+  }
+  // A tfrt.sync function runs start to end on the calling thread: a kernel
+  // that defers its result does not belong in it.
+  RCReference<AsyncValue> error = EmitErrorAsync(
+      frame.GetExecutionContext(),
+      absl::FailedPreconditionError(absl::StrCat(
+          "kernel '", kernel.name,
+          "' returned a value that is not yet available, in a tfrt.sync "
+          "function")));
+  for (size_t r = 0; r < num_results; ++r) results[r] = error;
 }
 
 AsyncValue* CallState::ValueOrPlaceholder(uint32_t reg) {
