@@ -580,6 +580,19 @@ void AsyncNoop(OpInvocation& invocation) {
   });
 }
 
+// tfrt_test.add.denseonly3: the sum, made available later from the work
+// queue (its handle's metadata is known at once, its tensor is not).
+void AddLater(OpInvocation& invocation) {
+  Add(invocation);
+  RCReference<AsyncValue> sum = std::move(invocation.results[0]);
+  RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
+  invocation.results[0] = result;
+  EnqueueWork(invocation.host(), [sum = std::move(sum),
+                                  result = std::move(result)]() mutable {
+    result->ForwardTo(std::move(sum));
+  });
+}
+
 void Print(OpInvocation& invocation) {
   std::string text;
   invocation.argument(0).Print(&text);
@@ -645,11 +658,13 @@ void RegisterTestOps(OpRegistry& registry) {
                        CreateFromScalar);
   registry.AddOp("tfrt_test.add", AddMetadata);
   registry.AddDispatch("tfrt_test.add", "cpu", Add, kOpAcceptsScalarHost);
-  for (const char* name : {"tfrt_test.add.denseonly", "tfrt_test.add.denseonly2",
-                           "tfrt_test.add.denseonly3"}) {
+  for (const char* name :
+       {"tfrt_test.add.denseonly", "tfrt_test.add.denseonly2"}) {
     registry.AddOp(name, AddMetadata);
     registry.AddDispatch(name, "cpu", Add);
   }
+  registry.AddOp("tfrt_test.add.denseonly3", AddMetadata);
+  registry.AddDispatch("tfrt_test.add.denseonly3", "cpu", AddLater);
   registry.AddOp("tfrt_test.equal", EqualMetadata);
   registry.AddDispatch("tfrt_test.equal", "cpu", Equal, kOpAcceptsScalarHost);
   registry.AddOp("tfrt_test.argmax", ArgmaxMetadata);

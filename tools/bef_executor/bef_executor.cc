@@ -26,6 +26,7 @@
 #include "asyncrt/bef/bef_format.h"
 #include "asyncrt/bef_converter/mlir_to_bef.h"
 #include "asyncrt/bef_executor/bef_program.h"
+#include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/dialects/register_dialects.h"
 #include "asyncrt/host_context/execution_context.h"
 #include "asyncrt/host_context/host_context.h"
@@ -79,6 +80,10 @@ cl::opt<std::string> tracing_level("tracing_level",
                                    cl::desc("default | verbose | debug"),
                                    cl::init("default"),
                                    cl::cat(executor_options));
+cl::list<std::string> devices_flag(
+    "devices",
+    cl::desc("Devices whose op handlers to register by name (cpu)"),
+    cl::CommaSeparated, cl::cat(executor_options));
 cl::list<std::string> shared_libs("shared_libs",
                                   cl::desc("Kernel libraries to load (dlopen)"),
                                   cl::CommaSeparated,
@@ -244,6 +249,25 @@ void LoadSharedLibraries(asyncrt::HostContext& host) {
   if (!shared_libs.empty()) asyncrt::RegisterStaticKernels(host.registry());
 }
 
+// --devices=cpu: names the device's op handler, as TFRT's executor does
+// for the devices it creates ("cpu": a CPU handler falling back to the null
+// one). False after printing an error for a device this build lacks.
+bool RegisterDeviceOpHandlers(asyncrt::HostContext& host) {
+  for (const std::string& device : devices_flag) {
+    if (device != "cpu") {
+      std::fprintf(stderr, "error: unknown device '%s' (known: cpu)\n",
+                   device.c_str());
+      return false;
+    }
+    asyncrt::CoreRuntime& runtime = asyncrt::CoreRuntime::GetOrCreate(&host);
+    if (runtime.GetOpHandler(device) == nullptr) {
+      runtime.RegisterOpHandler(
+          device, runtime.CreateCpuOpHandler(runtime.CreateNullOpHandler()));
+    }
+  }
+  return true;
+}
+
 // Runs one function of the program under its trace scopes, waits for its
 // results and prints them.
 void RunFunction(const asyncrt::Function& function, asyncrt::HostContext& host,
@@ -335,6 +359,7 @@ int Run() {
   asyncrt::RegisterStaticKernels(host.registry());
   asyncrt::RegisterTestNativeFunctions(host);
   LoadSharedLibraries(host);
+  if (!RegisterDeviceOpHandlers(host)) return 1;
 
   bool ok = true;
   {
