@@ -176,6 +176,7 @@ class CallState {
                             AsyncValue* value, bool available,
                             Worklist& ready);
   void CountDownUsers(uint32_t reg, Worklist& ready);
+  void CountDown(const RegisterPlan& plan, Worklist& ready);
   void RunKernel(uint32_t kernel, Worklist& ready);
   // Kernels with more operands or results than fit the stack arrays.
   void RunWideKernel(const KernelPlan& kernel, Worklist& ready);
@@ -526,8 +527,8 @@ void CallState::Destroy() {
   program.DropRef();
 }
 
-void CallState::DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
-                               bool count_down) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
+    uint32_t reg, AsyncValue* value, Worklist& ready, bool count_down) {
   const RegisterPlan& plan = function_.register_plan(reg);
   if (ABSL_PREDICT_FALSE(plan.has_non_strict_users)) {
     return DefineForNonStrictUsers(reg, value, ready, count_down);
@@ -581,7 +582,7 @@ void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
   CountDownStrictUsers(plan, reg, value, available, ready);
 }
 
-inline void CallState::PublishResultSlots(const RegisterPlan& plan,
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::PublishResultSlots(const RegisterPlan& plan,
                                    AsyncValue* value) {
   for (uint32_t slot : plan.result_slots) {
     uintptr_t waiting =
@@ -596,12 +597,12 @@ inline void CallState::PublishResultSlots(const RegisterPlan& plan,
   }
 }
 
-inline void CallState::CountDownStrictUsers(const RegisterPlan& plan,
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::CountDownStrictUsers(const RegisterPlan& plan,
                                             uint32_t reg, AsyncValue* value,
                                             bool available, Worklist& ready) {
   if (plan.users.empty()) return;
   if (available) {
-    CountDownUsers(reg, ready);
+    CountDown(plan, ready);
     return;
   }
   AddRef();  // Released by the continuation.
@@ -632,7 +633,11 @@ void CallState::ResumeAfter(uint32_t reg) {
 }
 
 void CallState::CountDownUsers(uint32_t reg, Worklist& ready) {
-  const RegisterPlan& plan = function_.register_plan(reg);
+  CountDown(function_.register_plan(reg), ready);
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::CountDown(
+    const RegisterPlan& plan, Worklist& ready) {
   const uint32_t* users = plan.users.data();
   for (size_t u = 0, n = plan.users.size(); u < n; ++u) {
     const uint32_t user = users[u];
