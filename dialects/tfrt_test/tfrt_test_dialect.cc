@@ -145,6 +145,45 @@ void DoAsyncOp::print(mlir::OpAsmPrinter& printer) {
   PrintRegionWithOperandNames(printer, getBody(), getArgs());
 }
 
+// tfrt_test.test_cost %x, ... {attrs} : T, ...   (result i32)
+// tfrt_test.test_cost %ch, ... {attrs}            (chains in, chain out; the
+//                                                 form of TFRT's
+//                                                 stream_analysis.mlir)
+mlir::ParseResult TestCostOp::parse(mlir::OpAsmParser& parser,
+                                    mlir::OperationState& result) {
+  llvm::SmallVector<mlir::OpAsmParser::UnresolvedOperand, 4> operands;
+  llvm::SmallVector<mlir::Type, 4> types;
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseOperandList(operands) ||
+      parser.parseOptionalAttrDict(result.attributes)) {
+    return mlir::failure();
+  }
+  mlir::Type result_type;
+  if (mlir::succeeded(parser.parseOptionalColon())) {
+    if (parser.parseTypeList(types)) return mlir::failure();
+    result_type = parser.getBuilder().getI32Type();
+  } else {
+    auto chain = tfrt::ChainType::get(parser.getContext());
+    types.assign(operands.size(), chain);
+    result_type = chain;
+  }
+  if (parser.resolveOperands(operands, types, loc, result.operands)) {
+    return mlir::failure();
+  }
+  result.addTypes(result_type);
+  return mlir::success();
+}
+
+void TestCostOp::print(mlir::OpAsmPrinter& p) {
+  p << ' ' << getArgs();
+  p.printOptionalAttrDict((*this)->getAttrs());
+  auto is_chain = [](mlir::Type t) { return llvm::isa<tfrt::ChainType>(t); };
+  if (!is_chain(getResult().getType()) ||
+      !llvm::all_of(getArgs().getTypes(), is_chain)) {
+    p << " : " << getArgs().getTypes();
+  }
+}
+
 mlir::LogicalResult TestCostOp::verify() {
   // The cost feeds scheduling decisions, which assume every op costs
   // something.

@@ -2,6 +2,8 @@
 // tfrt_opt). Parses, verifies, runs the requested passes and prints.
 //
 //   asyncrt-opt -allow-unregistered-dialect -inline -canonicalize in.mlir
+//   asyncrt-opt -tfrt-print-stream -verify-diagnostics in.mlir
+#include "asyncrt/compiler/passes.h"
 #include "asyncrt/dialects/register_dialects.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -14,6 +16,8 @@ int main(int argc, char** argv) {
   mlir::registerCSEPass();
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
+  // TFRT's test passes.
+  asyncrt::compiler::RegisterPrintStreamPass();
 
   mlir::DialectRegistry registry;
   asyncrt::RegisterAllDialects(registry);

@@ -118,3 +118,13 @@ func.func @print_typed_attr(%ch: !tfrt.chain) -> !tfrt.chain {
   %b = tfrt_test.print_typed_attr %a {value = false}
   tfrt.return %b : !tfrt.chain
 }
+
+// The untyped form takes and returns chains (TFRT's stream analysis tests).
+// CHECK-LABEL: func @test_cost_chains
+// CHECK-SAME: (%[[CH:.*]]: !tfrt.chain)
+func.func @test_cost_chains(%ch: !tfrt.chain) -> !tfrt.chain {
+  // CHECK-NEXT: %[[R:.*]] = tfrt_test.test_cost %[[CH]] {_tfrt_cost = 4 : i64, id = 1 : i64}
+  // CHECK-NEXT: tfrt.return %[[R]] : !tfrt.chain
+  %r = tfrt_test.test_cost %ch {id = 1 : i64, _tfrt_cost = 4 : i64}
+  tfrt.return %r : !tfrt.chain
+}

@@ -68,12 +68,14 @@ def TfrtTest_TestCostOp : TfrtTest_Op<"test_cost"> {
   let description = [{
     ```mlir
     %r = tfrt_test.test_cost %x {id = 0 : i64, _tfrt_cost = 100 : i64} : i32
+    %ch1 = tfrt_test.test_cost %ch0 {id = 1 : i64, _tfrt_cost = 4 : i64}
     ```
   }];
   let arguments = (ins Variadic<AnyType>:$args, I64Attr:$id,
                        I64Attr:$_tfrt_cost);
-  let results = (outs I32:$result);
-  let assemblyFormat = "$args attr-dict `:` type($args)";
+  // i32 with operand types; chain in the untyped (chain) form.
+  let results = (outs AnyTypeOf<[I32, Tfrt_ChainType]>:$result);
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 }
 
