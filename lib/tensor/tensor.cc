@@ -36,17 +36,24 @@ class TensorTypeRegistry {
     if (it != by_name_.end()) return it->second;
     // A deque never moves its elements, so the views stay valid.
     const std::string& stored = names_.emplace_back(name);
-    const auto& entry = entries_.emplace_back(
-        internal::TensorTypeEntry{static_cast<int32_t>(entries_.size() + 1),
-                                  stored});
+    const auto& entry = entries_.emplace_back(internal::TensorTypeEntry{
+        static_cast<int32_t>(entries_.size() + 1 +
+                             internal::kNumBuiltinTensorTypes),
+        stored});
     by_name_.emplace(stored, &entry);
     return &entry;
   }
 
  private:
   TensorTypeRegistry() {
-    by_name_.emplace(internal::kInvalidTensorTypeEntry.name,
-                     &internal::kInvalidTensorTypeEntry);
+    for (const internal::TensorTypeEntry* entry :
+         {&internal::kInvalidTensorTypeEntry,
+          &internal::kDenseHostTensorTypeEntry,
+          &internal::kStringHostTensorTypeEntry,
+          &internal::kCooHostTensorTypeEntry,
+          &internal::kScalarHostTensorTypeEntry}) {
+      by_name_.emplace(entry->name, entry);
+    }
   }
 
   std::mutex mutex_;
@@ -63,22 +70,6 @@ TensorType TensorType::Register(absl::string_view name) {
   return TensorType(TensorTypeRegistry::Get().Register(name));
 }
 
-TensorType DenseHostTensorType() {
-  static const TensorType type = TensorType::Register("DenseHost");
-  return type;
-}
-TensorType StringHostTensorType() {
-  static const TensorType type = TensorType::Register("StringHost");
-  return type;
-}
-TensorType CooHostTensorType() {
-  static const TensorType type = TensorType::Register("CooHost");
-  return type;
-}
-TensorType ScalarHostTensorType() {
-  static const TensorType type = TensorType::Register("ScalarHost");
-  return type;
-}
 
 //===--- Tensor -----------------------------------------------------------===//
 

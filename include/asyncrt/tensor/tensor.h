@@ -33,6 +33,15 @@ struct TensorTypeEntry {
   absl::string_view name;
 };
 inline constexpr TensorTypeEntry kInvalidTensorTypeEntry = {0, "<invalid>"};
+// The host tensor types of this library are constants (no registry lookup
+// or static guard on the op dispatch path); the registry knows them by name.
+inline constexpr TensorTypeEntry kDenseHostTensorTypeEntry = {1, "DenseHost"};
+inline constexpr TensorTypeEntry kStringHostTensorTypeEntry = {2,
+                                                               "StringHost"};
+inline constexpr TensorTypeEntry kCooHostTensorTypeEntry = {3, "CooHost"};
+inline constexpr TensorTypeEntry kScalarHostTensorTypeEntry = {4,
+                                                               "ScalarHost"};
+inline constexpr int32_t kNumBuiltinTensorTypes = 4;
 }  // namespace internal
 
 // A process-wide interned tensor type id. Copying and comparing are pointer
@@ -45,6 +54,10 @@ class TensorType {
   // The type named `name`, registered on first use. The same name always
   // gives the same type. Thread-safe.
   static TensorType Register(absl::string_view name);
+  // A type of a constant entry (the built-in ones).
+  static constexpr TensorType FromEntry(const internal::TensorTypeEntry* entry) {
+    return TensorType(entry);
+  }
 
   absl::string_view name() const { return entry_->name; }
   // Small dense integers in registration order; 0 is the invalid type.
@@ -60,16 +73,24 @@ class TensorType {
   }
 
  private:
-  explicit TensorType(const internal::TensorTypeEntry* entry)
+  constexpr explicit TensorType(const internal::TensorTypeEntry* entry)
       : entry_(entry) {}
   const internal::TensorTypeEntry* entry_;
 };
 
 // The host tensor types of this library.
-TensorType DenseHostTensorType();   // "DenseHost"
-TensorType StringHostTensorType();  // "StringHost"
-TensorType CooHostTensorType();     // "CooHost"
-TensorType ScalarHostTensorType();  // "ScalarHost"
+constexpr TensorType DenseHostTensorType() {
+  return TensorType::FromEntry(&internal::kDenseHostTensorTypeEntry);
+}
+constexpr TensorType StringHostTensorType() {
+  return TensorType::FromEntry(&internal::kStringHostTensorTypeEntry);
+}
+constexpr TensorType CooHostTensorType() {
+  return TensorType::FromEntry(&internal::kCooHostTensorTypeEntry);
+}
+constexpr TensorType ScalarHostTensorType() {
+  return TensorType::FromEntry(&internal::kScalarHostTensorTypeEntry);
+}
 
 class Tensor {
  public:
