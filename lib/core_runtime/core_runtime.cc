@@ -488,15 +488,14 @@ void CoreRuntime::Execute(const ExecutionContext& exec_ctx,
                           absl::Span<TensorHandle> args,
                           const OpAttrsRef& attrs,
                           absl::Span<TensorHandle> results,
-                          AsyncValueRef<Chain>* chain) {
+                          AsyncValueRef<Chain>* chain, ArgumentUse use) {
   if (handler && handler->registry_device().device) {
     const OpHandler::RegistryDevice& target = handler->registry_device();
     if (const OpEntry* entry = OpRegistry::Global().Find(op_name)) {
       if (const OpImplementation* implementation =
               entry->FindImplementation(target.device_type_id)) {
         return RunRegisteredOp(*entry, *implementation, target.device, exec_ctx,
-                               args, attrs, results, chain,
-                               ArgumentUse::kBorrow);
+                               args, attrs, results, chain, use);
       }
     }
   }
@@ -504,7 +503,7 @@ void CoreRuntime::Execute(const ExecutionContext& exec_ctx,
   if (!op.ok()) {
     return FailOp(MakeErrorAsyncValueRef(op.status()), results, chain);
   }
-  (*op)(exec_ctx, args, attrs, results, chain);
+  (*op)(exec_ctx, args, attrs, results, chain, use);
 }
 
 CoreRuntimeOp CoreRuntime::MakeCompositeOp(const Function* fn) {

@@ -336,6 +336,32 @@ TEST_F(CoreRuntimeTest, ConsumedUnsharedArgumentsLendTheirBuffers) {
             "DenseHostTensor dtype = i32, shape = [3], values = [1, 1, 1]");
 }
 
+TEST_F(CoreRuntimeTest, EagerExecuteConsumingReusesBuffers) {
+  TensorHandle ones = Vector({1, 1});
+  TensorHandle x = Vector({10, 20});
+  const void* x_buffer = BufferOf(x);
+  // x = x + ones, three times, each call giving x up: one buffer throughout.
+  for (int i = 0; i < 3; ++i) {
+    TensorHandle args[2] = {std::move(x), ones.CopyRef()};
+    runtime_->Execute(*exec_ctx_, "tfrt_test.add", cpu_, args, OpAttrsRef(),
+                      absl::MakeSpan(&x, 1), nullptr, ArgumentUse::kConsume);
+  }
+  EXPECT_EQ(BufferOf(x), x_buffer);
+  EXPECT_EQ(Text(x),
+            "DenseHostTensor dtype = i32, shape = [2], values = [13, 23]");
+
+  // Borrowing (the default), even a handle nothing else references: a new
+  // buffer, the argument intact.
+  TensorHandle args[2] = {Vector({10, 20}), ones.CopyRef()};
+  const void* borrowed_buffer = BufferOf(args[0]);
+  TensorHandle sum;
+  runtime_->Execute(*exec_ctx_, "tfrt_test.add", cpu_, args, OpAttrsRef(),
+                    absl::MakeSpan(&sum, 1), nullptr);
+  EXPECT_NE(BufferOf(sum), borrowed_buffer);
+  EXPECT_EQ(Text(args[0]),
+            "DenseHostTensor dtype = i32, shape = [2], values = [10, 20]");
+}
+
 TEST_F(CoreRuntimeTest, LoggingHandlerWrapsAndCounts) {
   OpHandler* logging = runtime_->CreateLoggingOpHandler(cpu_, false);
   TensorHandle a = Vector({3});

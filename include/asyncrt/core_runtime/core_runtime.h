@@ -163,10 +163,12 @@ class CoreRuntime {
   CoreRuntimeOp MakeCompositeOp(const Function* fn);
 
   // MakeOp + call. An unknown op fails through `results` and `chain`.
+  // With kConsume the caller gives up `args` (see ArgumentUse).
   void Execute(const ExecutionContext& exec_ctx, absl::string_view op_name,
                OpHandler* handler, absl::Span<TensorHandle> args,
                const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
-               AsyncValueRef<Chain>* chain);
+               AsyncValueRef<Chain>* chain,
+               ArgumentUse use = ArgumentUse::kBorrow);
 
   // An execution context for eager calls (one request per call site is
   // fine; it is cheap).
