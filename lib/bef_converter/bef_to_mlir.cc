@@ -149,16 +149,23 @@ class BefToMlir {
     return mlir::success();
   }
 
+  static bool IsModuleNamed(mlir::Operation* op, llvm::StringRef name) {
+    auto module = mlir::dyn_cast<mlir::ModuleOp>(op);
+    return module && module.getSymName() && *module.getSymName() == name;
+  }
+
   // Parses a compiled module's text into the output module, once per root
   // symbol. False (after an error) if it does not parse as that module.
   bool AddCompiledModule(llvm::StringRef root, llvm::StringRef text) {
     if (compiled_modules_.contains(root)) return true;
     mlir::Block parsed;
     mlir::ParserConfig config(context_);
+    // The text is untrusted: it must parse as exactly the module it names.
     if (mlir::failed(mlir::parseSourceString(text, &parsed, config)) ||
-        parsed.getOperations().size() != 1) {
+        parsed.getOperations().size() != 1 ||
+        !IsModuleNamed(&parsed.front(), root)) {
       mlir::emitError(mlir::UnknownLoc::get(context_))
-          << "compiled module @" << root << " does not parse";
+          << "compiled module @" << root << " does not parse as that module";
       return false;
     }
     mlir::Operation* module = &parsed.front();
