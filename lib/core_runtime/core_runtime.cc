@@ -36,9 +36,37 @@ int OpRegistry::DeviceTypeId(absl::string_view device_type) {
   return it->second;
 }
 
+namespace {
+std::atomic<uint64_t> next_table_generation{1};
+}  // namespace
+
 OpRegistry::OpRegistry() {
-  tables_.push_back(std::make_unique<Table>());
-  table_.store(tables_.back().get(), std::memory_order_release);
+  auto table = std::make_unique<Table>();
+  table->generation = next_table_generation.fetch_add(1);
+  table_.store(table.get(), std::memory_order_release);
+  tables_.push_back(std::move(table));
+}
+
+const OpEntry* OpRegistry::FindByCallSite(absl::string_view name) const {
+  struct Slot {
+    const char* data = nullptr;
+    uint64_t generation = 0;
+    const OpEntry* entry = nullptr;
+  };
+  // Direct-mapped by the address of the name's characters.
+  constexpr size_t kSlots = 64;
+  thread_local Slot cache[kSlots];
+  const Table& table = *table_.load(std::memory_order_acquire);
+  Slot& slot =
+      cache[(reinterpret_cast<uintptr_t>(name.data()) >> 3) % kSlots];
+  if (slot.data == name.data() && slot.generation == table.generation &&
+      slot.entry->name == name) {
+    return slot.entry;
+  }
+  auto it = table.ops.find(name);
+  if (it == table.ops.end()) return nullptr;
+  slot = Slot{name.data(), table.generation, it->second};
+  return it->second;
 }
 
 OpRegistry& OpRegistry::Global() {
@@ -49,8 +77,8 @@ OpRegistry& OpRegistry::Global() {
 std::unique_ptr<OpEntry> OpRegistry::CopyOrNewEntry(
     absl::string_view name) const {
   const Table& table = *table_.load(std::memory_order_relaxed);
-  auto it = table.find(name);
-  if (it != table.end()) return std::make_unique<OpEntry>(*it->second);
+  auto it = table.ops.find(name);
+  if (it != table.ops.end()) return std::make_unique<OpEntry>(*it->second);
   auto entry = std::make_unique<OpEntry>();
   entry->name = std::string(name);
   return entry;
@@ -58,7 +86,8 @@ std::unique_ptr<OpEntry> OpRegistry::CopyOrNewEntry(
 
 void OpRegistry::Publish(std::unique_ptr<OpEntry> entry) {
   auto table = std::make_unique<Table>(*table_.load(std::memory_order_relaxed));
-  (*table)[entry->name] = entry.get();
+  table->generation = next_table_generation.fetch_add(1);
+  table->ops[entry->name] = entry.get();
   entries_.push_back(std::move(entry));
   table_.store(table.get(), std::memory_order_release);
   tables_.push_back(std::move(table));
@@ -491,7 +520,7 @@ void CoreRuntime::Execute(const ExecutionContext& exec_ctx,
                           AsyncValueRef<Chain>* chain, ArgumentUse use) {
   if (handler && handler->registry_device().device) {
     const OpHandler::RegistryDevice& target = handler->registry_device();
-    if (const OpEntry* entry = OpRegistry::Global().Find(op_name)) {
+    if (const OpEntry* entry = OpRegistry::Global().FindByCallSite(op_name)) {
       if (const OpImplementation* implementation =
               entry->FindImplementation(target.device_type_id)) {
         return RunRegisteredOp(*entry, *implementation, target.device, exec_ctx,

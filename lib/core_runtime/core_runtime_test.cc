@@ -443,10 +443,12 @@ TEST(OpRegistryTest, LookupsRaceRegistrationSafely) {
   for (int t = 0; t < 3; ++t) {
     readers.emplace_back([&] {
       while (!done.load(std::memory_order_acquire)) {
-        const OpEntry* entry = registry.Find("stable");
-        if (!entry || entry->metadata_fn != NoMetadata ||
-            !entry->FindImplementation(cpu)) {
-          wrong.fetch_add(1);
+        for (const OpEntry* entry :
+             {registry.Find("stable"), registry.FindByCallSite("stable")}) {
+          if (!entry || entry->metadata_fn != NoMetadata ||
+              !entry->FindImplementation(cpu)) {
+            wrong.fetch_add(1);
+          }
         }
       }
     });
@@ -481,6 +483,39 @@ TEST(OpRegistryTest, ReRegistrationMakesANewEntryAndKeepsTheOld) {
   EXPECT_EQ(OpRegistry::DeviceTypeId("gpu"), OpRegistry::DeviceTypeId("gpu"));
   EXPECT_NE(OpRegistry::DeviceTypeId("gpu"), OpRegistry::DeviceTypeId("cpu"));
   EXPECT_EQ(registry.Find("missing"), nullptr);
+}
+
+TEST(OpRegistryTest, CallSiteLookupsCheckTheNameAndTheTable) {
+  OpRegistry registry;
+  registry.AddDispatch("op.a", "cpu", NoDispatch);
+  registry.AddDispatch("op.b", "cpu", OtherDispatch);
+  // One buffer, reused for another name: the cached entry must not answer.
+  char name[8] = "op.a";
+  const OpEntry* a = registry.FindByCallSite(name);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->name, "op.a");
+  EXPECT_EQ(registry.FindByCallSite(name), a);  // Cached.
+  name[3] = 'b';
+  const OpEntry* b = registry.FindByCallSite(name);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->name, "op.b");
+  name[3] = 'c';
+  EXPECT_EQ(registry.FindByCallSite(name), nullptr);
+  // A registration publishes a new table: a cached entry is looked up again.
+  name[3] = 'a';
+  EXPECT_EQ(registry.FindByCallSite(name), a);
+  registry.AddDispatch("op.a", "cpu", OtherDispatch);
+  const OpEntry* replaced = registry.FindByCallSite(name);
+  ASSERT_NE(replaced, nullptr);
+  EXPECT_NE(replaced, a);
+  EXPECT_EQ(replaced->FindImplementation("cpu")->dispatch, OtherDispatch);
+  // Another registry at the same call site has its own entries.
+  OpRegistry other;
+  EXPECT_EQ(other.FindByCallSite(name), nullptr);
+  other.AddDispatch("op.a", "cpu", NoDispatch);
+  EXPECT_EQ(other.FindByCallSite(name)->FindImplementation("cpu")->dispatch,
+            NoDispatch);
+  EXPECT_EQ(registry.FindByCallSite(name), replaced);
 }
 
 }  // namespace

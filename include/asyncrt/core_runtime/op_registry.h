@@ -160,13 +160,24 @@ class OpRegistry {
   // nullptr if unknown. Lock-free.
   const OpEntry* Find(absl::string_view name) const {
     const Table& table = *table_.load(std::memory_order_acquire);
-    auto it = table.find(name);
-    return it == table.end() ? nullptr : it->second;
+    auto it = table.ops.find(name);
+    return it == table.ops.end() ? nullptr : it->second;
   }
 
+  // Find, remembering per thread where `name`'s characters live: a caller
+  // that names ops with string literals (an eager loop) then skips hashing.
+  // A hit still compares the characters, so a reused buffer is safe, and
+  // any registration invalidates the cache. Lock-free.
+  const OpEntry* FindByCallSite(absl::string_view name) const;
+
  private:
-  // Keys view the entries' names.
-  using Table = absl::flat_hash_map<absl::string_view, const OpEntry*>;
+  struct Table {
+    // Unique among every table of every registry of the process, so a
+    // cached lookup can tell that its table is still current.
+    uint64_t generation;
+    // Keys view the entries' names.
+    absl::flat_hash_map<absl::string_view, const OpEntry*> ops;
+  };
 
   // Publishes `entry` in a new table that replaces the current one.
   // Requires mutex_.
