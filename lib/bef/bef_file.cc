@@ -72,6 +72,7 @@ class BefFile::Decoder {
     BEF_RETURN_IF_ERROR(DecodeFunctions());
     BEF_RETURN_IF_ERROR(CheckFunctionAttributes());
     BEF_RETURN_IF_ERROR(DecodeLocationNames());
+    BEF_RETURN_IF_ERROR(DecodeKernelStreams());
     return DecodeDebugInfo();
   }
 
@@ -500,6 +501,28 @@ class BefFile::Decoder {
       }
     }
     return absl::OkStatus();
+  }
+
+  absl::Status DecodeKernelStreams() {
+    const auto& section =
+        sections_[static_cast<int>(SectionId::kKernelStreams)];
+    if (!section) return absl::OkStatus();
+    ByteReader reader(*section, "kernel streams section");
+    uint32_t count;
+    BEF_RETURN_IF_ERROR(reader.ReadCount(4, &count));
+    if (count != file_.functions_.size()) {
+      return reader.Error("kernel streams do not match the functions");
+    }
+    for (Function& function : file_.functions_) {
+      // Stream ids are only compared with each other: any value will do.
+      BEF_RETURN_IF_ERROR(ReadIndexList(reader, UINT32_MAX, "stream",
+                                        &function.kernel_streams));
+      if (!function.kernel_streams.empty() &&
+          function.kernel_streams.size() != function.kernels.size() + 1) {
+        return reader.Error("kernel streams do not match the kernels");
+      }
+    }
+    return CheckFullyRead(reader);
   }
 
   absl::Status DecodeDebugInfo() {

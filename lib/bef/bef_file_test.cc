@@ -319,6 +319,41 @@ TEST(BefFileTest, RoundTripsCompilationUnits) {
   EXPECT_EQ((*file)->string(unit.elements[1]), "main");
 }
 
+// A function of two kernels with `streams` (entry first), written and read.
+absl::StatusOr<std::unique_ptr<BefFile>> FileWithStreams(
+    std::vector<uint32_t> streams) {
+  BefWriter writer;
+  uint32_t chain = writer.AddType("!tfrt.chain");
+  uint32_t f = writer.DeclareFunction("f", FunctionKind::kBef, {}, {chain});
+  FunctionBodySpec body;
+  body.num_registers = 2;
+  for (uint32_t reg : {0u, 1u}) {
+    KernelSpec kernel;
+    kernel.kernel_name = writer.AddKernelName("tfrt.new.chain");
+    kernel.location = writer.AddLocation("prog.mlir", 1, 1);
+    kernel.results = {reg};
+    body.kernels.push_back(kernel);
+  }
+  body.result_registers = {1};
+  body.kernel_streams = std::move(streams);
+  writer.DefineFunction(f, std::move(body));
+  auto bytes = writer.Finish(/*include_debug_info=*/false);
+  if (!bytes.ok()) return bytes.status();
+  return BefFile::Open(*bytes);
+}
+
+TEST(BefFileTest, KernelStreamsRoundTripEvenWithoutDebugInfo) {
+  auto file = FileWithStreams({0, 0, 3});
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_THAT((*file)->GetFunction("f")->kernel_streams, ElementsAre(0, 0, 3));
+  auto plain = FileWithStreams({});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE((*plain)->GetFunction("f")->kernel_streams.empty());
+  // One stream per kernel plus the entry's, or none.
+  EXPECT_THAT(std::string(FileWithStreams({0, 1}).status().message()),
+              HasSubstr("kernel streams do not match the kernels"));
+}
+
 TEST(BefFileTest, WriterRejectsUndefinedFunctions) {
   BefWriter writer;
   writer.DeclareFunction("missing", FunctionKind::kBef, {}, {});

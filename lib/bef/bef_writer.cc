@@ -255,6 +255,20 @@ absl::StatusOr<std::vector<uint8_t>> BefWriter::Finish(
     PutU32List(functions, body.result_registers);
   }
 
+  bool has_streams = false;
+  for (const FunctionSpec& function : functions_) {
+    has_streams |= !function.body.kernel_streams.empty();
+  }
+  if (has_streams) {
+    auto& streams =
+        sections.emplace_back(SectionId::kKernelStreams, std::vector<uint8_t>())
+            .second;
+    PutU32(streams, functions_.size());
+    for (const FunctionSpec& function : functions_) {
+      PutU32List(streams, function.body.kernel_streams);
+    }
+  }
+
   if (include_debug_info && has_location_names_) {
     auto& names =
         sections.emplace_back(SectionId::kLocationNames, std::vector<uint8_t>())

@@ -6,6 +6,7 @@
 
 #include "absl/strings/string_view.h"
 #include "asyncrt/bef/bef_writer.h"
+#include "asyncrt/compiler/stream_analysis.h"
 #include "asyncrt/dialects/corert/corert_dialect.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -215,6 +216,14 @@ class Converter {
         kernel.functions.push_back(nested_function);
       }
       body.kernels.push_back(std::move(kernel));
+    }
+    if (auto func = mlir::dyn_cast<mlir::func::FuncOp>(owner);
+        func && SchedulesByStreams(func)) {
+      compiler::StreamAnalysis streams(func);
+      body.kernel_streams.push_back(streams.GetRootStream().id());
+      for (mlir::Operation& op : block.without_terminator()) {
+        body.kernel_streams.push_back(streams.GetStream(&op).id());
+      }
     }
     mlir::Operation* terminator = block.getTerminator();
     llvm::SmallDenseSet<mlir::Value> returned;
@@ -442,6 +451,15 @@ class Converter {
       return writer_.AddAggregateAttribute(elements);
     }
     return cannot_encode();
+  }
+
+  // Programs opt in to cost-based scheduling with `tfrt.cost_threshold` on
+  // the function or its module, as in TFRT; the others keep the executor's
+  // default (inline, with batches offloaded when a thread has many).
+  static bool SchedulesByStreams(mlir::func::FuncOp func) {
+    if (func->hasAttr(compiler::kCostThresholdAttr)) return true;
+    auto module = func->getParentOfType<mlir::ModuleOp>();
+    return module && module->hasAttr(compiler::kCostThresholdAttr);
   }
 
   // The nested module named `name` marked `tfrt.compiled`, or null.

@@ -180,6 +180,10 @@ class ProgramBuilder {
     }
     return regs;
   }
+  // The entry's stream, then one per kernel of the current body.
+  void Streams(std::vector<uint32_t> streams) {
+    body_.kernel_streams = std::move(streams);
+  }
   void Define(uint32_t function, std::vector<uint32_t> results) {
     body_.result_registers = std::move(results);
     writer_.DefineFunction(function, std::move(body_));
@@ -673,6 +677,30 @@ TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   const Function* function = program->GetFunction("f");
   EXPECT_EQ(CountWrongConcurrentResults(host, *function, 300,
                                         [](int32_t x) { return 4 * x; }),
+            0);
+}
+
+TEST(ExecutorStressTest, KernelsOfOtherStreamsStartOnTheQueue) {
+  // With streams, `b` (stream 1) and `five` (stream 2, ready at the start)
+  // run as work queue tasks while the entry's stream goes on inline; the
+  // join waits for both, from whichever thread finishes last.
+  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
+                   *CreateWorkQueue("mstd:2"));
+  RegisterTestKernels(host.registry());
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t arg = b.Arguments(1)[0];
+  uint32_t left = b.Kernel("test.add.i32", {arg, arg}, 1)[0];
+  uint32_t right = b.Kernel("test.add.i32", {arg, arg}, 1)[0];
+  uint32_t sum = b.Kernel("test.add.i32", {left, right}, 1)[0];
+  uint32_t five = b.Const(5);
+  uint32_t total = b.Kernel("test.add.i32", {sum, five}, 1)[0];
+  b.Streams({0, 0, 1, 0, 2, 0});
+  b.Define(f, {total});
+  auto program = *BefProgram::Load(b.Finish(), &host);
+  const Function* function = program->GetFunction("f");
+  EXPECT_EQ(CountWrongConcurrentResults(host, *function, 300,
+                                        [](int32_t x) { return 4 * x + 5; }),
             0);
 }
 

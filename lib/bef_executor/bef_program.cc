@@ -127,6 +127,9 @@ struct RegisterPlan {
   // Non-strict kernel per use: counted down when the register is defined,
   // available or not. Last: the hot path only reads the flag above.
   absl::Span<const uint32_t> non_strict_users;
+  // Strict users in another stream than the register's definer (only in
+  // functions compiled with streams): once ready they go to the work queue.
+  absl::Span<const uint32_t> outline_users;
 };
 
 class BefFunction;
@@ -159,6 +162,8 @@ class CallState {
   void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
                       bool count_down = true);
   void RunReady(Worklist& ready);
+  // Runs `kernel` (ready) from a work queue task.
+  void Offload(uint32_t kernel);
   // tfrt.sync functions: every kernel once, in program order, on this thread.
   void RunInOrder();
   // The value for function result `index` (+1): the register's value, or an
@@ -177,6 +182,8 @@ class CallState {
                             Worklist& ready);
   void CountDownUsers(uint32_t reg, Worklist& ready);
   void CountDown(const RegisterPlan& plan, Worklist& ready);
+  // Counts down plan.outline_users and offloads those that become ready.
+  void CountDownOutline(const RegisterPlan& plan);
   void RunKernel(uint32_t kernel, Worklist& ready);
   // Kernels with more operands or results than fit the stack arrays.
   void RunWideKernel(const KernelPlan& kernel, Worklist& ready);
@@ -296,6 +303,10 @@ class BefFunction final : public Function {
       // No chains order a sync function's side effects: program order does.
       state->RunInOrder();
     } else {
+      for (uint32_t kernel : arguments_available ? outline_with_arguments_
+                                                 : initially_outline_) {
+        state->Offload(kernel);
+      }
       state->RunReady(ready);
     }
     for (size_t i = 0; i < results.size(); ++i) {
@@ -435,9 +446,50 @@ class BefFunction final : public Function {
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
       kernels_[k].state_slot = &state_slots_[k];
     }
+    if (!decoded_.kernel_streams.empty()) SplitUsersByStream();
     // Run the first kernel in source order first: the worklist is LIFO.
     std::reverse(initially_ready_.begin(), initially_ready_.end());
     std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
+  }
+
+  // With streams (a program compiled with tfrt.cost_threshold), a kernel
+  // that becomes ready runs inline only if it is in the stream of the
+  // kernel that readied it; the others start on the work queue, as in TFRT.
+  // The entry's stream plays the definer for arguments and the kernels
+  // ready at the start.
+  void SplitUsersByStream() {
+    const absl::Span<const uint32_t> streams = decoded_.kernel_streams;
+    const uint32_t entry_stream = streams[0];
+    auto stream_of = [&](uint32_t kernel) { return streams[kernel + 1]; };
+    std::vector<uint32_t> definer(decoded_.num_registers, entry_stream);
+    for (uint32_t k = 0; k < kernels_.size(); ++k) {
+      for (uint32_t reg : kernels_[k].results) definer[reg] = stream_of(k);
+    }
+    for (uint32_t reg = 0; reg < decoded_.num_registers; ++reg) {
+      RegisterPlan& plan = registers_[reg];
+      const size_t begin = plan.users.data() - pool_.data();
+      auto first = pool_.begin() + begin;
+      auto last = first + plan.users.size();
+      auto split = std::stable_partition(first, last, [&](uint32_t user) {
+        return stream_of(user) == definer[reg];
+      });
+      const size_t inline_count = split - first;
+      plan.outline_users = plan.users.subspan(inline_count);
+      plan.users = plan.users.subspan(0, inline_count);
+      // Offloaded in program order (the inline part stays reversed).
+      std::reverse(split, last);
+    }
+    for (std::vector<uint32_t>* ready :
+         {&initially_ready_, &ready_with_arguments_}) {
+      std::vector<uint32_t>& outline =
+          ready == &initially_ready_ ? initially_outline_
+                                     : outline_with_arguments_;
+      auto split = std::stable_partition(
+          ready->begin(), ready->end(),
+          [&](uint32_t k) { return stream_of(k) == entry_stream; });
+      outline.assign(split, ready->end());
+      ready->erase(split, ready->end());
+    }
   }
 
   const BefProgram& program_;
@@ -449,6 +501,10 @@ class BefFunction final : public Function {
   std::vector<uint32_t> initially_ready_;
   // Ready at the start when every argument is available.
   std::vector<uint32_t> ready_with_arguments_;
+  // With streams: the kernels of the two lists above that start on the
+  // work queue.
+  std::vector<uint32_t> initially_outline_;
+  std::vector<uint32_t> outline_with_arguments_;
   std::vector<uint8_t> operand_is_argument_;
   bool runs_in_order_ = false;  // See RunInOrder.
   std::unique_ptr<KernelStateSlot[]> state_slots_;  // One per kernel.
@@ -597,10 +653,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::PublishResultSlots(const Reg
   }
 }
 
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::CountDownStrictUsers(const RegisterPlan& plan,
-                                            uint32_t reg, AsyncValue* value,
-                                            bool available, Worklist& ready) {
-  if (plan.users.empty()) return;
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::CountDownStrictUsers(
+    const RegisterPlan& plan, uint32_t reg, AsyncValue* value, bool available,
+    Worklist& ready) {
+  if (plan.users.empty() && plan.outline_users.empty()) return;
   if (available) {
     CountDown(plan, ready);
     return;
@@ -649,6 +705,27 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::CountDown(
       ready.push_back(user);
     }
   }
+  if (ABSL_PREDICT_FALSE(!plan.outline_users.empty())) CountDownOutline(plan);
+}
+
+[[gnu::noinline]] void CallState::CountDownOutline(const RegisterPlan& plan) {
+  for (uint32_t user : plan.outline_users) {
+    std::atomic<int32_t>& count = ready_counts_[user];
+    if (count.load(std::memory_order_acquire) == 1 ||
+        count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Offload(user);
+    }
+  }
+}
+
+void CallState::Offload(uint32_t kernel) {
+  AddRef();  // Released by the task.
+  exec_ctx_.host()->work_queue().AddTask([this, kernel] {
+    Worklist ready;
+    ready.push_back(kernel);
+    RunReady(ready);
+    DropRef();
+  });
 }
 
 // A thread with more ready kernels than this hands the older half to the

@@ -94,6 +94,8 @@ struct Function {
   // Debug info; each empty or one per register.
   absl::Span<const uint32_t> register_names;  // String indices.
   absl::Span<const uint32_t> register_types;  // Type indices.
+  // Empty, or the entry's stream followed by each kernel's (KernelStreams).
+  absl::Span<const uint32_t> kernel_streams;
 };
 
 struct Location {

@@ -28,8 +28,12 @@ enum class SectionId : uint8_t {
   // Optional: a name per location ("scope/op", from MLIR name locations),
   // which kernels and traces can show.
   kLocationNames = 8,
+  // Optional: per function, the stream of the entry and of each kernel
+  // (from the compiler's stream analysis); kernels of another stream than
+  // the one that makes them ready are handed to the work queue. Since 1.2.
+  kKernelStreams = 9,
 };
-inline constexpr int kNumSectionIds = 8;
+inline constexpr int kNumSectionIds = 9;
 
 // Encoded attribute kinds. Scalars carry 8 little-endian payload bytes.
 enum class AttributeKind : uint8_t {

@@ -40,6 +40,10 @@ struct FunctionBodySpec {
   // types (from AddType) that let BEF be translated back to MLIR.
   std::vector<std::string> register_names;
   std::vector<uint32_t> register_types;
+  // Empty, or the entry's stream and then one per kernel (see
+  // SectionId::kKernelStreams). Written even without debug info: it
+  // changes how the program is scheduled.
+  std::vector<uint32_t> kernel_streams;
 };
 
 class BefWriter {

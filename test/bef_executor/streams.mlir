@@ -1,0 +1,64 @@
+// Cost-based scheduling: in a program compiled with tfrt.cost_threshold,
+// the converter records the stream analysis (docs/compiler.md) in the BEF
+// file, and a kernel that becomes ready in another stream than the kernel
+// that readied it starts on the work queue instead of inline.
+// RUN: asyncrt-translate -mlir-to-bef %s -o %t.bef
+// RUN: bef_executor --work_queue_type=mstd:2 %t.bef 2>&1 | FileCheck %s --check-prefixes=CHECK,MT
+// RUN: bef_executor %t.bef 2>&1 | FileCheck %s --check-prefixes=CHECK,ST
+
+module attributes {tfrt.cost_threshold = 10 : i64} {
+
+// %t0 and %t1 each cost the threshold (no _tfrt_cost): two streams. %t0
+// continues the stream of %ch0's definer and runs inline on the calling
+// thread (id 0); %t1 starts on a worker (ids 1 and 2) with the
+// multi-threaded queue, and on the calling thread when the single-threaded
+// queue runs its tasks.
+// CHECK-LABEL: --- Running 'independent_expensive_kernels'
+func.func @independent_expensive_kernels() -> !tfrt.chain {
+  %ch = tfrt.new.chain
+  %t = "tfrt_test.get_thread_id"(%ch) : (!tfrt.chain) -> (i32)
+  // CHECK-NEXT: int32 = 0
+  %ch0 = tfrt.print.i32 %t, %ch
+  %t0 = "tfrt_test.get_thread_id"(%ch0) : (!tfrt.chain) -> (i32)
+  %t1 = "tfrt_test.get_thread_id"(%ch0) : (!tfrt.chain) -> (i32)
+  // CHECK-NEXT: int32 = 0
+  // MT-NEXT: int32 = {{[12]}}
+  // ST-NEXT: int32 = 0
+  %ch1 = tfrt.print.i32 %t0, %ch0
+  %ch2 = tfrt.print.i32 %t1, %ch1
+  %ch3 = tfrt.merge.chains %ch1, %ch2 : !tfrt.chain, !tfrt.chain
+  tfrt.return %ch3 : !tfrt.chain
+}
+// CHECK-NEXT: 'independent_expensive_kernels' returned !tfrt.chain value
+
+// Cheap kernels (cost 1, below the threshold) merge into one stream and
+// run inline, depth first.
+// CHECK-LABEL: --- Running 'cheap_kernels_stay_inline'
+func.func @cheap_kernels_stay_inline() -> i32 {
+  %c0 = tfrt.constant.i32 1
+  // CHECK-NEXT: id: 0
+  // CHECK-NEXT: id: 2
+  // CHECK-NEXT: id: 1
+  %c1 = tfrt_test.test_cost %c0 {id = 0 : i64, _tfrt_cost = 1 : i64} : i32
+  %c2 = tfrt_test.test_cost %c0 {id = 1 : i64, _tfrt_cost = 1 : i64} : i32
+  %c3 = tfrt_test.test_cost %c1 {id = 2 : i64, _tfrt_cost = 1 : i64} : i32
+  %sum = tfrt.add.i32 %c2, %c3
+  tfrt.return %sum : i32
+}
+// CHECK-NEXT: 'cheap_kernels_stay_inline' returned 2
+
+// Independent expensive kernels ready at the start: the one in the entry's
+// stream runs inline, the others start on the work queue; all run once.
+// CHECK-LABEL: --- Running 'expensive_kernels_at_the_start'
+func.func @expensive_kernels_at_the_start() -> (!tfrt.chain, !tfrt.chain, !tfrt.chain) {
+  %a = tfrt_test.test_cost {id = 1 : i64, _tfrt_cost = 20 : i64}
+  %b = tfrt_test.test_cost {id = 2 : i64, _tfrt_cost = 20 : i64}
+  %c = tfrt_test.test_cost {id = 3 : i64, _tfrt_cost = 20 : i64}
+  tfrt.return %a, %b, %c : !tfrt.chain, !tfrt.chain, !tfrt.chain
+}
+// CHECK-DAG: id: 1
+// CHECK-DAG: id: 2
+// CHECK-DAG: id: 3
+// CHECK: 'expensive_kernels_at_the_start' returned !tfrt.chain value,!tfrt.chain value,!tfrt.chain value
+
+}
