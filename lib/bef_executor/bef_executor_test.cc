@@ -99,6 +99,13 @@ void AddToBase(AsyncKernelFrame* frame) {
 
 std::mutex thread_ids_mutex;
 std::set<std::thread::id> thread_ids;
+// Adds like test.add.i32 and counts the runs on one of the queue's workers.
+std::atomic<int> runs_on_workers{0};
+int32_t AddOnWorker(int32_t a, int32_t b, HostContext* host) {
+  if (host->work_queue().CurrentWorkerIndex() >= 0) runs_on_workers++;
+  return a + b;
+}
+
 // Adds like test.add.i32 and records which thread ran it.
 int32_t RecordThread(int32_t a, int32_t b) {
   std::lock_guard<std::mutex> lock(thread_ids_mutex);
@@ -127,6 +134,7 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("test.describe", ASYNCRT_KERNEL(Describe));
   add("test.call", ASYNCRT_KERNEL(Call));
   add("test.record_thread", ASYNCRT_KERNEL(RecordThread));
+  add("test.add_on_worker.i32", ASYNCRT_KERNEL(AddOnWorker));
   add("test.deferred", ASYNCRT_KERNEL(Deferred));
   add("test.add_to_base", AddToBase);
   ASSERT_TRUE(registry
@@ -661,10 +669,18 @@ TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
   EXPECT_EQ(states_made.load(), states_destroyed.load());
 }
 
-TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
+// Loads the function "f" (i32 -> i32) that `b` defines on a host with two
+// workers and counts wrong results of concurrent calls.
+int CountWrongConcurrentCalls(ProgramBuilder& b, int32_t (*expected)(int32_t)) {
   HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
                    *CreateWorkQueue("mstd:2"));
   RegisterTestKernels(host.registry());
+  auto program = *BefProgram::Load(b.Finish(), &host);
+  return CountWrongConcurrentResults(host, *program->GetFunction("f"), 300,
+                                     expected);
+}
+
+TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 1, 1);
   uint32_t arg = b.Arguments(1)[0];
@@ -673,35 +689,28 @@ TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   uint32_t right = b.Kernel("test.add.i32", {arg, arg}, 1)[0];
   uint32_t joined = b.Kernel("test.async_add.i32", {left, right}, 1)[0];
   b.Define(f, {joined});
-  auto program = *BefProgram::Load(b.Finish(), &host);
-  const Function* function = program->GetFunction("f");
-  EXPECT_EQ(CountWrongConcurrentResults(host, *function, 300,
-                                        [](int32_t x) { return 4 * x; }),
-            0);
+  EXPECT_EQ(CountWrongConcurrentCalls(b, [](int32_t x) { return 4 * x; }), 0);
 }
 
 TEST(ExecutorStressTest, KernelsOfOtherStreamsStartOnTheQueue) {
-  // With streams, `b` (stream 1) and `five` (stream 2, ready at the start)
-  // run as work queue tasks while the entry's stream goes on inline; the
-  // join waits for both, from whichever thread finishes last.
-  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
-                   *CreateWorkQueue("mstd:2"));
-  RegisterTestKernels(host.registry());
+  // With streams, `right` (stream 1) and `five` (stream 2, ready at the
+  // start) run as work queue tasks while the entry's stream goes on inline;
+  // the joins wait for them, on whichever thread finishes last.
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 1, 1);
   uint32_t arg = b.Arguments(1)[0];
   uint32_t left = b.Kernel("test.add.i32", {arg, arg}, 1)[0];
-  uint32_t right = b.Kernel("test.add.i32", {arg, arg}, 1)[0];
+  uint32_t right = b.Kernel("test.add_on_worker.i32", {arg, arg}, 1)[0];
   uint32_t sum = b.Kernel("test.add.i32", {left, right}, 1)[0];
   uint32_t five = b.Const(5);
   uint32_t total = b.Kernel("test.add.i32", {sum, five}, 1)[0];
   b.Streams({0, 0, 1, 0, 2, 0});
   b.Define(f, {total});
-  auto program = *BefProgram::Load(b.Finish(), &host);
-  const Function* function = program->GetFunction("f");
-  EXPECT_EQ(CountWrongConcurrentResults(host, *function, 300,
-                                        [](int32_t x) { return 4 * x + 5; }),
-            0);
+  runs_on_workers = 0;
+  EXPECT_EQ(
+      CountWrongConcurrentCalls(b, [](int32_t x) { return 4 * x + 5; }), 0);
+  // Every call ran `right` as a task (4 threads x 300 calls).
+  EXPECT_EQ(runs_on_workers.load(), 1200);
 }
 
 TEST(ExecutorStressTest, NonStrictPlaceholdersRaceTheirDefiners) {
