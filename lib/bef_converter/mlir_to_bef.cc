@@ -217,8 +217,9 @@ class Converter {
       }
       body.kernels.push_back(std::move(kernel));
     }
+    // A tfrt.sync function runs in program order on one thread: no streams.
     if (auto func = mlir::dyn_cast<mlir::func::FuncOp>(owner);
-        func && SchedulesByStreams(func)) {
+        func && !is_sync && SchedulesByStreams(func)) {
       compiler::StreamAnalysis streams(func);
       body.kernel_streams.push_back(streams.GetRootStream().id());
       for (mlir::Operation& op : block.without_terminator()) {

@@ -446,7 +446,8 @@ class BefFunction final : public Function {
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
       kernels_[k].state_slot = &state_slots_[k];
     }
-    if (!decoded_.kernel_streams.empty()) SplitUsersByStream();
+    // tfrt.sync functions run in program order on the calling thread.
+    if (!decoded_.kernel_streams.empty() && !is_sync()) SplitUsersByStream();
     // Run the first kernel in source order first: the worklist is LIFO.
     std::reverse(initially_ready_.begin(), initially_ready_.end());
     std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());

@@ -61,4 +61,17 @@ func.func @expensive_kernels_at_the_start() -> (!tfrt.chain, !tfrt.chain, !tfrt.
 // CHECK-DAG: id: 3
 // CHECK: 'expensive_kernels_at_the_start' returned !tfrt.chain value,!tfrt.chain value,!tfrt.chain value
 
+// A tfrt.sync function runs each kernel once, in program order, on the
+// calling thread, streams or not.
+// CHECK-LABEL: --- Running 'sync_function'
+func.func @sync_function() -> i32 attributes {tfrt.sync} {
+  %c0 = "tfrt.constant_s.i32"() {value = 1 : i32} : () -> i32
+  // CHECK-NEXT: id: 7
+  // CHECK-NEXT: id: 8
+  // CHECK-NEXT: 'sync_function' returned 1
+  %a = tfrt_test.test_cost %c0 {id = 7 : i64, _tfrt_cost = 20 : i64} : i32
+  %b = tfrt_test.test_cost %c0 {id = 8 : i64, _tfrt_cost = 20 : i64} : i32
+  tfrt.return %a : i32
+}
+
 }
