@@ -173,8 +173,10 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
     for (auto& tensor : tensors) tensor = error;
     if (chain) *chain = AsyncValueRef<Chain>(std::move(error));
   };
-  absl::InlinedVector<AsyncValue*, 4> inputs(arguments.begin(),
-                                             arguments.end());
+  // The arguments, or (once one needs converting) a copy with converted
+  // values in its place.
+  absl::Span<AsyncValue* const> inputs = arguments;
+  absl::InlinedVector<AsyncValue*, 4> converted_inputs;
   // Filled by push_back: the size constructor zeroes through a memset call,
   // which was a tenth of an eager op.
   absl::InlinedVector<const Tensor*, 4> input_tensors;
@@ -199,7 +201,11 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
       return fail(MakeErrorAsyncValueRef(
           "asynchronous tensor conversions are not supported"));
     }
-    inputs[i] = value.get();
+    if (converted_inputs.empty()) {
+      converted_inputs.assign(arguments.begin(), arguments.end());
+      inputs = converted_inputs;
+    }
+    converted_inputs[i] = value.get();
     input_tensors.back() = GetTensorIfPresent(*value);
     converted.push_back(std::move(value));
     unshared_arguments &= ~(uint64_t{1} << (i & 63));
