@@ -7,6 +7,7 @@
 #include "asyncrt/dialects/corert/corert_dialect.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -125,17 +126,32 @@ class BefToMlir {
       for (size_t r = 0; r < kernel.functions.size(); ++r) state.addRegion();
       mlir::Operation* op = builder_.create(state);
       for (size_t r = 0; r < kernel.functions.size(); ++r) {
+        // An untrusted file may name one body as the region of two kernels
+        // or of itself: each region body is built once, and nesting is
+        // bounded, so neither loops nor overflows the stack.
+        const uint32_t region_index = kernel.functions[r];
         const bef::Function& region_function =
-            file_.functions()[kernel.functions[r]];
+            file_.functions()[region_index];
+        if (!region_function.name.empty() ||
+            !built_regions_.insert(region_index).second) {
+          return mlir::emitError(op->getLoc())
+                 << "BEF function " << region_index
+                 << " is not a region body of its own";
+        }
+        if (region_depth_ >= kMaxRegionDepth) {
+          return mlir::emitError(op->getLoc())
+                 << "regions nest deeper than " << kMaxRegionDepth;
+        }
         mlir::Region& region = op->getRegion(r);
         auto* region_block = new mlir::Block();
         region.push_back(region_block);
         for (mlir::Type type : Types(region_function.argument_types)) {
           region_block->addArgument(type, op->getLoc());
         }
-        if (mlir::failed(BuildBody(region_function, region_block))) {
-          return mlir::failure();
-        }
+        ++region_depth_;
+        mlir::LogicalResult built = BuildBody(region_function, region_block);
+        --region_depth_;
+        if (mlir::failed(built)) return mlir::failure();
       }
       for (size_t i = 0; i < kernel.results.size(); ++i) {
         values[kernel.results[i]] = op->getResult(i);
@@ -328,6 +344,9 @@ class BefToMlir {
   mlir::OpBuilder builder_;
   std::vector<mlir::Type> types_;
   bool warned_missing_types_ = false;
+  static constexpr int kMaxRegionDepth = 256;
+  int region_depth_ = 0;
+  llvm::DenseSet<uint32_t> built_regions_;
   mlir::ModuleOp module_;  // The output, while Run() builds it.
   llvm::StringSet<> compiled_modules_;
   std::vector<mlir::Operation*> compiled_module_ops_;

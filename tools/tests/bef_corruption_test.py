@@ -3,8 +3,10 @@
 
 Compiles a program that uses calls, regions and attributes to BEF, then runs
 bef_executor on truncations (every 5th length) and on one single-byte
-corruption at every position (the kind of flip cycling with the position). Each run must end by itself (no crash, no hang): exit 0 (the
-corruption kept the file valid) or a non-zero exit with a message.
+corruption at every position (the kind of flip cycling with the position),
+and asyncrt-translate -bef-to-mlir on every third of those files. Each run
+must end by itself (no crash, no hang): exit 0 (the corruption kept the file
+valid) or a non-zero exit with a message.
 Usage: bef_corruption_test.py BIN_DIR SOURCE.mlir
 """
 import os
@@ -13,9 +15,8 @@ import sys
 import tempfile
 
 
-def run(executor, path):
-    proc = subprocess.run([executor, "--host_allocator_type=malloc", path],
-                          capture_output=True, timeout=20)
+def run(command):
+    proc = subprocess.run(command, capture_output=True, timeout=20)
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -38,18 +39,23 @@ def main():
             path = os.path.join(tmp, "case.bef")
             with open(path, "wb") as f:
                 f.write(data)
-            try:
-                code, output = run(executor, path)
-            except subprocess.TimeoutExpired:
-                print(f"case {index}: hung")
-                failures += 1
-                continue
-            if code < 0 or code >= 128:
-                print(f"case {index}: killed by a signal ({code})")
-                failures += 1
-            elif code != 0 and not output.strip():
-                print(f"case {index}: failed without a message")
-                failures += 1
+            commands = [[executor, "--host_allocator_type=malloc", path]]
+            if index % 3 == 0:
+                commands.append([translate, "-bef-to-mlir", path])
+            for command in commands:
+                tool = os.path.basename(command[0])
+                try:
+                    code, output = run(command)
+                except subprocess.TimeoutExpired:
+                    print(f"case {index}: {tool} hung")
+                    failures += 1
+                    continue
+                if code < 0 or code >= 128:
+                    print(f"case {index}: {tool} killed by a signal ({code})")
+                    failures += 1
+                elif code != 0 and not output.strip():
+                    print(f"case {index}: {tool} failed without a message")
+                    failures += 1
         print(f"{len(cases) - failures} passed, {failures} failed")
         return 1 if failures else 0
 
