@@ -570,27 +570,27 @@ void OddCollector(OpInvocation& invocation) {
 
 // Copies a reference to the argument on the work queue: the result is
 // computed asynchronously.
-void AsyncNoop(OpInvocation& invocation) {
-  RCReference<AsyncValue> input = FormRef(invocation.arguments[0]);
+// A value that becomes `value` later, from the work queue.
+RCReference<AsyncValue> ForwardLater(HostContext* host,
+                                     RCReference<AsyncValue> value) {
   RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
-  invocation.results[0] = result;
-  EnqueueWork(invocation.host(), [input = std::move(input),
-                                  result = std::move(result)]() mutable {
-    result->ForwardTo(std::move(input));
+  EnqueueWork(host, [value = std::move(value), result]() mutable {
+    result->ForwardTo(std::move(value));
   });
+  return result;
+}
+
+void AsyncNoop(OpInvocation& invocation) {
+  invocation.results[0] =
+      ForwardLater(invocation.host(), FormRef(invocation.arguments[0]));
 }
 
 // tfrt_test.add.denseonly3: the sum, made available later from the work
 // queue (its handle's metadata is known at once, its tensor is not).
 void AddLater(OpInvocation& invocation) {
   Add(invocation);
-  RCReference<AsyncValue> sum = std::move(invocation.results[0]);
-  RCReference<IndirectAsyncValue> result = MakeIndirectAsyncValue();
-  invocation.results[0] = result;
-  EnqueueWork(invocation.host(), [sum = std::move(sum),
-                                  result = std::move(result)]() mutable {
-    result->ForwardTo(std::move(sum));
-  });
+  invocation.results[0] =
+      ForwardLater(invocation.host(), std::move(invocation.results[0]));
 }
 
 void Print(OpInvocation& invocation) {

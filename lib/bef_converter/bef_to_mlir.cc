@@ -8,7 +8,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -49,11 +49,6 @@ class BefToMlir {
     for (const bef::Function& function : file_.functions()) {
       if (function.name.empty()) continue;  // A region, built in place.
       if (mlir::failed(BuildFunction(function))) return nullptr;
-    }
-    // Compiled modules first, in the order first referenced, as written.
-    for (auto it = compiled_module_ops_.rbegin();
-         it != compiled_module_ops_.rend(); ++it) {
-      (*it)->moveBefore(&module->getBody()->front());
     }
     if (mlir::failed(mlir::verify(*module))) return nullptr;
     return module;
@@ -184,11 +179,16 @@ class BefToMlir {
           << "compiled module @" << root << " does not parse as that module";
       return false;
     }
+    // Compiled modules come first, in the order first referenced, as the
+    // converter found them.
     mlir::Operation* module = &parsed.front();
     module->remove();
-    module_.getBody()->push_back(module);
-    compiled_modules_.insert(root);
-    compiled_module_ops_.push_back(module);
+    auto& ops = module_.getBody()->getOperations();
+    ops.insert(compiled_modules_.empty()
+                   ? ops.begin()
+                   : std::next(compiled_modules_.back().second->getIterator()),
+               module);
+    compiled_modules_.insert({root, module});
     return true;
   }
 
@@ -348,8 +348,8 @@ class BefToMlir {
   int region_depth_ = 0;
   llvm::DenseSet<uint32_t> built_regions_;
   mlir::ModuleOp module_;  // The output, while Run() builds it.
-  llvm::StringSet<> compiled_modules_;
-  std::vector<mlir::Operation*> compiled_module_ops_;
+  // By root symbol, in the order inserted (first in the output module).
+  llvm::MapVector<llvm::StringRef, mlir::Operation*> compiled_modules_;
 };
 
 }  // namespace

@@ -182,6 +182,8 @@ class CallState {
                             Worklist& ready);
   void CountDownUsers(uint32_t reg, Worklist& ready);
   void CountDown(const RegisterPlan& plan, Worklist& ready);
+  // Counts down one strict kernel's operands; true if it is now ready.
+  bool CountDownOne(uint32_t kernel);
   // Counts down plan.outline_users and offloads those that become ready.
   void CountDownOutline(const RegisterPlan& plan);
   void RunKernel(uint32_t kernel, Worklist& ready);
@@ -480,17 +482,17 @@ class BefFunction final : public Function {
       // Offloaded in program order (the inline part stays reversed).
       std::reverse(split, last);
     }
-    for (std::vector<uint32_t>* ready :
-         {&initially_ready_, &ready_with_arguments_}) {
-      std::vector<uint32_t>& outline =
-          ready == &initially_ready_ ? initially_outline_
-                                     : outline_with_arguments_;
+    // Moves the kernels of other streams than the entry's to `outline`.
+    auto split_off = [&](std::vector<uint32_t>& ready,
+                         std::vector<uint32_t>& outline) {
       auto split = std::stable_partition(
-          ready->begin(), ready->end(),
+          ready.begin(), ready.end(),
           [&](uint32_t k) { return stream_of(k) == entry_stream; });
-      outline.assign(split, ready->end());
-      ready->erase(split, ready->end());
-    }
+      outline.assign(split, ready.end());
+      ready.erase(split, ready.end());
+    };
+    split_off(initially_ready_, initially_outline_);
+    split_off(ready_with_arguments_, outline_with_arguments_);
   }
 
   const BefProgram& program_;
@@ -697,25 +699,23 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::CountDown(
     const RegisterPlan& plan, Worklist& ready) {
   const uint32_t* users = plan.users.data();
   for (size_t u = 0, n = plan.users.size(); u < n; ++u) {
-    const uint32_t user = users[u];
-    std::atomic<int32_t>& count = ready_counts_[user];
-    // Reading 1 means every other operand has counted down already, so no
-    // other thread touches this count: skip the read-modify-write.
-    if (count.load(std::memory_order_acquire) == 1 ||
-        count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      ready.push_back(user);
-    }
+    if (CountDownOne(users[u])) ready.push_back(users[u]);
   }
   if (ABSL_PREDICT_FALSE(!plan.outline_users.empty())) CountDownOutline(plan);
 }
 
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool CallState::CountDownOne(
+    uint32_t kernel) {
+  std::atomic<int32_t>& count = ready_counts_[kernel];
+  // Reading 1 means every other operand has counted down already, so no
+  // other thread touches this count: skip the read-modify-write.
+  return count.load(std::memory_order_acquire) == 1 ||
+         count.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
 [[gnu::noinline]] void CallState::CountDownOutline(const RegisterPlan& plan) {
   for (uint32_t user : plan.outline_users) {
-    std::atomic<int32_t>& count = ready_counts_[user];
-    if (count.load(std::memory_order_acquire) == 1 ||
-        count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      Offload(user);
-    }
+    if (CountDownOne(user)) Offload(user);
   }
 }
 
