@@ -359,9 +359,9 @@ void InvokeSyncFunction(RemainingArguments args, RemainingResults results,
                         const Function* fn, AsyncKernelFrame* frame) {
   if (fn->num_arguments() != args.size() ||
       fn->num_results() != results.size()) {
-    frame->ReportError(absl::InvalidArgumentError(absl::StrCat(
-        "function '", fn->name(), "' takes ", fn->num_arguments(),
-        " arguments and returns ", fn->num_results())));
+    frame->ReportError(absl::InvalidArgumentError(
+        absl::StrCat("function '", fn->name(), "' takes ", fn->num_arguments(),
+                     " arguments and returns ", fn->num_results())));
     return;
   }
   std::vector<RCReference<AsyncValue>> values(results.size());

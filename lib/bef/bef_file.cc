@@ -275,8 +275,8 @@ class BefFile::Decoder {
         }
         case AttributeKind::kComplex64:
         case AttributeKind::kComplex128:
-          return reader.Error(absl::StrCat(
-              "attribute kind ", kind, " is only valid for elements"));
+          return reader.Error(absl::StrCat("attribute kind ", kind,
+                                           " is only valid for elements"));
         default:  // Scalars.
           BEF_RETURN_IF_ERROR(reader.ReadU64(&attribute.bits));
           break;

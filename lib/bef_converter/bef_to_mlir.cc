@@ -125,8 +125,7 @@ class BefToMlir {
         // or of itself: each region body is built once, and nesting is
         // bounded, so neither loops nor overflows the stack.
         const uint32_t region_index = kernel.functions[r];
-        const bef::Function& region_function =
-            file_.functions()[region_index];
+        const bef::Function& region_function = file_.functions()[region_index];
         if (!region_function.name.empty() ||
             !built_regions_.insert(region_index).second) {
           return mlir::emitError(op->getLoc())
@@ -308,8 +307,8 @@ class BefToMlir {
         if (!AddCompiledModule(root, Ref(attribute.bytes))) return nullptr;
         llvm::SmallVector<mlir::FlatSymbolRefAttr> nested;
         for (uint32_t symbol : attribute.elements) {
-          nested.push_back(
-              mlir::FlatSymbolRefAttr::get(context_, Ref(file_.string(symbol))));
+          nested.push_back(mlir::FlatSymbolRefAttr::get(
+              context_, Ref(file_.string(symbol))));
         }
         return mlir::SymbolRefAttr::get(context_, root, nested);
       }
@@ -328,7 +327,8 @@ class BefToMlir {
           // MLIR packs i1 raw buffers as bits; BEF keeps a byte per element.
           llvm::SmallVector<bool> values;
           for (char byte : attribute.bytes) values.push_back(byte != 0);
-          return mlir::DenseElementsAttr::get(type, llvm::ArrayRef<bool>(values));
+          return mlir::DenseElementsAttr::get(type,
+                                              llvm::ArrayRef<bool>(values));
         }
         return mlir::DenseElementsAttr::getFromRawBuffer(
             type, llvm::ArrayRef<char>(attribute.bytes.data(),

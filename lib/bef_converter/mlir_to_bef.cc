@@ -343,8 +343,7 @@ class Converter {
       mlir::Type type = t.getValue();
       // Scalars and dialect types (dtypes, !tfrt.chain) encode by name;
       // builtin aggregates such as tensor<1xf32> do not.
-      if (!ElementKind(type) &&
-          type.getDialect().getNamespace() == "builtin") {
+      if (!ElementKind(type) && type.getDialect().getNamespace() == "builtin") {
         return cannot_encode();
       }
       return writer_.AddTypeAttribute(TypeString(type));
@@ -483,8 +482,7 @@ class Converter {
     for (mlir::FlatSymbolRefAttr reference : symbol.getNestedReferences()) {
       nested.push_back(reference.getValue().str());
     }
-    return writer_.AddCompilationUnitAttribute(View(root), nested,
-                                               it->second);
+    return writer_.AddCompilationUnitAttribute(View(root), nested, it->second);
   }
 
   // ScalarKind, or a complex kind (dense elements and type attributes).

@@ -707,8 +707,8 @@ TEST(ExecutorStressTest, KernelsOfOtherStreamsStartOnTheQueue) {
   b.Streams({0, 0, 1, 0, 2, 0});
   b.Define(f, {total});
   runs_on_workers = 0;
-  EXPECT_EQ(
-      CountWrongConcurrentCalls(b, [](int32_t x) { return 4 * x + 5; }), 0);
+  EXPECT_EQ(CountWrongConcurrentCalls(b, [](int32_t x) { return 4 * x + 5; }),
+            0);
   // Every call ran `right` as a task (4 threads x 300 calls).
   EXPECT_EQ(runs_on_workers.load(), 1200);
 }

@@ -305,8 +305,8 @@ class BefFunction final : public Function {
       // No chains order a sync function's side effects: program order does.
       state->RunInOrder();
     } else {
-      for (uint32_t kernel : arguments_available ? outline_with_arguments_
-                                                 : initially_outline_) {
+      for (uint32_t kernel :
+           arguments_available ? outline_with_arguments_ : initially_outline_) {
         state->Offload(kernel);
       }
       state->RunReady(ready);
@@ -641,8 +641,8 @@ void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
   CountDownStrictUsers(plan, reg, value, available, ready);
 }
 
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::PublishResultSlots(const RegisterPlan& plan,
-                                   AsyncValue* value) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::PublishResultSlots(
+    const RegisterPlan& plan, AsyncValue* value) {
   for (uint32_t slot : plan.result_slots) {
     uintptr_t waiting =
         result_slots_[slot].exchange(kResultDefined, std::memory_order_acq_rel);

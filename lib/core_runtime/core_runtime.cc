@@ -57,8 +57,7 @@ const OpEntry* OpRegistry::FindByCallSite(absl::string_view name) const {
   constexpr size_t kSlots = 64;
   thread_local Slot cache[kSlots];
   const Table& table = *table_.load(std::memory_order_acquire);
-  Slot& slot =
-      cache[(reinterpret_cast<uintptr_t>(name.data()) >> 3) % kSlots];
+  Slot& slot = cache[(reinterpret_cast<uintptr_t>(name.data()) >> 3) % kSlots];
   if (slot.data == name.data() && slot.generation == table.generation &&
       slot.entry->name == name) {
     return slot.entry;

@@ -70,7 +70,6 @@ TensorType TensorType::Register(absl::string_view name) {
   return TensorType(TensorTypeRegistry::Get().Register(name));
 }
 
-
 //===--- Tensor -----------------------------------------------------------===//
 
 Tensor::~Tensor() = default;

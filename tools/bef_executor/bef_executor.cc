@@ -32,8 +32,8 @@
 #include "asyncrt/host_context/host_context.h"
 #include "asyncrt/host_context/resource_context.h"
 #include "asyncrt/host_context/tracing.h"
-#include "asyncrt/kernels/cpu_kernels.h"
 #include "asyncrt/kernels/core_runtime_kernels.h"
+#include "asyncrt/kernels/cpu_kernels.h"
 #include "asyncrt/kernels/tensor_kernels.h"
 #include "asyncrt/kernels/test_kernels.h"
 #include "llvm/Support/CommandLine.h"
@@ -81,8 +81,7 @@ cl::opt<std::string> tracing_level("tracing_level",
                                    cl::init("default"),
                                    cl::cat(executor_options));
 cl::list<std::string> devices_flag(
-    "devices",
-    cl::desc("Devices whose op handlers to register by name (cpu)"),
+    "devices", cl::desc("Devices whose op handlers to register by name (cpu)"),
     cl::CommaSeparated, cl::cat(executor_options));
 cl::list<std::string> shared_libs("shared_libs",
                                   cl::desc("Kernel libraries to load (dlopen)"),

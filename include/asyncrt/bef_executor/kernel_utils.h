@@ -240,10 +240,10 @@ bool AttributeKindMatches(bef::AttributeKind kind) {
 }
 [[gnu::noinline, gnu::cold]] inline bool MissingArgument(
     AsyncKernelFrame* frame, size_t index) {
-  return FailCheck(frame, absl::InvalidArgumentError(absl::StrCat(
-                              "kernel '", frame->kernel_name(),
-                              "' expects at least ", index + 1,
-                              " arguments, got ", frame->GetNumArgs())));
+  return FailCheck(frame,
+                   absl::InvalidArgumentError(absl::StrCat(
+                       "kernel '", frame->kernel_name(), "' expects at least ",
+                       index + 1, " arguments, got ", frame->GetNumArgs())));
 }
 [[gnu::noinline, gnu::cold]] inline bool WrongArgumentType(
     AsyncKernelFrame* frame, size_t index) {
@@ -300,10 +300,10 @@ inline bool CheckAttribute(AsyncKernelFrame* frame, KernelCursor& cursor,
                            absl::string_view expected) {
   if (cursor.attr >= frame->GetNumAttributes() ||
       !matches(frame->GetAttributeAt(cursor.attr))) {
-    return FailCheck(frame, absl::InvalidArgumentError(absl::StrCat(
-                                "kernel '", frame->kernel_name(),
-                                "' expects attribute ", cursor.attr, " to be ",
-                                expected)));
+    return FailCheck(
+        frame, absl::InvalidArgumentError(absl::StrCat(
+                   "kernel '", frame->kernel_name(), "' expects attribute ",
+                   cursor.attr, " to be ", expected)));
   }
   ++cursor.attr;
   return true;
@@ -437,9 +437,7 @@ struct ParamTraits<RemainingResults> {
 
 template <>
 struct ParamTraits<ExecutionContext> {
-  static bool Check(AsyncKernelFrame*, KernelCursor&) {
-    return true;
-  }
+  static bool Check(AsyncKernelFrame*, KernelCursor&) { return true; }
   static const ExecutionContext& Get(AsyncKernelFrame* frame, KernelCursor&) {
     return frame->GetExecutionContext();
   }
@@ -447,9 +445,7 @@ struct ParamTraits<ExecutionContext> {
 
 template <>
 struct ParamTraits<HostContext*> {
-  static bool Check(AsyncKernelFrame*, KernelCursor&) {
-    return true;
-  }
+  static bool Check(AsyncKernelFrame*, KernelCursor&) { return true; }
   static HostContext* Get(AsyncKernelFrame* frame, KernelCursor&) {
     return frame->GetHostContext();
   }
@@ -457,9 +453,7 @@ struct ParamTraits<HostContext*> {
 
 template <>
 struct ParamTraits<AsyncKernelFrame*> {
-  static bool Check(AsyncKernelFrame*, KernelCursor&) {
-    return true;
-  }
+  static bool Check(AsyncKernelFrame*, KernelCursor&) { return true; }
   static AsyncKernelFrame* Get(AsyncKernelFrame* frame, KernelCursor&) {
     return frame;
   }
@@ -609,9 +603,10 @@ struct KernelImpl<R (*)(Params...), f> {
     }
     if (cursor.result != frame->GetNumResults()) {
       return FailCheck(
-          frame, absl::InvalidArgumentError(absl::StrCat(
-                     "kernel '", frame->kernel_name(), "' has ", cursor.result,
-                     " results, the program expects ", frame->GetNumResults())));
+          frame,
+          absl::InvalidArgumentError(absl::StrCat(
+              "kernel '", frame->kernel_name(), "' has ", cursor.result,
+              " results, the program expects ", frame->GetNumResults())));
     }
     return true;
   }

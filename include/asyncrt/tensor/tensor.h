@@ -36,11 +36,9 @@ inline constexpr TensorTypeEntry kInvalidTensorTypeEntry = {0, "<invalid>"};
 // The host tensor types of this library are constants (no registry lookup
 // or static guard on the op dispatch path); the registry knows them by name.
 inline constexpr TensorTypeEntry kDenseHostTensorTypeEntry = {1, "DenseHost"};
-inline constexpr TensorTypeEntry kStringHostTensorTypeEntry = {2,
-                                                               "StringHost"};
+inline constexpr TensorTypeEntry kStringHostTensorTypeEntry = {2, "StringHost"};
 inline constexpr TensorTypeEntry kCooHostTensorTypeEntry = {3, "CooHost"};
-inline constexpr TensorTypeEntry kScalarHostTensorTypeEntry = {4,
-                                                               "ScalarHost"};
+inline constexpr TensorTypeEntry kScalarHostTensorTypeEntry = {4, "ScalarHost"};
 inline constexpr int32_t kNumBuiltinTensorTypes = 4;
 }  // namespace internal
 
@@ -55,7 +53,8 @@ class TensorType {
   // gives the same type. Thread-safe.
   static TensorType Register(absl::string_view name);
   // A type of a constant entry (the built-in ones).
-  static constexpr TensorType FromEntry(const internal::TensorTypeEntry* entry) {
+  static constexpr TensorType FromEntry(
+      const internal::TensorTypeEntry* entry) {
     return TensorType(entry);
   }
 
