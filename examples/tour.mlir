@@ -30,11 +30,12 @@ func.func @sum_of_squares() -> i32 {
 }
 
 // Several results, and a print ordered by its chain.
-func.func @divide() -> (i32, i32) {
+func.func @divide() -> (i32, i32, !tfrt.chain) {
   %x = tfrt.constant.i32 84
   %two = tfrt.constant.i32 2
   %q, %r = tfrt.div.i32 %x, %two
   %ch0 = tfrt.new.chain
   %ch1 = tfrt.print.i32 %q, %ch0
-  tfrt.return %q, %r : i32, i32
+  // Returning the print's chain makes callers wait for the print.
+  tfrt.return %q, %r, %ch1 : i32, i32, !tfrt.chain
 }

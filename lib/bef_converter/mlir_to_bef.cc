@@ -217,10 +217,11 @@ class Converter {
       }
       body.kernels.push_back(std::move(kernel));
     }
-    // A tfrt.sync function runs in program order on one thread: no streams.
-    if (auto func = mlir::dyn_cast<mlir::func::FuncOp>(owner);
-        func && !is_sync && SchedulesByStreams(func)) {
-      compiler::StreamAnalysis streams(func);
+    // As TFRT, every function and region body records its streams (the
+    // executor schedules by them); a tfrt.sync function runs in program
+    // order on one thread: no streams.
+    if (!is_sync) {
+      compiler::StreamAnalysis streams(block);
       body.kernel_streams.push_back(streams.GetRootStream().id());
       for (mlir::Operation& op : block.without_terminator()) {
         body.kernel_streams.push_back(streams.GetStream(&op).id());
@@ -451,15 +452,6 @@ class Converter {
       return writer_.AddAggregateAttribute(elements);
     }
     return cannot_encode();
-  }
-
-  // Programs opt in to cost-based scheduling with `tfrt.cost_threshold` on
-  // the function or its module, as in TFRT; the others keep the executor's
-  // default (inline, with batches offloaded when a thread has many).
-  static bool SchedulesByStreams(mlir::func::FuncOp func) {
-    if (func->hasAttr(compiler::kCostThresholdAttr)) return true;
-    auto module = func->getParentOfType<mlir::ModuleOp>();
-    return module && module->hasAttr(compiler::kCostThresholdAttr);
   }
 
   // The nested module named `name` marked `tfrt.compiled`, or null.

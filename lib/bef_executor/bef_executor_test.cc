@@ -352,6 +352,30 @@ TEST_P(ExecutorTest, UnavailableArgumentsResumeTheCall) {
   EXPECT_EQ(results[1]->get<int32_t>(), 12);
 }
 
+TEST_P(ExecutorTest, StreamsStartWhenSomeArgumentsAreUnavailable) {
+  // `other` (stream 1) becomes ready while the call defines its available
+  // argument; it must still start from the queue although `b` is pending.
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 2, 2);
+  auto args = b.Arguments(2);
+  uint32_t other = b.Kernel("test.add.i32", {args[0], args[0]}, 1)[0];
+  uint32_t later = b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0];
+  b.Streams({0, 1, 0});
+  b.Define(f, {other, later});
+  auto program = Load(b);
+  auto ready = MakeAvailableAsyncValueRef<int32_t>(5);
+  auto pending = MakeUnconstructedAsyncValueRef<int32_t>();
+  AsyncValue* arguments[] = {ready.GetAsyncValue(), pending.GetAsyncValue()};
+  std::vector<RCReference<AsyncValue>> results =
+      Start(*program->GetFunction("f"), arguments);
+  host_.Quiesce();
+  ASSERT_TRUE(results[0]->IsAvailable());
+  EXPECT_EQ(results[0]->get<int32_t>(), 10);
+  pending.emplace(7);
+  host_.Await(results);
+  EXPECT_EQ(results[1]->get<int32_t>(), 12);
+}
+
 TEST_P(ExecutorTest, AttributesAndVariadicArguments) {
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 0, 1);

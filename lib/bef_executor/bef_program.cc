@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "absl/base/optimization.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/bef_executor/kernel_frame.h"
@@ -113,6 +114,8 @@ struct KernelPlan {
   // See KernelStrictness: runs once any operand is defined, taking
   // placeholders for the others, and sees error operands.
   bool non_strict = false;
+  // With streams (see SplitUsersByStream): the kernel's stream id.
+  uint32_t stream = 0;
   KernelStateSlot* state_slot = nullptr;  // Owned by the function.
 };
 
@@ -130,6 +133,7 @@ struct RegisterPlan {
   // Strict users in another stream than the register's definer (only in
   // functions compiled with streams): once ready they go to the work queue.
   absl::Span<const uint32_t> outline_users;
+  uint32_t stream = 0;  // With streams: the definer's stream.
 };
 
 class BefFunction;
@@ -155,15 +159,20 @@ class CallState {
     }
   }
 
-  using Worklist = absl::InlinedVector<uint32_t, 16>;
+  // The kernels that became ready on this thread.
+  struct Worklist {
+    // Run here, last in first out.
+    absl::InlinedVector<uint32_t, 16> kernels;
+    // With streams: ready kernels of other streams, started on the work
+    // queue (one task per stream) once the running kernel is done.
+    absl::InlinedVector<uint32_t, 4> outline;
+  };
 
   // Defines `reg` as `value` (+1 consumed) and, if `count_down`, counts
   // down its users, adding those that become ready to `ready`.
   void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
                       bool count_down = true);
   void RunReady(Worklist& ready);
-  // Runs `kernel` (ready) from a work queue task.
-  void Offload(uint32_t kernel);
   // tfrt.sync functions: every kernel once, in program order, on this thread.
   void RunInOrder();
   // The value for function result `index` (+1): the register's value, or an
@@ -185,7 +194,14 @@ class CallState {
   // Counts down one strict kernel's operands; true if it is now ready.
   bool CountDownOne(uint32_t kernel);
   // Counts down plan.outline_users and offloads those that become ready.
-  void CountDownOutline(const RegisterPlan& plan);
+  void CountDownOutline(const RegisterPlan& plan, Worklist& ready);
+  // RunReady for functions with streams, in TFRT's order.
+  void RunStreams(Worklist& ready);
+  // With no kernel left to run here, adopts the stream of the first
+  // outline kernel: its kernels run here instead of on the work queue.
+  void SwitchStream(Worklist& ready);
+  // Starts ready.outline on the work queue, one task per stream.
+  void OffloadStreams(Worklist& ready);
   void RunKernel(uint32_t kernel, Worklist& ready);
   // Kernels with more operands or results than fit the stack arrays.
   void RunWideKernel(const KernelPlan& kernel, Worklist& ready);
@@ -295,7 +311,11 @@ class BefFunction final : public Function {
     CallState* state = CallState::Create(*this, exec_ctx, arguments_available);
     const std::vector<uint32_t>& initially_ready =
         arguments_available ? ready_with_arguments_ : initially_ready_;
-    CallState::Worklist ready(initially_ready.begin(), initially_ready.end());
+    const std::vector<uint32_t>& initially_outline =
+        arguments_available ? outline_with_arguments_ : initially_outline_;
+    CallState::Worklist ready;
+    ready.kernels.assign(initially_ready.begin(), initially_ready.end());
+    ready.outline.assign(initially_outline.begin(), initially_outline.end());
     for (size_t i = 0; i < arguments.size(); ++i) {
       state->DefineRegister(decoded_.argument_registers[i],
                             arguments[i]->AddRef(), ready,
@@ -305,10 +325,6 @@ class BefFunction final : public Function {
       // No chains order a sync function's side effects: program order does.
       state->RunInOrder();
     } else {
-      for (uint32_t kernel :
-           arguments_available ? outline_with_arguments_ : initially_outline_) {
-        state->Offload(kernel);
-      }
       state->RunReady(ready);
     }
     for (size_t i = 0; i < results.size(); ++i) {
@@ -320,6 +336,8 @@ class BefFunction final : public Function {
   const BefProgram& program() const { return program_; }
   const bef::Function& decoded() const { return decoded_; }
   bool is_sync() const { return decoded_.kind == bef::FunctionKind::kSync; }
+  bool has_streams() const { return has_streams_; }
+  uint32_t stream_of(uint32_t kernel) const { return kernels_[kernel].stream; }
 
   // Whether every kernel's operands are arguments or results of earlier
   // kernels (always so for a converted program; a hand-made BEF file may
@@ -448,46 +466,100 @@ class BefFunction final : public Function {
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
       kernels_[k].state_slot = &state_slots_[k];
     }
-    // tfrt.sync functions run in program order on the calling thread.
-    if (!decoded_.kernel_streams.empty() && !is_sync()) SplitUsersByStream();
-    // Run the first kernel in source order first: the worklist is LIFO.
+  }
+
+ public:
+  bool has_non_strict_kernels() const {
+    return std::any_of(kernels_.begin(), kernels_.end(),
+                       [](const KernelPlan& k) { return k.non_strict; });
+  }
+
+  // Called once every function is prepared. Functions with streams follow
+  // them (SplitUsersByStream) unless `dataflow_order`; tfrt.sync functions
+  // have none. Without, the first ready kernel in program order runs first
+  // and its users right after it, depth first.
+  void ChooseSchedule(bool dataflow_order) {
+    has_streams_ =
+        !decoded_.kernel_streams.empty() && !is_sync() && !dataflow_order;
+    if (has_streams_) {
+      SplitUsersByStream();
+      return;
+    }
+    // The worklist is LIFO.
     std::reverse(initially_ready_.begin(), initially_ready_.end());
     std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
   }
 
-  // With streams (a program compiled with tfrt.cost_threshold), a kernel
-  // that becomes ready runs inline only if it is in the stream of the
-  // kernel that readied it; the others start on the work queue, as in TFRT.
-  // The entry's stream plays the definer for arguments and the kernels
+ private:
+
+  // With streams (recorded by the converter for every function but
+  // tfrt.sync ones), scheduling follows TFRT's executor, whose order TFRT
+  // programs observe under the single-threaded work queue: a kernel that
+  // becomes ready runs on this thread only if it is in the stream of the
+  // kernel that readied it; the others start on the work queue, one task
+  // per stream. Users are pushed in program order and run last first. The
+  // entry's stream plays the definer for arguments and for the kernels
   // ready at the start.
   void SplitUsersByStream() {
     const absl::Span<const uint32_t> streams = decoded_.kernel_streams;
     const uint32_t entry_stream = streams[0];
-    auto stream_of = [&](uint32_t kernel) { return streams[kernel + 1]; };
-    std::vector<uint32_t> definer(decoded_.num_registers, entry_stream);
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
-      for (uint32_t reg : kernels_[k].results) definer[reg] = stream_of(k);
+      kernels_[k].stream = streams[k + 1];
     }
-    for (uint32_t reg = 0; reg < decoded_.num_registers; ++reg) {
-      RegisterPlan& plan = registers_[reg];
+    for (RegisterPlan& plan : registers_) plan.stream = entry_stream;
+    for (const KernelPlan& kernel : kernels_) {
+      for (uint32_t reg : kernel.results) registers_[reg].stream = kernel.stream;
+    }
+    for (RegisterPlan& plan : registers_) {
       const size_t begin = plan.users.data() - pool_.data();
       auto first = pool_.begin() + begin;
       auto last = first + plan.users.size();
+      std::reverse(first, last);  // Back to program order.
       auto split = std::stable_partition(first, last, [&](uint32_t user) {
-        return stream_of(user) == definer[reg];
+        return kernels_[user].stream == plan.stream;
       });
       const size_t inline_count = split - first;
       plan.outline_users = plan.users.subspan(inline_count);
       plan.users = plan.users.subspan(0, inline_count);
-      // Offloaded in program order (the inline part stays reversed).
-      std::reverse(split, last);
+    }
+    // The entry is a kernel whose results are the arguments, plus one
+    // result that every kernel without operands uses: kernels become ready
+    // in that order, argument by argument.
+    ready_with_arguments_.clear();
+    std::vector<int32_t> pending(kernels_.size());
+    for (uint32_t k = 0; k < kernels_.size(); ++k) {
+      pending[k] = kernels_[k].ready_count_with_arguments;
+      if (kernels_[k].operands.empty()) ready_with_arguments_.push_back(k);
+    }
+    std::vector<int32_t> argument_uses(kernels_.size(), 0);
+    for (uint32_t k = 0; k < kernels_.size(); ++k) {
+      for (uint32_t reg : kernels_[k].operands) {
+        argument_uses[k] += registers_[reg].is_argument;
+      }
+    }
+    const std::vector<int32_t> all_argument_uses = argument_uses;
+    auto uses_of = [&](uint32_t k) { return all_argument_uses[k]; };
+    for (uint32_t reg : decoded_.argument_registers) {
+      const RegisterPlan& plan = registers_[reg];
+      for (auto users :
+           {plan.users, plan.outline_users, plan.non_strict_users}) {
+        for (uint32_t user : users) {
+          // A strict kernel is ready once its last operand is counted, a
+          // non-strict one at its first.
+          const bool ready = kernels_[user].non_strict
+                                 ? argument_uses[user]-- == uses_of(user)
+                                 : --argument_uses[user] == 0 &&
+                                       pending[user] == 0;
+          if (ready) ready_with_arguments_.push_back(user);
+        }
+      }
     }
     // Moves the kernels of other streams than the entry's to `outline`.
     auto split_off = [&](std::vector<uint32_t>& ready,
                          std::vector<uint32_t>& outline) {
       auto split = std::stable_partition(
           ready.begin(), ready.end(),
-          [&](uint32_t k) { return stream_of(k) == entry_stream; });
+          [&](uint32_t k) { return kernels_[k].stream == entry_stream; });
       outline.assign(split, ready.end());
       ready.erase(split, ready.end());
     };
@@ -510,6 +582,7 @@ class BefFunction final : public Function {
   std::vector<uint32_t> outline_with_arguments_;
   std::vector<uint8_t> operand_is_argument_;
   bool runs_in_order_ = false;  // See RunInOrder.
+  bool has_streams_ = false;    // See SplitUsersByStream.
   std::unique_ptr<KernelStateSlot[]> state_slots_;  // One per kernel.
 };
 
@@ -635,7 +708,13 @@ void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
   for (uint32_t user : plan.non_strict_users) {
     // Only the first operand defined starts the kernel.
     if (ready_counts_[user].exchange(0, std::memory_order_acq_rel) == 1) {
-      ready.push_back(user);
+      const bool here = !function_.has_streams() ||
+                        function_.stream_of(user) == plan.stream;
+      if (here) {
+        ready.kernels.push_back(user);
+      } else {
+        ready.outline.push_back(user);
+      }
     }
   }
   CountDownStrictUsers(plan, reg, value, available, ready);
@@ -699,9 +778,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::CountDown(
     const RegisterPlan& plan, Worklist& ready) {
   const uint32_t* users = plan.users.data();
   for (size_t u = 0, n = plan.users.size(); u < n; ++u) {
-    if (CountDownOne(users[u])) ready.push_back(users[u]);
+    if (CountDownOne(users[u])) ready.kernels.push_back(users[u]);
   }
-  if (ABSL_PREDICT_FALSE(!plan.outline_users.empty())) CountDownOutline(plan);
+  if (ABSL_PREDICT_FALSE(!plan.outline_users.empty())) {
+    CountDownOutline(plan, ready);
+  }
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool CallState::CountDownOne(
@@ -713,20 +794,58 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool CallState::CountDownOne(
          count.fetch_sub(1, std::memory_order_acq_rel) == 1;
 }
 
-[[gnu::noinline]] void CallState::CountDownOutline(const RegisterPlan& plan) {
+[[gnu::noinline]] void CallState::CountDownOutline(const RegisterPlan& plan,
+                                                   Worklist& ready) {
   for (uint32_t user : plan.outline_users) {
-    if (CountDownOne(user)) Offload(user);
+    if (CountDownOne(user)) ready.outline.push_back(user);
   }
 }
 
-void CallState::Offload(uint32_t kernel) {
-  AddRef();  // Released by the task.
-  exec_ctx_.host()->work_queue().AddTask([this, kernel] {
-    Worklist ready;
-    ready.push_back(kernel);
-    RunReady(ready);
-    DropRef();
+void CallState::RunStreams(Worklist& ready) {
+  // As TFRT's BEFExecutor::ProcessReadyKernels.
+  if (ready.kernels.empty()) SwitchStream(ready);
+  if (!ready.outline.empty()) OffloadStreams(ready);
+  while (!ready.kernels.empty()) {
+    uint32_t kernel = ready.kernels.back();
+    ready.kernels.pop_back();
+    RunKernel(kernel, ready);
+    if (ready.kernels.empty()) SwitchStream(ready);
+    if (!ready.outline.empty()) OffloadStreams(ready);
+  }
+}
+
+void CallState::SwitchStream(Worklist& ready) {
+  if (ready.outline.empty()) return;
+  const uint32_t stream = function_.stream_of(ready.outline.front());
+  // std::partition, not a stable one: TFRT's order.
+  auto split = std::partition(
+      ready.outline.begin(), ready.outline.end(),
+      [&](uint32_t k) { return function_.stream_of(k) != stream; });
+  ready.kernels.assign(split, ready.outline.end());
+  ready.outline.erase(split, ready.outline.end());
+}
+
+[[gnu::noinline]] void CallState::OffloadStreams(Worklist& ready) {
+  auto& outline = ready.outline;
+  std::sort(outline.begin(), outline.end(), [&](uint32_t a, uint32_t b) {
+    return function_.stream_of(a) < function_.stream_of(b);
   });
+  ConcurrentWorkQueue& queue = exec_ctx_.host()->work_queue();
+  for (auto begin = outline.begin(); begin != outline.end();) {
+    const uint32_t stream = function_.stream_of(*begin);
+    auto end = std::find_if(begin, outline.end(), [&](uint32_t k) {
+      return function_.stream_of(k) != stream;
+    });
+    Worklist task_ready;
+    task_ready.kernels.assign(begin, end);
+    AddRef();  // Released by the task.
+    queue.AddTask([this, task_ready = std::move(task_ready)]() mutable {
+      RunReady(task_ready);
+      DropRef();
+    });
+    begin = end;
+  }
+  outline.clear();
 }
 
 // A thread with more ready kernels than this hands the older half to the
@@ -739,7 +858,7 @@ void CallState::RunInOrder() {
   Worklist unused;
   for (uint32_t k = 0, n = function_.num_kernels(); k < n; ++k) {
     RunKernel(k, unused);
-    unused.clear();
+    unused.kernels.clear();
   }
 }
 
@@ -748,22 +867,25 @@ void CallState::RunReady(Worklist& ready) {
   if (ABSL_PREDICT_FALSE(trace_kernels_)) {
     trace.emplace(tracing::Level::kDebug, "BEFExecutor::ProcessReadyKernels");
   }
+  if (function_.has_streams()) return RunStreams(ready);
   ConcurrentWorkQueue& queue = exec_ctx_.host()->work_queue();
   const bool can_offload = queue.GetParallelismLevel() > 1;
-  while (!ready.empty()) {
-    if (can_offload && ready.size() > kOffloadThreshold) {
+  auto& kernels = ready.kernels;
+  while (!kernels.empty()) {
+    if (can_offload && kernels.size() > kOffloadThreshold) {
       // The front holds the oldest (least cache-warm) kernels.
-      const size_t half = ready.size() / 2;
-      Worklist batch(ready.begin(), ready.begin() + half);
-      ready.erase(ready.begin(), ready.begin() + half);
+      const size_t half = kernels.size() / 2;
+      Worklist batch;
+      batch.kernels.assign(kernels.begin(), kernels.begin() + half);
+      kernels.erase(kernels.begin(), kernels.begin() + half);
       AddRef();  // Released by the task.
       queue.AddTask([this, batch = std::move(batch)]() mutable {
         RunReady(batch);
         DropRef();
       });
     }
-    uint32_t kernel = ready.back();
-    ready.pop_back();
+    uint32_t kernel = kernels.back();
+    kernels.pop_back();
     RunKernel(kernel, ready);
   }
 }
@@ -955,6 +1077,23 @@ absl::StatusOr<RCReference<BefProgram>> BefProgram::Load(
   }
   for (BefFunction* function : bef_functions) {
     unknown += function->Prepare(program->functions_);
+  }
+  // TFRT's stream scheduler never had non-strict kernels: functions with
+  // them, and the bodies they run, keep the order TFRT programs using them
+  // expect (tfrt.if printing its body before later kernels, for example).
+  absl::flat_hash_set<const Function*> dataflow_order;
+  for (BefFunction* function : bef_functions) {
+    if (!function->has_non_strict_kernels()) continue;
+    dataflow_order.insert(function);
+    for (uint32_t k = 0; k < function->num_kernels(); ++k) {
+      const KernelPlan& kernel = function->kernel(k);
+      if (kernel.non_strict) {
+        dataflow_order.insert(kernel.functions.begin(), kernel.functions.end());
+      }
+    }
+  }
+  for (BefFunction* function : bef_functions) {
+    function->ChooseSchedule(dataflow_order.contains(function));
   }
   if (unknown > 0) {
     return absl::NotFoundError(absl::StrCat(

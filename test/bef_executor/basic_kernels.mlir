@@ -2,7 +2,10 @@
 // RUN: bef_executor %t.bef 2>&1 | FileCheck %s
 
 // CHECK-LABEL: --- Running 'integers'
-func.func @integers() -> (i32, i64, i1) {
+// Returning the last chain makes the call wait for the prints: kernels of
+// other streams than the entry's run from the work queue, which the
+// single-threaded queue runs only while the caller waits.
+func.func @integers() -> (i32, i64, i1, !tfrt.chain) {
   %ch0 = tfrt.new.chain
   %max = tfrt.constant.i32 2147483647
   %one = tfrt.constant.i32 1
@@ -32,12 +35,12 @@ func.func @integers() -> (i32, i64, i1) {
   // CHECK-NEXT: int1 = 1
   %le = tfrt.lessequal.i32 %two, %seven
   %ch8 = tfrt.print.i1 %le, %ch7
-  tfrt.return %product, %big, %le : i32, i64, i1
+  tfrt.return %product, %big, %le, %ch8 : i32, i64, i1, !tfrt.chain
 }
-// CHECK-NEXT: 'integers' returned 14,5000000000,1
+// CHECK-NEXT: 'integers' returned 14,5000000000,1,!tfrt.chain value
 
 // CHECK-LABEL: --- Running 'floats'
-func.func @floats() -> (f32, f64) {
+func.func @floats() -> (f32, f64, !tfrt.chain) {
   %ch0 = tfrt.new.chain
   %a = tfrt.constant.f32 1.5
   %b = tfrt.constant.f32 0.25
@@ -52,9 +55,9 @@ func.func @floats() -> (f32, f64) {
   // CHECK-NEXT: int64 = 3
   %truncated = "tfrt.cast.f64_to_i64"(%c) : (f64) -> i64
   %ch3 = tfrt.print.i64 %truncated, %ch2
-  tfrt.return %sum, %quotient : f32, f64
+  tfrt.return %sum, %quotient, %ch3 : f32, f64, !tfrt.chain
 }
-// CHECK-NEXT: 'floats' returned 1.750000e+00,7.500000e-01
+// CHECK-NEXT: 'floats' returned 1.750000e+00,7.500000e-01,!tfrt.chain value
 
 // CHECK-LABEL: --- Running 'chains'
 func.func @chains() -> !tfrt.chain {

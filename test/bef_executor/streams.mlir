@@ -1,7 +1,9 @@
-// Cost-based scheduling: in a program compiled with tfrt.cost_threshold,
-// the converter records the stream analysis (docs/compiler.md) in the BEF
-// file, and a kernel that becomes ready in another stream than the kernel
-// that readied it starts on the work queue instead of inline.
+// Stream scheduling, as TFRT's executor: the converter records the stream
+// analysis (docs/compiler.md) of every function but tfrt.sync ones in the
+// BEF file; a kernel that becomes ready in another stream than the kernel
+// that readied it starts on the work queue (one task per stream, in stream
+// id order) instead of inline; kernels of the same stream run last ready,
+// first run.
 // RUN: asyncrt-translate -mlir-to-bef %s -o %t.bef
 // RUN: bef_executor --work_queue_type=mstd:2 %t.bef 2>&1 | FileCheck %s --check-prefixes=CHECK,MT
 // RUN: bef_executor %t.bef 2>&1 | FileCheck %s --check-prefixes=CHECK,ST
@@ -32,13 +34,14 @@ func.func @independent_expensive_kernels() -> !tfrt.chain {
 // CHECK-NEXT: 'independent_expensive_kernels' returned !tfrt.chain value
 
 // Cheap kernels (cost 1, below the threshold) merge into one stream and
-// run inline, depth first.
+// run inline: the users of %c0 are ready in program order and run last
+// first, each followed by its own users (TFRT's lifo_scheduling).
 // CHECK-LABEL: --- Running 'cheap_kernels_stay_inline'
 func.func @cheap_kernels_stay_inline() -> i32 {
   %c0 = tfrt.constant.i32 1
+  // CHECK-NEXT: id: 1
   // CHECK-NEXT: id: 0
   // CHECK-NEXT: id: 2
-  // CHECK-NEXT: id: 1
   %c1 = tfrt_test.test_cost %c0 {id = 0 : i64, _tfrt_cost = 1 : i64} : i32
   %c2 = tfrt_test.test_cost %c0 {id = 1 : i64, _tfrt_cost = 1 : i64} : i32
   %c3 = tfrt_test.test_cost %c1 {id = 2 : i64, _tfrt_cost = 1 : i64} : i32
@@ -49,6 +52,7 @@ func.func @cheap_kernels_stay_inline() -> i32 {
 
 // Independent expensive kernels ready at the start: the one in the entry's
 // stream runs inline, the others start on the work queue; all run once.
+// With the single-threaded queue, the tasks run in stream id order.
 // CHECK-LABEL: --- Running 'expensive_kernels_at_the_start'
 func.func @expensive_kernels_at_the_start() -> (!tfrt.chain, !tfrt.chain, !tfrt.chain) {
   %a = tfrt_test.test_cost {id = 1 : i64, _tfrt_cost = 20 : i64}
@@ -56,9 +60,12 @@ func.func @expensive_kernels_at_the_start() -> (!tfrt.chain, !tfrt.chain, !tfrt.
   %c = tfrt_test.test_cost {id = 3 : i64, _tfrt_cost = 20 : i64}
   tfrt.return %a, %b, %c : !tfrt.chain, !tfrt.chain, !tfrt.chain
 }
-// CHECK-DAG: id: 1
-// CHECK-DAG: id: 2
-// CHECK-DAG: id: 3
+// MT-DAG: id: 1
+// MT-DAG: id: 2
+// MT-DAG: id: 3
+// ST-NEXT: id: 1
+// ST-NEXT: id: 3
+// ST-NEXT: id: 2
 // CHECK: 'expensive_kernels_at_the_start' returned !tfrt.chain value,!tfrt.chain value,!tfrt.chain value
 
 // A tfrt.sync function runs each kernel once, in program order, on the

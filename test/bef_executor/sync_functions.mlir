@@ -1,8 +1,8 @@
 // tfrt.sync functions: the sync kernels, errors at their kernel, program
 // order, and tfrt_test.sync_benchmark.
 // RUN: asyncrt-translate -mlir-to-bef %s -o %t.bef
-// RUN: bef_executor %t.bef 2>&1 | FileCheck %s
-// RUN: bef_executor --work_queue_type=mstd:2 %t.bef 2>&1 | FileCheck %s
+// RUN: bef_executor %t.bef 2>&1 | FileCheck %s --check-prefixes=CHECK,ST
+// RUN: bef_executor --work_queue_type=mstd:2 %t.bef 2>&1 | FileCheck %s --check-prefixes=CHECK,MT
 
 // CHECK-LABEL: --- Running 'constants_and_adds'
 func.func @constants_and_adds() -> (i1, i32, i64, f32, f64)
@@ -76,20 +76,23 @@ func.func @program_order() attributes {tfrt.sync} {
 // CHECK-NEXT: int32 = 2
 // CHECK-NEXT: int32 = 3
 
-// Outside tfrt.sync a kernel runs once its operands are: the print of %a
-// is ready first although it comes second. In a sync function the same
-// kernels print in program order.
+// Outside tfrt.sync a kernel runs once its operands are: the print of %b
+// comes first but waits for its value, computed on the work queue (with
+// worker threads, possibly before the other print). In a sync function
+// kernels run in program order.
 // CHECK-LABEL: --- Running 'dataflow_order'
 func.func @dataflow_order() {
   %ch = tfrt.new.chain
   %a = tfrt.constant.i32 1
-  %b = tfrt.constant.i32 2
+  %b = "tfrt_test.async_constant.i32"() {value = 2 : i32} : () -> i32
   %ch1 = tfrt.print.i32 %b, %ch
   %ch2 = tfrt.print.i32 %a, %ch
   tfrt.return
 }
-// CHECK-NEXT: int32 = 1
-// CHECK-NEXT: int32 = 2
+// ST-NEXT: int32 = 1
+// ST-NEXT: int32 = 2
+// MT-DAG: int32 = 1
+// MT-DAG: int32 = 2
 
 // CHECK-LABEL: --- Running 'sync_order'
 func.func @sync_order() attributes {tfrt.sync} {

@@ -5,10 +5,12 @@
 
 // CHECK-LABEL: --- Running 'header_and_elements'
 func.func @header_and_elements() {
-  // Each unused tensor is freed as soon as it is made.
-  // CHECK: Allocating 192 bytes. 832 remaining.
+  // Each unused tensor is freed as soon as it is made. %x0 is in the
+  // entry's stream and runs first; the others start from the work queue in
+  // stream id order (%x2's stream first), as in TFRT's allocator.mlir.
   // CHECK: Allocating 192 bytes. 832 remaining.
   // CHECK: Attempted to allocate 4160 bytes. However current capacity is only 1024.
+  // CHECK: Allocating 192 bytes. 832 remaining.
   %x0 = tfrt_dht.create_uninitialized_tensor.f32.1 [32 : i64]
   %x1 = tfrt_dht.create_uninitialized_tensor.f32.1 [32 : i64]
   // expected-error @+1 {{runtime error: Cannot allocate tensor}}

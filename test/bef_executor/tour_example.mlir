@@ -7,4 +7,4 @@
 // CHECK: 'sum_of_squares' returned 385
 // CHECK: --- Running 'divide':
 // CHECK-NEXT: int32 = 42
-// CHECK-NEXT: 'divide' returned 42,0
+// CHECK-NEXT: 'divide' returned 42,0,!tfrt.chain value
