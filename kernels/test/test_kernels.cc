@@ -3,6 +3,7 @@
 #include "asyncrt/kernels/test_kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -527,9 +528,14 @@ absl::Status Quiesce(const ExecutionContext& exec_ctx) {
 
 // tfrt_test.get_thread_id(ch): 0 on a thread outside the work queue's
 // workers (the caller's, and every task of the single-threaded queue, which
-// runs there); 1 + the worker's index on worker i.
+// runs there); on a worker, 1 + how many workers asked before it (in this
+// process), so the first worker to ask is 1 whichever worker took the task,
+// as TFRT's scheduling.mlir expects.
 int32_t GetThreadId(Argument<Chain>, const ExecutionContext& exec_ctx) {
-  return exec_ctx.host()->work_queue().CurrentWorkerIndex() + 1;
+  if (!exec_ctx.host()->work_queue().IsInWorkerThread()) return 0;
+  static std::atomic<int32_t> workers_seen{0};
+  thread_local const int32_t id = 1 + workers_seen.fetch_add(1);
+  return id;
 }
 
 // tfrt_test.unique_loc {name}: an error if another kernel (another name) of

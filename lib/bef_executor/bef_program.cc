@@ -175,6 +175,9 @@ class CallState {
   void RunReady(Worklist& ready);
   // tfrt.sync functions: every kernel once, in program order, on this thread.
   void RunInOrder();
+  // Counts each kernel's visit in program order, running what it makes
+  // ready before the next (see BefFunction::CountVisits).
+  void VisitInOrder(Worklist& ready);
   // The value for function result `index` (+1): the register's value, or an
   // indirect value forwarded once the register is defined.
   RCReference<AsyncValue> TakeResult(size_t index, uint32_t reg);
@@ -324,6 +327,9 @@ class BefFunction final : public Function {
     if (runs_in_order_ && arguments_available) {
       // No chains order a sync function's side effects: program order does.
       state->RunInOrder();
+    } else if (visits_in_order_) {
+      state->RunReady(ready);
+      state->VisitInOrder(ready);
     } else {
       state->RunReady(ready);
     }
@@ -485,12 +491,51 @@ class BefFunction final : public Function {
       SplitUsersByStream();
       return;
     }
+    if (dataflow_order && !is_sync()) {
+      CountVisits();
+      return;
+    }
     // The worklist is LIFO.
     std::reverse(initially_ready_.begin(), initially_ready_.end());
     std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
   }
 
+  // See CountVisits.
+  bool visits_in_order() const { return visits_in_order_; }
+
  private:
+
+  // The order TFRT's executor had for non-strict kernels: each kernel
+  // counts one more event, its visit, and Execute visits the kernels in
+  // program order, each visit followed by whatever it made ready. A kernel
+  // thus runs once visited and its operands are there, or once they arrive
+  // after its visit. A non-strict kernel runs at the second of its events
+  // (visit or operand definition), as TFRT's did.
+  void CountVisits() {
+    visits_in_order_ = true;
+    for (KernelPlan& kernel : kernels_) {
+      int32_t argument_uses = 0;
+      for (uint32_t reg : kernel.operands) {
+        argument_uses += registers_[reg].is_argument;
+      }
+      const int32_t num_operands = kernel.operands.size();
+      if (kernel.non_strict) {
+        kernel.ready_count = num_operands > 0 ? 2 : 1;
+        kernel.ready_count_with_arguments =
+            std::max(0, kernel.ready_count - argument_uses);
+      } else {
+        kernel.ready_count = num_operands + 1;
+        kernel.ready_count_with_arguments = num_operands - argument_uses + 1;
+      }
+    }
+    initially_ready_.clear();
+    ready_with_arguments_.clear();
+    for (uint32_t k = 0; k < kernels_.size(); ++k) {
+      if (kernels_[k].ready_count_with_arguments == 0) {
+        ready_with_arguments_.push_back(k);
+      }
+    }
+  }
 
   // With streams (recorded by the converter for every function but
   // tfrt.sync ones), scheduling follows TFRT's executor, whose order TFRT
@@ -583,6 +628,7 @@ class BefFunction final : public Function {
   std::vector<uint8_t> operand_is_argument_;
   bool runs_in_order_ = false;  // See RunInOrder.
   bool has_streams_ = false;    // See SplitUsersByStream.
+  bool visits_in_order_ = false;  // See CountVisits.
   std::unique_ptr<KernelStateSlot[]> state_slots_;  // One per kernel.
 };
 
@@ -705,16 +751,14 @@ void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
   }
   PublishResultSlots(plan, value);
   if (!count_down) return;
-  for (uint32_t user : plan.non_strict_users) {
-    // Only the first operand defined starts the kernel.
-    if (ready_counts_[user].exchange(0, std::memory_order_acq_rel) == 1) {
-      const bool here = !function_.has_streams() ||
-                        function_.stream_of(user) == plan.stream;
-      if (here) {
-        ready.kernels.push_back(user);
-      } else {
-        ready.outline.push_back(user);
-      }
+  // Reversed onto the LIFO worklist: the first in program order runs
+  // first. (Functions with non-strict kernels have no streams.)
+  for (auto it = plan.non_strict_users.rbegin();
+       it != plan.non_strict_users.rend(); ++it) {
+    // Counts may go below zero: only the event that reaches zero starts
+    // the kernel (the first operand, or the second event with visits).
+    if (ready_counts_[*it].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      ready.kernels.push_back(*it);
     }
   }
   CountDownStrictUsers(plan, reg, value, available, ready);
@@ -859,6 +903,15 @@ void CallState::RunInOrder() {
   for (uint32_t k = 0, n = function_.num_kernels(); k < n; ++k) {
     RunKernel(k, unused);
     unused.kernels.clear();
+  }
+}
+
+void CallState::VisitInOrder(Worklist& ready) {
+  for (uint32_t k = 0, n = function_.num_kernels(); k < n; ++k) {
+    if (ready_counts_[k].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      ready.kernels.push_back(k);
+      RunReady(ready);
+    }
   }
 }
 

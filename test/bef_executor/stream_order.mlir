@@ -50,3 +50,29 @@ func.func @non_strict_keeps_dataflow_order() {
   tfrt.print.i32 %two, %ch
   tfrt.return
 }
+
+// With non-strict kernels, kernels are visited in program order and run
+// once visited and ready: the non-strict if starts its branch (printing %a,
+// and %b once the work queue computes it) before the later print runs,
+// although that print's operands are ready first.
+// CHECK-LABEL: --- Running 'visits_in_program_order'
+// CHECK-NEXT: int32 = 7
+// CHECK-NEXT: int32 = 100
+// CHECK-NEXT: int32 = 14
+func.func @visits_in_program_order() {
+  %ch = tfrt.new.chain
+  %hundred = tfrt.constant.i32 100
+  %cond = tfrt.constant.i1 0
+  %a = tfrt.constant.i32 7
+  %b = "tfrt_test.async_add.i32"(%a, %a) : (i32, i32) -> i32
+  tfrt.if %cond, %a, %b : (i32, i32) -> () {
+    tfrt.return
+  } else {
+    %ch0 = tfrt.new.chain
+    tfrt.print.i32 %a, %ch0
+    tfrt.print.i32 %b, %ch0
+    tfrt.return
+  }
+  tfrt.print.i32 %hundred, %ch
+  tfrt.return
+}
