@@ -108,9 +108,10 @@ Values Keep(absl::Span<AsyncValue* const> arguments) {
 // whatever arguments exist; its kernels wait on the ones they use.
 void Call(AsyncKernelFrame* frame) {
   if (!HasFunctions(frame, 1)) return;
-  SetFrameResults(frame, CallFunction(*frame->GetFunctionAt(0),
-                                      frame->GetExecutionContext(),
-                                      frame->GetArguments()));
+  // The callee's results go straight to the frame (a call of the wrong
+  // arity makes them errors).
+  frame->GetFunctionAt(0)->Execute(frame->GetExecutionContext(),
+                                   frame->GetArguments(), frame->GetResults());
 }
 
 // tfrt.if %cond, %args... : then and else bodies as functions 0 and 1.

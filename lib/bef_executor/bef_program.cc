@@ -317,8 +317,12 @@ class BefFunction final : public Function {
     const std::vector<uint32_t>& initially_outline =
         arguments_available ? outline_with_arguments_ : initially_outline_;
     CallState::Worklist ready;
-    ready.kernels.assign(initially_ready.begin(), initially_ready.end());
-    ready.outline.assign(initially_outline.begin(), initially_outline.end());
+    if (!initially_ready.empty()) {
+      ready.kernels.assign(initially_ready.begin(), initially_ready.end());
+    }
+    if (ABSL_PREDICT_FALSE(!initially_outline.empty())) {
+      ready.outline.assign(initially_outline.begin(), initially_outline.end());
+    }
     for (size_t i = 0; i < arguments.size(); ++i) {
       state->DefineRegister(decoded_.argument_registers[i],
                             arguments[i]->AddRef(), ready,
@@ -328,7 +332,7 @@ class BefFunction final : public Function {
       // No chains order a sync function's side effects: program order does.
       state->RunInOrder();
     } else if (visits_in_order_) {
-      state->RunReady(ready);
+      if (!ready.kernels.empty()) state->RunReady(ready);
       state->VisitInOrder(ready);
     } else {
       state->RunReady(ready);
@@ -921,18 +925,18 @@ void CallState::RunReady(Worklist& ready) {
     trace.emplace(tracing::Level::kDebug, "BEFExecutor::ProcessReadyKernels");
   }
   if (function_.has_streams()) return RunStreams(ready);
-  ConcurrentWorkQueue& queue = exec_ctx_.host()->work_queue();
-  const bool can_offload = queue.GetParallelismLevel() > 1;
   auto& kernels = ready.kernels;
   while (!kernels.empty()) {
-    if (can_offload && kernels.size() > kOffloadThreshold) {
+    if (ABSL_PREDICT_FALSE(kernels.size() > kOffloadThreshold) &&
+        exec_ctx_.host()->work_queue().GetParallelismLevel() > 1) {
       // The front holds the oldest (least cache-warm) kernels.
       const size_t half = kernels.size() / 2;
       Worklist batch;
       batch.kernels.assign(kernels.begin(), kernels.begin() + half);
       kernels.erase(kernels.begin(), kernels.begin() + half);
       AddRef();  // Released by the task.
-      queue.AddTask([this, batch = std::move(batch)]() mutable {
+      exec_ctx_.host()->work_queue().AddTask(
+          [this, batch = std::move(batch)]() mutable {
         RunReady(batch);
         DropRef();
       });

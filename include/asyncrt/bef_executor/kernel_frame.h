@@ -148,6 +148,9 @@ class AsyncKernelFrame {
     return value;
   }
   bool HasResultAt(size_t index) const { return bool(results_[index]); }
+  // All result slots (null until set), for a kernel that hands them to a
+  // Function::Execute of the same arity.
+  absl::Span<RCReference<AsyncValue>> GetResults() { return results_; }
 
   //===--- Per-kernel state -----------------------------------------------===//
   // The state of this kernel (T derives from KernelState), made by `make()`
