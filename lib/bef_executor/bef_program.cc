@@ -505,11 +505,7 @@ class BefFunction final : public Function {
     std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
   }
 
-  // See CountVisits.
-  bool visits_in_order() const { return visits_in_order_; }
-
  private:
-
   // The order TFRT's executor had for non-strict kernels: each kernel
   // counts one more event, its visit, and Execute visits the kernels in
   // program order, each visit followed by whatever it made ready. A kernel
@@ -558,7 +554,9 @@ class BefFunction final : public Function {
     }
     for (RegisterPlan& plan : registers_) plan.stream = entry_stream;
     for (const KernelPlan& kernel : kernels_) {
-      for (uint32_t reg : kernel.results) registers_[reg].stream = kernel.stream;
+      for (uint32_t reg : kernel.results) {
+        registers_[reg].stream = kernel.stream;
+      }
     }
     for (RegisterPlan& plan : registers_) {
       const size_t begin = plan.users.data() - pool_.data();
@@ -596,10 +594,10 @@ class BefFunction final : public Function {
         for (uint32_t user : users) {
           // A strict kernel is ready once its last operand is counted, a
           // non-strict one at its first.
-          const bool ready = kernels_[user].non_strict
-                                 ? argument_uses[user]-- == uses_of(user)
-                                 : --argument_uses[user] == 0 &&
-                                       pending[user] == 0;
+          const bool ready =
+              kernels_[user].non_strict
+                  ? argument_uses[user]-- == uses_of(user)
+                  : --argument_uses[user] == 0 && pending[user] == 0;
           if (ready) ready_with_arguments_.push_back(user);
         }
       }
@@ -633,7 +631,7 @@ class BefFunction final : public Function {
   std::vector<uint8_t> operand_is_argument_;
   bool runs_in_order_ = false;  // See RunInOrder.
   bool has_streams_ = false;    // See SplitUsersByStream.
-  bool visits_in_order_ = false;  // See CountVisits.
+  bool visits_in_order_ = false;                    // See CountVisits.
   std::unique_ptr<KernelStateSlot[]> state_slots_;  // One per kernel.
 };
 
@@ -709,8 +707,8 @@ CallState* CallState::Create(const BefFunction& function,
   size_t size =
       slots_at + sizeof(std::atomic<uintptr_t>) * function.num_results();
   size = CallBlockCache::RoundUp(size);
-  void* memory = kCacheCallBlocks ? call_block_cache.Allocate(size)
-                                  : ::operator new(size);
+  void* memory =
+      kCacheCallBlocks ? call_block_cache.Allocate(size) : ::operator new(size);
   auto* state = new (memory) CallState(function, exec_ctx);
   state->block_bytes_ = size;
   char* base = static_cast<char*>(memory);
@@ -998,9 +996,9 @@ void CallState::RunReady(Worklist& ready) {
       AddRef();  // Released by the task.
       exec_ctx_.host()->work_queue().AddTask(
           [this, batch = std::move(batch)]() mutable {
-        RunReady(batch);
-        DropRef();
-      });
+            RunReady(batch);
+            DropRef();
+          });
     }
     uint32_t kernel = kernels.back();
     kernels.pop_back();
