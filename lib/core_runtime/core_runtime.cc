@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <cstdio>
+#include <new>
 #include <utility>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -176,9 +178,15 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
   // values in its place.
   absl::Span<AsyncValue* const> inputs = arguments;
   absl::InlinedVector<AsyncValue*, 4> converted_inputs;
-  // Filled by push_back: the size constructor zeroes through a memset call,
-  // which was a tenth of an eager op.
-  absl::InlinedVector<const Tensor*, 4> input_tensors;
+  // On the stack for the usual few arguments.
+  constexpr size_t kStackArgs = 4;
+  const Tensor* stack_tensors[kStackArgs];
+  std::vector<const Tensor*> heap_tensors;
+  if (arguments.size() > kStackArgs) heap_tensors.resize(arguments.size());
+  const Tensor** tensor_of =
+      arguments.size() > kStackArgs ? heap_tensors.data() : stack_tensors;
+  const absl::Span<const Tensor* const> input_tensors(tensor_of,
+                                                      arguments.size());
   ValueVector converted;  // Keeps converted arguments alive.
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->IsError()) return fail(FormRef(inputs[i]));
@@ -187,7 +195,7 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
       return fail(MakeErrorAsyncValueRef(
           absl::StrCat("argument ", i, " is not a host tensor")));
     }
-    input_tensors.push_back(tensor);
+    tensor_of[i] = tensor;
     if (ABSL_PREDICT_TRUE(Accepts(implementation, tensor->tensor_type()))) {
       continue;
     }
@@ -205,7 +213,7 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
       inputs = converted_inputs;
     }
     converted_inputs[i] = value.get();
-    input_tensors.back() = GetTensorIfPresent(*value);
+    tensor_of[i] = GetTensorIfPresent(*value);
     converted.push_back(std::move(value));
     unshared_arguments &= ~(uint64_t{1} << (i & 63));
   }
@@ -251,9 +259,17 @@ void RunRegisteredOp(const OpEntry& entry,
                         "#");
   });
   const size_t num_results = results.size();
+  // Ops take a few arguments: their values and metadata live on the stack
+  // (a vector holds more), which keeps container bookkeeping off the hot
+  // path.
+  constexpr size_t kStackArgs = 4;
+  const bool few_args = args.size() <= kStackArgs;
+  AsyncValue* stack_values[kStackArgs];
+  std::vector<AsyncValue*> heap_values;
+  if (!few_args) heap_values.resize(args.size());
+  AsyncValue** values = few_args ? stack_values : heap_values.data();
   // One pass over the arguments: their values, whether all are available,
   // and whether the shape function can run now.
-  absl::InlinedVector<AsyncValue*, 4> arg_values;
   bool all_available = true;
   bool metadata_known = entry.metadata_fn != nullptr;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -264,20 +280,38 @@ void RunRegisteredOp(const OpEntry& entry,
     }
     all_available &= value->IsAvailable();
     metadata_known &= !value->IsError() && args[i].IsMetadataAvailable();
-    arg_values.push_back(value);
+    values[i] = value;
   }
+  const absl::Span<AsyncValue* const> arg_values(values, args.size());
 
   MetadataVector result_metadata;
   if (metadata_known) {
-    absl::InlinedVector<TensorMetadata, 4> arg_metadata;
-    arg_metadata.reserve(args.size());
-    for (const TensorHandle& arg : args) {
-      arg_metadata.push_back(arg.GetAvailableMetadata());
-    }
     result_metadata.resize(num_results);
-    tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
-    absl::Status status = entry.metadata_fn(arg_metadata, *attrs,
-                                            absl::MakeSpan(result_metadata));
+    absl::Status status;
+    {
+      tracing::ScopedTrace trace(tracing::Level::kDebug,
+                                 "RunMetadataFunction");
+      if (few_args) {
+        // Copies constructed in place and destroyed right after the call.
+        alignas(TensorMetadata) unsigned char
+            storage[kStackArgs * sizeof(TensorMetadata)];
+        auto* metadata = reinterpret_cast<TensorMetadata*>(storage);
+        for (size_t i = 0; i < args.size(); ++i) {
+          new (&metadata[i]) TensorMetadata(args[i].GetAvailableMetadata());
+        }
+        status = entry.metadata_fn(absl::MakeConstSpan(metadata, args.size()),
+                                   *attrs, absl::MakeSpan(result_metadata));
+        for (size_t i = 0; i < args.size(); ++i) metadata[i].~TensorMetadata();
+      } else {
+        std::vector<TensorMetadata> metadata;
+        metadata.reserve(args.size());
+        for (const TensorHandle& arg : args) {
+          metadata.push_back(arg.GetAvailableMetadata());
+        }
+        status = entry.metadata_fn(metadata, *attrs,
+                                   absl::MakeSpan(result_metadata));
+      }
+    }
     if (ABSL_PREDICT_FALSE(!status.ok())) {
       return FailOp(MakeErrorAsyncValueRef(std::move(status)), results, chain);
     }
@@ -294,11 +328,14 @@ void RunRegisteredOp(const OpEntry& entry,
         }
       }
     }
-    ValueVector tensors;
-    for (size_t i = 0; i < num_results; ++i) tensors.emplace_back();
+    RCReference<AsyncValue> stack_tensors[kStackArgs];
+    std::vector<RCReference<AsyncValue>> heap_tensors;
+    if (num_results > kStackArgs) heap_tensors.resize(num_results);
+    RCReference<AsyncValue>* tensors =
+        num_results > kStackArgs ? heap_tensors.data() : stack_tensors;
     if (chain) *chain = GetReadyChain();
     Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs,
-             result_metadata, absl::MakeSpan(tensors), chain,
+             result_metadata, absl::MakeSpan(tensors, num_results), chain,
              unshared_arguments);
     for (size_t i = 0; i < num_results; ++i) {
       results[i] = result_metadata.empty()

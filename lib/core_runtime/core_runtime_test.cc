@@ -215,6 +215,37 @@ TEST_F(CoreRuntimeTest, AddComputesWithMetadataKnownUpFront) {
             "DenseHostTensor dtype = i32, shape = [4], values = [2, 0, 4, 0]");
 }
 
+// Six arguments and five results: more than the core runtime keeps on the
+// stack. Result i is argument i + 1, its metadata too.
+absl::Status ShiftMetadata(absl::Span<const TensorMetadata> args,
+                           const OpAttrs&, absl::Span<TensorMetadata> results) {
+  for (size_t i = 0; i < results.size(); ++i) results[i] = args[i + 1];
+  return absl::OkStatus();
+}
+void ShiftDispatch(OpInvocation& invocation) {
+  for (size_t i = 0; i < invocation.results.size(); ++i) {
+    invocation.results[i] = FormRef(invocation.arguments[i + 1]);
+  }
+}
+
+TEST_F(CoreRuntimeTest, ManyArgumentsAndResults) {
+  OpRegistry::Global().AddOp("test.shift", ShiftMetadata);
+  OpRegistry::Global().AddDispatch("test.shift", "cpu", ShiftDispatch);
+  std::vector<TensorHandle> args;
+  for (int32_t i = 0; i < 6; ++i) args.push_back(Vector({i, i}));
+  std::vector<TensorHandle> results(5);
+  runtime_->Execute(*exec_ctx_, "test.shift", cpu_, absl::MakeSpan(args),
+                    OpAttrs().Freeze(), absl::MakeSpan(results), nullptr);
+  for (int32_t i = 0; i < 5; ++i) {
+    ASSERT_TRUE(results[i].IsMetadataAvailable());
+    EXPECT_EQ(results[i].GetAvailableMetadata().DebugString(),
+              "dtype = i32, shape = [2]");
+    EXPECT_EQ(Text(results[i]),
+              absl::StrCat("DenseHostTensor dtype = i32, shape = [2], values = [",
+                           i + 1, ", ", i + 1, "]"));
+  }
+}
+
 TEST_F(CoreRuntimeTest, ShapeErrorIsReportedWhenTheOpIsIssued) {
   OpAttrs a_attrs;
   a_attrs.SetArray<int64_t>("shape", {1, 1});
