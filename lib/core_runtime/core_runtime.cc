@@ -289,8 +289,7 @@ void RunRegisteredOp(const OpEntry& entry,
     result_metadata.resize(num_results);
     absl::Status status;
     {
-      tracing::ScopedTrace trace(tracing::Level::kDebug,
-                                 "RunMetadataFunction");
+      tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
       if (few_args) {
         // Copies constructed in place and destroyed right after the call.
         alignas(TensorMetadata) unsigned char

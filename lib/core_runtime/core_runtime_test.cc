@@ -240,9 +240,10 @@ TEST_F(CoreRuntimeTest, ManyArgumentsAndResults) {
     ASSERT_TRUE(results[i].IsMetadataAvailable());
     EXPECT_EQ(results[i].GetAvailableMetadata().DebugString(),
               "dtype = i32, shape = [2]");
-    EXPECT_EQ(Text(results[i]),
-              absl::StrCat("DenseHostTensor dtype = i32, shape = [2], values = [",
-                           i + 1, ", ", i + 1, "]"));
+    EXPECT_EQ(
+        Text(results[i]),
+        absl::StrCat("DenseHostTensor dtype = i32, shape = [2], values = [",
+                     i + 1, ", ", i + 1, "]"));
   }
 }
 
