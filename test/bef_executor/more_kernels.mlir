@@ -43,7 +43,7 @@ func.func @chained_negate(%ch: !tfrt.chain, %x: i32) -> (!tfrt.chain, i32) {
 
 // TFRT's chained form threads the chain through the branch.
 // CHECK-LABEL: --- Running 'chained_case'
-func.func @chained_case() -> i32 {
+func.func @chained_case() -> (i32, !tfrt.chain) {
   %ch0 = tfrt.new.chain
   %one = tfrt.constant.i32 1
   %four = tfrt.constant.i32 4
@@ -51,9 +51,9 @@ func.func @chained_case() -> i32 {
   // CHECK-NEXT: int32 = -4
   // CHECK-NEXT: int32 = -4
   %ch2 = tfrt.print.i32 %r, %ch1
-  tfrt.return %r : i32
+  tfrt.return %r, %ch2 : i32, !tfrt.chain
 }
-// CHECK-NEXT: 'chained_case' returned -4
+// CHECK-NEXT: 'chained_case' returned -4,!tfrt.chain value
 
 // Counts down from the argument: returns (x - 1) and whether to go on.
 func.func @count_down(%x: i32) -> (i32, i1) {
