@@ -133,7 +133,6 @@ struct RegisterPlan {
   // Strict users in another stream than the register's definer (only in
   // functions compiled with streams): once ready they go to the work queue.
   absl::Span<const uint32_t> outline_users;
-  uint32_t stream = 0;  // With streams: the definer's stream.
 };
 
 class BefFunction;
@@ -288,6 +287,32 @@ class BefFunction final : public Function {
     BuildRegisterPlans();
     runs_in_order_ = is_sync() && OperandsDefinedInOrder();
     return unknown;
+  }
+
+  bool has_non_strict_kernels() const {
+    return std::any_of(kernels_.begin(), kernels_.end(),
+                       [](const KernelPlan& k) { return k.non_strict; });
+  }
+
+  // Called once every function is prepared. Functions with streams follow
+  // them (SplitUsersByStream) unless `dataflow_order`, which visits kernels
+  // in program order (CountVisits); tfrt.sync functions have neither.
+  // Otherwise the first ready kernel in program order runs first and its
+  // users right after it, depth first.
+  void ChooseSchedule(bool dataflow_order) {
+    has_streams_ =
+        !decoded_.kernel_streams.empty() && !is_sync() && !dataflow_order;
+    if (has_streams_) {
+      SplitUsersByStream();
+      return;
+    }
+    if (dataflow_order && !is_sync()) {
+      CountVisits();
+      return;
+    }
+    // The worklist is LIFO.
+    std::reverse(initially_ready_.begin(), initially_ready_.end());
+    std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
   }
 
   void Execute(const ExecutionContext& exec_ctx,
@@ -479,33 +504,6 @@ class BefFunction final : public Function {
     }
   }
 
- public:
-  bool has_non_strict_kernels() const {
-    return std::any_of(kernels_.begin(), kernels_.end(),
-                       [](const KernelPlan& k) { return k.non_strict; });
-  }
-
-  // Called once every function is prepared. Functions with streams follow
-  // them (SplitUsersByStream) unless `dataflow_order`; tfrt.sync functions
-  // have none. Without, the first ready kernel in program order runs first
-  // and its users right after it, depth first.
-  void ChooseSchedule(bool dataflow_order) {
-    has_streams_ =
-        !decoded_.kernel_streams.empty() && !is_sync() && !dataflow_order;
-    if (has_streams_) {
-      SplitUsersByStream();
-      return;
-    }
-    if (dataflow_order && !is_sync()) {
-      CountVisits();
-      return;
-    }
-    // The worklist is LIFO.
-    std::reverse(initially_ready_.begin(), initially_ready_.end());
-    std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
-  }
-
- private:
   // The order TFRT's executor had for non-strict kernels: each kernel
   // counts one more event, its visit, and Execute visits the kernels in
   // program order, each visit followed by whatever it made ready. A kernel
@@ -515,10 +513,7 @@ class BefFunction final : public Function {
   void CountVisits() {
     visits_in_order_ = true;
     for (KernelPlan& kernel : kernels_) {
-      int32_t argument_uses = 0;
-      for (uint32_t reg : kernel.operands) {
-        argument_uses += registers_[reg].is_argument;
-      }
+      const int32_t argument_uses = ArgumentOperands(kernel);
       const int32_t num_operands = kernel.operands.size();
       if (kernel.non_strict) {
         kernel.ready_count = num_operands > 0 ? 2 : 1;
@@ -538,6 +533,13 @@ class BefFunction final : public Function {
     }
   }
 
+  // How many of the kernel's operands are function arguments.
+  int32_t ArgumentOperands(const KernelPlan& kernel) const {
+    int32_t count = 0;
+    for (uint32_t reg : kernel.operands) count += registers_[reg].is_argument;
+    return count;
+  }
+
   // With streams (recorded by the converter for every function but
   // tfrt.sync ones), scheduling follows TFRT's executor, whose order TFRT
   // programs observe under the single-threaded work queue: a kernel that
@@ -549,22 +551,19 @@ class BefFunction final : public Function {
   void SplitUsersByStream() {
     const absl::Span<const uint32_t> streams = decoded_.kernel_streams;
     const uint32_t entry_stream = streams[0];
+    std::vector<uint32_t> definer(registers_.size(), entry_stream);
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
       kernels_[k].stream = streams[k + 1];
+      for (uint32_t reg : kernels_[k].results) definer[reg] = streams[k + 1];
     }
-    for (RegisterPlan& plan : registers_) plan.stream = entry_stream;
-    for (const KernelPlan& kernel : kernels_) {
-      for (uint32_t reg : kernel.results) {
-        registers_[reg].stream = kernel.stream;
-      }
-    }
-    for (RegisterPlan& plan : registers_) {
+    for (uint32_t reg = 0; reg < registers_.size(); ++reg) {
+      RegisterPlan& plan = registers_[reg];
       const size_t begin = plan.users.data() - pool_.data();
       auto first = pool_.begin() + begin;
       auto last = first + plan.users.size();
       std::reverse(first, last);  // Back to program order.
       auto split = std::stable_partition(first, last, [&](uint32_t user) {
-        return kernels_[user].stream == plan.stream;
+        return kernels_[user].stream == definer[reg];
       });
       const size_t inline_count = split - first;
       plan.outline_users = plan.users.subspan(inline_count);
@@ -572,33 +571,24 @@ class BefFunction final : public Function {
     }
     // The entry is a kernel whose results are the arguments, plus one
     // result that every kernel without operands uses: kernels become ready
-    // in that order, argument by argument.
+    // in that order, argument by argument. (No kernel is non-strict here:
+    // those functions never get streams.)
     ready_with_arguments_.clear();
-    std::vector<int32_t> pending(kernels_.size());
+    std::vector<int32_t> argument_uses(kernels_.size());
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
-      pending[k] = kernels_[k].ready_count_with_arguments;
+      argument_uses[k] = ArgumentOperands(kernels_[k]);
       if (kernels_[k].operands.empty()) ready_with_arguments_.push_back(k);
     }
-    std::vector<int32_t> argument_uses(kernels_.size(), 0);
-    for (uint32_t k = 0; k < kernels_.size(); ++k) {
-      for (uint32_t reg : kernels_[k].operands) {
-        argument_uses[k] += registers_[reg].is_argument;
-      }
-    }
-    const std::vector<int32_t> all_argument_uses = argument_uses;
-    auto uses_of = [&](uint32_t k) { return all_argument_uses[k]; };
     for (uint32_t reg : decoded_.argument_registers) {
       const RegisterPlan& plan = registers_[reg];
-      for (auto users :
-           {plan.users, plan.outline_users, plan.non_strict_users}) {
+      for (auto users : {plan.users, plan.outline_users}) {
         for (uint32_t user : users) {
-          // A strict kernel is ready once its last operand is counted, a
-          // non-strict one at its first.
-          const bool ready =
-              kernels_[user].non_strict
-                  ? argument_uses[user]-- == uses_of(user)
-                  : --argument_uses[user] == 0 && pending[user] == 0;
-          if (ready) ready_with_arguments_.push_back(user);
+          // Ready once its last argument operand is counted, if it has no
+          // others.
+          if (--argument_uses[user] == 0 &&
+              kernels_[user].ready_count_with_arguments == 0) {
+            ready_with_arguments_.push_back(user);
+          }
         }
       }
     }

@@ -1,11 +1,12 @@
 #include "asyncrt/core_runtime/core_runtime.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
-#include <new>
+#include <iterator>
 #include <utility>
-#include <vector>
 
+#include "absl/container/fixed_array.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/bef_executor/function.h"
@@ -127,7 +128,27 @@ void OpRegistry::AddDispatch(absl::string_view name,
 namespace {
 
 using ValueVector = absl::InlinedVector<RCReference<AsyncValue>, 2>;
+// Ops take a few arguments and results: up to this many, the per-op arrays
+// live on the stack.
+constexpr size_t kStackArguments = 4;
 using MetadataVector = absl::InlinedVector<TensorMetadata, 2>;
+
+// Iterates over the metadata of handles whose metadata is available.
+struct MetadataIterator {
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = TensorMetadata;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const TensorMetadata*;
+  using reference = const TensorMetadata&;
+  const TensorHandle* handle;
+  reference operator*() const { return handle->GetAvailableMetadata(); }
+  MetadataIterator& operator++() {
+    ++handle;
+    return *this;
+  }
+  MetadataIterator operator++(int) { return {handle++}; }
+  bool operator==(const MetadataIterator&) const = default;
+};
 
 void FailOp(const RCReference<AsyncValue>& error,
             absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain) {
@@ -178,15 +199,10 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
   // values in its place.
   absl::Span<AsyncValue* const> inputs = arguments;
   absl::InlinedVector<AsyncValue*, 4> converted_inputs;
-  // On the stack for the usual few arguments.
-  constexpr size_t kStackArgs = 4;
-  const Tensor* stack_tensors[kStackArgs];
-  std::vector<const Tensor*> heap_tensors;
-  if (arguments.size() > kStackArgs) heap_tensors.resize(arguments.size());
-  const Tensor** tensor_of =
-      arguments.size() > kStackArgs ? heap_tensors.data() : stack_tensors;
-  const absl::Span<const Tensor* const> input_tensors(tensor_of,
-                                                      arguments.size());
+  // Fixed size, on the stack for the usual few arguments: no container
+  // bookkeeping on the hot path.
+  absl::FixedArray<const Tensor*, kStackArguments> input_tensors(
+      arguments.size());
   ValueVector converted;  // Keeps converted arguments alive.
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->IsError()) return fail(FormRef(inputs[i]));
@@ -195,7 +211,7 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
       return fail(MakeErrorAsyncValueRef(
           absl::StrCat("argument ", i, " is not a host tensor")));
     }
-    tensor_of[i] = tensor;
+    input_tensors[i] = tensor;
     if (ABSL_PREDICT_TRUE(Accepts(implementation, tensor->tensor_type()))) {
       continue;
     }
@@ -213,7 +229,7 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
       inputs = converted_inputs;
     }
     converted_inputs[i] = value.get();
-    tensor_of[i] = GetTensorIfPresent(*value);
+    input_tensors[i] = GetTensorIfPresent(*value);
     converted.push_back(std::move(value));
     unshared_arguments &= ~(uint64_t{1} << (i & 63));
   }
@@ -259,15 +275,7 @@ void RunRegisteredOp(const OpEntry& entry,
                         "#");
   });
   const size_t num_results = results.size();
-  // Ops take a few arguments: their values and metadata live on the stack
-  // (a vector holds more), which keeps container bookkeeping off the hot
-  // path.
-  constexpr size_t kStackArgs = 4;
-  const bool few_args = args.size() <= kStackArgs;
-  AsyncValue* stack_values[kStackArgs];
-  std::vector<AsyncValue*> heap_values;
-  if (!few_args) heap_values.resize(args.size());
-  AsyncValue** values = few_args ? stack_values : heap_values.data();
+  absl::FixedArray<AsyncValue*, kStackArguments> arg_values(args.size());
   // One pass over the arguments: their values, whether all are available,
   // and whether the shape function can run now.
   bool all_available = true;
@@ -280,37 +288,19 @@ void RunRegisteredOp(const OpEntry& entry,
     }
     all_available &= value->IsAvailable();
     metadata_known &= !value->IsError() && args[i].IsMetadataAvailable();
-    values[i] = value;
+    arg_values[i] = value;
   }
-  const absl::Span<AsyncValue* const> arg_values(values, args.size());
 
   MetadataVector result_metadata;
   if (metadata_known) {
     result_metadata.resize(num_results);
-    absl::Status status;
-    {
-      tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
-      if (few_args) {
-        // Copies constructed in place and destroyed right after the call.
-        alignas(TensorMetadata) unsigned char
-            storage[kStackArgs * sizeof(TensorMetadata)];
-        auto* metadata = reinterpret_cast<TensorMetadata*>(storage);
-        for (size_t i = 0; i < args.size(); ++i) {
-          new (&metadata[i]) TensorMetadata(args[i].GetAvailableMetadata());
-        }
-        status = entry.metadata_fn(absl::MakeConstSpan(metadata, args.size()),
-                                   *attrs, absl::MakeSpan(result_metadata));
-        for (size_t i = 0; i < args.size(); ++i) metadata[i].~TensorMetadata();
-      } else {
-        std::vector<TensorMetadata> metadata;
-        metadata.reserve(args.size());
-        for (const TensorHandle& arg : args) {
-          metadata.push_back(arg.GetAvailableMetadata());
-        }
-        status = entry.metadata_fn(metadata, *attrs,
-                                   absl::MakeSpan(result_metadata));
-      }
-    }
+    // Copy-constructed from the handles (default-constructing, then
+    // assigning, costs a shape per argument more).
+    absl::FixedArray<TensorMetadata, kStackArguments> arg_metadata(
+        MetadataIterator{args.data()}, MetadataIterator{args.data() + args.size()});
+    tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
+    absl::Status status = entry.metadata_fn(arg_metadata, *attrs,
+                                            absl::MakeSpan(result_metadata));
     if (ABSL_PREDICT_FALSE(!status.ok())) {
       return FailOp(MakeErrorAsyncValueRef(std::move(status)), results, chain);
     }
@@ -327,14 +317,11 @@ void RunRegisteredOp(const OpEntry& entry,
         }
       }
     }
-    RCReference<AsyncValue> stack_tensors[kStackArgs];
-    std::vector<RCReference<AsyncValue>> heap_tensors;
-    if (num_results > kStackArgs) heap_tensors.resize(num_results);
-    RCReference<AsyncValue>* tensors =
-        num_results > kStackArgs ? heap_tensors.data() : stack_tensors;
+    absl::FixedArray<RCReference<AsyncValue>, kStackArguments> tensors(
+        num_results);
     if (chain) *chain = GetReadyChain();
     Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs,
-             result_metadata, absl::MakeSpan(tensors, num_results), chain,
+             result_metadata, absl::MakeSpan(tensors), chain,
              unshared_arguments);
     for (size_t i = 0; i < num_results; ++i) {
       results[i] = result_metadata.empty()
