@@ -352,7 +352,9 @@ void CheckCallWithPendingArgument(HostContext& host,
   (*program)->GetFunction("f")->Execute(ExecutionContext(request), arguments,
                                         absl::MakeSpan(results));
   // Without streams it ran inline; with them, once the queue has run.
-  if (streams.empty()) EXPECT_TRUE(results[0]->IsAvailable());
+  if (streams.empty()) {
+    EXPECT_TRUE(results[0]->IsAvailable());
+  }
   host.Quiesce();
   ASSERT_TRUE(results[0]->IsAvailable());
   EXPECT_EQ(results[0]->get<int32_t>(), 10);

@@ -98,15 +98,13 @@ class NativeFunction final : public Function {
 
 struct KernelPlan {
   AsyncKernelImplementation impl;
-  absl::string_view name;
   uint32_t location;
   absl::Span<const uint32_t> operands;
   absl::Span<const uint32_t> results;
-  absl::Span<const bef::NamedAttribute> attributes;
-  absl::Span<const Function* const> functions;
-  // Per operand: 1 if its register is a function argument (whose reference
-  // the call holds, so the kernel must not drop one).
-  const uint8_t* operand_is_argument = nullptr;
+  // What the kernel's frame shows. Its argument_is_shared marks operands
+  // that are function arguments: the call holds their reference, so the
+  // kernel must not drop one.
+  KernelDescriptor descriptor;
   // Ready counts at the start of a call, when every argument is available
   // (argument operands then never count down) and when some is not.
   int32_t ready_count_with_arguments = 0;
@@ -141,6 +139,73 @@ class BefFunction;
 // waited on it.
 constexpr uintptr_t kResultDefined = 1;
 
+// The ready kernels of a thread, last in first out. Every kernel run pushes
+// and pops once, so this is a plain array with inline room and a heap
+// fallback: absl::InlinedVector's inline-or-heap test and hardened bounds
+// checks on each access were a measurable share of a small kernel's cost.
+class KernelStack {
+ public:
+  KernelStack() = default;
+  KernelStack(KernelStack&& other) noexcept { *this = std::move(other); }
+  KernelStack& operator=(KernelStack&& other) noexcept {
+    if (other.heap_ != nullptr) {
+      heap_ = std::move(other.heap_);
+      data_ = heap_.get();
+      capacity_ = other.capacity_;
+      size_ = other.size_;
+    } else {
+      assign(other.begin(), other.end());
+    }
+    other.data_ = other.inline_;
+    other.capacity_ = kInline;
+    other.size_ = 0;
+    return *this;
+  }
+
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  uint32_t* begin() { return data_; }
+  uint32_t* end() { return data_ + size_; }
+  void clear() { size_ = 0; }
+  void push_back(uint32_t kernel) {
+    if (ABSL_PREDICT_FALSE(size_ == capacity_)) Reserve(2 * capacity_);
+    data_[size_++] = kernel;
+  }
+  // Requires !empty().
+  uint32_t pop_back() { return data_[--size_]; }
+  template <typename It>
+  void assign(It first, It last) {
+    const size_t count = std::distance(first, last);
+    size_ = 0;
+    Reserve(count);
+    std::copy(first, last, data_);
+    size_ = count;
+  }
+  // Drops the `count` oldest (bottom) kernels.
+  void erase_bottom(size_t count) {
+    std::copy(data_ + count, data_ + size_, data_);
+    size_ -= count;
+  }
+
+ private:
+  static constexpr uint32_t kInline = 16;
+
+  void Reserve(size_t capacity) {
+    if (capacity <= capacity_) return;
+    auto grown = std::make_unique<uint32_t[]>(capacity);
+    std::copy(data_, data_ + size_, grown.get());
+    heap_ = std::move(grown);
+    data_ = heap_.get();
+    capacity_ = capacity;
+  }
+
+  uint32_t* data_ = inline_;
+  size_t size_ = 0;
+  size_t capacity_ = kInline;
+  std::unique_ptr<uint32_t[]> heap_;
+  uint32_t inline_[kInline];
+};
+
 // The state of one call: a header followed, in the same allocation, by the
 // registers, the ready counts and the late-result slots.
 class CallState {
@@ -161,7 +226,7 @@ class CallState {
   // The kernels that became ready on this thread.
   struct Worklist {
     // Run here, last in first out.
-    absl::InlinedVector<uint32_t, 16> kernels;
+    KernelStack kernels;
     // With streams: ready kernels of other streams, started on the work
     // queue (one task per stream) once the running kernel is done.
     absl::InlinedVector<uint32_t, 4> outline;
@@ -207,7 +272,14 @@ class CallState {
   void RunKernel(uint32_t kernel, Worklist& ready);
   // Kernels with more operands or results than fit the stack arrays.
   void RunWideKernel(const KernelPlan& kernel, Worklist& ready);
-  // The body of both: `results` holds one null reference per result.
+  // Kernels with `kOperands` operands and one result, the most common
+  // shapes, with loops the compiler unrolls.
+  template <size_t kOperands>
+  void RunOneResultKernel(const KernelPlan& kernel, Worklist& ready);
+  // The body of all: `results` holds one null reference per result. Counts
+  // other than kDynamic are the kernel's, known at compile time.
+  static constexpr size_t kDynamic = ~size_t{0};
+  template <size_t kOperands = kDynamic, size_t kResults = kDynamic>
   void RunKernelWith(const KernelPlan& kernel, AsyncValue** arguments,
                      RCReference<AsyncValue>* results, Worklist& ready);
   // A result the kernel did not set, or (in a tfrt.sync function) one not
@@ -222,6 +294,7 @@ class CallState {
   std::atomic<uint32_t> refs_{1};
   // Debug tracing, read once per call rather than once per kernel.
   const bool trace_kernels_ = tracing::IsEnabled(tracing::Level::kDebug);
+  bool is_sync_ = false;  // The function's, read once per call.
   const BefFunction& function_;
   ExecutionContext exec_ctx_;
   std::atomic<AsyncValue*>* registers_;
@@ -262,25 +335,27 @@ class BefFunction final : public Function {
     kernels_.reserve(decoded_.kernels.size());
     for (const bef::Kernel& kernel : decoded_.kernels) {
       KernelPlan plan;
-      plan.name = file.kernel_name(kernel.kernel_name);
-      plan.impl = program_.host()->registry().GetKernel(plan.name);
-      plan.non_strict = program_.host()->registry().IsNonStrict(plan.name);
+      absl::string_view name = file.kernel_name(kernel.kernel_name);
+      plan.descriptor.file = &file;
+      plan.descriptor.name = name;
+      plan.impl = program_.host()->registry().GetKernel(name);
+      plan.non_strict = program_.host()->registry().IsNonStrict(name);
       plan.location = kernel.location;
       plan.operands = kernel.operands;
       plan.results = kernel.results;
-      plan.attributes = kernel.attributes;
+      plan.descriptor.attributes = kernel.attributes;
       size_t start = function_pool_.size();
       const std::vector<uint32_t>& operands =
           operands_per_kernel[kernel_index++];
       for (uint32_t f : operands) function_pool_.push_back(all_functions[f]);
-      plan.functions =
+      plan.descriptor.functions =
           absl::MakeConstSpan(function_pool_).subspan(start, operands.size());
       if (plan.impl == nullptr) {
         ++unknown;
         program_.host()->EmitError(DecodedDiagnostic(
             program_.DecodeLocation(Location(&program_, kernel.location)),
             absl::NotFoundError(
-                absl::StrCat("unknown kernel name '", plan.name, "'"))));
+                absl::StrCat("unknown kernel name '", name, "'"))));
       }
       kernels_.push_back(plan);
     }
@@ -304,15 +379,24 @@ class BefFunction final : public Function {
         !decoded_.kernel_streams.empty() && !is_sync() && !dataflow_order;
     if (has_streams_) {
       SplitUsersByStream();
-      return;
-    }
-    if (dataflow_order && !is_sync()) {
+    } else if (dataflow_order && !is_sync()) {
       CountVisits();
-      return;
+    } else {
+      // The worklist is LIFO.
+      std::reverse(initially_ready_.begin(), initially_ready_.end());
+      std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
     }
-    // The worklist is LIFO.
-    std::reverse(initially_ready_.begin(), initially_ready_.end());
-    std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
+    // A call copies its starting counts from one contiguous array.
+    for (const KernelPlan& kernel : kernels_) {
+      start_counts_.push_back(kernel.ready_count);
+      start_counts_with_arguments_.push_back(kernel.ready_count_with_arguments);
+    }
+  }
+
+  // Each kernel's ready count at the start of a call.
+  const int32_t* start_counts(bool arguments_available) const {
+    return arguments_available ? start_counts_with_arguments_.data()
+                               : start_counts_.data();
   }
 
   void Execute(const ExecutionContext& exec_ctx,
@@ -458,7 +542,7 @@ class BefFunction final : public Function {
     }
     operand_is_argument_.reserve(num_operands);
     for (KernelPlan& kernel : kernels_) {
-      kernel.operand_is_argument =
+      kernel.descriptor.argument_is_shared =
           operand_is_argument_.data() + operand_is_argument_.size();
       for (uint32_t reg : kernel.operands) {
         operand_is_argument_.push_back(registers_[reg].is_argument);
@@ -500,7 +584,7 @@ class BefFunction final : public Function {
     }
     state_slots_ = std::make_unique<KernelStateSlot[]>(kernels_.size());
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
-      kernels_[k].state_slot = &state_slots_[k];
+      kernels_[k].descriptor.state_slot = &state_slots_[k];
     }
   }
 
@@ -619,6 +703,8 @@ class BefFunction final : public Function {
   std::vector<uint32_t> initially_outline_;
   std::vector<uint32_t> outline_with_arguments_;
   std::vector<uint8_t> operand_is_argument_;
+  std::vector<int32_t> start_counts_;
+  std::vector<int32_t> start_counts_with_arguments_;
   bool runs_in_order_ = false;  // See RunInOrder.
   bool has_streams_ = false;    // See SplitUsersByStream.
   bool visits_in_order_ = false;                    // See CountVisits.
@@ -711,11 +797,9 @@ CallState* CallState::Create(const BefFunction& function,
   for (uint32_t r = 0; r < function.num_registers(); ++r) {
     new (&state->registers_[r]) std::atomic<AsyncValue*>(nullptr);
   }
+  const int32_t* counts = function.start_counts(arguments_available);
   for (uint32_t k = 0; k < function.num_kernels(); ++k) {
-    const KernelPlan& kernel = function.kernel(k);
-    new (&state->ready_counts_[k]) std::atomic<int32_t>(
-        arguments_available ? kernel.ready_count_with_arguments
-                            : kernel.ready_count);
+    new (&state->ready_counts_[k]) std::atomic<int32_t>(counts[k]);
   }
   for (size_t i = 0; i < function.num_results(); ++i) {
     new (&state->result_slots_[i]) std::atomic<uintptr_t>(0);
@@ -726,6 +810,7 @@ CallState* CallState::Create(const BefFunction& function,
 CallState::CallState(const BefFunction& function,
                      const ExecutionContext& exec_ctx)
     : function_(function), exec_ctx_(exec_ctx) {
+  is_sync_ = function.is_sync();
   // Kernels may still run after the caller has its results and drops the
   // program: keep it alive until the call is over.
   function_.program().AddRef();
@@ -903,9 +988,7 @@ void CallState::RunStreams(Worklist& ready) {
   if (ready.kernels.empty()) SwitchStream(ready);
   if (!ready.outline.empty()) OffloadStreams(ready);
   while (!ready.kernels.empty()) {
-    uint32_t kernel = ready.kernels.back();
-    ready.kernels.pop_back();
-    RunKernel(kernel, ready);
+    RunKernel(ready.kernels.pop_back(), ready);
     if (ready.kernels.empty()) SwitchStream(ready);
     if (!ready.outline.empty()) OffloadStreams(ready);
   }
@@ -982,7 +1065,7 @@ void CallState::RunReady(Worklist& ready) {
       const size_t half = kernels.size() / 2;
       Worklist batch;
       batch.kernels.assign(kernels.begin(), kernels.begin() + half);
-      kernels.erase(kernels.begin(), kernels.begin() + half);
+      kernels.erase_bottom(half);
       AddRef();  // Released by the task.
       exec_ctx_.host()->work_queue().AddTask(
           [this, batch = std::move(batch)]() mutable {
@@ -990,9 +1073,7 @@ void CallState::RunReady(Worklist& ready) {
             DropRef();
           });
     }
-    uint32_t kernel = kernels.back();
-    kernels.pop_back();
-    RunKernel(kernel, ready);
+    RunKernel(kernels.pop_back(), ready);
   }
 }
 
@@ -1001,21 +1082,44 @@ constexpr size_t kInlineOperands = 8;
 
 void CallState::RunKernel(uint32_t index, Worklist& ready) {
   const KernelPlan& kernel = function_.kernel(index);
-  const size_t num_results = kernel.results.size();
+  if (kernel.results.size() == 1) {
+    switch (kernel.operands.size()) {
+      case 0:
+        return RunOneResultKernel<0>(kernel, ready);
+      case 1:
+        return RunOneResultKernel<1>(kernel, ready);
+      case 2:
+        return RunOneResultKernel<2>(kernel, ready);
+      case 3:
+        return RunOneResultKernel<3>(kernel, ready);
+      default:
+        break;
+    }
+  }
   if (ABSL_PREDICT_FALSE(kernel.operands.size() > kInlineOperands ||
-                         num_results > kInlineOperands)) {
+                         kernel.results.size() > kInlineOperands)) {
     return RunWideKernel(kernel, ready);
   }
   AsyncValue* arguments[kInlineOperands];
-  // Raw storage: only `num_results` slots are constructed, and every one is
-  // released by RunKernelWith, so there is nothing to destroy.
+  // Raw storage with every slot constructed null (a fixed count: a few
+  // vector stores, where a loop of `num_results` became a slow `rep stos`).
+  // RunKernelWith releases the used ones; the others stay null, so there is
+  // nothing to destroy.
   alignas(RCReference<AsyncValue>) unsigned char
       result_storage[kInlineOperands * sizeof(RCReference<AsyncValue>)];
   auto* results = reinterpret_cast<RCReference<AsyncValue>*>(result_storage);
-  for (size_t i = 0; i < num_results; ++i) {
+  for (size_t i = 0; i < kInlineOperands; ++i) {
     new (&results[i]) RCReference<AsyncValue>();
   }
   RunKernelWith(kernel, arguments, results, ready);
+}
+
+template <size_t kOperands>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunOneResultKernel(
+    const KernelPlan& kernel, Worklist& ready) {
+  AsyncValue* arguments[kOperands > 0 ? kOperands : 1];
+  RCReference<AsyncValue> result;
+  RunKernelWith<kOperands, 1>(kernel, arguments, &result, ready);
 }
 
 [[gnu::noinline]] void CallState::RunWideKernel(const KernelPlan& kernel,
@@ -1025,12 +1129,15 @@ void CallState::RunKernel(uint32_t index, Worklist& ready) {
   RunKernelWith(kernel, arguments.data(), results.data(), ready);
 }
 
+template <size_t kOperands, size_t kResults>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
     const KernelPlan& kernel, AsyncValue** arguments,
     RCReference<AsyncValue>* results, Worklist& ready) {
   const uint32_t* operands = kernel.operands.data();
-  const size_t num_operands = kernel.operands.size();
-  const size_t num_results = kernel.results.size();
+  const size_t num_operands =
+      kOperands == kDynamic ? kernel.operands.size() : kOperands;
+  const size_t num_results =
+      kResults == kDynamic ? kernel.results.size() : kResults;
   AsyncValue* error = nullptr;
   if (ABSL_PREDICT_FALSE(kernel.non_strict)) {
     // Errors and pending values are the kernel's to handle.
@@ -1058,29 +1165,27 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
   } else {
     ExecutionContext kernel_ctx = ExecutionContext::Borrow(
         exec_ctx_, Location(&function_.program(), kernel.location));
-    AsyncKernelFrame frame(kernel_ctx, function_.program().file(), kernel.name,
-                           absl::MakeConstSpan(arguments, num_operands),
-                           kernel.attributes, kernel.functions,
-                           absl::MakeSpan(results, num_results),
-                           kernel.state_slot, kernel.operand_is_argument);
+    AsyncKernelFrame frame(kernel_ctx, kernel.descriptor, arguments,
+                           num_operands, results, num_results);
     if (ABSL_PREDICT_FALSE(trace_kernels_)) {
-      tracing::ScopedTrace trace(tracing::Level::kDebug, kernel.name);
+      tracing::ScopedTrace trace(tracing::Level::kDebug,
+                                 kernel.descriptor.name);
       kernel.impl(&frame);
     } else {
       kernel.impl(&frame);
     }
-    const bool is_sync = function_.is_sync();
     for (size_t i = 0; i < num_results; ++i) {
       if (ABSL_PREDICT_FALSE(!results[i] ||
-                             (is_sync && results[i]->IsUnavailable()))) {
+                             (is_sync_ && results[i]->IsUnavailable()))) {
         ReportBadResults(kernel, frame, results);
         break;
       }
     }
   }
   // This kernel's uses of its operands are over.
+  const uint8_t* operand_is_argument = kernel.descriptor.argument_is_shared;
   for (size_t i = 0; i < num_operands; ++i) {
-    if (!kernel.operand_is_argument[i]) arguments[i]->DropRef();
+    if (!operand_is_argument[i]) arguments[i]->DropRef();
   }
   const uint32_t* result_registers = kernel.results.data();
   for (size_t i = 0; i < num_results; ++i) {
@@ -1095,7 +1200,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
   for (size_t i = 0; i < num_results; ++i) {
     if (!results[i]) {
       frame.ReportError(absl::InternalError(
-          absl::StrCat("kernel '", kernel.name, "' did not set result ", i)));
+          absl::StrCat("kernel '", kernel.descriptor.name,
+                       "' did not set result ", i)));
       return;
     }
   }
@@ -1104,7 +1210,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
   RCReference<AsyncValue> error = EmitErrorAsync(
       frame.GetExecutionContext(),
       absl::FailedPreconditionError(absl::StrCat(
-          "kernel '", kernel.name,
+          "kernel '", kernel.descriptor.name,
           "' returned a value that is not yet available, in a tfrt.sync "
           "function")));
   for (size_t r = 0; r < num_results; ++r) results[r] = error;
@@ -1194,7 +1300,8 @@ absl::StatusOr<RCReference<BefProgram>> BefProgram::Load(
     for (uint32_t k = 0; k < function->num_kernels(); ++k) {
       const KernelPlan& kernel = function->kernel(k);
       if (kernel.non_strict) {
-        dataflow_order.insert(kernel.functions.begin(), kernel.functions.end());
+        dataflow_order.insert(kernel.descriptor.functions.begin(),
+                              kernel.descriptor.functions.end());
       }
     }
   }

@@ -62,74 +62,84 @@ class KernelStateSlot {
   std::atomic<KernelState*> state_{nullptr};
 };
 
+// What the executor decoded once about a kernel of a loaded function: its
+// name, attributes, function operands and state. Owned by the function and
+// immutable while it is loaded, so a frame only points at it.
+struct KernelDescriptor {
+  const bef::BefFile* file = nullptr;
+  absl::string_view name;
+  absl::Span<const bef::NamedAttribute> attributes;
+  absl::Span<const Function* const> functions;
+  KernelStateSlot* state_slot = nullptr;  // Never null.
+  // Per argument: 1 if others may share it regardless of its refcount (a
+  // function argument, whose reference the caller holds).
+  const uint8_t* argument_is_shared = nullptr;
+};
+
 class AsyncKernelFrame {
  public:
-  AsyncKernelFrame(const ExecutionContext& exec_ctx, const bef::BefFile& file,
-                   absl::string_view kernel_name,
-                   absl::Span<AsyncValue* const> arguments,
-                   absl::Span<const bef::NamedAttribute> attributes,
-                   absl::Span<const Function* const> functions,
-                   absl::Span<RCReference<AsyncValue>> results,
-                   KernelStateSlot* state_slot = nullptr,
-                   const uint8_t* argument_is_shared = nullptr)
+  // `results` holds one null reference per result for the kernel to set.
+  AsyncKernelFrame(const ExecutionContext& exec_ctx,
+                   const KernelDescriptor& kernel, AsyncValue* const* arguments,
+                   size_t num_arguments, RCReference<AsyncValue>* results,
+                   size_t num_results)
       : exec_ctx_(exec_ctx),
-        file_(file),
-        kernel_name_(kernel_name),
+        kernel_(kernel),
         arguments_(arguments),
-        attributes_(attributes),
-        functions_(functions),
         results_(results),
-        state_slot_(state_slot),
-        argument_is_shared_(argument_is_shared) {}
+        num_arguments_(num_arguments),
+        num_results_(num_results) {}
 
   const ExecutionContext& GetExecutionContext() const { return exec_ctx_; }
   HostContext* GetHostContext() const { return exec_ctx_.host(); }
-  absl::string_view kernel_name() const { return kernel_name_; }
+  absl::string_view kernel_name() const { return kernel_.name; }
 
   //===--- Arguments (+0, available) --------------------------------------===//
-  size_t GetNumArgs() const { return arguments_.size(); }
+  size_t GetNumArgs() const { return num_arguments_; }
   AsyncValue* GetArgAt(size_t index) const { return arguments_[index]; }
   // Whether this kernel holds the last reference to argument `index`: no
   // other kernel, function result or caller will see the value, so the
   // kernel may take its payload apart (move it out, reuse its buffer).
   // Function arguments never qualify: the caller owns them.
   bool IsLastUseOfArg(size_t index) const {
-    if (argument_is_shared_ == nullptr || argument_is_shared_[index]) {
-      return false;
-    }
+    if (kernel_.argument_is_shared[index]) return false;
     AsyncValue* value = arguments_[index];
     return !value->IsIndirect() && value->IsUnique();
   }
-  absl::Span<AsyncValue* const> GetArguments() const { return arguments_; }
+  absl::Span<AsyncValue* const> GetArguments() const {
+    return absl::MakeConstSpan(arguments_, num_arguments_);
+  }
 
   //===--- Attributes -----------------------------------------------------===//
-  size_t GetNumAttributes() const { return attributes_.size(); }
+  size_t GetNumAttributes() const { return kernel_.attributes.size(); }
   const bef::Attribute& GetAttributeAt(size_t index) const {
-    return file_.attribute(attributes_[index].attribute);
+    return kernel_.file->attribute(kernel_.attributes[index].attribute);
   }
   absl::string_view GetAttributeNameAt(size_t index) const {
-    return file_.string(attributes_[index].name);
+    return kernel_.file->string(kernel_.attributes[index].name);
   }
   // The attribute named `name`, or nullptr.
   const bef::Attribute* GetAttribute(absl::string_view name) const {
-    for (size_t i = 0; i < attributes_.size(); ++i) {
+    for (size_t i = 0; i < kernel_.attributes.size(); ++i) {
       if (GetAttributeNameAt(i) == name) return &GetAttributeAt(i);
     }
     return nullptr;
   }
-  const bef::BefFile& bef_file() const { return file_; }
+  const bef::BefFile& bef_file() const { return *kernel_.file; }
 
   //===--- Function operands
   //------------------------------------------------===//
-  size_t GetNumFunctions() const { return functions_.size(); }
+  size_t GetNumFunctions() const { return kernel_.functions.size(); }
   const Function* GetFunctionAt(size_t index) const {
-    return functions_[index];
+    return kernel_.functions[index];
   }
-  absl::Span<const Function* const> GetFunctions() const { return functions_; }
+  absl::Span<const Function* const> GetFunctions() const {
+    return kernel_.functions;
+  }
 
   //===--- Results
   //----------------------------------------------------------===//
-  size_t GetNumResults() const { return results_.size(); }
+  size_t GetNumResults() const { return num_results_; }
   // Sets result `index` (+1 consumed). Each result is set once.
   void SetResultAt(size_t index, RCReference<AsyncValue> value) {
     results_[index] = std::move(value);
@@ -150,25 +160,23 @@ class AsyncKernelFrame {
   bool HasResultAt(size_t index) const { return bool(results_[index]); }
   // All result slots (null until set), for a kernel that hands them to a
   // Function::Execute of the same arity.
-  absl::Span<RCReference<AsyncValue>> GetResults() { return results_; }
+  absl::Span<RCReference<AsyncValue>> GetResults() {
+    return absl::MakeSpan(results_, num_results_);
+  }
 
   //===--- Per-kernel state -----------------------------------------------===//
   // The state of this kernel (T derives from KernelState), made by `make()`
   // (returning std::unique_ptr<T>) the first time and kept by the function
   // for later runs. The state depends only on what does not change between
   // runs (attributes, function operands), never on argument values. Two
-  // first runs racing may both call make(); one state wins. A frame with no
-  // slot (not run from a BEF function) makes a fresh state each time.
+  // first runs racing may both call make(); one state wins.
   template <typename T, typename Make>
   T* GetOrCreateState(Make&& make) {
     static_assert(std::is_base_of_v<KernelState, T>);
-    if (state_slot_ == nullptr) {
-      owned_state_ = make();
-      return static_cast<T*>(owned_state_.get());
-    }
-    if (KernelState* state = state_slot_->Get()) return static_cast<T*>(state);
+    KernelStateSlot& slot = *kernel_.state_slot;
+    if (KernelState* state = slot.Get()) return static_cast<T*>(state);
     std::unique_ptr<KernelState> made = make();
-    return static_cast<T*>(state_slot_->Install(std::move(made)));
+    return static_cast<T*>(slot.Install(std::move(made)));
   }
 
   //===--- Errors
@@ -178,24 +186,18 @@ class AsyncKernelFrame {
   void ReportError(absl::Status status) {
     RCReference<AsyncValue> error =
         EmitErrorAsync(exec_ctx_, std::move(status));
-    for (auto& result : results_) {
-      if (!result) result = error;
+    for (size_t i = 0; i < num_results_; ++i) {
+      if (!results_[i]) results_[i] = error;
     }
   }
 
  private:
   const ExecutionContext& exec_ctx_;
-  const bef::BefFile& file_;
-  absl::string_view kernel_name_;
-  absl::Span<AsyncValue* const> arguments_;
-  absl::Span<const bef::NamedAttribute> attributes_;
-  absl::Span<const Function* const> functions_;
-  absl::Span<RCReference<AsyncValue>> results_;
-  KernelStateSlot* state_slot_;
-  // Per argument: 1 if others may share it regardless of its refcount (a
-  // function argument); null: treat all as shared.
-  const uint8_t* argument_is_shared_;
-  std::unique_ptr<KernelState> owned_state_;  // Only without a slot.
+  const KernelDescriptor& kernel_;
+  AsyncValue* const* arguments_;
+  RCReference<AsyncValue>* results_;
+  size_t num_arguments_;
+  size_t num_results_;
 };
 
 }  // namespace asyncrt
