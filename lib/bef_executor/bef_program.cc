@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <new>
 #include <optional>
@@ -300,7 +301,7 @@ class CallState {
   std::atomic<AsyncValue*>* registers_;
   std::atomic<int32_t>* ready_counts_;
   std::atomic<uintptr_t>* result_slots_;
-  size_t block_bytes_ = 0;  // The block's size, for CallBlockCache.
+  uint32_t block_class_ = 0;  // See CallBlockCache::ClassOf.
 };
 
 class BefFunction final : public Function {
@@ -720,31 +721,31 @@ size_t AlignUp(size_t offset) {
 }
 
 // Call blocks are short-lived and come in few sizes: each thread keeps a
-// few freed ones per 64-byte size class for its next calls, which saves
-// glibc's malloc and free (about a tenth of a small call). A block may be
-// freed on another thread than the one that made it; it then serves that
-// thread. Sanitizer builds allocate every block, so use-after-free stays
-// visible.
+// few freed ones per power-of-two size class (64 bytes to 8 KiB, about a
+// thousand registers) for its next calls, which saves glibc's malloc and
+// free (about a tenth of a small call). A block may be freed on another
+// thread than the one that made it; it then serves that thread. Sanitizer
+// builds allocate every block, so use-after-free stays visible.
 class CallBlockCache {
  public:
-  static constexpr size_t kClassBytes = 64;
-  static constexpr size_t kClasses = 8;  // Blocks up to 512 bytes.
+  static constexpr size_t kMinBytes = 64;
+  static constexpr size_t kClasses = 8;  // 64 B << 7 = 8 KiB.
   static constexpr size_t kPerClass = 4;
 
-  static size_t RoundUp(size_t size) {
-    return (size + kClassBytes - 1) / kClassBytes * kClassBytes;
+  // The class of a block of `size` bytes: 0 up to 64 bytes, 1 up to 128,
+  // and so on (classes from kClasses on are not cached).
+  static uint32_t ClassOf(size_t size) {
+    return std::bit_width((std::max(size, kMinBytes) - 1) / kMinBytes);
   }
 
-  void* Allocate(size_t size) {
-    const size_t index = size / kClassBytes - 1;
+  void* Allocate(uint32_t index) {
     if (index < kClasses && counts_[index] > 0) {
       return blocks_[index][--counts_[index]];
     }
-    return ::operator new(size);
+    return ::operator new(kMinBytes << index);
   }
 
-  void Free(void* block, size_t size) {
-    const size_t index = size / kClassBytes - 1;
+  void Free(void* block, uint32_t index) {
     if (index < kClasses && counts_[index] < kPerClass) {
       blocks_[index][counts_[index]++] = block;
       return;
@@ -782,11 +783,11 @@ CallState* CallState::Create(const BefFunction& function,
       ready_at + sizeof(std::atomic<int32_t>) * function.num_kernels());
   size_t size =
       slots_at + sizeof(std::atomic<uintptr_t>) * function.num_results();
-  size = CallBlockCache::RoundUp(size);
-  void* memory =
-      kCacheCallBlocks ? call_block_cache.Allocate(size) : ::operator new(size);
+  const uint32_t block_class = CallBlockCache::ClassOf(size);
+  void* memory = kCacheCallBlocks ? call_block_cache.Allocate(block_class)
+                                  : ::operator new(size);
   auto* state = new (memory) CallState(function, exec_ctx);
-  state->block_bytes_ = size;
+  state->block_class_ = block_class;
   char* base = static_cast<char*>(memory);
   state->registers_ =
       reinterpret_cast<std::atomic<AsyncValue*>*>(base + registers_at);
@@ -833,10 +834,10 @@ void CallState::Destroy() {
     }
   }
   const BefProgram& program = function_.program();
-  const size_t block_bytes = block_bytes_;
+  const uint32_t block_class = block_class_;
   this->~CallState();
   if (kCacheCallBlocks) {
-    call_block_cache.Free(this, block_bytes);
+    call_block_cache.Free(this, block_class);
   } else {
     ::operator delete(this);
   }
@@ -1118,8 +1119,11 @@ template <size_t kOperands>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunOneResultKernel(
     const KernelPlan& kernel, Worklist& ready) {
   AsyncValue* arguments[kOperands > 0 ? kOperands : 1];
-  RCReference<AsyncValue> result;
-  RunKernelWith<kOperands, 1>(kernel, arguments, &result, ready);
+  // Released by RunKernelWith: nothing to destroy.
+  alignas(RCReference<AsyncValue>) unsigned char
+      result_storage[sizeof(RCReference<AsyncValue>)];
+  auto* result = new (result_storage) RCReference<AsyncValue>();
+  RunKernelWith<kOperands, 1>(kernel, arguments, result, ready);
 }
 
 [[gnu::noinline]] void CallState::RunWideKernel(const KernelPlan& kernel,
