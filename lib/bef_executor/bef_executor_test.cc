@@ -329,6 +329,31 @@ TEST_P(ExecutorTest, AsyncKernelsAndLateResults) {
   EXPECT_EQ(results[1]->get<int32_t>(), 44);
 }
 
+// A call that finishes inside Execute borrows its caller's context and
+// program; one still running when Execute returns must hold them itself.
+TEST_P(ExecutorTest, PendingCallOutlivesItsCallersReferences) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 0, 1);
+  uint32_t one = b.Const(1);
+  uint32_t later = b.Kernel("test.deferred", {one}, 1)[0];
+  b.Define(f, {b.Kernel("test.add.i32", {later, one}, 1)[0]});
+  RCReference<BefProgram> program = Load(b);
+  std::vector<RCReference<AsyncValue>> results;
+  {
+    RCReference<RequestContext> request =
+        *RequestContextBuilder(&host_, nullptr).Build();
+    results.resize(1);
+    program->GetFunction("f")->Execute(ExecutionContext(request), {},
+                                       absl::MakeSpan(results));
+  }
+  program.reset();  // Only the pending call holds the program now.
+  ASSERT_FALSE(results[0]->IsAvailable());
+  deferred_result.emplace(41);
+  deferred_result.reset();
+  host_.Await(results);
+  EXPECT_EQ(results[0]->get<int32_t>(), 42);
+}
+
 // Calls f(a, b) = (a + a, a + b) from C++ with a = 5 available and b not
 // yet: the first result does not wait for b, the second follows it. With
 // `streams`, a + a is in another stream than the entry and starts from the

@@ -216,7 +216,12 @@ class CallState {
                            const ExecutionContext& exec_ctx,
                            bool arguments_available);
 
-  void AddRef() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // For another owner (a continuation or a task) that uses the call after
+  // Execute may have returned.
+  void AddRef() {
+    if (!pinned_) Pin();
+    refs_.fetch_add(1, std::memory_order_relaxed);
+  }
   void DropRef() {
     if (refs_.load(std::memory_order_acquire) == 1 ||
         refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -234,9 +239,10 @@ class CallState {
   };
 
   // Defines `reg` as `value` (+1 consumed) and, if `count_down`, counts
-  // down its users, adding those that become ready to `ready`.
+  // down its users, adding those that become ready to `ready`. Arguments
+  // are defined before any kernel runs (`is_argument`).
   void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
-                      bool count_down = true);
+                      bool count_down = true, bool is_argument = false);
   void RunReady(Worklist& ready);
   // tfrt.sync functions: every kernel once, in program order, on this thread.
   void RunInOrder();
@@ -249,9 +255,14 @@ class CallState {
 
  private:
   CallState(const BefFunction& function, const ExecutionContext& exec_ctx);
+  // A call that finishes inside Execute borrows its caller's context and
+  // program (two atomic increments and decrements less per call); the
+  // first other owner makes it take references to both.
+  void Pin();
   void Destroy();
   void DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
-                               Worklist& ready, bool count_down);
+                               Worklist& ready, bool count_down,
+                               bool is_argument);
   void PublishResultSlots(const RegisterPlan& plan, AsyncValue* value);
   // Strict users count down now if `value` is available, else once it is.
   void CountDownStrictUsers(const RegisterPlan& plan, uint32_t reg,
@@ -293,6 +304,10 @@ class CallState {
   AsyncValue* ValueOrPlaceholder(uint32_t reg);
 
   std::atomic<uint32_t> refs_{1};
+  // Set once, by the calling thread inside Execute (no other thread can
+  // reach the call before it has a second owner); read by later owners,
+  // which the continuation or task hand-off orders after it.
+  bool pinned_ = false;
   // Debug tracing, read once per call rather than once per kernel.
   const bool trace_kernels_ = tracing::IsEnabled(tracing::Level::kDebug);
   bool is_sync_ = false;  // The function's, read once per call.
@@ -435,9 +450,12 @@ class BefFunction final : public Function {
       ready.outline.assign(initially_outline.begin(), initially_outline.end());
     }
     for (size_t i = 0; i < arguments.size(); ++i) {
+      // The call's own reference (not borrowed as the context is: a kernel
+      // must never see an argument its caller still holds as unique).
       state->DefineRegister(decoded_.argument_registers[i],
                             arguments[i]->AddRef(), ready,
-                            /*count_down=*/!arguments_available);
+                            /*count_down=*/!arguments_available,
+                            /*is_argument=*/true);
     }
     if (runs_in_order_ && arguments_available) {
       // No chains order a sync function's side effects: program order does.
@@ -810,11 +828,17 @@ CallState* CallState::Create(const BefFunction& function,
 
 CallState::CallState(const BefFunction& function,
                      const ExecutionContext& exec_ctx)
-    : function_(function), exec_ctx_(exec_ctx) {
+    : function_(function),
+      exec_ctx_(ExecutionContext::Borrow(exec_ctx, exec_ctx.location())) {
   is_sync_ = function.is_sync();
+}
+
+void CallState::Pin() {
+  exec_ctx_ = ExecutionContext(exec_ctx_);
   // Kernels may still run after the caller has its results and drops the
   // program: keep it alive until the call is over.
   function_.program().AddRef();
+  pinned_ = true;
 }
 
 void CallState::Destroy() {
@@ -835,20 +859,23 @@ void CallState::Destroy() {
   }
   const BefProgram& program = function_.program();
   const uint32_t block_class = block_class_;
+  const bool pinned = pinned_;
   this->~CallState();
   if (kCacheCallBlocks) {
     call_block_cache.Free(this, block_class);
   } else {
     ::operator delete(this);
   }
-  program.DropRef();
+  if (pinned) program.DropRef();
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
-    uint32_t reg, AsyncValue* value, Worklist& ready, bool count_down) {
+    uint32_t reg, AsyncValue* value, Worklist& ready, bool count_down,
+    bool is_argument) {
   const RegisterPlan& plan = function_.register_plan(reg);
   if (ABSL_PREDICT_FALSE(plan.has_non_strict_users)) {
-    return DefineForNonStrictUsers(reg, value, ready, count_down);
+    return DefineForNonStrictUsers(reg, value, ready, count_down,
+                                   is_argument);
   }
   // One reference per use: each user kernel drops its own after running,
   // and each function result takes one. Values die as soon as their last
@@ -870,7 +897,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
 // DefineRegister for a register that non-strict kernels use: they count down
 // when it is defined, and one may have left a placeholder in it.
 void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
-                                        Worklist& ready, bool count_down) {
+                                        Worklist& ready, bool count_down,
+                                        bool is_argument) {
   const RegisterPlan& plan = function_.register_plan(reg);
   const uint32_t uses = plan.references;  // At least the non-strict uses.
   if (uses > 1) value->AddRef(uses - 1);
@@ -879,8 +907,11 @@ void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
   // its definer, so it outlives users that are already done with it.
   RCReference<AsyncValue> definer_reference;
   AsyncValue* placeholder = nullptr;
-  if (!registers_[reg].compare_exchange_strong(placeholder, value,
-                                               std::memory_order_acq_rel)) {
+  if (is_argument) {
+    // No kernel has run yet, so no user left a placeholder.
+    registers_[reg].store(value, std::memory_order_release);
+  } else if (!registers_[reg].compare_exchange_strong(
+                 placeholder, value, std::memory_order_acq_rel)) {
     // A non-strict user got here first. Its placeholder already holds the
     // register's references; `value` keeps one, owned by the placeholder.
     definer_reference = TakeRef(placeholder);
@@ -1045,7 +1076,13 @@ void CallState::RunInOrder() {
 
 void CallState::VisitInOrder(Worklist& ready) {
   for (uint32_t k = 0, n = function_.num_kernels(); k < n; ++k) {
-    if (ready_counts_[k].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // A strict kernel whose count is 1 waits only for this visit (see
+    // CountDownOne); a non-strict one may be counted below zero by others.
+    const bool ready_now = function_.kernel(k).non_strict
+                               ? ready_counts_[k].fetch_sub(
+                                     1, std::memory_order_acq_rel) == 1
+                               : CountDownOne(k);
+    if (ready_now) {
       ready.kernels.push_back(k);
       RunReady(ready);
     }

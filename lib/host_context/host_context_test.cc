@@ -253,6 +253,24 @@ TEST(RequestContextTest, BuildWithoutHostFails) {
   EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_P(HostContextTest, ExecutionContextMovesItsReference) {
+  RCReference<RequestContext> request = NewRequest();
+  {
+    ExecutionContext owner(request);
+    EXPECT_EQ(request->NumRef(), 2u);
+    ExecutionContext moved(std::move(owner));
+    EXPECT_EQ(request->NumRef(), 2u);  // Moved, not copied.
+    // The moved-from context still names the request, as a borrower.
+    EXPECT_EQ(owner.request_context(), request.get());
+    ExecutionContext assigned = ExecutionContext::Borrow(moved, {});
+    assigned = std::move(moved);
+    EXPECT_EQ(request->NumRef(), 2u);
+    ExecutionContext copy(assigned);
+    EXPECT_EQ(request->NumRef(), 3u);
+  }
+  EXPECT_EQ(request->NumRef(), 1u);
+}
+
 TEST_P(HostContextTest, CancelInstallsOneCancelledError) {
   RCReference<RequestContext> request = NewRequest();
   EXPECT_FALSE(request->IsCancelled());

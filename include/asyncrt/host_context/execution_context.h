@@ -140,6 +140,20 @@ class ExecutionContext {
       : request_(other.request_), location_(other.location_) {
     request_->AddRef();
   }
+  // The moved-from context still names the request, without owning it.
+  ExecutionContext(ExecutionContext&& other) noexcept
+      : request_(other.request_),
+        location_(other.location_),
+        owns_request_(std::exchange(other.owns_request_, false)) {}
+  ExecutionContext& operator=(ExecutionContext&& other) noexcept {
+    if (this != &other) {
+      Release();
+      request_ = other.request_;
+      location_ = other.location_;
+      owns_request_ = std::exchange(other.owns_request_, false);
+    }
+    return *this;
+  }
   ExecutionContext& operator=(const ExecutionContext& other) {
     if (this != &other) {
       other.request_->AddRef();
