@@ -6,6 +6,8 @@
 #include <atomic>
 #include <bit>
 #include <cstdlib>
+#include <iterator>
+#include <memory>
 #include <new>
 #include <optional>
 
@@ -149,6 +151,7 @@ class KernelStack {
   KernelStack() = default;
   KernelStack(KernelStack&& other) noexcept { *this = std::move(other); }
   KernelStack& operator=(KernelStack&& other) noexcept {
+    if (this == &other) return *this;
     if (other.heap_ != nullptr) {
       heap_ = std::move(other.heap_);
       data_ = heap_.get();
@@ -260,9 +263,8 @@ class CallState {
   // first other owner makes it take references to both.
   void Pin();
   void Destroy();
-  void DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
-                               Worklist& ready, bool count_down,
-                               bool is_argument);
+  void DefineForNonStrictUsers(uint32_t reg, AsyncValue* value, Worklist& ready,
+                               bool count_down, bool is_argument);
   void PublishResultSlots(const RegisterPlan& plan, AsyncValue* value);
   // Strict users count down now if `value` is available, else once it is.
   void CountDownStrictUsers(const RegisterPlan& plan, uint32_t reg,
@@ -874,8 +876,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
     bool is_argument) {
   const RegisterPlan& plan = function_.register_plan(reg);
   if (ABSL_PREDICT_FALSE(plan.has_non_strict_users)) {
-    return DefineForNonStrictUsers(reg, value, ready, count_down,
-                                   is_argument);
+    return DefineForNonStrictUsers(reg, value, ready, count_down, is_argument);
   }
   // One reference per use: each user kernel drops its own after running,
   // and each function result takes one. Values die as soon as their last
@@ -1078,10 +1079,10 @@ void CallState::VisitInOrder(Worklist& ready) {
   for (uint32_t k = 0, n = function_.num_kernels(); k < n; ++k) {
     // A strict kernel whose count is 1 waits only for this visit (see
     // CountDownOne); a non-strict one may be counted below zero by others.
-    const bool ready_now = function_.kernel(k).non_strict
-                               ? ready_counts_[k].fetch_sub(
-                                     1, std::memory_order_acq_rel) == 1
-                               : CountDownOne(k);
+    const bool ready_now =
+        function_.kernel(k).non_strict
+            ? ready_counts_[k].fetch_sub(1, std::memory_order_acq_rel) == 1
+            : CountDownOne(k);
     if (ready_now) {
       ready.kernels.push_back(k);
       RunReady(ready);
@@ -1240,9 +1241,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
   const size_t num_results = kernel.results.size();
   for (size_t i = 0; i < num_results; ++i) {
     if (!results[i]) {
-      frame.ReportError(absl::InternalError(
-          absl::StrCat("kernel '", kernel.descriptor.name,
-                       "' did not set result ", i)));
+      frame.ReportError(absl::InternalError(absl::StrCat(
+          "kernel '", kernel.descriptor.name, "' did not set result ", i)));
       return;
     }
   }
