@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cstdlib>
 #include <iterator>
 #include <memory>
@@ -20,6 +19,7 @@
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/tracing.h"
+#include "asyncrt/support/block_cache.h"
 
 namespace asyncrt {
 namespace {
@@ -741,55 +741,10 @@ size_t AlignUp(size_t offset) {
 }
 
 // Call blocks are short-lived and come in few sizes: each thread keeps a
-// few freed ones per power-of-two size class (64 bytes to 8 KiB, about a
-// thousand registers) for its next calls, which saves glibc's malloc and
-// free (about a tenth of a small call). A block may be freed on another
-// thread than the one that made it; it then serves that thread. Sanitizer
-// builds allocate every block, so use-after-free stays visible.
-class CallBlockCache {
- public:
-  static constexpr size_t kMinBytes = 64;
-  static constexpr size_t kClasses = 8;  // 64 B << 7 = 8 KiB.
-  static constexpr size_t kPerClass = 4;
-
-  // The class of a block of `size` bytes: 0 up to 64 bytes, 1 up to 128,
-  // and so on (classes from kClasses on are not cached).
-  static uint32_t ClassOf(size_t size) {
-    return std::bit_width((std::max(size, kMinBytes) - 1) / kMinBytes);
-  }
-
-  void* Allocate(uint32_t index) {
-    if (index < kClasses && counts_[index] > 0) {
-      return blocks_[index][--counts_[index]];
-    }
-    return ::operator new(kMinBytes << index);
-  }
-
-  void Free(void* block, uint32_t index) {
-    if (index < kClasses && counts_[index] < kPerClass) {
-      blocks_[index][counts_[index]++] = block;
-      return;
-    }
-    ::operator delete(block);
-  }
-
-  ~CallBlockCache() {
-    for (size_t c = 0; c < kClasses; ++c) {
-      for (size_t i = 0; i < counts_[c]; ++i) ::operator delete(blocks_[c][i]);
-    }
-  }
-
- private:
-  void* blocks_[kClasses][kPerClass];
-  uint8_t counts_[kClasses] = {};
-};
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kCacheCallBlocks = false;
-#else
-constexpr bool kCacheCallBlocks = true;
-#endif
-
+// few freed ones per class (64 bytes to 8 KiB, about a thousand registers),
+// which saves glibc's malloc and free (about a tenth of a small call).
+using CallBlockCache = BlockCache</*kMinBytes=*/64, /*kClasses=*/8,
+                                  /*kPerClass=*/4>;
 thread_local CallBlockCache call_block_cache;
 
 CallState* CallState::Create(const BefFunction& function,
@@ -804,8 +759,8 @@ CallState* CallState::Create(const BefFunction& function,
   size_t size =
       slots_at + sizeof(std::atomic<uintptr_t>) * function.num_results();
   const uint32_t block_class = CallBlockCache::ClassOf(size);
-  void* memory = kCacheCallBlocks ? call_block_cache.Allocate(block_class)
-                                  : ::operator new(size);
+  void* memory = kBlockCacheEnabled ? call_block_cache.Allocate(block_class)
+                                    : ::operator new(size);
   auto* state = new (memory) CallState(function, exec_ctx);
   state->block_class_ = block_class;
   char* base = static_cast<char*>(memory);
@@ -863,7 +818,7 @@ void CallState::Destroy() {
   const uint32_t block_class = block_class_;
   const bool pinned = pinned_;
   this->~CallState();
-  if (kCacheCallBlocks) {
+  if (kBlockCacheEnabled) {
     call_block_cache.Free(this, block_class);
   } else {
     ::operator delete(this);

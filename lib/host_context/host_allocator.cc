@@ -2,42 +2,74 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "asyncrt/support/block_cache.h"
 
 namespace asyncrt {
 namespace {
 
 // glibc's posix_memalign takes its slow path (splitting chunks, merging the
 // remainders on free) for every block, which dominated small-tensor eager
-// ops. Instead, over-allocate with malloc, which serves small blocks from its
-// per-thread cache, align inside the block, and keep malloc's pointer in the
-// word just before the aligned address.
+// ops. Instead, over-allocate, align inside the block, and keep the block's
+// start and size class in the two words just before the aligned address
+// (there are at least 16 bytes: blocks are 16-byte aligned, the address a
+// multiple of 16 past their start plus a word). Small blocks come from a
+// per-thread BlockCache, which serves the buffers of eager ops and kernels
+// on scalars and small tensors without malloc and free (over a hundred
+// instructions a pair).
 class MallocAllocator final : public HostAllocator {
  public:
   void* AllocateBytes(size_t size, size_t alignment) override {
     alignment = std::max(alignment, kMinAlignment);
-    // Room to align and to store malloc's pointer in front.
+    // Room to align and for the two words in front.
     if (size > SIZE_MAX - alignment) return nullptr;
-    void* raw = std::malloc(size + alignment);
-    if (raw == nullptr) return nullptr;
+    const size_t total = size + alignment;
+    uint32_t block_class = BufferCache::ClassOf(total);
+    void* raw;
+    if (kBlockCacheEnabled && BufferCache::IsCached(block_class)) {
+      raw = buffer_cache.Allocate(block_class);
+    } else {
+      block_class = kUncached;
+      raw = std::malloc(total);
+      if (raw == nullptr) return nullptr;
+    }
     uintptr_t start = reinterpret_cast<uintptr_t>(raw) + sizeof(void*);
     uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
     reinterpret_cast<void**>(aligned)[-1] = raw;
+    reinterpret_cast<uintptr_t*>(aligned)[-2] = block_class;
     return reinterpret_cast<void*>(aligned);
   }
   void DeallocateBytes(void* ptr, size_t) override {
-    if (ptr != nullptr) std::free(static_cast<void**>(ptr)[-1]);
+    if (ptr == nullptr) return;
+    void* raw = static_cast<void**>(ptr)[-1];
+    const auto block_class =
+        static_cast<uint32_t>(static_cast<uintptr_t*>(ptr)[-2]);
+    if (block_class == kUncached) {
+      std::free(raw);
+    } else {
+      buffer_cache.Free(raw, block_class);
+    }
   }
 
  private:
   static constexpr size_t kMinAlignment = 16;
+  static constexpr uint32_t kUncached = ~uint32_t{0};  // From malloc.
+  // Classes from 128 bytes (a scalar's buffer with its header and room to
+  // align) to 4 KiB; larger buffers (and all in sanitizer builds) are
+  // malloc's, of their exact size.
+  using BufferCache = BlockCache</*kMinBytes=*/128, /*kClasses=*/6,
+                                 /*kPerClass=*/8>;
+  static thread_local BufferCache buffer_cache;
 };
+
+thread_local MallocAllocator::BufferCache MallocAllocator::buffer_cache;
 
 // Wraps another allocator and keeps counts. Relaxed atomics: the counters
 // are statistics and order nothing else.

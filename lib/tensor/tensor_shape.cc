@@ -16,12 +16,6 @@ void TensorShape::Assign(absl::Span<const int64_t> dims) {
   }
 }
 
-int64_t TensorShape::GetNumElements() const {
-  int64_t n = 1;
-  for (int64_t d : GetDimensions()) n *= d;
-  return n;
-}
-
 std::string TensorShape::DebugString() const {
   return absl::StrCat("[", absl::StrJoin(GetDimensions(), ", "), "]");
 }

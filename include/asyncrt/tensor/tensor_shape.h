@@ -77,10 +77,22 @@ class TensorShape {
     return absl::Span<const int64_t>(data(), static_cast<size_t>(rank_));
   }
   // The product of the dimensions; 1 for rank 0.
-  int64_t GetNumElements() const;
+  int64_t GetNumElements() const {
+    int64_t n = 1;
+    for (int64_t d : GetDimensions()) n *= d;
+    return n;
+  }
 
+  // Element by element, inline: shapes are compared on every eager op, and
+  // a memcmp call cost more than the few dimensions.
   friend bool operator==(const TensorShape& a, const TensorShape& b) {
-    return a.GetDimensions() == b.GetDimensions();
+    if (a.rank_ != b.rank_) return false;
+    const int64_t* x = a.data();
+    const int64_t* y = b.data();
+    for (int i = 0; i < a.rank_; ++i) {
+      if (x[i] != y[i]) return false;
+    }
+    return true;
   }
   friend bool operator!=(const TensorShape& a, const TensorShape& b) {
     return !(a == b);
