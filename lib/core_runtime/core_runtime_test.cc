@@ -6,6 +6,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "asyncrt/bef/bef_file.h"
+#include "asyncrt/bef/bef_writer.h"
+#include "asyncrt/bef_executor/bef_program.h"
+#include "asyncrt/bef_executor/kernel_frame.h"
 #include "asyncrt/core_runtime/op_attrs.h"
 #include "asyncrt/kernels/core_runtime_kernels.h"
 #include "asyncrt/tensor/scalar_host_tensor.h"
@@ -392,6 +396,78 @@ TEST_F(CoreRuntimeTest, EagerExecuteConsumingReusesBuffers) {
   EXPECT_NE(BufferOf(sum), borrowed_buffer);
   EXPECT_EQ(Text(args[0]),
             "DenseHostTensor dtype = i32, shape = [2], values = [10, 20]");
+}
+
+// Forwards its handle argument and records the async value carrying it.
+AsyncValue* recorded_value = nullptr;
+void RecordValue(AsyncKernelFrame* frame) {
+  recorded_value = frame->GetArgAt(0);
+  frame->SetResultAt(0, FormRef(recorded_value));
+}
+
+// graph(%handler, %a): %x = add(%a, %a); %r = record(%x);
+// %y = add(%r, %a); return %y. At the second add, %r is the op's alone.
+TEST_F(CoreRuntimeTest, GraphOpResultReusesTheAsyncValueOfASpentArgument) {
+  HostContext* host = runtime_->GetHostContext();
+  RegisterCoreRuntimeKernels(host->registry());
+  ASSERT_TRUE(host->registry()
+                  .AddKernel("test.record_value", RecordValue,
+                             KernelStrictness::kStrict)
+                  .ok());
+  bef::BefWriter w;
+  uint32_t handler_type = w.AddType("!corert.ophandler");
+  uint32_t handle_type = w.AddType("!corert.tensorhandle");
+  uint32_t loc = w.AddLocation("test.mlir", 1, 1);
+  uint32_t executeop = w.AddKernelName("corert.executeop");
+  uint32_t record = w.AddKernelName("test.record_value");
+  uint32_t empty = w.AddAggregateAttribute({});
+  uint32_t add_name = w.AddStringAttribute("tfrt_test.add");
+  uint32_t fn = w.DeclareFunction("graph", bef::FunctionKind::kBef,
+                                  {handler_type, handle_type}, {handle_type});
+  auto add = [&](uint32_t lhs, uint32_t result) {
+    bef::KernelSpec k;
+    k.kernel_name = executeop;
+    k.location = loc;
+    k.operands = {0, lhs, 1};
+    k.results = {result};
+    k.attributes = {{w.AddString("op_attrs"), empty},
+                    {w.AddString("op_func_attrs"), empty},
+                    {w.AddString("op_name"), add_name}};
+    return k;
+  };
+  bef::FunctionBodySpec body;
+  body.argument_registers = {0, 1};
+  body.num_registers = 5;
+  body.kernels.push_back(add(1, 2));
+  bef::KernelSpec forward;
+  forward.kernel_name = record;
+  forward.location = loc;
+  forward.operands = {2};
+  forward.results = {3};
+  body.kernels.push_back(forward);
+  body.kernels.push_back(add(3, 4));
+  body.result_registers = {4};
+  w.DefineFunction(fn, body);
+  auto bytes = w.Finish();
+  ASSERT_TRUE(bytes.ok());
+  auto file = bef::BefFile::Open(*bytes);
+  ASSERT_TRUE(file.ok());
+  CoreRuntime& attached = CoreRuntime::GetOrCreate(host);
+  OpHandler* cpu = attached.CreateCpuOpHandler(attached.CreateNullOpHandler());
+  auto program = BefProgram::Load(*std::move(file), host);
+  ASSERT_TRUE(program.ok()) << program.status();
+
+  auto handler = MakeAvailableAsyncValueRef<OpHandler*>(cpu);
+  auto a = MakeAvailableAsyncValueRef<TensorHandle>(Vector({1, 2}));
+  AsyncValue* args[] = {handler.GetAsyncValue(), a.GetAsyncValue()};
+  std::vector<RCReference<AsyncValue>> results(1);
+  (*program)->GetFunction("graph")->Execute(*exec_ctx_, args,
+                                            absl::MakeSpan(results));
+  host->Await(results);
+  ASSERT_TRUE(results[0]->IsType<TensorHandle>());
+  EXPECT_EQ(Text(results[0]->get<TensorHandle>()),
+            "DenseHostTensor dtype = i32, shape = [2], values = [3, 6]");
+  EXPECT_EQ(results[0].get(), recorded_value);
 }
 
 TEST_F(CoreRuntimeTest, LoggingHandlerWrapsAndCounts) {
