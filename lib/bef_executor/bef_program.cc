@@ -242,10 +242,12 @@ class CallState {
   };
 
   // Defines `reg` as `value` (+1 consumed) and, if `count_down`, counts
-  // down its users, adding those that become ready to `ready`. Arguments
-  // are defined before any kernel runs (`is_argument`).
+  // down its users, adding those that become ready to `ready`. With
+  // `before_kernels`, no kernel of the call can have run yet (arguments
+  // when all are available: nothing counts down, so nothing runs
+  // elsewhere while Execute defines them).
   void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
-                      bool count_down = true, bool is_argument = false);
+                      bool count_down = true, bool before_kernels = false);
   void RunReady(Worklist& ready);
   // tfrt.sync functions: every kernel once, in program order, on this thread.
   void RunInOrder();
@@ -264,7 +266,7 @@ class CallState {
   void Pin();
   void Destroy();
   void DefineForNonStrictUsers(uint32_t reg, AsyncValue* value, Worklist& ready,
-                               bool count_down, bool is_argument);
+                               bool count_down, bool before_kernels);
   void PublishResultSlots(const RegisterPlan& plan, AsyncValue* value);
   // Strict users count down now if `value` is available, else once it is.
   void CountDownStrictUsers(const RegisterPlan& plan, uint32_t reg,
@@ -457,7 +459,7 @@ class BefFunction final : public Function {
       state->DefineRegister(decoded_.argument_registers[i],
                             arguments[i]->AddRef(), ready,
                             /*count_down=*/!arguments_available,
-                            /*is_argument=*/true);
+                            /*before_kernels=*/arguments_available);
     }
     if (runs_in_order_ && arguments_available) {
       // No chains order a sync function's side effects: program order does.
@@ -828,10 +830,11 @@ void CallState::Destroy() {
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
     uint32_t reg, AsyncValue* value, Worklist& ready, bool count_down,
-    bool is_argument) {
+    bool before_kernels) {
   const RegisterPlan& plan = function_.register_plan(reg);
   if (ABSL_PREDICT_FALSE(plan.has_non_strict_users)) {
-    return DefineForNonStrictUsers(reg, value, ready, count_down, is_argument);
+    return DefineForNonStrictUsers(reg, value, ready, count_down,
+                                   before_kernels);
   }
   // One reference per use: each user kernel drops its own after running,
   // and each function result takes one. Values die as soon as their last
@@ -854,7 +857,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
 // when it is defined, and one may have left a placeholder in it.
 void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
                                         Worklist& ready, bool count_down,
-                                        bool is_argument) {
+                                        bool before_kernels) {
   const RegisterPlan& plan = function_.register_plan(reg);
   const uint32_t uses = plan.references;  // At least the non-strict uses.
   if (uses > 1) value->AddRef(uses - 1);
@@ -863,8 +866,8 @@ void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
   // its definer, so it outlives users that are already done with it.
   RCReference<AsyncValue> definer_reference;
   AsyncValue* placeholder = nullptr;
-  if (is_argument) {
-    // No kernel has run yet, so no user left a placeholder.
+  if (before_kernels) {
+    // No user can have left a placeholder.
     registers_[reg].store(value, std::memory_order_release);
   } else if (!registers_[reg].compare_exchange_strong(
                  placeholder, value, std::memory_order_acq_rel)) {
