@@ -737,6 +737,48 @@ TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   EXPECT_EQ(CountWrongConcurrentCalls(b, [](int32_t x) { return 4 * x; }), 0);
 }
 
+// Calls that are still running when Execute returns, from 4 threads, each
+// caller dropping its request at once and the program while calls run:
+// the calls pin what they borrowed (see CallState::Pin) on the calling
+// thread and release it on workers.
+TEST(ExecutorStressTest, PendingCallsOutliveTheirCallersReferences) {
+  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
+                   *CreateWorkQueue("mstd:2"));
+  RegisterTestKernels(host.registry());
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t x = b.Arguments(1)[0];
+  for (int i = 0; i < 4; ++i) x = b.Kernel("test.async_add.i32", {x, x}, 1)[0];
+  b.Define(f, {x});
+  RCReference<BefProgram> program = *BefProgram::Load(b.Finish(), &host);
+  const Function& function = *program->GetFunction("f");
+  constexpr int kThreads = 4, kCalls = 200;
+  std::vector<std::vector<RCReference<AsyncValue>>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        auto value = MakeAvailableAsyncValueRef<int32_t>(t * 1000 + i);
+        AsyncValue* args[] = {value.GetAsyncValue()};
+        RCReference<AsyncValue> result;
+        function.Execute(
+            ExecutionContext(*RequestContextBuilder(&host, nullptr).Build()),
+            args, absl::MakeSpan(&result, 1));
+        results[t].push_back(std::move(result));
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  program.reset();  // Calls still running hold it.
+  host.Quiesce();
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kCalls; ++i) {
+      ASSERT_TRUE(results[t][i]->IsAvailable());
+      EXPECT_EQ(results[t][i]->get<int32_t>(), 16 * (t * 1000 + i));
+    }
+  }
+}
+
 TEST(ExecutorStressTest, KernelsOfOtherStreamsStartOnTheQueue) {
   // With streams, `right` (stream 1) and `five` (stream 2, ready at the
   // start) run as work queue tasks while the entry's stream goes on inline;
