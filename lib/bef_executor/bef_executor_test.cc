@@ -79,6 +79,17 @@ AsyncValueRef<int32_t> Deferred(int32_t) {
   return deferred_result;
 }
 
+// Like test.deferred, for many calls at once: each run adds its result to
+// the list, for the test to fulfil later.
+std::mutex pending_mutex;
+std::vector<AsyncValueRef<int32_t>> pending_results;
+AsyncValueRef<int32_t> DeferredInList(int32_t) {
+  auto result = MakeUnconstructedAsyncValueRef<int32_t>();
+  std::lock_guard<std::mutex> lock(pending_mutex);
+  pending_results.push_back(result);
+  return result;
+}
+
 // Per-kernel state: counts how often it is made and destroyed.
 std::atomic<int> states_made{0};
 std::atomic<int> states_destroyed{0};
@@ -136,6 +147,7 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("test.record_thread", ASYNCRT_KERNEL(RecordThread));
   add("test.add_on_worker.i32", ASYNCRT_KERNEL(AddOnWorker));
   add("test.deferred", ASYNCRT_KERNEL(Deferred));
+  add("test.deferred_in_list", ASYNCRT_KERNEL(DeferredInList));
   add("test.add_to_base", AddToBase);
   ASSERT_TRUE(registry
                   .AddKernel("test.nonstrict_call", ASYNCRT_KERNEL(Call),
@@ -737,28 +749,29 @@ TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   EXPECT_EQ(CountWrongConcurrentCalls(b, [](int32_t x) { return 4 * x; }), 0);
 }
 
-// Calls that are still running when Execute returns, from 4 threads, each
-// caller dropping its request at once and the program while calls run:
-// the calls pin what they borrowed (see CallState::Pin) on the calling
-// thread and release it on workers.
+// Calls still running when Execute returns, started from 4 threads whose
+// requests and the program are dropped before the calls resume: the calls
+// pin what they borrowed (see CallState::Pin) on the calling threads, then
+// resume and release it on the two threads that publish their values and
+// on the queue's workers.
 TEST(ExecutorStressTest, PendingCallsOutliveTheirCallersReferences) {
   HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
                    *CreateWorkQueue("mstd:2"));
   RegisterTestKernels(host.registry());
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 1, 1);
-  uint32_t x = b.Arguments(1)[0];
-  for (int i = 0; i < 4; ++i) x = b.Kernel("test.async_add.i32", {x, x}, 1)[0];
+  uint32_t x = b.Kernel("test.deferred_in_list", {b.Arguments(1)[0]}, 1)[0];
+  for (int i = 0; i < 3; ++i) x = b.Kernel("test.async_add.i32", {x, x}, 1)[0];
   b.Define(f, {x});
   RCReference<BefProgram> program = *BefProgram::Load(b.Finish(), &host);
   const Function& function = *program->GetFunction("f");
-  constexpr int kThreads = 4, kCalls = 200;
+  constexpr int kThreads = 4, kCalls = 100;
   std::vector<std::vector<RCReference<AsyncValue>>> results(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kCalls; ++i) {
-        auto value = MakeAvailableAsyncValueRef<int32_t>(t * 1000 + i);
+        auto value = MakeAvailableAsyncValueRef<int32_t>(0);
         AsyncValue* args[] = {value.GetAsyncValue()};
         RCReference<AsyncValue> result;
         function.Execute(
@@ -769,12 +782,23 @@ TEST(ExecutorStressTest, PendingCallsOutliveTheirCallersReferences) {
     });
   }
   for (auto& thread : threads) thread.join();
-  program.reset();  // Calls still running hold it.
+  program.reset();  // Only the pending calls hold it now.
+  std::vector<AsyncValueRef<int32_t>> pending;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex);
+    pending.swap(pending_results);
+  }
+  ASSERT_EQ(pending.size(), size_t{kThreads * kCalls});
+  std::thread publisher([&] {
+    for (size_t i = 0; i < pending.size(); i += 2) pending[i].emplace(1);
+  });
+  for (size_t i = 1; i < pending.size(); i += 2) pending[i].emplace(1);
+  publisher.join();
   host.Quiesce();
-  for (int t = 0; t < kThreads; ++t) {
-    for (int i = 0; i < kCalls; ++i) {
-      ASSERT_TRUE(results[t][i]->IsAvailable());
-      EXPECT_EQ(results[t][i]->get<int32_t>(), 16 * (t * 1000 + i));
+  for (const auto& per_thread : results) {
+    for (const auto& result : per_thread) {
+      ASSERT_TRUE(result->IsAvailable());
+      EXPECT_EQ(result->get<int32_t>(), 8);
     }
   }
 }
