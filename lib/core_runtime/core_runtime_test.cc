@@ -421,7 +421,10 @@ TEST_F(CoreRuntimeTest, GraphOpResultReusesTheAsyncValueOfASpentArgument) {
   uint32_t executeop = w.AddKernelName("corert.executeop");
   uint32_t record = w.AddKernelName("test.record_value");
   uint32_t empty = w.AddAggregateAttribute({});
-  uint32_t add_name = w.AddStringAttribute("tfrt_test.add");
+  const std::vector<std::pair<uint32_t, uint32_t>> add_attributes = {
+      {w.AddString("op_attrs"), empty},
+      {w.AddString("op_func_attrs"), empty},
+      {w.AddString("op_name"), w.AddStringAttribute("tfrt_test.add")}};
   uint32_t fn = w.DeclareFunction("graph", bef::FunctionKind::kBef,
                                   {handler_type, handle_type}, {handle_type});
   auto add = [&](uint32_t lhs, uint32_t result) {
@@ -430,9 +433,7 @@ TEST_F(CoreRuntimeTest, GraphOpResultReusesTheAsyncValueOfASpentArgument) {
     k.location = loc;
     k.operands = {0, lhs, 1};
     k.results = {result};
-    k.attributes = {{w.AddString("op_attrs"), empty},
-                    {w.AddString("op_func_attrs"), empty},
-                    {w.AddString("op_name"), add_name}};
+    k.attributes = add_attributes;
     return k;
   };
   bef::FunctionBodySpec body;
