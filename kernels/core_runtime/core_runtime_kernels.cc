@@ -205,6 +205,7 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
   // no one else holds it, so it can carry the result's handle instead of a
   // new async value (an allocation and a free less per op in a chain).
   AsyncValue* spent = nullptr;
+  size_t spent_index = 0;
   for (size_t i = first_arg; i < frame->GetNumArgs(); ++i) {
     AsyncValue* value = frame->GetArgAt(i);
     if (value->IsType<Chain>()) continue;  // A trailing ordering chain.
@@ -219,7 +220,10 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
     // tensor stays shared: errors are recognized through the arguments.)
     if (frame->IsLastUseOfArg(i) && tensor && tensor->IsConcrete()) {
       args.push_back(std::move(handle));
-      if (spent == nullptr) spent = value;
+      if (spent == nullptr) {
+        spent = value;
+        spent_index = i;
+      }
     } else {
       args.push_back(handle.CopyRef());
     }
@@ -270,7 +274,7 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
     if (spent != nullptr && results.size() == 1 && !held &&
         tensor->IsConcrete()) {
       spent->get<TensorHandle>() = std::move(results[i]);
-      frame->SetResultAt(first_result + i, FormRef(spent));
+      frame->SetResultAt(first_result + i, frame->TakeArgAt(spent_index));
       continue;
     }
     if (tensor->IsAvailable()) {

@@ -108,6 +108,14 @@ void AddToBase(AsyncKernelFrame* frame) {
       0, state->base + frame->GetArgAt(0)->get<int32_t>());
 }
 
+// Like test.const.i32, and records which async value holds its result.
+std::atomic<AsyncValue*> recorded_value{nullptr};
+void ConstRecorded(AsyncKernelFrame* frame) {
+  frame->EmplaceResultAt<int32_t>(
+      0, static_cast<int32_t>(frame->GetAttributeAt(0).bits));
+  recorded_value = frame->GetResults()[0].get();
+}
+
 std::mutex thread_ids_mutex;
 std::set<std::thread::id> thread_ids;
 // Adds like test.add.i32 and counts the runs on one of the queue's workers.
@@ -149,6 +157,7 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("test.deferred", ASYNCRT_KERNEL(Deferred));
   add("test.deferred_in_list", ASYNCRT_KERNEL(DeferredInList));
   add("test.add_to_base", AddToBase);
+  add("test.const_recorded.i32", ConstRecorded);
   ASSERT_TRUE(registry
                   .AddKernel("test.nonstrict_call", ASYNCRT_KERNEL(Call),
                              KernelStrictness::kNonStrict)
@@ -307,6 +316,28 @@ TEST_P(ExecutorTest, SerialChain) {
   auto program = Load(b);
   auto results = Run(*program, "chain");
   EXPECT_EQ(results[0]->get<int32_t>(), 101);
+}
+
+// A kernel returning plain data writes it into the async value of an
+// argument at its last use instead of allocating one; a value that others
+// still see keeps its own.
+TEST_P(ExecutorTest, ReturnedScalarsReuseSpentArguments) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 3);
+  auto x = b.Arguments(1);
+  uint32_t five = b.Kernel("test.const_recorded.i32", {}, 1,
+                           {b.writer().AddI32Attribute(5)})[0];
+  uint32_t sum = b.Kernel("test.add.i32", {five, x[0]}, 1)[0];
+  uint32_t seven = b.Const(7);
+  uint32_t shared_sum = b.Kernel("test.add.i32", {seven, x[0]}, 1)[0];
+  b.Define(f, {sum, shared_sum, seven});
+  auto program = Load(b);
+  auto results = Run(*program, "f", {100});
+  EXPECT_EQ(results[0]->get<int32_t>(), 105);
+  EXPECT_EQ(results[0].get(), recorded_value.load());
+  EXPECT_EQ(results[1]->get<int32_t>(), 107);
+  EXPECT_EQ(results[2]->get<int32_t>(), 7);
+  EXPECT_NE(results[1].get(), results[2].get());
 }
 
 TEST_P(ExecutorTest, ArgumentsAndMultipleResults) {

@@ -570,6 +570,15 @@ class BefFunction final : public Function {
       for (uint32_t reg : kernel.operands) {
         operand_is_argument_.push_back(registers_[reg].is_argument);
       }
+      // An operand passed twice is never unique at this kernel.
+      for (size_t i = 0; i < std::min<size_t>(kernel.operands.size(), 8); ++i) {
+        const uint32_t reg = kernel.operands[i];
+        if (!registers_[reg].is_argument &&
+            std::count(kernel.operands.begin(), kernel.operands.end(), reg) ==
+                1) {
+          kernel.descriptor.maybe_spent_arguments |= 1u << i;
+        }
+      }
     }
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
       KernelPlan& kernel = kernels_[k];
@@ -1182,10 +1191,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
       }
     }
   }
-  // This kernel's uses of its operands are over.
+  // This kernel's uses of its operands are over (those it took are null).
   const uint8_t* operand_is_argument = kernel.descriptor.argument_is_shared;
   for (size_t i = 0; i < num_operands; ++i) {
-    if (!operand_is_argument[i]) arguments[i]->DropRef();
+    if (!operand_is_argument[i] && arguments[i] != nullptr) {
+      arguments[i]->DropRef();
+    }
   }
   const uint32_t* result_registers = kernel.results.data();
   for (size_t i = 0; i < num_results; ++i) {

@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/base/attributes.h"
+#include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -74,13 +76,18 @@ struct KernelDescriptor {
   // Per argument: 1 if others may share it regardless of its refcount (a
   // function argument, whose reference the caller holds).
   const uint8_t* argument_is_shared = nullptr;
+  // Bit i (i < 8): argument i may be at its last use here (not a function
+  // argument, not passed twice). SetReturnedResultAt looks only at these.
+  uint8_t maybe_spent_arguments = 0;
 };
 
 class AsyncKernelFrame {
  public:
   // `results` holds one null reference per result for the kernel to set.
+  // The frame may take an argument at its last use (TakeArgAt), leaving its
+  // slot in `arguments` null: the executor drops only what remains.
   AsyncKernelFrame(const ExecutionContext& exec_ctx,
-                   const KernelDescriptor& kernel, AsyncValue* const* arguments,
+                   const KernelDescriptor& kernel, AsyncValue** arguments,
                    size_t num_arguments, RCReference<AsyncValue>* results,
                    size_t num_results)
       : exec_ctx_(exec_ctx),
@@ -104,7 +111,14 @@ class AsyncKernelFrame {
   bool IsLastUseOfArg(size_t index) const {
     if (kernel_.argument_is_shared[index]) return false;
     AsyncValue* value = arguments_[index];
-    return !value->IsIndirect() && value->IsUnique();
+    return value != nullptr && !value->IsIndirect() && value->IsUnique();
+  }
+  // Takes the executor's reference to argument `index` (+1 returned), which
+  // must be at its last use (IsLastUseOfArg). GetArgAt(index) is null after.
+  RCReference<AsyncValue> TakeArgAt(size_t index) {
+    AsyncValue* value = arguments_[index];
+    arguments_[index] = nullptr;
+    return TakeRef(value);
   }
   absl::Span<AsyncValue* const> GetArguments() const {
     return absl::MakeConstSpan(arguments_, num_arguments_);
@@ -148,6 +162,34 @@ class AsyncKernelFrame {
   void EmplaceResultAt(size_t index, Args&&... args) {
     SetResultAt(index,
                 MakeAvailableAsyncValueRef<T>(std::forward<Args>(args)...));
+  }
+  // Sets result `index` to the value a kernel returned, once the kernel is
+  // done with its arguments. Plain data goes into the async value of an
+  // argument of the same type at its last use when there is one: a chain of
+  // scalar kernels then allocates nothing. (Not for EmplaceResultAt, which a
+  // kernel may call while it still reads its arguments' payloads.)
+  template <typename T>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void SetReturnedResultAt(size_t index,
+                                                        T&& value) {
+    using Value = std::decay_t<T>;
+    if constexpr (std::is_trivially_copyable_v<Value> &&
+                  std::is_trivially_destructible_v<Value>) {
+      for (unsigned mask = kernel_.maybe_spent_arguments; mask != 0;
+           mask &= mask - 1) {
+        const size_t i = absl::countr_zero(mask);
+        AsyncValue* argument = arguments_[i];
+        if (argument == nullptr || !argument->IsUnique() ||
+            argument->IsIndirect()) {
+          continue;
+        }
+        if (argument->IsType<Value>() && argument->IsConcrete()) {
+          argument->get<Value>() = value;
+          SetResultAt(index, TakeArgAt(i));
+          return;
+        }
+      }
+    }
+    EmplaceResultAt<Value>(index, std::forward<T>(value));
   }
   // An unconstructed result to publish later (+1 returned; the frame keeps
   // its own reference).
@@ -194,7 +236,7 @@ class AsyncKernelFrame {
  private:
   const ExecutionContext& exec_ctx_;
   const KernelDescriptor& kernel_;
-  AsyncValue* const* arguments_;
+  AsyncValue** arguments_;
   RCReference<AsyncValue>* results_;
   size_t num_arguments_;
   size_t num_results_;

@@ -35,6 +35,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -471,8 +472,9 @@ using StoredParam = decltype(ParamTraits<P>::Get(
 template <typename R>
 struct ReturnTraits {
   static constexpr size_t kArity = 1;
-  static void Set(AsyncKernelFrame* frame, size_t index, R&& value) {
-    frame->EmplaceResultAt<R>(index, std::move(value));
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static void Set(AsyncKernelFrame* frame,
+                                               size_t index, R&& value) {
+    frame->SetReturnedResultAt(index, std::move(value));
   }
 };
 
