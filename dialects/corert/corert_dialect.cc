@@ -347,6 +347,74 @@ void ExecuteOpSeqOp::print(mlir::OpAsmPrinter& printer) {
 mlir::LogicalResult ExecuteOpSeqOp::verify() { return VerifyExecuteOp(*this); }
 
 //===----------------------------------------------------------------------===//
+// TransferOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+mlir::Type DeviceType(mlir::MLIRContext* context) {
+  return mlir::OpaqueType::get(mlir::StringAttr::get(context, "tfrt"),
+                               "device");
+}
+mlir::Type TfrtTensorType(mlir::MLIRContext* context) {
+  return mlir::OpaqueType::get(mlir::StringAttr::get(context, "tfrt"),
+                               "tensor_type");
+}
+}  // namespace
+
+// `%th, %device, %tensor_type attr-dict` or `%th {device = .., formats = ..}`.
+mlir::ParseResult TransferOp::parse(mlir::OpAsmParser& parser,
+                                    mlir::OperationState& result) {
+  mlir::MLIRContext* context = parser.getContext();
+  mlir::OpAsmParser::UnresolvedOperand src, device, tensor_type;
+  if (parser.parseOperand(src) ||
+      parser.resolveOperand(src, TensorHandleType::get(context),
+                            result.operands)) {
+    return mlir::failure();
+  }
+  if (succeeded(parser.parseOptionalComma())) {
+    if (parser.parseOperand(device) || parser.parseComma() ||
+        parser.parseOperand(tensor_type) ||
+        parser.resolveOperand(device, DeviceType(context), result.operands) ||
+        parser.resolveOperand(tensor_type, TfrtTensorType(context),
+                              result.operands)) {
+      return mlir::failure();
+    }
+  }
+  if (parser.parseOptionalAttrDict(result.attributes)) return mlir::failure();
+  result.addTypes(TensorHandleType::get(context));
+  return mlir::success();
+}
+
+void TransferOp::print(mlir::OpAsmPrinter& printer) {
+  printer << ' ' << getSrc();
+  for (mlir::Value operand : getDeviceAndTensorType()) {
+    printer << ", " << operand;
+  }
+  printer.printOptionalAttrDict((*this)->getAttrs());
+}
+
+mlir::LogicalResult TransferOp::verify() {
+  mlir::ValueRange rest = getDeviceAndTensorType();
+  if (rest.empty()) {
+    if (!getDeviceAttr() || !getFormatsAttr()) {
+      return emitOpError() << "needs a device and a tensor type operand, or "
+                              "'device' and 'formats' attributes";
+    }
+    return mlir::success();
+  }
+  if (rest.size() != 2 || rest[0].getType() != DeviceType(getContext()) ||
+      rest[1].getType() != TfrtTensorType(getContext())) {
+    return emitOpError() << "expects a !tfrt.device and a !tfrt.tensor_type "
+                            "operand after the tensor handle";
+  }
+  if (getDeviceAttr() || getFormatsAttr()) {
+    return emitOpError() << "takes either device operands or 'device' and "
+                            "'formats' attributes, not both";
+  }
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
 // ExecuteCrtOp, MakeCompositeOpOp
 //===----------------------------------------------------------------------===//
 

@@ -550,9 +550,9 @@ TensorType GetDstTensorType(const TensorHandle& handle,
   return DenseHostTensorType();
 }
 
-TensorHandle Transfer(const TensorHandle& handle,
-                      const RCReference<Device>& device, TensorType type,
-                      const ExecutionContext& exec_ctx) {
+TensorHandle TransferTo(const TensorHandle& handle,
+                        const RCReference<Device>& device, TensorType type,
+                        const ExecutionContext& exec_ctx) {
   const Tensor* tensor = handle.GetAvailableTensor();
   if (!tensor) return TensorHandle::CreateError(handle.CopyTensorRef());
   Device& src =
@@ -561,6 +561,61 @@ TensorHandle Transfer(const TensorHandle& handle,
       ConvertTensor(*tensor, src, *device, type, exec_ctx);
   if (converted->IsError()) return TensorHandle::CreateError(converted);
   return TensorHandle(device.get(), tensor->metadata(), std::move(converted));
+}
+
+TensorHandle TransferInferredTensorType(const TensorHandle& handle,
+                                        const RCReference<Device>& device,
+                                        const ExecutionContext& exec_ctx) {
+  return TransferTo(handle, device, GetDstTensorType(handle, device), exec_ctx);
+}
+
+// Argument `i` as a T, or nullptr if there is none of that type.
+template <typename T>
+const T* ArgumentAs(RemainingArguments args, size_t i) {
+  return i < args.size() && args[i]->IsType<T>() ? &args[i]->get<T>() : nullptr;
+}
+
+// TFRT's earlier formats bitmask: bit 0 is a dense host tensor.
+constexpr int64_t kDenseHostFormat = 1;
+
+// corert.transfer: `%th, %device, %tensor_type`, or TFRT's earlier
+// `%th {device = "CPU:0", formats = 1}`.
+absl::StatusOr<TensorHandle> Transfer(RemainingArguments args,
+                                      AsyncKernelFrame* frame) {
+  const TensorHandle* handle = ArgumentAs<TensorHandle>(args, 0);
+  if (!handle) {
+    return absl::InvalidArgumentError(
+        "corert.transfer expects a !corert.tensorhandle");
+  }
+  const ExecutionContext& exec_ctx = frame->GetExecutionContext();
+  if (args.size() == 3) {
+    const auto* device = ArgumentAs<RCReference<Device>>(args, 1);
+    const auto* type = ArgumentAs<TensorType>(args, 2);
+    if (!device || !type) {
+      return absl::InvalidArgumentError(
+          "corert.transfer expects a !tfrt.device and a !tfrt.tensor_type");
+    }
+    return TransferTo(*handle, *device, *type, exec_ctx);
+  }
+  const bef::Attribute* name = frame->GetAttribute("device");
+  const bef::Attribute* formats = frame->GetAttribute("formats");
+  if (args.size() != 1 || !name || name->kind != AttributeKind::kString ||
+      !formats) {
+    return absl::InvalidArgumentError(
+        "corert.transfer expects a device and a tensor type operand, or "
+        "'device' and 'formats' attributes");
+  }
+  RCReference<Device> device =
+      exec_ctx.host()->device_manager().GetDevice(name->bytes);
+  if (!device)
+    return absl::NotFoundError(absl::StrCat("no device ", name->bytes));
+  const int64_t mask = static_cast<int64_t>(formats->bits);
+  if (device->type() != "cpu" || (mask & kDenseHostFormat) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no tensor format in mask ", mask, " for device ",
+                     name->bytes, " (1: dense host)"));
+  }
+  return TransferTo(*handle, device, DenseHostTensorType(), exec_ctx);
 }
 
 //===--- Op attributes ----------------------------------------------------===//
@@ -837,6 +892,8 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
   add("tfrt.get_device", ASYNCRT_KERNEL(GetDevice));
   add("corert.get_dst_tensor_type", ASYNCRT_KERNEL(GetDstTensorType));
   add("corert.transfer", ASYNCRT_KERNEL(Transfer));
+  add("corert.transfer_inferred_tensortype",
+      ASYNCRT_KERNEL(TransferInferredTensorType));
   add("corert.create_op_attrs", ASYNCRT_KERNEL(CreateOpAttrs));
   for (const char* type : {"i32", "i64", "f32", "f64", "bool", "dtype", "dense",
                            "aggregate", "str"}) {

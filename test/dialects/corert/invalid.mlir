@@ -143,3 +143,27 @@ func.func @bad_shape_attr() {
   "corert.test"() {a = #corert.shape<1 2>} : () -> ()
   tfrt.return
 }
+
+// -----
+
+func.func @transfer_without_device(%th: !corert.tensorhandle) {
+  // expected-error @+1 {{'corert.transfer' op needs a device and a tensor type operand, or 'device' and 'formats' attributes}}
+  %0 = corert.transfer %th {device = "CPU:0"}
+  tfrt.return
+}
+
+// -----
+
+func.func @transfer_with_both_forms(%th: !corert.tensorhandle, %dev: !tfrt.device, %tt: !tfrt.tensor_type) {
+  // expected-error @+1 {{'corert.transfer' op takes either device operands or 'device' and 'formats' attributes, not both}}
+  %0 = corert.transfer %th, %dev, %tt {device = "CPU:0", formats = 1}
+  tfrt.return
+}
+
+// -----
+
+func.func @transfer_operand_types(%th: !corert.tensorhandle, %dev: !tfrt.device) {
+  // expected-error @+1 {{'corert.transfer' op expects a !tfrt.device and a !tfrt.tensor_type operand after the tensor handle}}
+  %0 = "corert.transfer"(%th, %dev) : (!corert.tensorhandle, !tfrt.device) -> !corert.tensorhandle
+  tfrt.return
+}

@@ -364,12 +364,19 @@ def CoreRT_TransferOp : CoreRT_Op<"transfer"> {
     ```mlir
     %dst = corert.transfer %th, %device, %tt
     ```
+    TFRT's earlier form names the device and a bitmask of acceptable tensor
+    formats (bit 0: dense host) as attributes:
+    ```mlir
+    %dst = corert.transfer %th {device = "CPU:0", formats = 1 : i64}
+    ```
   }];
   let arguments = (ins CoreRT_TensorHandleType:$src,
-                       CoreRT_DeviceType:$device,
-                       CoreRT_TfrtTensorTypeType:$dst_tensor_type);
+                       Variadic<AnyType>:$device_and_tensor_type,
+                       OptionalAttr<StrAttr>:$device,
+                       OptionalAttr<I64Attr>:$formats);
   let results = (outs CoreRT_TensorHandleType:$result);
-  let assemblyFormat = "$src `,` $device `,` $dst_tensor_type attr-dict";
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
 }
 
 def CoreRT_TransferInferredTensorTypeOp
