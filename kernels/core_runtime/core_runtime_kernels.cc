@@ -201,11 +201,11 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
            const OpAttrsRef& attrs, size_t first_arg, bool seq) {
   const ExecutionContext& exec_ctx = frame->GetExecutionContext();
   absl::InlinedVector<TensorHandle, 4> args;
-  // The async value of an argument whose handle the op took (its last use):
-  // no one else holds it, so it can carry the result's handle instead of a
-  // new async value (an allocation and a free less per op in a chain).
-  AsyncValue* spent = nullptr;
-  size_t spent_index = 0;
+  // The index of an argument whose handle the op took (its last use): its
+  // async value, held by no one else, can carry the result's handle instead
+  // of a new one (an allocation and a free less per op in a chain).
+  constexpr size_t kNoneSpent = ~size_t{0};
+  size_t spent = kNoneSpent;
   for (size_t i = first_arg; i < frame->GetNumArgs(); ++i) {
     AsyncValue* value = frame->GetArgAt(i);
     if (value->IsType<Chain>()) continue;  // A trailing ordering chain.
@@ -220,10 +220,7 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
     // tensor stays shared: errors are recognized through the arguments.)
     if (frame->IsLastUseOfArg(i) && tensor && tensor->IsConcrete()) {
       args.push_back(std::move(handle));
-      if (spent == nullptr) {
-        spent = value;
-        spent_index = i;
-      }
+      if (spent == kNoneSpent) spent = i;
     } else {
       args.push_back(handle.CopyRef());
     }
@@ -271,10 +268,10 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
     AsyncValue* tensor = results[i].GetAsyncTensor();
     // Only a single result, with nothing deferred: deferred settling keeps
     // the arguments to tell propagated errors from new ones.
-    if (spent != nullptr && results.size() == 1 && !held &&
+    if (spent != kNoneSpent && results.size() == 1 && !held &&
         tensor->IsConcrete()) {
-      spent->get<TensorHandle>() = std::move(results[i]);
-      frame->SetResultAt(first_result + i, frame->TakeArgAt(spent_index));
+      frame->GetArgAt(spent)->get<TensorHandle>() = std::move(results[i]);
+      frame->SetResultAt(first_result + i, frame->TakeArgAt(spent));
       continue;
     }
     if (tensor->IsAvailable()) {
