@@ -73,8 +73,8 @@ void SetAllResults(OpInvocation& invocation, RCReference<AsyncValue> value) {
 // A new DHT for `metadata`, or an allocation error in `invocation`.
 std::optional<DenseHostTensor> Allocate(OpInvocation& invocation,
                                         const TensorMetadata& metadata) {
-  auto tensor =
-      DenseHostTensor::CreateUninitialized(metadata, *invocation.host()->allocator());
+  std::optional<DenseHostTensor> tensor =
+      invocation.ReuseOrAllocateDense(metadata);
   if (!tensor) SetAllResults(invocation, Error("Cannot allocate tensor"));
   return tensor;
 }
@@ -226,7 +226,12 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
     return SetAllResults(invocation,
                          Error(absl::StrCat(op_name, ": incompatible arguments")));
   }
-  TensorMetadata metadata(result_dtype, a.shape());
+  // The shape function's answer when it ran; the same, computed, if not.
+  std::optional<TensorMetadata> computed_metadata;
+  const TensorMetadata& metadata =
+      invocation.result_metadata.empty()
+          ? computed_metadata.emplace(result_dtype, a.shape())
+          : invocation.result_metadata[0];
   bool both_scalar = a.tensor_type() == ScalarHostTensorType() &&
                      b.tensor_type() == ScalarHostTensorType();
   bool supported = DispatchByDType(a.dtype(), [&](auto tag) {
@@ -242,11 +247,12 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
       }
       // In place when an argument's buffer is the op's alone: element i
       // is read before it is written.
-      std::optional<DenseHostTensor> out =
-          invocation.ReuseArgumentBuffer(0, metadata);
-      if (!out) out = invocation.ReuseArgumentBuffer(1, metadata);
-      if (!out) out = Allocate(invocation, metadata);
-      if (!out) return true;
+      std::optional<DenseHostTensor> out = invocation.ReuseOrAllocateDense(
+          metadata, /*reusable_arguments=*/0b11);
+      if (!out) {
+        SetAllResults(invocation, Error("Cannot allocate tensor"));
+        return true;
+      }
       // Element pointers and strides, found once: a scalar host tensor
       // repeats its one value (stride 0).
       T a_value{}, b_value{};
@@ -528,10 +534,9 @@ void Relu(OpInvocation& invocation) {
   const auto& input = static_cast<const DenseHostTensor&>(invocation.argument(0));
   // In place when the input's buffer is the op's alone: element i is read
   // before it is written.
-  std::optional<DenseHostTensor> out =
-      invocation.ReuseArgumentBuffer(0, input.metadata());
-  if (!out) out = Allocate(invocation, input.metadata());
-  if (!out) return;
+  std::optional<DenseHostTensor> out = invocation.ReuseOrAllocateDense(
+      input.metadata(), /*reusable_arguments=*/1);
+  if (!out) return SetAllResults(invocation, Error("Cannot allocate tensor"));
   bool supported = DispatchByDType(input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!kIsArithmetic<T>) {

@@ -1,6 +1,7 @@
 #include "asyncrt/core_runtime/core_runtime.h"
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdio>
 #include <iterator>
@@ -653,6 +654,24 @@ std::optional<DenseHostTensor> OpInvocation::ReuseUnsharedArgumentBuffer(
   const auto& dense = static_cast<const DenseHostTensor&>(tensor);
   if (!dense.IsBufferUnique()) return std::nullopt;
   return dense.CopyRef();
+}
+
+std::optional<DenseHostTensor> OpInvocation::AllocateDense(
+    const TensorMetadata& metadata) const {
+  return DenseHostTensor::CreateUninitialized(metadata, *host()->allocator());
+}
+
+std::optional<DenseHostTensor> OpInvocation::ReuseOrAllocateDenseSlow(
+    const TensorMetadata& metadata, uint64_t candidates) const {
+  for (; candidates != 0; candidates &= candidates - 1) {
+    const size_t index = std::countr_zero(candidates);
+    if (index >= argument_tensors.size()) break;
+    if (std::optional<DenseHostTensor> reused =
+            ReuseUnsharedArgumentBuffer(index, metadata)) {
+      return reused;
+    }
+  }
+  return AllocateDense(metadata);
 }
 
 }  // namespace asyncrt

@@ -386,6 +386,16 @@ TEST_F(CoreRuntimeTest, EagerExecuteConsumingReusesBuffers) {
   EXPECT_EQ(Text(x),
             "DenseHostTensor dtype = i32, shape = [2], values = [13, 23]");
 
+  // Only the second argument is the op's alone: its buffer is the one used.
+  TensorHandle swapped[2] = {ones.CopyRef(), std::move(x)};
+  runtime_->Execute(*exec_ctx_, "tfrt_test.add", cpu_, swapped, OpAttrsRef(),
+                    absl::MakeSpan(&x, 1), nullptr, ArgumentUse::kConsume);
+  EXPECT_EQ(BufferOf(x), x_buffer);
+  EXPECT_EQ(Text(x),
+            "DenseHostTensor dtype = i32, shape = [2], values = [14, 24]");
+  EXPECT_EQ(Text(ones),
+            "DenseHostTensor dtype = i32, shape = [2], values = [1, 1]");
+
   // Borrowing (the default), even a handle nothing else references: a new
   // buffer, the argument intact.
   TensorHandle args[2] = {Vector({10, 20}), ones.CopyRef()};

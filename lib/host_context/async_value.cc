@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <cassert>
+#include <cstddef>
+
+#include "asyncrt/support/block_cache.h"
 
 namespace asyncrt {
 
@@ -20,6 +23,31 @@ std::optional<int64_t> AsyncValue::NumLiveValues() {
 #else
 std::optional<int64_t> AsyncValue::NumLiveValues() { return std::nullopt; }
 #endif
+
+namespace {
+// 32 to 256 bytes: an AsyncValue header is 24, payloads are a few words
+// (scalars, chains, tensors with their metadata).
+using ValueBlockCache = BlockCache</*kMinBytes=*/32, /*kClasses=*/4,
+                                   /*kPerClass=*/32>;
+thread_local ValueBlockCache value_block_cache;
+}  // namespace
+
+void* AsyncValue::operator new(size_t size) {
+  const uint32_t block_class = ValueBlockCache::ClassOf(size);
+  if (kBlockCacheEnabled && ValueBlockCache::IsCached(block_class)) {
+    return value_block_cache.Allocate(block_class);
+  }
+  return ::operator new(size);
+}
+
+void AsyncValue::operator delete(void* block, size_t size) {
+  const uint32_t block_class = ValueBlockCache::ClassOf(size);
+  if (kBlockCacheEnabled && ValueBlockCache::IsCached(block_class)) {
+    value_block_cache.Free(block, block_class);
+    return;
+  }
+  ::operator delete(block);
+}
 
 AsyncValue::~AsyncValue() {
   uintptr_t word = waiters_and_state_.load(std::memory_order_acquire);

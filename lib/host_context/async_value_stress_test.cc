@@ -2,7 +2,10 @@
 // publishing, forwarding and awaiting values at once. Meant to run under
 // ThreadSanitizer (the tsan build of `make test`), where any missing
 // happens-before edge is reported.
+#include <array>
 #include <atomic>
+#include <cstdint>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -136,6 +139,43 @@ TEST(AsyncValueStressTest, RunWhenReadyAcrossThreads) {
     BlockUntilReady(result.GetAsyncValue());
     EXPECT_EQ(result.get(), kInputs * (kInputs - 1) / 2);
   }
+}
+
+// Values made on one thread and freed on another: their blocks move
+// between the threads' caches of freed blocks and must come back intact.
+TEST(AsyncValueStressTest, ValuesFreedOnOtherThreadsKeepTheirPayloads) {
+  using Payload = std::array<int64_t, 6>;  // 72-byte values: one class.
+  constexpr int kRounds = 2000;
+  std::mutex mutex;
+  std::vector<AsyncValueRef<Payload>> mailbox[kThreads];
+  std::atomic<int> mismatches{0};
+  RunConcurrently(kThreads, [&](int t) {
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<AsyncValueRef<Payload>> made;
+      for (int i = 0; i < 8; ++i) {
+        Payload payload;
+        payload.fill(t * kRounds + round);
+        made.push_back(MakeAvailableAsyncValueRef<Payload>(payload));
+      }
+      std::vector<AsyncValueRef<Payload>> received;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto& next = mailbox[(t + 1) % kThreads];
+        for (auto& value : made) next.push_back(std::move(value));
+        received.swap(mailbox[t]);
+      }
+      for (auto& value : received) {
+        const Payload& payload = value.get();
+        const int sender = (t + kThreads - 1) % kThreads;
+        if (payload[0] / kRounds != sender) mismatches.fetch_add(1);
+        for (int64_t word : payload) {
+          if (word != payload[0]) mismatches.fetch_add(1);
+        }
+      }
+    }
+  });
+  EXPECT_EQ(mismatches.load(), 0);
+  for (auto& values : mailbox) values.clear();
 }
 
 TEST(AsyncValueStressTest, BlockUntilReadyWakesOnPublishFromAnotherThread) {

@@ -32,9 +32,11 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
@@ -93,11 +95,29 @@ struct OpInvocation {
     return ReuseUnsharedArgumentBuffer(index, metadata);
   }
 
+  // A dense host tensor for `metadata`: over the buffer of the first
+  // argument in the mask `reusable_arguments` (bit i: argument i) that
+  // ReuseArgumentBuffer allows, else in a new, uninitialized buffer from the
+  // host allocator. Nullopt only if that allocation fails. One call instead
+  // of a chain of optionals: the tensor is built once, in place.
+  std::optional<DenseHostTensor> ReuseOrAllocateDense(
+      const TensorMetadata& metadata, uint64_t reusable_arguments = 0) const {
+    if (ABSL_PREDICT_TRUE((reusable_arguments & unshared_arguments) == 0)) {
+      return AllocateDense(metadata);
+    }
+    return ReuseOrAllocateDenseSlow(metadata,
+                                    reusable_arguments & unshared_arguments);
+  }
+
   HostContext* host() const { return exec_ctx.host(); }
 
  private:
   std::optional<DenseHostTensor> ReuseUnsharedArgumentBuffer(
       size_t index, const TensorMetadata& metadata) const;
+  std::optional<DenseHostTensor> AllocateDense(
+      const TensorMetadata& metadata) const;
+  std::optional<DenseHostTensor> ReuseOrAllocateDenseSlow(
+      const TensorMetadata& metadata, uint64_t candidates) const;
 };
 
 using OpDispatchFn = void (*)(OpInvocation& invocation);

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <new>
 #include <optional>
@@ -81,6 +82,21 @@ class AsyncValue {
 
   AsyncValue(const AsyncValue&) = delete;
   AsyncValue& operator=(const AsyncValue&) = delete;
+
+  // Values are small and short-lived, and most die on a thread that soon
+  // makes more: blocks up to 256 bytes come from a per-thread cache of freed
+  // ones (support/block_cache.h) rather than malloc. Thread-safe; a value
+  // may be freed on any thread.
+  static void* operator new(size_t size);
+  static void operator delete(void* block, size_t size);
+  // Over-aligned payloads bypass the cache.
+  static void* operator new(size_t size, std::align_val_t alignment) {
+    return ::operator new(size, alignment);
+  }
+  static void operator delete(void* block, size_t size,
+                              std::align_val_t alignment) {
+    ::operator delete(block, size, alignment);
+  }
 
   //===--- Reference counting -----------------------------------------===//
 
