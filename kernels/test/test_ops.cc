@@ -80,8 +80,9 @@ std::optional<DenseHostTensor> Allocate(OpInvocation& invocation,
 }
 
 template <typename T>
-RCReference<AsyncValue> Available(T tensor) {
-  return MakeAvailableAsyncValueRef<T>(std::move(tensor));
+RCReference<AsyncValue> Available(T&& tensor) {
+  using Tensor = std::remove_cvref_t<T>;
+  return MakeAvailableAsyncValueRef<Tensor>(std::forward<T>(tensor));
 }
 
 absl::StatusOr<TensorShape> ShapeAttribute(const OpAttrs& attrs) {
@@ -190,8 +191,9 @@ absl::Status SameShapeMetadata(absl::Span<const TensorMetadata> args,
                      args[0].shape.DebugString(), " and ",
                      args[1].shape.DebugString()));
   }
-  results[0] = TensorMetadata(result_dtype.value_or(args[0].dtype),
-                              args[0].shape);
+  // Assigned in place: no temporary shape.
+  results[0].dtype = result_dtype.value_or(args[0].dtype);
+  results[0].shape = args[0].shape;
   return absl::OkStatus();
 }
 

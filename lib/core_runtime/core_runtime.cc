@@ -7,6 +7,7 @@
 #include <iterator>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/container/fixed_array.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -185,55 +186,22 @@ std::string TraceMetadataList(const Range& range, GetMetadata get) {
   return text;
 }
 
-// Runs the implementation on available arguments; fills `tensors`.
-void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
-              const ExecutionContext& exec_ctx,
-              absl::Span<AsyncValue* const> arguments, const OpAttrs& attrs,
-              absl::Span<const TensorMetadata> result_metadata,
-              absl::Span<RCReference<AsyncValue>> tensors,
-              AsyncValueRef<Chain>* chain, uint64_t unshared_arguments = 0) {
-  auto fail = [&](RCReference<AsyncValue> error) {
-    for (auto& tensor : tensors) tensor = error;
-    if (chain) *chain = AsyncValueRef<Chain>(std::move(error));
-  };
-  // The arguments, or (once one needs converting) a copy with converted
-  // values in its place.
-  absl::Span<AsyncValue* const> inputs = arguments;
-  absl::InlinedVector<AsyncValue*, 4> converted_inputs;
-  // Fixed size, on the stack for the usual few arguments: no container
-  // bookkeeping on the hot path.
-  absl::FixedArray<const Tensor*, kStackArguments> input_tensors(
-      arguments.size());
-  ValueVector converted;  // Keeps converted arguments alive.
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i]->IsError()) return fail(FormRef(inputs[i]));
-    const Tensor* tensor = GetTensorIfPresent(*inputs[i]);
-    if (!tensor) {
-      return fail(MakeErrorAsyncValueRef(
-          absl::StrCat("argument ", i, " is not a host tensor")));
-    }
-    input_tensors[i] = tensor;
-    if (ABSL_PREDICT_TRUE(Accepts(implementation, tensor->tensor_type()))) {
-      continue;
-    }
-    Device& host = exec_ctx.host()->host_device();
-    RCReference<AsyncValue> value =
-        ConvertTensor(*tensor, host, host, DenseHostTensorType(), exec_ctx);
-    if (value->IsError()) return fail(std::move(value));
-    if (!value->IsAvailable()) {
-      // Host conversions finish at once; devices will need a wait here.
-      return fail(MakeErrorAsyncValueRef(
-          "asynchronous tensor conversions are not supported"));
-    }
-    if (converted_inputs.empty()) {
-      converted_inputs.assign(arguments.begin(), arguments.end());
-      inputs = converted_inputs;
-    }
-    converted_inputs[i] = value.get();
-    input_tensors[i] = GetTensorIfPresent(*value);
-    converted.push_back(std::move(value));
-    unshared_arguments &= ~(uint64_t{1} << (i & 63));
-  }
+void FailDispatch(RCReference<AsyncValue> error,
+                  absl::Span<RCReference<AsyncValue>> tensors,
+                  AsyncValueRef<Chain>* chain) {
+  for (auto& tensor : tensors) tensor = error;
+  if (chain) *chain = AsyncValueRef<Chain>(std::move(error));
+}
+
+// Calls the implementation on `inputs` (their tensors in `input_tensors`,
+// all of a type it accepts).
+void CallImplementation(
+    absl::string_view op_name, const OpImplementation& implementation,
+    const ExecutionContext& exec_ctx, absl::Span<AsyncValue* const> inputs,
+    absl::Span<const Tensor* const> input_tensors, const OpAttrs& attrs,
+    absl::Span<const TensorMetadata> result_metadata,
+    absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
+    uint64_t unshared_arguments) {
   OpInvocation invocation{
       exec_ctx,        inputs,  input_tensors, attrs,
       result_metadata, tensors, chain,         unshared_arguments};
@@ -265,6 +233,79 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
   }
 }
 
+// Dispatch's path for arguments the implementation does not take as they
+// are: converts them to dense host tensors first.
+ABSL_ATTRIBUTE_NOINLINE void DispatchConverted(
+    absl::string_view op_name, const OpImplementation& implementation,
+    const ExecutionContext& exec_ctx, absl::Span<AsyncValue* const> arguments,
+    absl::Span<const Tensor*> input_tensors, const OpAttrs& attrs,
+    absl::Span<const TensorMetadata> result_metadata,
+    absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
+    uint64_t unshared_arguments) {
+  absl::InlinedVector<AsyncValue*, kStackArguments> inputs(arguments.begin(),
+                                                           arguments.end());
+  ValueVector converted;  // Keeps converted arguments alive.
+  Device& host = exec_ctx.host()->host_device();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (Accepts(implementation, input_tensors[i]->tensor_type())) continue;
+    RCReference<AsyncValue> value = ConvertTensor(
+        *input_tensors[i], host, host, DenseHostTensorType(), exec_ctx);
+    if (value->IsError()) return FailDispatch(std::move(value), tensors, chain);
+    if (!value->IsAvailable()) {
+      // Host conversions finish at once; devices will need a wait here.
+      return FailDispatch(
+          MakeErrorAsyncValueRef(
+              "asynchronous tensor conversions are not supported"),
+          tensors, chain);
+    }
+    inputs[i] = value.get();
+    input_tensors[i] = GetTensorIfPresent(*value);
+    converted.push_back(std::move(value));
+    unshared_arguments &= ~(uint64_t{1} << (i & 63));
+  }
+  CallImplementation(op_name, implementation, exec_ctx, inputs, input_tensors,
+                     attrs, result_metadata, tensors, chain,
+                     unshared_arguments);
+}
+
+// Runs the implementation on available arguments; fills `tensors`.
+void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
+              const ExecutionContext& exec_ctx,
+              absl::Span<AsyncValue* const> arguments, const OpAttrs& attrs,
+              absl::Span<const TensorMetadata> result_metadata,
+              absl::Span<RCReference<AsyncValue>> tensors,
+              AsyncValueRef<Chain>* chain, uint64_t unshared_arguments = 0) {
+  // Fixed size, on the stack for the usual few arguments; indexed through
+  // data() (hardened Abseil checks every operator[]).
+  absl::FixedArray<const Tensor*, kStackArguments> input_tensor_storage(
+      arguments.size());
+  const Tensor** input_tensors = input_tensor_storage.data();
+  bool all_accepted = true;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    AsyncValue* argument = arguments[i];
+    if (argument->IsError()) {
+      return FailDispatch(FormRef(argument), tensors, chain);
+    }
+    const Tensor* tensor = GetTensorIfPresent(*argument);
+    if (!tensor) {
+      return FailDispatch(MakeErrorAsyncValueRef(absl::StrCat(
+                              "argument ", i, " is not a host tensor")),
+                          tensors, chain);
+    }
+    input_tensors[i] = tensor;
+    all_accepted &= Accepts(implementation, tensor->tensor_type());
+  }
+  absl::Span<const Tensor*> input_span(input_tensors, arguments.size());
+  if (ABSL_PREDICT_FALSE(!all_accepted)) {
+    return DispatchConverted(op_name, implementation, exec_ctx, arguments,
+                             input_span, attrs, result_metadata, tensors, chain,
+                             unshared_arguments);
+  }
+  CallImplementation(op_name, implementation, exec_ctx, arguments, input_span,
+                     attrs, result_metadata, tensors, chain,
+                     unshared_arguments);
+}
+
 void RunRegisteredOp(const OpEntry& entry,
                      const OpImplementation& implementation, Device* device,
                      const ExecutionContext& exec_ctx,
@@ -277,6 +318,7 @@ void RunRegisteredOp(const OpEntry& entry,
   });
   const size_t num_results = results.size();
   absl::FixedArray<AsyncValue*, kStackArguments> arg_values(args.size());
+  AsyncValue** arg_value = arg_values.data();  // No per-index hardening.
   // One pass over the arguments: their values, whether all are available,
   // and whether the shape function can run now.
   bool all_available = true;
@@ -289,7 +331,7 @@ void RunRegisteredOp(const OpEntry& entry,
     }
     all_available &= value->IsAvailable();
     metadata_known &= !value->IsError() && args[i].IsMetadataAvailable();
-    arg_values[i] = value;
+    arg_value[i] = value;
   }
 
   MetadataVector result_metadata;
@@ -312,8 +354,8 @@ void RunRegisteredOp(const OpEntry& entry,
     // buffers. An indirect value may share its target, so it never counts.
     uint64_t unshared_arguments = 0;
     if (use == ArgumentUse::kConsume) {
-      for (size_t i = 0; i < arg_values.size() && i < 64; ++i) {
-        if (!arg_values[i]->IsIndirect() && arg_values[i]->IsUnique()) {
+      for (size_t i = 0; i < args.size() && i < 64; ++i) {
+        if (!arg_value[i]->IsIndirect() && arg_value[i]->IsUnique()) {
           unshared_arguments |= uint64_t{1} << i;
         }
       }
@@ -324,11 +366,17 @@ void RunRegisteredOp(const OpEntry& entry,
     Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs,
              result_metadata, absl::MakeSpan(tensors), chain,
              unshared_arguments);
-    for (size_t i = 0; i < num_results; ++i) {
-      results[i] = result_metadata.empty()
-                       ? TensorHandle(device, std::move(tensors[i]))
-                       : TensorHandle(device, std::move(result_metadata[i]),
-                                      std::move(tensors[i]));
+    RCReference<AsyncValue>* tensor = tensors.data();
+    if (result_metadata.empty()) {
+      for (size_t i = 0; i < num_results; ++i) {
+        results[i] = TensorHandle(device, std::move(tensor[i]));
+      }
+    } else {
+      TensorMetadata* metadata = result_metadata.data();
+      for (size_t i = 0; i < num_results; ++i) {
+        results[i] =
+            TensorHandle(device, std::move(metadata[i]), std::move(tensor[i]));
+      }
     }
     return;
   }

@@ -6,16 +6,6 @@
 
 namespace asyncrt {
 
-TensorHandle::TensorHandle(Device* device, TensorMetadata metadata,
-                           RCReference<AsyncValue> tensor)
-    : device_(device),
-      tensor_(std::move(tensor)),
-      has_inline_metadata_(true),
-      metadata_(std::move(metadata)) {}
-
-TensorHandle::TensorHandle(Device* device, RCReference<AsyncValue> tensor)
-    : device_(device), tensor_(std::move(tensor)) {}
-
 TensorHandle TensorHandle::CreateError(RCReference<AsyncValue> error) {
   assert(error && error->IsError());
   return TensorHandle(nullptr, std::move(error));

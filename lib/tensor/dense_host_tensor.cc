@@ -63,7 +63,8 @@ std::optional<DenseHostTensor> DenseHostTensor::CreateUninitialized(
   RCReference<HostBuffer> buffer =
       HostBuffer::CreateUninitialized(*size, kTensorAlignment, allocator);
   if (!buffer) return std::nullopt;
-  return DenseHostTensor(metadata, std::move(buffer));
+  return std::optional<DenseHostTensor>(std::in_place, metadata,
+                                        std::move(buffer));
 }
 
 void DenseHostTensor::Print(std::string* out) const {

@@ -17,6 +17,7 @@
 #define ASYNCRT_CORE_RUNTIME_TENSOR_HANDLE_H_
 
 #include <string>
+#include <utility>
 
 #include "asyncrt/host_context/async_value.h"
 #include "asyncrt/host_context/async_value_ref.h"
@@ -31,9 +32,14 @@ class TensorHandle {
   TensorHandle() = default;  // A null handle; IsValid() is false.
   // Metadata known now.
   TensorHandle(Device* device, TensorMetadata metadata,
-               RCReference<AsyncValue> tensor);
+               RCReference<AsyncValue> tensor)
+      : device_(device),
+        tensor_(std::move(tensor)),
+        has_inline_metadata_(true),
+        metadata_(std::move(metadata)) {}
   // Metadata known when the tensor is: taken from the tensor itself.
-  TensorHandle(Device* device, RCReference<AsyncValue> tensor);
+  TensorHandle(Device* device, RCReference<AsyncValue> tensor)
+      : device_(device), tensor_(std::move(tensor)) {}
   // A handle whose tensor and metadata are the error `error`.
   static TensorHandle CreateError(RCReference<AsyncValue> error);
 
