@@ -178,15 +178,17 @@ class AsyncKernelFrame {
            mask &= mask - 1) {
         const size_t i = absl::countr_zero(mask);
         AsyncValue* argument = arguments_[i];
-        if (argument == nullptr || !argument->IsUnique() ||
-            argument->IsIndirect()) {
+        // Plain fields first, then the atomic loads: the compiler re-reads
+        // fields after an acquire load.
+        if (argument == nullptr || argument->IsIndirect() ||
+            !argument->IsType<Value>() || !argument->IsUnique() ||
+            !argument->IsConcrete()) {
           continue;
         }
-        if (argument->IsType<Value>() && argument->IsConcrete()) {
-          argument->get<Value>() = value;
-          SetResultAt(index, TakeArgAt(i));
-          return;
-        }
+        // Direct, so no resolution: the payload is the value's own.
+        static_cast<ConcreteAsyncValue<Value>*>(argument)->payload() = value;
+        SetResultAt(index, TakeArgAt(i));
+        return;
       }
     }
     EmplaceResultAt<Value>(index, std::forward<T>(value));

@@ -588,26 +588,27 @@ struct KernelImpl<R (*)(Params...), f> {
                           cursor.result == frame->GetNumResults())) {
       return true;
     }
-    return CountMismatch(frame, cursor);
+    // By value: a reference would keep the cursor in memory on the hot path.
+    return CountMismatch(frame, cursor.arg, cursor.result);
   }
 
   // False (after reporting) unless the only extra argument is a trailing
   // chain, which kernels may ignore.
   [[gnu::noinline, gnu::cold]] static bool CountMismatch(
-      AsyncKernelFrame* frame, const KernelCursor& cursor) {
+      AsyncKernelFrame* frame, size_t expected_args, size_t expected_results) {
     size_t args = frame->GetNumArgs();
     bool ignorable_chain =
-        args == cursor.arg + 1 && frame->GetArgAt(args - 1)->IsType<Chain>();
-    if (cursor.arg != args && !ignorable_chain) {
+        args == expected_args + 1 && frame->GetArgAt(args - 1)->IsType<Chain>();
+    if (expected_args != args && !ignorable_chain) {
       return FailCheck(frame, absl::InvalidArgumentError(absl::StrCat(
                                   "kernel '", frame->kernel_name(), "' takes ",
-                                  cursor.arg, " arguments, got ", args)));
+                                  expected_args, " arguments, got ", args)));
     }
-    if (cursor.result != frame->GetNumResults()) {
+    if (expected_results != frame->GetNumResults()) {
       return FailCheck(
           frame,
           absl::InvalidArgumentError(absl::StrCat(
-              "kernel '", frame->kernel_name(), "' has ", cursor.result,
+              "kernel '", frame->kernel_name(), "' has ", expected_results,
               " results, the program expects ", frame->GetNumResults())));
     }
     return true;
