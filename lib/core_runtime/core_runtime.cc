@@ -286,7 +286,9 @@ void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
     if (argument->IsError()) {
       return FailDispatch(FormRef(argument), tensors, chain);
     }
-    const Tensor* tensor = GetTensorIfPresent(*argument);
+    // Dense host tensors inline; other types through the registry.
+    const Tensor* tensor = argument->GetIfPresent<DenseHostTensor>();
+    if (!tensor) tensor = GetTensorIfPresent(*argument);
     if (!tensor) {
       return FailDispatch(MakeErrorAsyncValueRef(absl::StrCat(
                               "argument ", i, " is not a host tensor")),

@@ -55,6 +55,25 @@ TEST(AsyncValueTest, FreedBlocksServeTheNextValuesOfTheirThread) {
   EXPECT_EQ(aligned->value, 5);
 }
 
+TEST(AsyncValueTest, GetIfPresentChecksTypeAndStateOnce) {
+  auto number = MakeAvailableAsyncValueRef<int>(42);
+  ASSERT_NE(number.GetAsyncValue()->GetIfPresent<int>(), nullptr);
+  EXPECT_EQ(*number.GetAsyncValue()->GetIfPresent<int>(), 42);
+  EXPECT_EQ(number.GetAsyncValue()->GetIfPresent<double>(), nullptr);
+
+  auto pending = MakeUnconstructedAsyncValueRef<int>();
+  EXPECT_EQ(pending.GetAsyncValue()->GetIfPresent<int>(), nullptr);
+  auto failed = MakeErrorAsyncValueRef("boom");
+  EXPECT_EQ(failed->GetIfPresent<int>(), nullptr);
+
+  // Through an indirect value: nothing until forwarded, then the target's.
+  RCReference<IndirectAsyncValue> indirect = MakeIndirectAsyncValue();
+  EXPECT_EQ(indirect->GetIfPresent<int>(), nullptr);
+  indirect->ForwardTo(FormRef(number.GetAsyncValue()));
+  ASSERT_NE(indirect->GetIfPresent<int>(), nullptr);
+  EXPECT_EQ(*indirect->GetIfPresent<int>(), 42);
+}
+
 TEST(AsyncValueTest, UnconstructedToConcrete) {
   auto value = MakeUnconstructedAsyncValueRef<int>();
   EXPECT_TRUE(value.GetAsyncValue()->IsUnconstructed());

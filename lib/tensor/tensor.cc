@@ -115,9 +115,9 @@ void internal::RegisterTensorPayloadCaster(TensorPayloadCaster caster) {
 }
 
 Tensor* GetTensorIfPresent(AsyncValue& value) {
-  if (!value.IsConcrete()) return nullptr;
   // The common case, without touching the registry.
-  if (value.IsType<DenseHostTensor>()) return &value.get<DenseHostTensor>();
+  if (auto* dense = value.GetIfPresent<DenseHostTensor>()) return dense;
+  if (!value.IsConcrete()) return nullptr;
   const int n = g_num_casters.load(std::memory_order_acquire);
   for (int i = 1; i < n; ++i) {
     if (Tensor* tensor = g_casters[i](value)) return tensor;

@@ -152,6 +152,11 @@ class AsyncValue {
     return const_cast<AsyncValue*>(this)->get<T>();
   }
 
+  // The payload if the value is concrete and holds a T, else nullptr: the
+  // test and the read with one resolution of an indirect value.
+  template <typename T>
+  T* GetIfPresent();
+
   // The error. Requires IsError().
   const absl::Status& GetError() const;
   // The error if the value is in the error state, else nullptr.
@@ -391,6 +396,16 @@ T& AsyncValue::get() {
   assert(value->state() == State::kConcrete &&
          "AsyncValue::get<T>() on a value that is not concrete");
   return static_cast<ConcreteAsyncValue<T>*>(value)->payload();
+}
+
+template <typename T>
+T* AsyncValue::GetIfPresent() {
+  AsyncValue* value = const_cast<AsyncValue*>(Resolved());
+  if (value->type_info_ != &ConcreteAsyncValue<T>::kTypeInfo ||
+      StateOf(value->LoadWord()) != State::kConcrete) {
+    return nullptr;
+  }
+  return &static_cast<ConcreteAsyncValue<T>*>(value)->payload();
 }
 
 inline const absl::Status* AsyncValue::GetErrorIfPresent() const {
