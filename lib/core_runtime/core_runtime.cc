@@ -336,9 +336,11 @@ void RunRegisteredOp(const OpEntry& entry,
     arg_value[i] = value;
   }
 
-  MetadataVector result_metadata;
+  // Sized once (empty if the shape function cannot run now): no container
+  // bookkeeping on the hot path.
+  absl::FixedArray<TensorMetadata, kStackArguments> result_metadata(
+      metadata_known ? num_results : 0);
   if (metadata_known) {
-    result_metadata.resize(num_results);
     // Copy-constructed from the handles (default-constructing, then
     // assigning, costs a shape per argument more).
     absl::FixedArray<TensorMetadata, kStackArguments> arg_metadata(
@@ -400,23 +402,27 @@ void RunRegisteredOp(const OpEntry& entry,
   }
   ValueVector held_args;
   for (AsyncValue* value : arg_values) held_args.push_back(FormRef(value));
-  RunWhenReady(arg_values, [&entry, &implementation, exec_ctx,
-                            held_args = std::move(held_args), attrs,
-                            result_metadata = std::move(result_metadata),
-                            pending = std::move(pending),
-                            pending_chain =
-                                std::move(pending_chain)]() mutable {
-    absl::InlinedVector<AsyncValue*, 4> raw;
-    for (auto& value : held_args) raw.push_back(value.get());
-    ValueVector tensors(pending.size());
-    AsyncValueRef<Chain> op_chain = GetReadyChain();
-    Dispatch(entry.name, implementation, exec_ctx, raw, *attrs, result_metadata,
-             absl::MakeSpan(tensors), pending_chain ? &op_chain : nullptr);
-    for (size_t i = 0; i < pending.size(); ++i) {
-      pending[i]->ForwardTo(std::move(tensors[i]));
-    }
-    if (pending_chain) pending_chain->ForwardTo(std::move(op_chain));
-  });
+  RunWhenReady(arg_values,
+               [&entry, &implementation, exec_ctx,
+                held_args = std::move(held_args), attrs,
+                result_metadata = MetadataVector(
+                    std::make_move_iterator(result_metadata.begin()),
+                    std::make_move_iterator(result_metadata.end())),
+                pending = std::move(pending),
+                pending_chain = std::move(pending_chain)]() mutable {
+                 absl::InlinedVector<AsyncValue*, 4> raw;
+                 for (auto& value : held_args) raw.push_back(value.get());
+                 ValueVector tensors(pending.size());
+                 AsyncValueRef<Chain> op_chain = GetReadyChain();
+                 Dispatch(entry.name, implementation, exec_ctx, raw, *attrs,
+                          result_metadata, absl::MakeSpan(tensors),
+                          pending_chain ? &op_chain : nullptr);
+                 for (size_t i = 0; i < pending.size(); ++i) {
+                   pending[i]->ForwardTo(std::move(tensors[i]));
+                 }
+                 if (pending_chain)
+                   pending_chain->ForwardTo(std::move(op_chain));
+               });
 }
 
 //===--- Op handlers ------------------------------------------------------===//
