@@ -569,7 +569,7 @@ TensorHandle TransferInferredTensorType(const TensorHandle& handle,
 // Argument `i` as a T, or nullptr if there is none of that type.
 template <typename T>
 const T* ArgumentAs(RemainingArguments args, size_t i) {
-  return i < args.size() && args[i]->IsType<T>() ? &args[i]->get<T>() : nullptr;
+  return i < args.size() ? args[i]->GetIfPresent<T>() : nullptr;
 }
 
 // TFRT's earlier formats bitmask: bit 0 is a dense host tensor.

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/host_context/async_dispatch.h"
@@ -70,11 +71,14 @@ void SetAllResults(OpInvocation& invocation, RCReference<AsyncValue> value) {
   for (auto& result : invocation.results) result = value;
 }
 
-// A new DHT for `metadata`, or an allocation error in `invocation`.
-std::optional<DenseHostTensor> Allocate(OpInvocation& invocation,
-                                        const TensorMetadata& metadata) {
+// A DHT for `metadata`, in the buffer of an argument in the mask
+// `reusable_arguments` when the op may write it, else new; or an allocation
+// error in `invocation`. Inlined: it is on every elementwise op's path.
+ABSL_ATTRIBUTE_ALWAYS_INLINE std::optional<DenseHostTensor> Allocate(
+    OpInvocation& invocation, const TensorMetadata& metadata,
+    uint64_t reusable_arguments = 0) {
   std::optional<DenseHostTensor> tensor =
-      invocation.ReuseOrAllocateDense(metadata);
+      invocation.ReuseOrAllocateDense(metadata, reusable_arguments);
   if (!tensor) SetAllResults(invocation, Error("Cannot allocate tensor"));
   return tensor;
 }
@@ -249,12 +253,9 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
       }
       // In place when an argument's buffer is the op's alone: element i
       // is read before it is written.
-      std::optional<DenseHostTensor> out = invocation.ReuseOrAllocateDense(
-          metadata, /*reusable_arguments=*/0b11);
-      if (!out) {
-        SetAllResults(invocation, Error("Cannot allocate tensor"));
-        return true;
-      }
+      std::optional<DenseHostTensor> out =
+          Allocate(invocation, metadata, /*reusable_arguments=*/0b11);
+      if (!out) return true;
       // Element pointers and strides, found once: a scalar host tensor
       // repeats its one value (stride 0).
       T a_value{}, b_value{};
@@ -536,9 +537,9 @@ void Relu(OpInvocation& invocation) {
   const auto& input = static_cast<const DenseHostTensor&>(invocation.argument(0));
   // In place when the input's buffer is the op's alone: element i is read
   // before it is written.
-  std::optional<DenseHostTensor> out = invocation.ReuseOrAllocateDense(
-      input.metadata(), /*reusable_arguments=*/1);
-  if (!out) return SetAllResults(invocation, Error("Cannot allocate tensor"));
+  std::optional<DenseHostTensor> out =
+      Allocate(invocation, input.metadata(), /*reusable_arguments=*/1);
+  if (!out) return;
   bool supported = DispatchByDType(input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!kIsArithmetic<T>) {
