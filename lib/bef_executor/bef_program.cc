@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <new>
@@ -99,6 +100,17 @@ class NativeFunction final : public Function {
 
 //===--- BEF functions ----------------------------------------------------===//
 
+template <typename T>
+constexpr size_t AlignUp(size_t offset) {
+  return (offset + alignof(T) - 1) / alignof(T) * alignof(T);
+}
+
+// Call blocks are short-lived and come in few sizes: each thread keeps a
+// few freed ones per class (64 bytes to 8 KiB, about a thousand registers),
+// which saves glibc's malloc and free (about a tenth of a small call).
+using CallBlockCache = BlockCache</*kMinBytes=*/64, /*kClasses=*/8,
+                                  /*kPerClass=*/4>;
+
 struct KernelPlan {
   AsyncKernelImplementation impl;
   uint32_t location;
@@ -171,8 +183,8 @@ class KernelStack {
   uint32_t* begin() { return data_; }
   uint32_t* end() { return data_ + size_; }
   void clear() { size_ = 0; }
-  void push_back(uint32_t kernel) {
-    if (ABSL_PREDICT_FALSE(size_ == capacity_)) Reserve(2 * capacity_);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void push_back(uint32_t kernel) {
+    if (ABSL_PREDICT_FALSE(size_ == capacity_)) Grow();
     data_[size_++] = kernel;
   }
   // Requires !empty().
@@ -181,6 +193,11 @@ class KernelStack {
   void assign(It first, It last) {
     const size_t count = std::distance(first, last);
     size_ = 0;
+    if (count <= kInline) {
+      // Usually a kernel or two: pushes cost less than a memmove call.
+      for (; first != last; ++first) push_back(*first);
+      return;
+    }
     Reserve(count);
     std::copy(first, last, data_);
     size_ = count;
@@ -194,6 +211,7 @@ class KernelStack {
  private:
   static constexpr uint32_t kInline = 16;
 
+  [[gnu::noinline]] void Grow() { Reserve(2 * capacity_); }
   void Reserve(size_t capacity) {
     if (capacity <= capacity_) return;
     auto grown = std::make_unique<uint32_t[]>(capacity);
@@ -249,6 +267,10 @@ class CallState {
   void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
                       bool count_down = true, bool before_kernels = false);
   void RunReady(Worklist& ready);
+  // Past kOffloadThreshold ready kernels: the older half becomes a task on
+  // the work queue. False (and nothing offloaded) if the queue has only one
+  // thread.
+  [[gnu::noinline]] bool OffloadOlderHalf(KernelStack& kernels);
   // tfrt.sync functions: every kernel once, in program order, on this thread.
   void RunInOrder();
   // Counts each kernel's visit in program order, running what it makes
@@ -317,11 +339,30 @@ class CallState {
   bool is_sync_ = false;  // The function's, read once per call.
   const BefFunction& function_;
   ExecutionContext exec_ctx_;
-  std::atomic<AsyncValue*>* registers_;
-  std::atomic<int32_t>* ready_counts_;
-  std::atomic<uintptr_t>* result_slots_;
+  // The block's arrays hold plain values, each accessed atomically through
+  // std::atomic_ref, so that Create initializes them with one memcpy of the
+  // function's image (see BefFunction::CallImage).
+  std::atomic_ref<AsyncValue*> Register(uint32_t reg) {
+    return std::atomic_ref<AsyncValue*>(registers_[reg]);
+  }
+  std::atomic_ref<int32_t> ReadyCount(uint32_t kernel) {
+    return std::atomic_ref<int32_t>(ready_counts_[kernel]);
+  }
+  std::atomic_ref<uintptr_t> ResultSlot(size_t index) {
+    return std::atomic_ref<uintptr_t>(result_slots_[index]);
+  }
+
+  AsyncValue** registers_;
+  int32_t* ready_counts_;
+  uintptr_t* result_slots_;
   uint32_t block_class_ = 0;  // See CallBlockCache::ClassOf.
 };
+
+// A call's block: the CallState header, then the registers, the ready
+// counts and the result slots (one allocation per call).
+inline constexpr size_t kCallRegistersAt =
+    (sizeof(CallState) + alignof(AsyncValue*) - 1) / alignof(AsyncValue*) *
+    alignof(AsyncValue*);
 
 class BefFunction final : public Function {
  public:
@@ -406,17 +447,22 @@ class BefFunction final : public Function {
       std::reverse(initially_ready_.begin(), initially_ready_.end());
       std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
     }
-    // A call copies its starting counts from one contiguous array.
-    for (const KernelPlan& kernel : kernels_) {
-      start_counts_.push_back(kernel.ready_count);
-      start_counts_with_arguments_.push_back(kernel.ready_count_with_arguments);
-    }
+    BuildCallImages();
   }
 
-  // Each kernel's ready count at the start of a call.
-  const int32_t* start_counts(bool arguments_available) const {
-    return arguments_available ? start_counts_with_arguments_.data()
-                               : start_counts_.data();
+  // The layout of a call's block past the CallState header (offsets from
+  // the block's start) and its size class, fixed per function.
+  struct CallLayout {
+    size_t ready_at = 0;
+    size_t slots_at = 0;
+    size_t size = 0;
+    uint32_t block_class = 0;
+  };
+  const CallLayout& call_layout() const { return call_layout_; }
+  // The block's contents from kCallRegistersAt at the start of a call: null
+  // registers, each kernel's starting ready count, empty result slots.
+  absl::Span<const unsigned char> CallImage(bool arguments_available) const {
+    return arguments_available ? call_image_with_arguments_ : call_image_;
   }
 
   void Execute(const ExecutionContext& exec_ctx,
@@ -447,17 +493,16 @@ class BefFunction final : public Function {
     const std::vector<uint32_t>& initially_outline =
         arguments_available ? outline_with_arguments_ : initially_outline_;
     CallState::Worklist ready;
-    if (!initially_ready.empty()) {
-      ready.kernels.assign(initially_ready.begin(), initially_ready.end());
-    }
+    ready.kernels.assign(initially_ready.begin(), initially_ready.end());
     if (ABSL_PREDICT_FALSE(!initially_outline.empty())) {
       ready.outline.assign(initially_outline.begin(), initially_outline.end());
     }
+    const uint32_t* argument_registers = decoded_.argument_registers.data();
     for (size_t i = 0; i < arguments.size(); ++i) {
       // The call's own reference (not borrowed as the context is: a kernel
       // must never see an argument its caller still holds as unique).
-      state->DefineRegister(decoded_.argument_registers[i],
-                            arguments[i]->AddRef(), ready,
+      state->DefineRegister(argument_registers[i], arguments[i]->AddRef(),
+                            ready,
                             /*count_down=*/!arguments_available,
                             /*before_kernels=*/arguments_available);
     }
@@ -470,8 +515,9 @@ class BefFunction final : public Function {
     } else {
       state->RunReady(ready);
     }
+    const uint32_t* result_registers = decoded_.result_registers.data();
     for (size_t i = 0; i < results.size(); ++i) {
-      results[i] = state->TakeResult(i, decoded_.result_registers[i]);
+      results[i] = state->TakeResult(i, result_registers[i]);
     }
     state->DropRef();
   }
@@ -620,6 +666,36 @@ class BefFunction final : public Function {
     }
   }
 
+  void BuildCallImages() {
+    const size_t ready_at =
+        kCallRegistersAt + sizeof(AsyncValue*) * num_registers();
+    const size_t slots_at =
+        AlignUp<uintptr_t>(ready_at + sizeof(int32_t) * num_kernels());
+    call_layout_.ready_at = ready_at;
+    call_layout_.slots_at = slots_at;
+    // Whole 16-byte chunks, for CopyCallImage. Block classes are powers
+    // of two from 64 bytes, so the padding never changes the class.
+    call_layout_.size =
+        kCallRegistersAt +
+        (slots_at + sizeof(uintptr_t) * num_results() - kCallRegistersAt + 15) /
+            16 * 16;
+    call_layout_.block_class = CallBlockCache::ClassOf(call_layout_.size);
+    auto build = [&](std::vector<unsigned char>& image, bool with_arguments) {
+      // Zero bytes are null registers and empty result slots.
+      image.assign(call_layout_.size - kCallRegistersAt, 0);
+      for (uint32_t k = 0; k < num_kernels(); ++k) {
+        const int32_t count = with_arguments
+                                  ? kernels_[k].ready_count_with_arguments
+                                  : kernels_[k].ready_count;
+        std::memcpy(
+            image.data() + ready_at - kCallRegistersAt + sizeof(int32_t) * k,
+            &count, sizeof(count));
+      }
+    };
+    build(call_image_, /*with_arguments=*/false);
+    build(call_image_with_arguments_, /*with_arguments=*/true);
+  }
+
   // The order TFRT's executor had for non-strict kernels: each kernel
   // counts one more event, its visit, and Execute visits the kernels in
   // program order, each visit followed by whatever it made ready. A kernel
@@ -735,8 +811,9 @@ class BefFunction final : public Function {
   std::vector<uint32_t> initially_outline_;
   std::vector<uint32_t> outline_with_arguments_;
   std::vector<uint8_t> operand_is_argument_;
-  std::vector<int32_t> start_counts_;
-  std::vector<int32_t> start_counts_with_arguments_;
+  CallLayout call_layout_;
+  std::vector<unsigned char> call_image_;
+  std::vector<unsigned char> call_image_with_arguments_;
   bool runs_in_order_ = false;  // See RunInOrder.
   bool has_streams_ = false;    // See SplitUsersByStream.
   bool visits_in_order_ = false;                    // See CountVisits.
@@ -746,51 +823,48 @@ class BefFunction final : public Function {
 //===--- CallState
 //----------------------------------------------------------===//
 
-template <typename T>
-size_t AlignUp(size_t offset) {
-  return (offset + alignof(T) - 1) / alignof(T) * alignof(T);
-}
-
-// Call blocks are short-lived and come in few sizes: each thread keeps a
-// few freed ones per class (64 bytes to 8 KiB, about a thousand registers),
-// which saves glibc's malloc and free (about a tenth of a small call).
-using CallBlockCache = BlockCache</*kMinBytes=*/64, /*kClasses=*/8,
-                                  /*kPerClass=*/4>;
 thread_local CallBlockCache call_block_cache;
+
+// Small functions' images (most calls) are copied inline: a memcpy call
+// costs more than the copy.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyCallImage(
+    char* destination, absl::Span<const unsigned char> image) {
+  const unsigned char* source = image.data();
+  switch (image.size()) {  // Whole 16-byte chunks (see BuildCallImages).
+    case 64:
+      std::memcpy(destination + 48, source + 48, 16);
+      [[fallthrough]];
+    case 48:
+      std::memcpy(destination + 32, source + 32, 16);
+      [[fallthrough]];
+    case 32:
+      std::memcpy(destination + 16, source + 16, 16);
+      [[fallthrough]];
+    case 16:
+      std::memcpy(destination, source, 16);
+      [[fallthrough]];
+    case 0:
+      return;
+    default:
+      std::memcpy(destination, source, image.size());
+  }
+}
 
 CallState* CallState::Create(const BefFunction& function,
                              const ExecutionContext& exec_ctx,
                              bool arguments_available) {
-  // One block: header, registers, ready counts, result slots.
-  size_t registers_at = AlignUp<std::atomic<AsyncValue*>>(sizeof(CallState));
-  size_t ready_at = registers_at +
-                    sizeof(std::atomic<AsyncValue*>) * function.num_registers();
-  size_t slots_at = AlignUp<std::atomic<uintptr_t>>(
-      ready_at + sizeof(std::atomic<int32_t>) * function.num_kernels());
-  size_t size =
-      slots_at + sizeof(std::atomic<uintptr_t>) * function.num_results();
-  const uint32_t block_class = CallBlockCache::ClassOf(size);
-  void* memory = kBlockCacheEnabled ? call_block_cache.Allocate(block_class)
-                                    : ::operator new(size);
+  const BefFunction::CallLayout& layout = function.call_layout();
+  void* memory = kBlockCacheEnabled
+                     ? call_block_cache.Allocate(layout.block_class)
+                     : ::operator new(layout.size);
   auto* state = new (memory) CallState(function, exec_ctx);
-  state->block_class_ = block_class;
+  state->block_class_ = layout.block_class;
   char* base = static_cast<char*>(memory);
-  state->registers_ =
-      reinterpret_cast<std::atomic<AsyncValue*>*>(base + registers_at);
-  state->ready_counts_ =
-      reinterpret_cast<std::atomic<int32_t>*>(base + ready_at);
-  state->result_slots_ =
-      reinterpret_cast<std::atomic<uintptr_t>*>(base + slots_at);
-  for (uint32_t r = 0; r < function.num_registers(); ++r) {
-    new (&state->registers_[r]) std::atomic<AsyncValue*>(nullptr);
-  }
-  const int32_t* counts = function.start_counts(arguments_available);
-  for (uint32_t k = 0; k < function.num_kernels(); ++k) {
-    new (&state->ready_counts_[k]) std::atomic<int32_t>(counts[k]);
-  }
-  for (size_t i = 0; i < function.num_results(); ++i) {
-    new (&state->result_slots_[i]) std::atomic<uintptr_t>(0);
-  }
+  CopyCallImage(base + kCallRegistersAt,
+                function.CallImage(arguments_available));
+  state->registers_ = reinterpret_cast<AsyncValue**>(base + kCallRegistersAt);
+  state->ready_counts_ = reinterpret_cast<int32_t*>(base + layout.ready_at);
+  state->result_slots_ = reinterpret_cast<uintptr_t*>(base + layout.slots_at);
   return state;
 }
 
@@ -812,10 +886,10 @@ void CallState::Pin() {
 void CallState::Destroy() {
   // Other registers hold no references by now: each use released its own.
   for (uint32_t reg : function_.decoded().argument_registers) {
-    registers_[reg].load(std::memory_order_relaxed)->DropRef();
+    Register(reg).load(std::memory_order_relaxed)->DropRef();
   }
-  for (size_t i = 0; i < function_.num_results(); ++i) {
-    uintptr_t slot = result_slots_[i].load(std::memory_order_acquire);
+  for (size_t i = 0, n = function_.num_results(); i < n; ++i) {
+    uintptr_t slot = ResultSlot(i).load(std::memory_order_acquire);
     if (slot != 0 && slot != kResultDefined) {
       // Only reachable if a value the graph waited on was dropped without
       // ever being published.
@@ -857,7 +931,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
   // Read `available` before publishing the register: once users can run,
   // they may drop the last references to `value`.
   const bool available = value->IsAvailable();
-  registers_[reg].store(value, std::memory_order_release);
+  Register(reg).store(value, std::memory_order_release);
   PublishResultSlots(plan, value);
   if (count_down) CountDownStrictUsers(plan, reg, value, available, ready);
 }
@@ -877,8 +951,8 @@ void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
   AsyncValue* placeholder = nullptr;
   if (before_kernels) {
     // No user can have left a placeholder.
-    registers_[reg].store(value, std::memory_order_release);
-  } else if (!registers_[reg].compare_exchange_strong(
+    Register(reg).store(value, std::memory_order_release);
+  } else if (!Register(reg).compare_exchange_strong(
                  placeholder, value, std::memory_order_acq_rel)) {
     // A non-strict user got here first. Its placeholder already holds the
     // register's references; `value` keeps one, owned by the placeholder.
@@ -895,7 +969,7 @@ void CallState::DefineForNonStrictUsers(uint32_t reg, AsyncValue* value,
        it != plan.non_strict_users.rend(); ++it) {
     // Counts may go below zero: only the event that reaches zero starts
     // the kernel (the first operand, or the second event with visits).
-    if (ready_counts_[*it].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (ReadyCount(*it).fetch_sub(1, std::memory_order_acq_rel) == 1) {
       ready.kernels.push_back(*it);
     }
   }
@@ -906,7 +980,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::PublishResultSlots(
     const RegisterPlan& plan, AsyncValue* value) {
   for (uint32_t slot : plan.result_slots) {
     uintptr_t waiting =
-        result_slots_[slot].exchange(kResultDefined, std::memory_order_acq_rel);
+        ResultSlot(slot).exchange(kResultDefined, std::memory_order_acq_rel);
     if (waiting != 0 && waiting != kResultDefined) {
       // A caller already holds an indirect value for this result: hand it
       // this slot's reference.
@@ -969,7 +1043,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::CountDown(
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool CallState::CountDownOne(
     uint32_t kernel) {
-  std::atomic<int32_t>& count = ready_counts_[kernel];
+  std::atomic_ref<int32_t> count = ReadyCount(kernel);
   // Reading 1 means every other operand has counted down already, so no
   // other thread touches this count: skip the read-modify-write.
   return count.load(std::memory_order_acquire) == 1 ||
@@ -1048,7 +1122,7 @@ void CallState::VisitInOrder(Worklist& ready) {
     // CountDownOne); a non-strict one may be counted below zero by others.
     const bool ready_now =
         function_.kernel(k).non_strict
-            ? ready_counts_[k].fetch_sub(1, std::memory_order_acq_rel) == 1
+            ? ReadyCount(k).fetch_sub(1, std::memory_order_acq_rel) == 1
             : CountDownOne(k);
     if (ready_now) {
       ready.kernels.push_back(k);
@@ -1064,23 +1138,29 @@ void CallState::RunReady(Worklist& ready) {
   }
   if (function_.has_streams()) return RunStreams(ready);
   auto& kernels = ready.kernels;
+  bool may_offload = true;
   while (!kernels.empty()) {
-    if (ABSL_PREDICT_FALSE(kernels.size() > kOffloadThreshold) &&
-        exec_ctx_.host()->work_queue().GetParallelismLevel() > 1) {
-      // The front holds the oldest (least cache-warm) kernels.
-      const size_t half = kernels.size() / 2;
-      Worklist batch;
-      batch.kernels.assign(kernels.begin(), kernels.begin() + half);
-      kernels.erase_bottom(half);
-      AddRef();  // Released by the task.
-      exec_ctx_.host()->work_queue().AddTask(
-          [this, batch = std::move(batch)]() mutable {
-            RunReady(batch);
-            DropRef();
-          });
+    if (ABSL_PREDICT_FALSE(kernels.size() > kOffloadThreshold) && may_offload) {
+      may_offload = OffloadOlderHalf(kernels);
     }
     RunKernel(kernels.pop_back(), ready);
   }
+}
+
+bool CallState::OffloadOlderHalf(KernelStack& kernels) {
+  if (exec_ctx_.host()->work_queue().GetParallelismLevel() <= 1) return false;
+  // The front holds the oldest (least cache-warm) kernels.
+  const size_t half = kernels.size() / 2;
+  Worklist batch;
+  batch.kernels.assign(kernels.begin(), kernels.begin() + half);
+  kernels.erase_bottom(half);
+  AddRef();  // Released by the task.
+  exec_ctx_.host()->work_queue().AddTask(
+      [this, batch = std::move(batch)]() mutable {
+        RunReady(batch);
+        DropRef();
+      });
+  return true;
 }
 
 // Small kernels (nearly all) keep their frame on the stack.
@@ -1155,8 +1235,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
     }
   } else {
     for (size_t i = 0; i < num_operands; ++i) {
-      AsyncValue* value =
-          registers_[operands[i]].load(std::memory_order_acquire);
+      AsyncValue* value = Register(operands[i]).load(std::memory_order_acquire);
       if (ABSL_PREDICT_FALSE(value->IsError()) && error == nullptr) {
         error = value;
       }
@@ -1227,15 +1306,15 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
 }
 
 AsyncValue* CallState::ValueOrPlaceholder(uint32_t reg) {
-  AsyncValue* value = registers_[reg].load(std::memory_order_acquire);
+  AsyncValue* value = Register(reg).load(std::memory_order_acquire);
   if (value != nullptr) return value;
   // The placeholder carries every reference the register would have had, so
   // that users treat it as the register's value, plus one for the definer.
   const uint32_t references = function_.register_plan(reg).references + 1;
   AsyncValue* placeholder = MakeIndirectAsyncValue().release();
   placeholder->AddRef(references - 1);
-  if (registers_[reg].compare_exchange_strong(value, placeholder,
-                                              std::memory_order_acq_rel)) {
+  if (Register(reg).compare_exchange_strong(value, placeholder,
+                                            std::memory_order_acq_rel)) {
     return placeholder;
   }
   placeholder->DropRef(references);  // Defined in the meantime.
@@ -1245,7 +1324,7 @@ AsyncValue* CallState::ValueOrPlaceholder(uint32_t reg) {
 RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {
   // Either this takes the result slot's reference, or (when the register is
   // not defined yet) the definer hands it to the indirect value below.
-  if (AsyncValue* value = registers_[reg].load(std::memory_order_acquire)) {
+  if (AsyncValue* value = Register(reg).load(std::memory_order_acquire)) {
     return TakeRef(value);
   }
   RCReference<IndirectAsyncValue> pending = MakeIndirectAsyncValue();
@@ -1253,14 +1332,14 @@ RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {
   // drops it, possibly before the exchange below even returns).
   pending->AddRef();
   uintptr_t expected = 0;
-  if (result_slots_[index].compare_exchange_strong(
+  if (ResultSlot(index).compare_exchange_strong(
           expected, reinterpret_cast<uintptr_t>(pending.get()),
           std::memory_order_acq_rel)) {
     return pending;
   }
   pending->DropRef();
   // Defined in the meantime.
-  return TakeRef(registers_[reg].load(std::memory_order_acquire));
+  return TakeRef(Register(reg).load(std::memory_order_acquire));
 }
 
 }  // namespace

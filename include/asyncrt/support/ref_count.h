@@ -74,17 +74,25 @@ class RCReference {
   RCReference(const RCReference<U>& other) : pointer_(other.get()) {  // NOLINT
     if (pointer_) pointer_->AddRef();
   }
-  RCReference& operator=(RCReference other) noexcept {
-    std::swap(pointer_, other.pointer_);
+  // Without a temporary (whose destructor the compiler tends to call out
+  // of line): assigning a result slot is a store and a null check.
+  RCReference& operator=(const RCReference& other) {
+    if (other.pointer_) other.pointer_->AddRef();
+    reset(other.pointer_);
+    return *this;
+  }
+  RCReference& operator=(RCReference&& other) noexcept {
+    reset(other.release());
     return *this;
   }
   ~RCReference() {
     if (pointer_) pointer_->DropRef();
   }
 
+  // Takes `pointer` (+1) and drops the old reference, after the store: a
+  // destructor that the drop runs sees this object already updated.
   void reset(T* pointer = nullptr) {
-    if (pointer_) pointer_->DropRef();
-    pointer_ = pointer;
+    if (T* old = std::exchange(pointer_, pointer)) old->DropRef();
   }
   // Gives up ownership without dropping the reference: the caller now holds
   // the +1 that this object held.
