@@ -194,19 +194,67 @@ std::vector<AsyncValue*> Raw(const HeldArguments& held) {
   return raw;
 }
 
+// A kernel's argument or result handles, built in place (on the stack for
+// a few). absl::InlinedVector's out-of-line growth path and the results'
+// value initialization were a tenth of a graph op.
+class HandleList {
+ public:
+  explicit HandleList(size_t capacity)
+      : data_(capacity <= kInline
+                  ? reinterpret_cast<TensorHandle*>(inline_)
+                  : std::allocator<TensorHandle>().allocate(capacity)),
+        capacity_(capacity) {}
+  HandleList(const HandleList&) = delete;
+  HandleList& operator=(const HandleList&) = delete;
+  ~HandleList() {
+    clear();
+    if (capacity_ > kInline) {
+      std::allocator<TensorHandle>().deallocate(data_, capacity_);
+    }
+  }
+
+  // Each requires size() < capacity.
+  void push_back(TensorHandle&& handle) {
+    new (data_ + size_++) TensorHandle(std::move(handle));
+  }
+  void PushCopyOf(const TensorHandle& handle) {
+    new (data_ + size_++) TensorHandle(handle.CopyRef());
+  }
+  // Requires size() + count <= capacity.
+  void AppendNull(size_t count) {
+    for (size_t i = 0; i < count; ++i) new (data_ + size_++) TensorHandle();
+  }
+  void clear() {
+    std::destroy_n(data_, size_);
+    size_ = 0;
+  }
+  size_t size() const { return size_; }
+  TensorHandle& operator[](size_t i) { return data_[i]; }
+  absl::Span<TensorHandle> span() { return absl::MakeSpan(data_, size_); }
+
+ private:
+  static constexpr size_t kInline = 4;
+  alignas(TensorHandle) unsigned char inline_[kInline * sizeof(TensorHandle)];
+  TensorHandle* data_;
+  size_t size_ = 0;
+  size_t capacity_;
+};
+
 // Runs `op` on handle arguments args[first_arg..], publishing handles from
 // result `first_result` on, and the op's chain in result 0 if `seq`. A
 // result is a register that is available once its tensor is.
 void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
            const OpAttrsRef& attrs, size_t first_arg, bool seq) {
   const ExecutionContext& exec_ctx = frame->GetExecutionContext();
-  absl::InlinedVector<TensorHandle, 4> args;
+  const size_t num_args = frame->GetNumArgs();
+  HandleList args(num_args - std::min(first_arg, num_args));
   // The index of an argument whose handle the op took (its last use): its
   // async value, held by no one else, can carry the result's handle instead
   // of a new one (an allocation and a free less per op in a chain).
   constexpr size_t kNoneSpent = ~size_t{0};
   size_t spent = kNoneSpent;
-  for (size_t i = first_arg; i < frame->GetNumArgs(); ++i) {
+  TensorHandle* spent_handle = nullptr;  // Its (moved-from) handle.
+  for (size_t i = first_arg; i < num_args; ++i) {
     AsyncValue* value = frame->GetArgAt(i);
     if (value->IsType<Chain>()) continue;  // A trailing ordering chain.
     if (!value->IsType<TensorHandle>()) {
@@ -220,18 +268,25 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
     // tensor stays shared: errors are recognized through the arguments.)
     if (frame->IsLastUseOfArg(i) && tensor && tensor->IsConcrete()) {
       args.push_back(std::move(handle));
-      if (spent == kNoneSpent) spent = i;
+      if (spent == kNoneSpent) {
+        spent = i;
+        spent_handle = &handle;
+      }
     } else {
-      args.push_back(handle.CopyRef());
+      args.PushCopyOf(handle);
     }
   }
-  size_t first_result = seq ? 1 : 0;
-  absl::InlinedVector<TensorHandle, 2> results(frame->GetNumResults() -
-                                               first_result);
+  const size_t first_result = seq ? 1 : 0;
+  if (ABSL_PREDICT_FALSE(frame->GetNumResults() < first_result)) {
+    return frame->ReportError(
+        absl::InvalidArgumentError("a sequenced op needs a chain result"));
+  }
+  HandleList results(frame->GetNumResults() - first_result);
+  results.AppendNull(frame->GetNumResults() - first_result);
   AsyncValueRef<Chain> chain;
   // Every handle in `args` is this kernel's own (a copy or a last use).
-  op(exec_ctx, absl::MakeSpan(args), attrs, absl::MakeSpan(results),
-     seq ? &chain : nullptr, ArgumentUse::kConsume);
+  op(exec_ctx, args.span(), attrs, results.span(), seq ? &chain : nullptr,
+     ArgumentUse::kConsume);
   args.clear();  // Let consumed tensors go before the results settle.
 
   // Results still being computed settle later and need the arguments (to
@@ -270,7 +325,7 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
     // the arguments to tell propagated errors from new ones.
     if (spent != kNoneSpent && results.size() == 1 && !held &&
         tensor->IsConcrete()) {
-      frame->GetArgAt(spent)->get<TensorHandle>() = std::move(results[i]);
+      *spent_handle = std::move(results[i]);
       frame->SetResultAt(first_result + i, frame->TakeArgAt(spent));
       continue;
     }

@@ -1,6 +1,8 @@
 #include "asyncrt/core_runtime/core_runtime.h"
 
 #include <atomic>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -479,6 +481,68 @@ TEST_F(CoreRuntimeTest, GraphOpResultReusesTheAsyncValueOfASpentArgument) {
   EXPECT_EQ(Text(results[0]->get<TensorHandle>()),
             "DenseHostTensor dtype = i32, shape = [2], values = [3, 6]");
   EXPECT_EQ(results[0].get(), recorded_value);
+}
+
+// A hand-made BEF file may give corert.executeop.seq no results at all: the
+// kernel reports that it has nowhere to put its chain, and nothing breaks.
+TEST(CoreRuntimeGraphTest, SequencedOpWithoutResultsIsAnError) {
+  RegisterTestOpsOnce();
+  std::vector<std::string> diagnostics;
+  std::mutex mutex;
+  HostContext host(
+      [&](const DecodedDiagnostic& d) {
+        std::lock_guard<std::mutex> lock(mutex);
+        diagnostics.push_back(d.ToString());
+      },
+      CreateMallocAllocator(), CreateSingleThreadedWorkQueue());
+  RegisterCoreRuntimeKernels(host.registry());
+  CoreRuntime& runtime = CoreRuntime::GetOrCreate(&host);
+  OpHandler* cpu = runtime.CreateCpuOpHandler(runtime.CreateNullOpHandler());
+
+  bef::BefWriter w;
+  uint32_t handler_type = w.AddType("!corert.ophandler");
+  uint32_t chain_type = w.AddType("!tfrt.chain");
+  uint32_t handle_type = w.AddType("!corert.tensorhandle");
+  uint32_t empty = w.AddAggregateAttribute({});
+  uint32_t fn = w.DeclareFunction("graph", bef::FunctionKind::kBef,
+                                  {handler_type, chain_type, handle_type}, {});
+  bef::KernelSpec k;
+  k.kernel_name = w.AddKernelName("corert.executeop.seq");
+  k.location = w.AddLocation("test.mlir", 3, 5);
+  k.operands = {0, 1, 2, 2};
+  k.attributes = {
+      {w.AddString("op_attrs"), empty},
+      {w.AddString("op_func_attrs"), empty},
+      {w.AddString("op_name"), w.AddStringAttribute("tfrt_test.add")}};
+  bef::FunctionBodySpec body;
+  body.argument_registers = {0, 1, 2};
+  body.num_registers = 3;
+  body.kernels.push_back(k);
+  w.DefineFunction(fn, body);
+  auto bytes = w.Finish();
+  ASSERT_TRUE(bytes.ok());
+  auto file = bef::BefFile::Open(*bytes);
+  ASSERT_TRUE(file.ok());
+  auto program = BefProgram::Load(*std::move(file), &host);
+  ASSERT_TRUE(program.ok()) << program.status();
+
+  auto exec_ctx = runtime.CreateExecutionContext();
+  ASSERT_TRUE(exec_ctx.ok());
+  int32_t one = 1;
+  auto a = runtime.MakeDenseTensorHandle<int32_t>({1}, absl::MakeSpan(&one, 1));
+  ASSERT_TRUE(a.ok());
+  auto handler = MakeAvailableAsyncValueRef<OpHandler*>(cpu);
+  auto chain = MakeAvailableAsyncValueRef<Chain>();
+  auto handle = MakeAvailableAsyncValueRef<TensorHandle>(*std::move(a));
+  AsyncValue* args[] = {handler.GetAsyncValue(), chain.GetAsyncValue(),
+                        handle.GetAsyncValue()};
+  (*program)->GetFunction("graph")->Execute(*exec_ctx, args, {});
+  host.Quiesce();
+  std::lock_guard<std::mutex> lock(mutex);
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_TRUE(
+      absl::StrContains(diagnostics[0], "a sequenced op needs a chain result"))
+      << diagnostics[0];
 }
 
 TEST_F(CoreRuntimeTest, LoggingHandlerWrapsAndCounts) {

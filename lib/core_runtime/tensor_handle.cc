@@ -11,15 +11,6 @@ TensorHandle TensorHandle::CreateError(RCReference<AsyncValue> error) {
   return TensorHandle(nullptr, std::move(error));
 }
 
-TensorHandle TensorHandle::CopyRef() const {
-  TensorHandle copy;
-  copy.device_ = device_;
-  copy.tensor_ = tensor_;
-  copy.has_inline_metadata_ = has_inline_metadata_;
-  copy.metadata_ = metadata_;
-  return copy;
-}
-
 bool TensorHandle::IsMetadataAvailable() const {
   if (has_inline_metadata_) return true;
   return tensor_ && tensor_->IsConcrete();

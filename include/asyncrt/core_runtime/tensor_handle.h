@@ -48,7 +48,8 @@ class TensorHandle {
   TensorHandle(const TensorHandle&) = delete;
   TensorHandle& operator=(const TensorHandle&) = delete;
 
-  TensorHandle CopyRef() const;
+  // Inline: graph ops copy the handles of arguments that stay shared.
+  TensorHandle CopyRef() const { return TensorHandle(*this, CopyTag()); }
 
   bool IsValid() const { return tensor_ != nullptr; }
   // The tensor value (+0): a concrete host tensor, an error, or unavailable.
@@ -80,6 +81,13 @@ class TensorHandle {
   std::string DebugString() const;
 
  private:
+  struct CopyTag {};
+  TensorHandle(const TensorHandle& other, CopyTag)
+      : device_(other.device_),
+        tensor_(other.tensor_),
+        has_inline_metadata_(other.has_inline_metadata_),
+        metadata_(other.metadata_) {}
+
   Device* device_ = nullptr;
   RCReference<AsyncValue> tensor_;
   // Set iff the metadata was computed ahead of the tensor; otherwise the
