@@ -49,13 +49,19 @@ void SetFrameResults(AsyncKernelFrame* frame, Values values) {
 
 // Whether the frame has the `count` function operands a kernel needs; if not
 // its results are an error.
-bool HasFunctions(AsyncKernelFrame* frame, size_t count) {
-  if (frame->GetNumFunctions() >= count) return true;
+[[gnu::noinline, gnu::cold]] bool ReportMissingFunctions(
+    AsyncKernelFrame* frame, size_t count) {
   frame->ReportError(absl::InvalidArgumentError(
       absl::StrCat("kernel '", frame->kernel_name(), "' needs ", count,
                    " function operand", count == 1 ? "" : "s", ", has ",
                    frame->GetNumFunctions())));
   return false;
+}
+
+// Checked inline: tfrt.call pays it on every call.
+inline bool HasFunctions(AsyncKernelFrame* frame, size_t count) {
+  return ABSL_PREDICT_TRUE(frame->GetNumFunctions() >= count) ||
+         ReportMissingFunctions(frame, count);
 }
 
 // Waits for `selector` (a value the kernel must know, such as a condition or

@@ -267,6 +267,10 @@ class CallState {
   void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
                       bool count_down = true, bool before_kernels = false);
   void RunReady(Worklist& ready);
+  // RunReady's body, and the same within a trace event (kept out of line:
+  // the trace's storage made every RunReady's frame larger).
+  void RunReadyUntraced(Worklist& ready);
+  [[gnu::noinline]] void RunReadyTraced(Worklist& ready);
   // Past kOffloadThreshold ready kernels: the older half becomes a task on
   // the work queue. False (and nothing offloaded) if the queue has only one
   // thread.
@@ -328,6 +332,7 @@ class CallState {
   // The register's value for a non-strict kernel: the defined value or, if
   // there is none yet, a placeholder the definer will forward.
   AsyncValue* ValueOrPlaceholder(uint32_t reg);
+  [[gnu::noinline]] AsyncValue* MakePlaceholder(uint32_t reg);
 
   std::atomic<uint32_t> refs_{1};
   // Set once, by the calling thread inside Execute (no other thread can
@@ -1132,10 +1137,18 @@ void CallState::VisitInOrder(Worklist& ready) {
 }
 
 void CallState::RunReady(Worklist& ready) {
-  std::optional<tracing::ScopedTrace> trace;
-  if (ABSL_PREDICT_FALSE(trace_kernels_)) {
-    trace.emplace(tracing::Level::kDebug, "BEFExecutor::ProcessReadyKernels");
-  }
+  if (ABSL_PREDICT_FALSE(trace_kernels_)) return RunReadyTraced(ready);
+  RunReadyUntraced(ready);
+}
+
+void CallState::RunReadyTraced(Worklist& ready) {
+  tracing::ScopedTrace trace(tracing::Level::kDebug,
+                             "BEFExecutor::ProcessReadyKernels");
+  RunReadyUntraced(ready);
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunReadyUntraced(
+    Worklist& ready) {
   if (function_.has_streams()) return RunStreams(ready);
   auto& kernels = ready.kernels;
   bool may_offload = true;
@@ -1305,9 +1318,15 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
   for (size_t r = 0; r < num_results; ++r) results[r] = error;
 }
 
-AsyncValue* CallState::ValueOrPlaceholder(uint32_t reg) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline AsyncValue* CallState::ValueOrPlaceholder(
+    uint32_t reg) {
   AsyncValue* value = Register(reg).load(std::memory_order_acquire);
-  if (value != nullptr) return value;
+  if (ABSL_PREDICT_TRUE(value != nullptr)) return value;
+  return MakePlaceholder(reg);
+}
+
+AsyncValue* CallState::MakePlaceholder(uint32_t reg) {
+  AsyncValue* value = nullptr;
   // The placeholder carries every reference the register would have had, so
   // that users treat it as the register's value, plus one for the definer.
   const uint32_t references = function_.register_plan(reg).references + 1;
