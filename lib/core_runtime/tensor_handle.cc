@@ -11,13 +11,7 @@ TensorHandle TensorHandle::CreateError(RCReference<AsyncValue> error) {
   return TensorHandle(nullptr, std::move(error));
 }
 
-bool TensorHandle::IsMetadataAvailable() const {
-  if (has_inline_metadata_) return true;
-  return tensor_ && tensor_->IsConcrete();
-}
-
-const TensorMetadata& TensorHandle::GetAvailableMetadata() const {
-  if (has_inline_metadata_) return metadata_;
+const TensorMetadata& TensorHandle::GetTensorMetadata() const {
   const Tensor* tensor = GetAvailableTensor();
   assert(tensor && "GetAvailableMetadata() before the metadata is known");
   return tensor->metadata();

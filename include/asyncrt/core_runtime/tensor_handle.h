@@ -19,6 +19,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/base/optimization.h"
 #include "asyncrt/host_context/async_value.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/device.h"
@@ -64,9 +65,16 @@ class TensorHandle {
   Device* device() const { return device_; }
 
   // True once the metadata is known (always, if a shape function ran).
-  bool IsMetadataAvailable() const;
+  // Inline, as GetAvailableMetadata: every op checks and reads its
+  // arguments' metadata.
+  bool IsMetadataAvailable() const {
+    return has_inline_metadata_ || (tensor_ && tensor_->IsConcrete());
+  }
   // Requires IsMetadataAvailable() and no error.
-  const TensorMetadata& GetAvailableMetadata() const;
+  const TensorMetadata& GetAvailableMetadata() const {
+    if (ABSL_PREDICT_TRUE(has_inline_metadata_)) return metadata_;
+    return GetTensorMetadata();
+  }
   // The metadata as an async value (+1); an error if the tensor failed.
   AsyncValueRef<TensorMetadata> GetAsyncMetadata() const;
 
@@ -82,6 +90,8 @@ class TensorHandle {
 
  private:
   struct CopyTag {};
+  // GetAvailableMetadata for metadata that arrived with the tensor.
+  const TensorMetadata& GetTensorMetadata() const;
   TensorHandle(const TensorHandle& other, CopyTag)
       : device_(other.device_),
         tensor_(other.tensor_),
