@@ -366,8 +366,7 @@ class CallState {
 // A call's block: the CallState header, then the registers, the ready
 // counts and the result slots (one allocation per call).
 inline constexpr size_t kCallRegistersAt =
-    (sizeof(CallState) + alignof(AsyncValue*) - 1) / alignof(AsyncValue*) *
-    alignof(AsyncValue*);
+    AlignUp<AsyncValue*>(sizeof(CallState));
 
 class BefFunction final : public Function {
  public:
@@ -676,18 +675,17 @@ class BefFunction final : public Function {
         kCallRegistersAt + sizeof(AsyncValue*) * num_registers();
     const size_t slots_at =
         AlignUp<uintptr_t>(ready_at + sizeof(int32_t) * num_kernels());
-    call_layout_.ready_at = ready_at;
-    call_layout_.slots_at = slots_at;
+    const size_t end = slots_at + sizeof(uintptr_t) * num_results();
     // Whole 16-byte chunks, for CopyCallImage. Block classes are powers
     // of two from 64 bytes, so the padding never changes the class.
-    call_layout_.size =
-        kCallRegistersAt +
-        (slots_at + sizeof(uintptr_t) * num_results() - kCallRegistersAt + 15) /
-            16 * 16;
+    const size_t image_size = (end - kCallRegistersAt + 15) / 16 * 16;
+    call_layout_.ready_at = ready_at;
+    call_layout_.slots_at = slots_at;
+    call_layout_.size = kCallRegistersAt + image_size;
     call_layout_.block_class = CallBlockCache::ClassOf(call_layout_.size);
     auto build = [&](std::vector<unsigned char>& image, bool with_arguments) {
       // Zero bytes are null registers and empty result slots.
-      image.assign(call_layout_.size - kCallRegistersAt, 0);
+      image.assign(image_size, 0);
       for (uint32_t k = 0; k < num_kernels(); ++k) {
         const int32_t count = with_arguments
                                   ? kernels_[k].ready_count_with_arguments
