@@ -120,7 +120,7 @@ std::optional<DType> EntryDType(const OpAttrs::Entry& entry) {
 
 //===--- create_dense_tensor / create_from_scalar ------------------------===//
 
-absl::Status CreateDenseTensorMetadata(absl::Span<const TensorMetadata>,
+absl::Status CreateDenseTensorMetadata(ArgumentMetadata,
                                        const OpAttrs& attrs,
                                        absl::Span<TensorMetadata> results) {
   absl::StatusOr<TensorShape> shape = ShapeAttribute(attrs);
@@ -157,7 +157,7 @@ void CreateDenseTensor(OpInvocation& invocation) {
   invocation.results[0] = Available(std::move(*tensor));
 }
 
-absl::Status CreateFromScalarMetadata(absl::Span<const TensorMetadata>,
+absl::Status CreateFromScalarMetadata(ArgumentMetadata,
                                       const OpAttrs& attrs,
                                       absl::Span<TensorMetadata> results) {
   absl::StatusOr<TensorShape> shape = ShapeAttribute(attrs);
@@ -180,7 +180,7 @@ void CreateFromScalar(OpInvocation& invocation) {
 
 //===--- Element-wise ops -------------------------------------------------===//
 
-absl::Status SameShapeMetadata(absl::Span<const TensorMetadata> args,
+absl::Status SameShapeMetadata(ArgumentMetadata args,
                                absl::Span<TensorMetadata> results,
                                std::optional<DType> result_dtype) {
   if (args.size() != 2) {
@@ -201,12 +201,12 @@ absl::Status SameShapeMetadata(absl::Span<const TensorMetadata> args,
   return absl::OkStatus();
 }
 
-absl::Status AddMetadata(absl::Span<const TensorMetadata> args,
+absl::Status AddMetadata(ArgumentMetadata args,
                          const OpAttrs&, absl::Span<TensorMetadata> results) {
   return SameShapeMetadata(args, results, std::nullopt);
 }
 
-absl::Status EqualMetadata(absl::Span<const TensorMetadata> args,
+absl::Status EqualMetadata(ArgumentMetadata args,
                            const OpAttrs&,
                            absl::Span<TensorMetadata> results) {
   return SameShapeMetadata(args, results, DType::kI1);
@@ -319,7 +319,7 @@ TensorShape ReducedShape(const TensorShape& shape, int axis) {
   return TensorShape(dims);
 }
 
-absl::Status ReduceMetadata(absl::Span<const TensorMetadata> args,
+absl::Status ReduceMetadata(ArgumentMetadata args,
                             const OpAttrs& attrs,
                             absl::Span<TensorMetadata> results,
                             std::optional<DType> dtype) {
@@ -330,13 +330,13 @@ absl::Status ReduceMetadata(absl::Span<const TensorMetadata> args,
   return absl::OkStatus();
 }
 
-absl::Status ArgmaxMetadata(absl::Span<const TensorMetadata> args,
+absl::Status ArgmaxMetadata(ArgumentMetadata args,
                             const OpAttrs& attrs,
                             absl::Span<TensorMetadata> results) {
   return ReduceMetadata(args, attrs, results, DType::kI32);
 }
 
-absl::Status ReduceMeanMetadata(absl::Span<const TensorMetadata> args,
+absl::Status ReduceMeanMetadata(ArgumentMetadata args,
                                 const OpAttrs& attrs,
                                 absl::Span<TensorMetadata> results) {
   return ReduceMetadata(args, attrs, results, std::nullopt);
@@ -405,7 +405,7 @@ void Reduce(OpInvocation& invocation) {
 
 //===--- matmul -----------------------------------------------------------===//
 
-absl::Status MatmulMetadata(absl::Span<const TensorMetadata> args,
+absl::Status MatmulMetadata(ArgumentMetadata args,
                             const OpAttrs& attrs,
                             absl::Span<TensorMetadata> results) {
   if (args.size() != 2 || args[0].shape.GetRank() != 2 ||
@@ -436,9 +436,11 @@ void Matmul(OpInvocation& invocation) {
   const auto& b = static_cast<const DenseHostTensor&>(invocation.argument(1));
   bool ta = invocation.attrs.Get<bool>("transpose_a").value_or(false);
   bool tb = invocation.attrs.Get<bool>("transpose_b").value_or(false);
+  const TensorMetadata* arguments[] = {&a.metadata(), &b.metadata()};
   TensorMetadata metadata[1];
-  absl::Status status = MatmulMetadata(
-      {a.metadata(), b.metadata()}, invocation.attrs, absl::MakeSpan(metadata));
+  absl::Status status =
+      MatmulMetadata(ArgumentMetadata(arguments), invocation.attrs,
+                     absl::MakeSpan(metadata));
   if (!status.ok()) {
     return SetAllResults(invocation, MakeErrorAsyncValueRef(status));
   }
@@ -477,7 +479,7 @@ void Matmul(OpInvocation& invocation) {
 
 //===--- Unary ops --------------------------------------------------------===//
 
-absl::Status SameMetadata(absl::Span<const TensorMetadata> args,
+absl::Status SameMetadata(ArgumentMetadata args,
                           const OpAttrs&, absl::Span<TensorMetadata> results) {
   if (args.size() != 1) {
     return absl::InvalidArgumentError("expected one argument");
@@ -496,7 +498,7 @@ absl::StatusOr<DType> CastType(const OpAttrs& attrs) {
   return *dtype;
 }
 
-absl::Status CastMetadata(absl::Span<const TensorMetadata> args,
+absl::Status CastMetadata(ArgumentMetadata args,
                           const OpAttrs& attrs,
                           absl::Span<TensorMetadata> results) {
   absl::StatusOr<DType> dtype = CastType(attrs);
@@ -618,7 +620,7 @@ void Identity(OpInvocation& invocation) {
   invocation.results[0] = FormRef(invocation.arguments[0]);
 }
 
-absl::Status CreateCooMetadata(absl::Span<const TensorMetadata> args,
+absl::Status CreateCooMetadata(ArgumentMetadata args,
                                const OpAttrs& attrs,
                                absl::Span<TensorMetadata> results) {
   absl::StatusOr<TensorShape> shape = ShapeAttribute(attrs);

@@ -135,23 +135,6 @@ using ValueVector = absl::InlinedVector<RCReference<AsyncValue>, 2>;
 constexpr size_t kStackArguments = 4;
 using MetadataVector = absl::InlinedVector<TensorMetadata, 2>;
 
-// Iterates over the metadata of handles whose metadata is available.
-struct MetadataIterator {
-  using iterator_category = std::forward_iterator_tag;
-  using value_type = TensorMetadata;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const TensorMetadata*;
-  using reference = const TensorMetadata&;
-  const TensorHandle* handle;
-  reference operator*() const { return handle->GetAvailableMetadata(); }
-  MetadataIterator& operator++() {
-    ++handle;
-    return *this;
-  }
-  MetadataIterator operator++(int) { return {handle++}; }
-  bool operator==(const MetadataIterator&) const = default;
-};
-
 void FailOp(const RCReference<AsyncValue>& error,
             absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain) {
   for (TensorHandle& result : results) {
@@ -195,7 +178,7 @@ void FailDispatch(RCReference<AsyncValue> error,
 
 // Calls the implementation on `inputs` (their tensors in `input_tensors`,
 // all of a type it accepts).
-void CallImplementation(
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallImplementation(
     absl::string_view op_name, const OpImplementation& implementation,
     const ExecutionContext& exec_ctx, absl::Span<AsyncValue* const> inputs,
     absl::Span<const Tensor* const> input_tensors, const OpAttrs& attrs,
@@ -268,8 +251,10 @@ ABSL_ATTRIBUTE_NOINLINE void DispatchConverted(
                      unshared_arguments);
 }
 
-// Runs the implementation on available arguments; fills `tensors`.
-void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
+// Runs the implementation on available arguments; fills `tensors`. Inline:
+// it is on every op's path, and its many parameters cost more to pass than
+// its body.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
               const ExecutionContext& exec_ctx,
               absl::Span<AsyncValue* const> arguments, const OpAttrs& attrs,
               absl::Span<const TensorMetadata> result_metadata,
@@ -321,18 +306,26 @@ void RunRegisteredOp(const OpEntry& entry,
   const size_t num_results = results.size();
   absl::FixedArray<AsyncValue*, kStackArguments> arg_values(args.size());
   AsyncValue** arg_value = arg_values.data();  // No per-index hardening.
+  // Where each argument's metadata lives: the shape function reads it
+  // there, uncopied.
+  absl::FixedArray<const TensorMetadata*, kStackArguments> arg_metadata_storage(
+      args.size());
+  const TensorMetadata** arg_metadata = arg_metadata_storage.data();
   // One pass over the arguments: their values, whether all are available,
   // and whether the shape function can run now.
   bool all_available = true;
   bool metadata_known = entry.metadata_fn != nullptr;
   for (size_t i = 0; i < args.size(); ++i) {
-    AsyncValue* value = args[i].GetAsyncTensor();
+    const TensorHandle& handle = args[i];
+    AsyncValue* value = handle.GetAsyncTensor();
     if (ABSL_PREDICT_FALSE(!value)) {
       return FailOp(MakeErrorAsyncValueRef("invalid tensorhandle"), results,
                     chain);
     }
     all_available &= value->IsAvailable();
-    metadata_known &= !value->IsError() && args[i].IsMetadataAvailable();
+    const bool known = !value->IsError() && handle.IsMetadataAvailable();
+    metadata_known &= known;
+    arg_metadata[i] = known ? &handle.GetAvailableMetadata() : nullptr;
     arg_value[i] = value;
   }
 
@@ -341,13 +334,10 @@ void RunRegisteredOp(const OpEntry& entry,
   absl::FixedArray<TensorMetadata, kStackArguments> result_metadata(
       metadata_known ? num_results : 0);
   if (metadata_known) {
-    // Copy-constructed from the handles (default-constructing, then
-    // assigning, costs a shape per argument more).
-    absl::FixedArray<TensorMetadata, kStackArguments> arg_metadata(
-        MetadataIterator{args.data()}, MetadataIterator{args.data() + args.size()});
     tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
-    absl::Status status = entry.metadata_fn(arg_metadata, *attrs,
-                                            absl::MakeSpan(result_metadata));
+    absl::Status status = entry.metadata_fn(
+        ArgumentMetadata(absl::MakeConstSpan(arg_metadata, args.size())),
+        *attrs, absl::MakeSpan(result_metadata));
     if (ABSL_PREDICT_FALSE(!status.ok())) {
       return FailOp(MakeErrorAsyncValueRef(std::move(status)), results, chain);
     }

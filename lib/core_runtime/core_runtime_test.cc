@@ -223,7 +223,7 @@ TEST_F(CoreRuntimeTest, AddComputesWithMetadataKnownUpFront) {
 
 // Six arguments and five results: more than the core runtime keeps on the
 // stack. Result i is argument i + 1, its metadata too.
-absl::Status ShiftMetadata(absl::Span<const TensorMetadata> args,
+absl::Status ShiftMetadata(ArgumentMetadata args,
                            const OpAttrs&, absl::Span<TensorMetadata> results) {
   for (size_t i = 0; i < results.size(); ++i) results[i] = args[i + 1];
   return absl::OkStatus();
@@ -606,7 +606,7 @@ TEST_F(CoreRuntimeTest, ConcurrentExecuteFromManyThreads) {
 
 //===--- OpRegistry -------------------------------------------------------===//
 
-absl::Status NoMetadata(absl::Span<const TensorMetadata>, const OpAttrs&,
+absl::Status NoMetadata(ArgumentMetadata, const OpAttrs&,
                         absl::Span<TensorMetadata>) {
   return absl::OkStatus();
 }

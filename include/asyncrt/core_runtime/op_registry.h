@@ -13,8 +13,7 @@
 //     asynchronously.
 //
 // Adding an op:
-//   absl::Status AddMetadata(absl::Span<const TensorMetadata> args,
-//                            const OpAttrs& attrs,
+//   absl::Status AddMetadata(ArgumentMetadata args, const OpAttrs& attrs,
 //                            absl::Span<TensorMetadata> results) {...}
 //   void AddDispatch(OpInvocation& invocation) {...}
 //   registry.AddOp("my.add", AddMetadata);
@@ -30,6 +29,7 @@
 #define ASYNCRT_CORE_RUNTIME_OP_REGISTRY_H_
 
 #include <atomic>
+#include <cassert>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -52,7 +52,26 @@
 
 namespace asyncrt {
 
-using OpMetadataFn = absl::Status (*)(absl::Span<const TensorMetadata> args,
+// The metadata of an op's arguments as its shape function reads them: a
+// reference to each argument's metadata, read where it lives (in the
+// argument's handle or tensor) rather than copied. Valid during the call.
+class ArgumentMetadata {
+ public:
+  explicit ArgumentMetadata(absl::Span<const TensorMetadata* const> metadata)
+      : metadata_(metadata) {}
+
+  size_t size() const { return metadata_.size(); }
+  bool empty() const { return metadata_.empty(); }
+  const TensorMetadata& operator[](size_t index) const {
+    assert(index < metadata_.size());
+    return *metadata_.data()[index];
+  }
+
+ private:
+  absl::Span<const TensorMetadata* const> metadata_;
+};
+
+using OpMetadataFn = absl::Status (*)(ArgumentMetadata args,
                                       const OpAttrs& attrs,
                                       absl::Span<TensorMetadata> results);
 
