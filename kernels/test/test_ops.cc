@@ -74,10 +74,10 @@ void SetAllResults(OpInvocation& invocation, RCReference<AsyncValue> value) {
 // A DHT for `metadata`, in the buffer of an argument in the mask
 // `reusable_arguments` when the op may write it, else new; or an allocation
 // error in `invocation`. Inlined: it is on every elementwise op's path.
-ABSL_ATTRIBUTE_ALWAYS_INLINE std::optional<DenseHostTensor> Allocate(
+ABSL_ATTRIBUTE_ALWAYS_INLINE AsyncValueRef<DenseHostTensor> Allocate(
     OpInvocation& invocation, const TensorMetadata& metadata,
     uint64_t reusable_arguments = 0) {
-  std::optional<DenseHostTensor> tensor =
+  AsyncValueRef<DenseHostTensor> tensor =
       invocation.ReuseOrAllocateDense(metadata, reusable_arguments);
   if (!tensor) SetAllResults(invocation, Error("Cannot allocate tensor"));
   return tensor;
@@ -154,7 +154,7 @@ void CreateDenseTensor(OpInvocation& invocation) {
     std::memcpy(out + i * element_size,
                 source + (count == 1 ? 0 : i) * element_size, element_size);
   }
-  invocation.results[0] = Available(std::move(*tensor));
+  invocation.results[0] = std::move(tensor);
 }
 
 absl::Status CreateFromScalarMetadata(ArgumentMetadata,
@@ -253,7 +253,7 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
       }
       // In place when an argument's buffer is the op's alone: element i
       // is read before it is written.
-      std::optional<DenseHostTensor> out =
+      AsyncValueRef<DenseHostTensor> out =
           Allocate(invocation, metadata, /*reusable_arguments=*/0b11);
       if (!out) return true;
       // Element pointers and strides, found once: a scalar host tensor
@@ -274,7 +274,7 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
       for (int64_t i = 0, n = a.NumElements(); i < n; ++i) {
         elements[i] = fn(a_data[i * a_stride], b_data[i * b_stride]);
       }
-      invocation.results[0] = Available(std::move(*out));
+      invocation.results[0] = std::move(out);
       return true;
     }
   });
@@ -400,7 +400,7 @@ void Reduce(OpInvocation& invocation) {
   if (!supported) {
     return SetAllResults(invocation, Error("unsupported dtype for reduction"));
   }
-  invocation.results[0] = Available(std::move(*out));
+  invocation.results[0] = std::move(out);
 }
 
 //===--- matmul -----------------------------------------------------------===//
@@ -474,7 +474,7 @@ void Matmul(OpInvocation& invocation) {
     }
   });
   if (!supported) return SetAllResults(invocation, Error("unsupported dtype"));
-  invocation.results[0] = Available(std::move(*out));
+  invocation.results[0] = std::move(out);
 }
 
 //===--- Unary ops --------------------------------------------------------===//
@@ -532,14 +532,14 @@ void Cast(OpInvocation& invocation) {
     });
   });
   if (!supported) return SetAllResults(invocation, Error("unsupported cast"));
-  invocation.results[0] = Available(std::move(*out));
+  invocation.results[0] = std::move(out);
 }
 
 void Relu(OpInvocation& invocation) {
   const auto& input = static_cast<const DenseHostTensor&>(invocation.argument(0));
   // In place when the input's buffer is the op's alone: element i is read
   // before it is written.
-  std::optional<DenseHostTensor> out =
+  AsyncValueRef<DenseHostTensor> out =
       Allocate(invocation, input.metadata(), /*reusable_arguments=*/1);
   if (!out) return;
   bool supported = DispatchByDType(input.dtype(), [&](auto tag) {
@@ -556,7 +556,7 @@ void Relu(OpInvocation& invocation) {
     }
   });
   if (!supported) return SetAllResults(invocation, Error("unsupported dtype"));
-  invocation.results[0] = Available(std::move(*out));
+  invocation.results[0] = std::move(out);
 }
 
 // Keeps the odd elements of an i32 vector: the result shape depends on the
@@ -575,7 +575,7 @@ void OddCollector(OpInvocation& invocation) {
                       TensorMetadata(DType::kI32, {static_cast<int64_t>(odd.size())}));
   if (!out) return;
   std::copy(odd.begin(), odd.end(), out->template elements<int32_t>().begin());
-  invocation.results[0] = Available(std::move(*out));
+  invocation.results[0] = std::move(out);
 }
 
 // Copies a reference to the argument on the work queue: the result is

@@ -690,31 +690,39 @@ TensorHandle CoreRuntime::MakeTensorHandle(DenseHostTensor tensor) {
       MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(tensor)));
 }
 
-std::optional<DenseHostTensor> OpInvocation::ReuseUnsharedArgumentBuffer(
+const DenseHostTensor* OpInvocation::ReusableArgument(
     size_t index, const TensorMetadata& metadata) const {
   const Tensor& tensor = *argument_tensors[index];
   if (tensor.tensor_type() != DenseHostTensorType() ||
       tensor.metadata() != metadata) {
-    return std::nullopt;
+    return nullptr;
   }
   const auto& dense = static_cast<const DenseHostTensor&>(tensor);
-  if (!dense.IsBufferUnique()) return std::nullopt;
-  return dense.CopyRef();
+  return dense.IsBufferUnique() ? &dense : nullptr;
 }
 
-std::optional<DenseHostTensor> OpInvocation::AllocateDense(
+std::optional<DenseHostTensor> OpInvocation::ReuseUnsharedArgumentBuffer(
+    size_t index, const TensorMetadata& metadata) const {
+  if (const DenseHostTensor* dense = ReusableArgument(index, metadata)) {
+    return dense->CopyRef();
+  }
+  return std::nullopt;
+}
+
+AsyncValueRef<DenseHostTensor> OpInvocation::AllocateDense(
     const TensorMetadata& metadata) const {
-  return DenseHostTensor::CreateUninitialized(metadata, *host()->allocator());
+  return DenseHostTensor::MakeUninitializedAsyncValue(metadata,
+                                                      *host()->allocator());
 }
 
-std::optional<DenseHostTensor> OpInvocation::ReuseOrAllocateDenseSlow(
+AsyncValueRef<DenseHostTensor> OpInvocation::ReuseOrAllocateDenseSlow(
     const TensorMetadata& metadata, uint64_t candidates) const {
   for (; candidates != 0; candidates &= candidates - 1) {
     const size_t index = std::countr_zero(candidates);
     if (index >= argument_tensors.size()) break;
-    if (std::optional<DenseHostTensor> reused =
-            ReuseUnsharedArgumentBuffer(index, metadata)) {
-      return reused;
+    if (const DenseHostTensor* dense = ReusableArgument(index, metadata)) {
+      return MakeAvailableAsyncValueRef<DenseHostTensor>(metadata,
+                                                         dense->buffer());
     }
   }
   return AllocateDense(metadata);

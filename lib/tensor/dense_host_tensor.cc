@@ -56,15 +56,33 @@ DenseHostTensor::DenseHostTensor(const TensorMetadata& metadata,
          "DenseHostTensor buffer too small for its metadata");
 }
 
+namespace {
+
+// A buffer for `metadata`'s elements; null if `metadata` is invalid or the
+// allocation fails.
+RCReference<HostBuffer> AllocateElements(const TensorMetadata& metadata,
+                                         HostAllocator& allocator) {
+  std::optional<size_t> size = internal::DenseByteSize(metadata);
+  if (!size) return nullptr;
+  return HostBuffer::CreateUninitialized(*size, kTensorAlignment, allocator);
+}
+
+}  // namespace
+
 std::optional<DenseHostTensor> DenseHostTensor::CreateUninitialized(
     const TensorMetadata& metadata, HostAllocator& allocator) {
-  std::optional<size_t> size = internal::DenseByteSize(metadata);
-  if (!size) return std::nullopt;
-  RCReference<HostBuffer> buffer =
-      HostBuffer::CreateUninitialized(*size, kTensorAlignment, allocator);
+  RCReference<HostBuffer> buffer = AllocateElements(metadata, allocator);
   if (!buffer) return std::nullopt;
   return std::optional<DenseHostTensor>(std::in_place, metadata,
                                         std::move(buffer));
+}
+
+AsyncValueRef<DenseHostTensor> DenseHostTensor::MakeUninitializedAsyncValue(
+    const TensorMetadata& metadata, HostAllocator& allocator) {
+  RCReference<HostBuffer> buffer = AllocateElements(metadata, allocator);
+  if (!buffer) return {};
+  return MakeAvailableAsyncValueRef<DenseHostTensor>(metadata,
+                                                     std::move(buffer));
 }
 
 void DenseHostTensor::Print(std::string* out) const {

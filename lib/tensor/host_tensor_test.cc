@@ -91,6 +91,28 @@ TEST_F(HostTensorTest, DenseAllocationFailure) {
       TensorMetadata(DType::kI32, {1024}), *fixed));
 }
 
+TEST_F(HostTensorTest, DenseMakeUninitializedAsyncValue) {
+  AsyncValueRef<DenseHostTensor> value =
+      DenseHostTensor::MakeUninitializedAsyncValue(
+          TensorMetadata(DType::kI32, {2, 3}), *allocator_);
+  ASSERT_TRUE(value);
+  EXPECT_TRUE(value.IsConcrete());
+  EXPECT_EQ(value->metadata(), TensorMetadata(DType::kI32, {2, 3}));
+  EXPECT_EQ(value->buffer()->size(), 6u * 4);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(value->data()) % kTensorAlignment, 0u);
+  EXPECT_TRUE(value->IsBufferUnique());
+  EXPECT_EQ(GetTensorIfPresent(*value.GetAsyncValue()), &value.get());
+
+  // The same rejections and failures as CreateUninitialized.
+  EXPECT_FALSE(DenseHostTensor::MakeUninitializedAsyncValue(
+      TensorMetadata(DType::kString, {2}), *allocator_));
+  EXPECT_FALSE(DenseHostTensor::MakeUninitializedAsyncValue(
+      TensorMetadata(DType::kF32, {2, -3}), *allocator_));
+  auto fixed = CreateFixedSizeAllocator(1024);
+  EXPECT_FALSE(DenseHostTensor::MakeUninitializedAsyncValue(
+      TensorMetadata(DType::kI32, {1024}), *fixed));
+}
+
 TEST_F(HostTensorTest, DenseCopyRefSharesTheBuffer) {
   DenseHostTensor a = Make<int32_t>({2, 2}, {1, 2, 3, 4});
   EXPECT_TRUE(a.IsBufferUnique());

@@ -72,8 +72,6 @@ TensorType TensorType::Register(absl::string_view name) {
 
 //===--- Tensor -----------------------------------------------------------===//
 
-Tensor::~Tensor() = default;
-
 std::string Tensor::ToString() const {
   std::string out;
   Print(&out);

@@ -114,12 +114,13 @@ struct OpInvocation {
     return ReuseUnsharedArgumentBuffer(index, metadata);
   }
 
-  // A dense host tensor for `metadata`: over the buffer of the first
-  // argument in the mask `reusable_arguments` (bit i: argument i) that
-  // ReuseArgumentBuffer allows, else in a new, uninitialized buffer from the
-  // host allocator. Nullopt only if that allocation fails. One call instead
-  // of a chain of optionals: the tensor is built once, in place.
-  std::optional<DenseHostTensor> ReuseOrAllocateDense(
+  // An available async value holding a dense host tensor for `metadata`
+  // (what the op stores in `results` once it has written the elements):
+  // over the buffer of the first argument in the mask `reusable_arguments`
+  // (bit i: argument i) that ReuseArgumentBuffer allows, else in a new,
+  // uninitialized buffer from the host allocator. Null only if that
+  // allocation fails. The tensor is built once, in place in the value.
+  AsyncValueRef<DenseHostTensor> ReuseOrAllocateDense(
       const TensorMetadata& metadata, uint64_t reusable_arguments = 0) const {
     if (ABSL_PREDICT_TRUE((reusable_arguments & unshared_arguments) == 0)) {
       return AllocateDense(metadata);
@@ -133,9 +134,13 @@ struct OpInvocation {
  private:
   std::optional<DenseHostTensor> ReuseUnsharedArgumentBuffer(
       size_t index, const TensorMetadata& metadata) const;
-  std::optional<DenseHostTensor> AllocateDense(
+  // Argument `index` if ReuseArgumentBuffer may take its buffer, given that
+  // it is unshared; else null.
+  const DenseHostTensor* ReusableArgument(size_t index,
+                                          const TensorMetadata& metadata) const;
+  AsyncValueRef<DenseHostTensor> AllocateDense(
       const TensorMetadata& metadata) const;
-  std::optional<DenseHostTensor> ReuseOrAllocateDenseSlow(
+  AsyncValueRef<DenseHostTensor> ReuseOrAllocateDenseSlow(
       const TensorMetadata& metadata, uint64_t candidates) const;
 };
 

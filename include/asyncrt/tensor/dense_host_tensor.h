@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/types/span.h"
+#include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/host_allocator.h"
 #include "asyncrt/support/ref_count.h"
 #include "asyncrt/tensor/host_buffer.h"
@@ -37,6 +38,11 @@ class DenseHostTensor final : public Tensor {
   // the allocation fails or `metadata` is invalid (kInvalid or kString dtype,
   // a negative dimension, a byte size that overflows).
   static std::optional<DenseHostTensor> CreateUninitialized(
+      const TensorMetadata& metadata, HostAllocator& allocator);
+  // The same tensor, built in place in a new available async value (no
+  // tensor moved into it: what an op returns); null where
+  // CreateUninitialized gives nullopt.
+  static AsyncValueRef<DenseHostTensor> MakeUninitializedAsyncValue(
       const TensorMetadata& metadata, HostAllocator& allocator);
 
   DenseHostTensor(DenseHostTensor&&) = default;

@@ -93,7 +93,8 @@ constexpr TensorType ScalarHostTensorType() {
 
 class Tensor {
  public:
-  virtual ~Tensor();
+  // Inline, so that destroying a tensor inlines its members' destructors.
+  virtual ~Tensor() = default;
 
   const TensorMetadata& metadata() const { return metadata_; }
   DType dtype() const { return metadata_.dtype; }
