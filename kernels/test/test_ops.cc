@@ -71,10 +71,11 @@ void SetAllResults(OpInvocation& invocation, RCReference<AsyncValue> value) {
   for (auto& result : invocation.results) result = value;
 }
 
-// A DHT for `metadata`, in the buffer of an argument in the mask
-// `reusable_arguments` when the op may write it, else new; or an allocation
-// error in `invocation`. Inlined: it is on every elementwise op's path.
-ABSL_ATTRIBUTE_ALWAYS_INLINE AsyncValueRef<DenseHostTensor> Allocate(
+// The result value: a DHT for `metadata`, in the buffer of an argument in
+// the mask `reusable_arguments` when the op may write it, else new; or null
+// and an allocation error in `invocation`. Inlined: it is on every
+// elementwise op's path.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline AsyncValueRef<DenseHostTensor> Allocate(
     OpInvocation& invocation, const TensorMetadata& metadata,
     uint64_t reusable_arguments = 0) {
   AsyncValueRef<DenseHostTensor> tensor =
