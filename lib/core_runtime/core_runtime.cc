@@ -721,6 +721,13 @@ AsyncValueRef<DenseHostTensor> OpInvocation::ReuseOrAllocateDenseSlow(
     const size_t index = std::countr_zero(candidates);
     if (index >= argument_tensors.size()) break;
     if (const DenseHostTensor* dense = ReusableArgument(index, metadata)) {
+      // The argument's async value is the op's alone too: it becomes the
+      // result as it is (no value made for the result, none freed).
+      AsyncValue* argument = arguments[index];
+      if (argument->IsType<DenseHostTensor>() &&
+          &argument->get<DenseHostTensor>() == dense) {
+        return AsyncValueRef<DenseHostTensor>(FormRef(argument));
+      }
       return MakeAvailableAsyncValueRef<DenseHostTensor>(metadata,
                                                          dense->buffer());
     }

@@ -341,11 +341,14 @@ TEST_F(CoreRuntimeTest, ConsumedUnsharedArgumentsLendTheirBuffers) {
   // place, in the left argument's buffer.
   TensorHandle x = Vector({1, 2, 3});
   const void* x_buffer = BufferOf(x);
+  const AsyncValue* x_value = x.GetAsyncTensor();
   TensorHandle args[2] = {std::move(x), ones.CopyRef()};
   TensorHandle sum;
   (*add)(*exec_ctx_, args, OpAttrsRef(), absl::MakeSpan(&sum, 1), nullptr,
          ArgumentUse::kConsume);
   EXPECT_EQ(BufferOf(sum), x_buffer);
+  // Its async value too: no value made for the result.
+  EXPECT_EQ(sum.GetAsyncTensor(), x_value);
   EXPECT_EQ(Text(sum),
             "DenseHostTensor dtype = i32, shape = [3], values = [2, 3, 4]");
 
@@ -357,6 +360,7 @@ TEST_F(CoreRuntimeTest, ConsumedUnsharedArgumentsLendTheirBuffers) {
   (*add)(*exec_ctx_, borrowed, OpAttrsRef(), absl::MakeSpan(&result, 1),
          nullptr);
   EXPECT_NE(BufferOf(result), y_buffer);
+  EXPECT_NE(result.GetAsyncTensor(), borrowed[0].GetAsyncTensor());
   EXPECT_EQ(Text(borrowed[0]),
             "DenseHostTensor dtype = i32, shape = [3], values = [5, 5, 5]");
 
@@ -368,10 +372,34 @@ TEST_F(CoreRuntimeTest, ConsumedUnsharedArgumentsLendTheirBuffers) {
   (*add)(*exec_ctx_, shared, OpAttrsRef(), absl::MakeSpan(&other, 1), nullptr,
          ArgumentUse::kConsume);
   EXPECT_NE(BufferOf(other), BufferOf(kept));
+  EXPECT_NE(other.GetAsyncTensor(), kept.GetAsyncTensor());
   EXPECT_EQ(Text(kept),
             "DenseHostTensor dtype = i32, shape = [3], values = [7, 7, 7]");
   EXPECT_EQ(Text(ones),
             "DenseHostTensor dtype = i32, shape = [3], values = [1, 1, 1]");
+}
+
+TEST_F(CoreRuntimeTest, ConsumedValueOverSharedBufferIsNotReused) {
+  absl::StatusOr<CoreRuntimeOp> add = runtime_->MakeOp("tfrt_test.add", cpu_);
+  ASSERT_TRUE(add.ok());
+  TensorHandle ones = Vector({1, 1});
+  // Two async values, each the only reference to its tensor, over one buffer.
+  TensorHandle x = Vector({3, 4});
+  const DenseHostTensor& x_tensor = x.GetAsyncTensor()->get<DenseHostTensor>();
+  TensorHandle alias(x.device(), x_tensor.metadata(),
+                     MakeAvailableAsyncValueRef<DenseHostTensor>(
+                         x_tensor.CopyRef()));
+  const AsyncValue* x_value = x.GetAsyncTensor();
+  TensorHandle args[2] = {std::move(x), ones.CopyRef()};
+  TensorHandle sum;
+  (*add)(*exec_ctx_, args, OpAttrsRef(), absl::MakeSpan(&sum, 1), nullptr,
+         ArgumentUse::kConsume);
+  EXPECT_NE(sum.GetAsyncTensor(), x_value);
+  EXPECT_NE(BufferOf(sum), BufferOf(alias));
+  EXPECT_EQ(Text(sum),
+            "DenseHostTensor dtype = i32, shape = [2], values = [4, 5]");
+  EXPECT_EQ(Text(alias),
+            "DenseHostTensor dtype = i32, shape = [2], values = [3, 4]");
 }
 
 TEST_F(CoreRuntimeTest, EagerExecuteConsumingReusesBuffers) {
