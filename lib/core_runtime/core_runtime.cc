@@ -254,12 +254,12 @@ ABSL_ATTRIBUTE_NOINLINE void DispatchConverted(
 // Runs the implementation on available arguments; fills `tensors`. Inline:
 // it is on every op's path, and its many parameters cost more to pass than
 // its body.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(absl::string_view op_name, const OpImplementation& implementation,
-              const ExecutionContext& exec_ctx,
-              absl::Span<AsyncValue* const> arguments, const OpAttrs& attrs,
-              absl::Span<const TensorMetadata> result_metadata,
-              absl::Span<RCReference<AsyncValue>> tensors,
-              AsyncValueRef<Chain>* chain, uint64_t unshared_arguments = 0) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
+    absl::string_view op_name, const OpImplementation& implementation,
+    const ExecutionContext& exec_ctx, absl::Span<AsyncValue* const> arguments,
+    const OpAttrs& attrs, absl::Span<const TensorMetadata> result_metadata,
+    absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
+    uint64_t unshared_arguments = 0) {
   // Fixed size, on the stack for the usual few arguments; indexed through
   // data() (hardened Abseil checks every operator[]).
   absl::FixedArray<const Tensor*, kStackArguments> input_tensor_storage(
@@ -690,21 +690,21 @@ TensorHandle CoreRuntime::MakeTensorHandle(DenseHostTensor tensor) {
       MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(tensor)));
 }
 
-const DenseHostTensor* OpInvocation::ReusableArgument(
+AsyncValue* OpInvocation::ReusableArgument(
     size_t index, const TensorMetadata& metadata) const {
-  const Tensor& tensor = *argument_tensors[index];
-  if (tensor.tensor_type() != DenseHostTensorType() ||
-      tensor.metadata() != metadata) {
+  AsyncValue* argument = arguments[index];
+  const auto* dense = argument->GetIfPresent<DenseHostTensor>();
+  if (dense == nullptr || dense->metadata() != metadata ||
+      !dense->IsBufferUnique()) {
     return nullptr;
   }
-  const auto& dense = static_cast<const DenseHostTensor&>(tensor);
-  return dense.IsBufferUnique() ? &dense : nullptr;
+  return argument;
 }
 
 std::optional<DenseHostTensor> OpInvocation::ReuseUnsharedArgumentBuffer(
     size_t index, const TensorMetadata& metadata) const {
-  if (const DenseHostTensor* dense = ReusableArgument(index, metadata)) {
-    return dense->CopyRef();
+  if (AsyncValue* argument = ReusableArgument(index, metadata)) {
+    return argument->get<DenseHostTensor>().CopyRef();
   }
   return std::nullopt;
 }
@@ -720,16 +720,10 @@ AsyncValueRef<DenseHostTensor> OpInvocation::ReuseOrAllocateDenseSlow(
   for (; candidates != 0; candidates &= candidates - 1) {
     const size_t index = std::countr_zero(candidates);
     if (index >= argument_tensors.size()) break;
-    if (const DenseHostTensor* dense = ReusableArgument(index, metadata)) {
+    if (AsyncValue* argument = ReusableArgument(index, metadata)) {
       // The argument's async value is the op's alone too: it becomes the
       // result as it is (no value made for the result, none freed).
-      AsyncValue* argument = arguments[index];
-      if (argument->IsType<DenseHostTensor>() &&
-          &argument->get<DenseHostTensor>() == dense) {
-        return AsyncValueRef<DenseHostTensor>(FormRef(argument));
-      }
-      return MakeAvailableAsyncValueRef<DenseHostTensor>(metadata,
-                                                         dense->buffer());
+      return AsyncValueRef<DenseHostTensor>(FormRef(argument));
     }
   }
   return AllocateDense(metadata);

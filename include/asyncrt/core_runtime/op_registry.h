@@ -134,10 +134,11 @@ struct OpInvocation {
  private:
   std::optional<DenseHostTensor> ReuseUnsharedArgumentBuffer(
       size_t index, const TensorMetadata& metadata) const;
-  // Argument `index` if ReuseArgumentBuffer may take its buffer, given that
-  // it is unshared; else null.
-  const DenseHostTensor* ReusableArgument(size_t index,
-                                          const TensorMetadata& metadata) const;
+  // Argument `index`'s value if it holds a dense host tensor of `metadata`
+  // whose buffer is unshared (ReuseArgumentBuffer's test, given that the
+  // argument is); else null.
+  AsyncValue* ReusableArgument(size_t index,
+                               const TensorMetadata& metadata) const;
   AsyncValueRef<DenseHostTensor> AllocateDense(
       const TensorMetadata& metadata) const;
   AsyncValueRef<DenseHostTensor> ReuseOrAllocateDenseSlow(
