@@ -133,6 +133,11 @@ struct KernelPlan {
 };
 
 struct RegisterPlan {
+  // The common case in a chain: one strict user in the definer's stream,
+  // one reference, no function result and no non-strict user.
+  // DefineRegister then counts down `sole_user` and looks at nothing else.
+  bool has_sole_user = false;
+  uint32_t sole_user = 0;
   absl::Span<const uint32_t> users;         // Strict kernel per use.
   absl::Span<const uint32_t> result_slots;  // Function results it feeds.
   // Arguments live for the whole call anyway (the caller holds them): the
@@ -268,7 +273,10 @@ class CallState {
                       bool count_down = true, bool before_kernels = false);
   void RunReady(Worklist& ready);
   // RunReady's body, and the same within a trace event (kept out of line:
-  // the trace's storage made every RunReady's frame larger).
+  // the trace's storage made every RunReady's frame larger). With
+  // `kInlineKernels`, the loop holds the kernel path itself: no call,
+  // saved registers or frame setup per kernel on the hottest loop.
+  template <bool kInlineKernels>
   void RunReadyUntraced(Worklist& ready);
   [[gnu::noinline]] void RunReadyTraced(Worklist& ready);
   // Past kOffloadThreshold ready kernels: the older half becomes a task on
@@ -312,18 +320,24 @@ class CallState {
   // Starts ready.outline on the work queue, one task per stream.
   void OffloadStreams(Worklist& ready);
   void RunKernel(uint32_t kernel, Worklist& ready);
+  // Always inline: GCC takes the attribute from the declaration (one on
+  // the definition alone left these out of line once they had two callers).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void RunKernelInline(uint32_t kernel,
+                                                    Worklist& ready);
   // Kernels with more operands or results than fit the stack arrays.
   void RunWideKernel(const KernelPlan& kernel, Worklist& ready);
   // Kernels with `kOperands` operands and one result, the most common
   // shapes, with loops the compiler unrolls.
   template <size_t kOperands>
-  void RunOneResultKernel(const KernelPlan& kernel, Worklist& ready);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void RunOneResultKernel(const KernelPlan& kernel,
+                                                       Worklist& ready);
   // The body of all: `results` holds one null reference per result. Counts
   // other than kDynamic are the kernel's, known at compile time.
   static constexpr size_t kDynamic = ~size_t{0};
   template <size_t kOperands = kDynamic, size_t kResults = kDynamic>
-  void RunKernelWith(const KernelPlan& kernel, AsyncValue** arguments,
-                     RCReference<AsyncValue>* results, Worklist& ready);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void RunKernelWith(
+      const KernelPlan& kernel, AsyncValue** arguments,
+      RCReference<AsyncValue>* results, Worklist& ready);
   // A result the kernel did not set, or (in a tfrt.sync function) one not
   // yet available: reports it and makes every result the error.
   void ReportBadResults(const KernelPlan& kernel, AsyncKernelFrame& frame,
@@ -450,6 +464,13 @@ class BefFunction final : public Function {
       // The worklist is LIFO.
       std::reverse(initially_ready_.begin(), initially_ready_.end());
       std::reverse(ready_with_arguments_.begin(), ready_with_arguments_.end());
+    }
+    for (RegisterPlan& plan : registers_) {
+      plan.has_sole_user = plan.users.size() == 1 &&
+                           plan.outline_users.empty() &&
+                           plan.result_slots.empty() &&
+                           !plan.has_non_strict_users && plan.references == 1;
+      if (plan.has_sole_user) plan.sole_user = plan.users[0];
     }
     BuildCallImages();
   }
@@ -918,6 +939,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
     uint32_t reg, AsyncValue* value, Worklist& ready, bool count_down,
     bool before_kernels) {
   const RegisterPlan& plan = function_.register_plan(reg);
+  if (ABSL_PREDICT_TRUE(plan.has_sole_user)) {
+    // Its one reference is the user's. `available` is read before the
+    // store, as below.
+    const bool available = value->IsAvailable();
+    Register(reg).store(value, std::memory_order_release);
+    if (!count_down) return;
+    if (ABSL_PREDICT_FALSE(!available)) {
+      AddRef();  // Released by the continuation.
+      value->AndThen([this, reg] { ResumeAfter(reg); });
+      return;
+    }
+    if (CountDownOne(plan.sole_user)) ready.kernels.push_back(plan.sole_user);
+    return;
+  }
   if (ABSL_PREDICT_FALSE(plan.has_non_strict_users)) {
     return DefineForNonStrictUsers(reg, value, ready, count_down,
                                    before_kernels);
@@ -1136,15 +1171,16 @@ void CallState::VisitInOrder(Worklist& ready) {
 
 void CallState::RunReady(Worklist& ready) {
   if (ABSL_PREDICT_FALSE(trace_kernels_)) return RunReadyTraced(ready);
-  RunReadyUntraced(ready);
+  RunReadyUntraced</*kInlineKernels=*/true>(ready);
 }
 
 void CallState::RunReadyTraced(Worklist& ready) {
   tracing::ScopedTrace trace(tracing::Level::kDebug,
                              "BEFExecutor::ProcessReadyKernels");
-  RunReadyUntraced(ready);
+  RunReadyUntraced</*kInlineKernels=*/false>(ready);
 }
 
+template <bool kInlineKernels>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunReadyUntraced(
     Worklist& ready) {
   if (function_.has_streams()) return RunStreams(ready);
@@ -1154,7 +1190,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunReadyUntraced(
     if (ABSL_PREDICT_FALSE(kernels.size() > kOffloadThreshold) && may_offload) {
       may_offload = OffloadOlderHalf(kernels);
     }
-    RunKernel(kernels.pop_back(), ready);
+    if constexpr (kInlineKernels) {
+      RunKernelInline(kernels.pop_back(), ready);
+    } else {
+      RunKernel(kernels.pop_back(), ready);
+    }
   }
 }
 
@@ -1178,6 +1218,11 @@ bool CallState::OffloadOlderHalf(KernelStack& kernels) {
 constexpr size_t kInlineOperands = 8;
 
 void CallState::RunKernel(uint32_t index, Worklist& ready) {
+  RunKernelInline(index, ready);
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelInline(
+    uint32_t index, Worklist& ready) {
   const KernelPlan& kernel = function_.kernel(index);
   if (kernel.results.size() == 1) {
     switch (kernel.operands.size()) {
@@ -1245,6 +1290,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
       arguments[i] = ValueOrPlaceholder(operands[i]);
     }
   } else {
+    // Unrolled: with a count known at compile time the loops below become
+    // straight-line code (GCC's -O2 kept two-iteration loops).
+#pragma GCC unroll 8
     for (size_t i = 0; i < num_operands; ++i) {
       AsyncValue* value = Register(operands[i]).load(std::memory_order_acquire);
       if (ABSL_PREDICT_FALSE(value->IsError()) && error == nullptr) {
@@ -1283,6 +1331,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
   }
   // This kernel's uses of its operands are over (those it took are null).
   const uint8_t* operand_is_argument = kernel.descriptor.argument_is_shared;
+#pragma GCC unroll 8
   for (size_t i = 0; i < num_operands; ++i) {
     if (!operand_is_argument[i] && arguments[i] != nullptr) {
       arguments[i]->DropRef();
