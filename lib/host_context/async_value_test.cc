@@ -40,7 +40,9 @@ TEST(AsyncValueTest, FreedBlocksServeTheNextValuesOfTheirThread) {
   auto second = MakeAvailableAsyncValueRef<std::array<int64_t, 5>>(
       std::array<int64_t, 5>{1, 2, 3, 4, 5});
   // Sanitizer builds bypass the cache so that use-after-free stays visible.
-  if (kBlockCacheEnabled) EXPECT_EQ(second.GetAsyncValue(), first_block);
+  if (kBlockCacheEnabled) {
+    EXPECT_EQ(second.GetAsyncValue(), first_block);
+  }
   EXPECT_EQ((*second)[4], 5);
 
   // Large payloads are never cached; over-aligned ones keep their alignment.
@@ -72,6 +74,21 @@ TEST(AsyncValueTest, GetIfPresentChecksTypeAndStateOnce) {
   indirect->ForwardTo(FormRef(number.GetAsyncValue()));
   ASSERT_NE(indirect->GetIfPresent<int>(), nullptr);
   EXPECT_EQ(*indirect->GetIfPresent<int>(), 42);
+}
+
+TEST(AsyncValueTest, GetIfTypeChecksTheResolvedType) {
+  auto number = MakeAvailableAsyncValueRef<int>(42);
+  AsyncValue* value = number.GetAsyncValue();
+  ASSERT_EQ(value->GetIfType<int>(), &*number);
+  EXPECT_EQ(value->GetIfType<double>(), nullptr);
+
+  // An indirect value answers for its target, with the target's payload.
+  RCReference<IndirectAsyncValue> indirect = MakeIndirectAsyncValue();
+  EXPECT_TRUE(indirect->IsIndirect());
+  EXPECT_FALSE(value->IsIndirect());
+  indirect->ForwardTo(FormRef(value));
+  EXPECT_EQ(indirect->GetIfType<int>(), &*number);
+  EXPECT_EQ(indirect->GetIfType<float>(), nullptr);
 }
 
 TEST(AsyncValueTest, UnconstructedToConcrete) {

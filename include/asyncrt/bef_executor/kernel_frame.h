@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -187,7 +188,12 @@ class AsyncKernelFrame {
         }
         // Direct, so no resolution: the payload is the value's own.
         static_cast<ConcreteAsyncValue<Value>*>(argument)->payload() = value;
-        SetResultAt(index, TakeArgAt(i));
+        arguments_[i] = nullptr;
+        // Released first, so the store below has no old reference to drop
+        // inline (the slot is empty unless the kernel filled it itself).
+        AsyncValue* previous = results_[index].release();
+        results_[index] = TakeRef(argument);
+        if (ABSL_PREDICT_FALSE(previous != nullptr)) previous->DropRef();
         return;
       }
     }

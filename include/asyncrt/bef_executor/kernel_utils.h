@@ -257,6 +257,7 @@ template <typename P, typename = void>
 struct ParamTraits {
   // A plain value: the payload of the next argument.
   using T = std::decay_t<P>;
+  static constexpr bool kPlainValue = true;
   [[gnu::always_inline]] static bool Check(AsyncKernelFrame* frame,
                                            KernelCursor& cursor) {
     if (ABSL_PREDICT_FALSE(cursor.arg >= frame->GetNumArgs())) {
@@ -556,6 +557,13 @@ void InvokeAndSetResults(AsyncKernelFrame* frame, Call&& call) {
   }
 }
 
+// Whether P is read by the primary ParamTraits (a plain value).
+template <typename P, typename = void>
+struct IsPlainValueParam : std::false_type {};
+template <typename P>
+struct IsPlainValueParam<P, std::void_t<decltype(ParamTraits<P>::kPlainValue)>>
+    : std::true_type {};
+
 template <typename F, F f>
 struct KernelImpl;
 
@@ -563,6 +571,12 @@ template <typename R, typename... Params, R (*f)(Params...)>
 struct KernelImpl<R (*)(Params...), f> {
   static void Invoke(AsyncKernelFrame* frame) {
     constexpr size_t kReturnArity = ReturnTraits<R>::kArity;
+    if constexpr ((IsPlainValueParam<std::decay_t<Params>>::value && ...)) {
+      if (ABSL_PREDICT_TRUE(InvokeOnPlainValues(
+              frame, std::index_sequence_for<Params...>()))) {
+        return;
+      }
+    }
     KernelCursor check;
     check.result = kReturnArity;
     // Left to right, stopping at the first problem (which reports itself).
@@ -580,6 +594,26 @@ struct KernelImpl<R (*)(Params...), f> {
           [](auto&&... p) -> R { return f(std::forward<decltype(p)>(p)...); },
           std::move(params));
     });
+  }
+
+  // A kernel of plain values only (most scalar kernels): when the counts
+  // match and every argument holds its type, one test and one read per
+  // argument. False, with nothing done, otherwise: the general path then
+  // accepts a trailing chain or reports the mismatch.
+  template <size_t... I>
+  [[gnu::always_inline]] static bool InvokeOnPlainValues(
+      AsyncKernelFrame* frame, std::index_sequence<I...>) {
+    if (frame->GetNumArgs() != sizeof...(Params) ||
+        frame->GetNumResults() != ReturnTraits<R>::kArity) {
+      return false;
+    }
+    AsyncValue* const* args = frame->GetArguments().data();
+    std::tuple<std::decay_t<Params>*...> payloads{
+        args[I]->template GetIfType<std::decay_t<Params>>()...};
+    if (((std::get<I>(payloads) == nullptr) || ...)) return false;
+    InvokeAndSetResults<R>(frame,
+                           [&]() -> R { return f(*std::get<I>(payloads)...); });
+    return true;
   }
 
   [[gnu::always_inline]] static bool CheckCounts(AsyncKernelFrame* frame,

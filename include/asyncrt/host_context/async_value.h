@@ -137,7 +137,9 @@ class AsyncValue {
   bool IsError() const { return state() == State::kError; }
   bool IsConstructed() const { return state() == State::kConstructed; }
   bool IsUnconstructed() const { return state() == State::kUnconstructed; }
-  bool IsIndirect() const { return kind_ == Kind::kIndirect; }
+  // Not "== kIndirect": with two kinds, the compiler then knows a value
+  // that is not indirect is concrete and drops Resolved()'s own test.
+  bool IsIndirect() const { return kind_ != Kind::kConcrete; }
 
   // True if the payload type is T. An indirect value answers for the value
   // it was forwarded to (false while it is unresolved).
@@ -156,6 +158,11 @@ class AsyncValue {
   // test and the read with one resolution of an indirect value.
   template <typename T>
   T* GetIfPresent();
+  // The payload if the value holds a T, else nullptr; like IsType<T>() and
+  // get<T>() with one resolution. Requires an available value that is not
+  // an error (as a strict kernel's operands are).
+  template <typename T>
+  T* GetIfType();
 
   // The error. Requires IsError().
   const absl::Status& GetError() const;
@@ -405,6 +412,13 @@ T* AsyncValue::GetIfPresent() {
       StateOf(value->LoadWord()) != State::kConcrete) {
     return nullptr;
   }
+  return &static_cast<ConcreteAsyncValue<T>*>(value)->payload();
+}
+
+template <typename T>
+T* AsyncValue::GetIfType() {
+  AsyncValue* value = const_cast<AsyncValue*>(Resolved());
+  if (value->type_info_ != &ConcreteAsyncValue<T>::kTypeInfo) return nullptr;
   return &static_cast<ConcreteAsyncValue<T>*>(value)->payload();
 }
 
