@@ -271,6 +271,13 @@ class CallState {
   // elsewhere while Execute defines them).
   void DefineRegister(uint32_t reg, AsyncValue* value, Worklist& ready,
                       bool count_down = true, bool before_kernels = false);
+  // DefineRegister for a kernel's last result: a sole user that becomes
+  // ready is returned (kNoKernel if none) instead of pushed, and the ready
+  // loop runs it next, as it would have popped it next.
+  static constexpr uint32_t kNoKernel = ~uint32_t{0};
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t DefineLastResult(uint32_t reg,
+                                                         AsyncValue* value,
+                                                         Worklist& ready);
   void RunReady(Worklist& ready);
   // RunReady's body, and the same within a trace event (kept out of line:
   // the trace's storage made every RunReady's frame larger). With
@@ -299,6 +306,13 @@ class CallState {
   // first other owner makes it take references to both.
   void Pin();
   void Destroy();
+  // DefineRegister's two paths. The first returns the user if it became
+  // ready (kNoKernel if not), for the caller to run or push.
+  uint32_t DefineForSoleUser(const RegisterPlan& plan, uint32_t reg,
+                             AsyncValue* value, bool count_down);
+  void DefineForManyUses(const RegisterPlan& plan, uint32_t reg,
+                         AsyncValue* value, Worklist& ready, bool count_down,
+                         bool before_kernels);
   void DefineForNonStrictUsers(uint32_t reg, AsyncValue* value, Worklist& ready,
                                bool count_down, bool before_kernels);
   void PublishResultSlots(const RegisterPlan& plan, AsyncValue* value);
@@ -320,24 +334,25 @@ class CallState {
   // Starts ready.outline on the work queue, one task per stream.
   void OffloadStreams(Worklist& ready);
   void RunKernel(uint32_t kernel, Worklist& ready);
+  // The kernel path; returns the kernel to run next (see DefineLastResult).
   // Always inline: GCC takes the attribute from the declaration (one on
   // the definition alone left these out of line once they had two callers).
-  ABSL_ATTRIBUTE_ALWAYS_INLINE void RunKernelInline(uint32_t kernel,
-                                                    Worklist& ready);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t RunKernelInline(uint32_t kernel,
+                                                        Worklist& ready);
   // Kernels with more operands or results than fit the stack arrays.
-  void RunWideKernel(const KernelPlan& kernel, Worklist& ready);
+  uint32_t RunWideKernel(const KernelPlan& kernel, Worklist& ready);
   // Kernels with `kOperands` operands and one result, the most common
   // shapes, with loops the compiler unrolls.
   template <size_t kOperands>
-  ABSL_ATTRIBUTE_ALWAYS_INLINE void RunOneResultKernel(const KernelPlan& kernel,
-                                                       Worklist& ready);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t
+  RunOneResultKernel(const KernelPlan& kernel, Worklist& ready);
   // The body of all: `results` holds one null reference per result. Counts
   // other than kDynamic are the kernel's, known at compile time.
   static constexpr size_t kDynamic = ~size_t{0};
   template <size_t kOperands = kDynamic, size_t kResults = kDynamic>
-  ABSL_ATTRIBUTE_ALWAYS_INLINE void RunKernelWith(
-      const KernelPlan& kernel, AsyncValue** arguments,
-      RCReference<AsyncValue>* results, Worklist& ready);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t
+  RunKernelWith(const KernelPlan& kernel, AsyncValue** arguments,
+                RCReference<AsyncValue>* results, Worklist& ready);
   // A result the kernel did not set, or (in a tfrt.sync function) one not
   // yet available: reports it and makes every result the error.
   void ReportBadResults(const KernelPlan& kernel, AsyncKernelFrame& frame,
@@ -940,19 +955,32 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
     bool before_kernels) {
   const RegisterPlan& plan = function_.register_plan(reg);
   if (ABSL_PREDICT_TRUE(plan.has_sole_user)) {
-    // Its one reference is the user's. `available` is read before the
-    // store, as below.
-    const bool available = value->IsAvailable();
-    Register(reg).store(value, std::memory_order_release);
-    if (!count_down) return;
-    if (ABSL_PREDICT_FALSE(!available)) {
-      AddRef();  // Released by the continuation.
-      value->AndThen([this, reg] { ResumeAfter(reg); });
-      return;
-    }
-    if (CountDownOne(plan.sole_user)) ready.kernels.push_back(plan.sole_user);
+    const uint32_t user = DefineForSoleUser(plan, reg, value, count_down);
+    if (user != kNoKernel) ready.kernels.push_back(user);
     return;
   }
+  DefineForManyUses(plan, reg, value, ready, count_down, before_kernels);
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::DefineForSoleUser(
+    const RegisterPlan& plan, uint32_t reg, AsyncValue* value,
+    bool count_down) {
+  // Its one reference is the user's. `available` is read before the store,
+  // as in DefineForManyUses.
+  const bool available = value->IsAvailable();
+  Register(reg).store(value, std::memory_order_release);
+  if (!count_down) return kNoKernel;
+  if (ABSL_PREDICT_FALSE(!available)) {
+    AddRef();  // Released by the continuation.
+    value->AndThen([this, reg] { ResumeAfter(reg); });
+    return kNoKernel;
+  }
+  return CountDownOne(plan.sole_user) ? plan.sole_user : kNoKernel;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineForManyUses(
+    const RegisterPlan& plan, uint32_t reg, AsyncValue* value, Worklist& ready,
+    bool count_down, bool before_kernels) {
   if (ABSL_PREDICT_FALSE(plan.has_non_strict_users)) {
     return DefineForNonStrictUsers(reg, value, ready, count_down,
                                    before_kernels);
@@ -972,6 +1000,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
   Register(reg).store(value, std::memory_order_release);
   PublishResultSlots(plan, value);
   if (count_down) CountDownStrictUsers(plan, reg, value, available, ready);
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::DefineLastResult(
+    uint32_t reg, AsyncValue* value, Worklist& ready) {
+  const RegisterPlan& plan = function_.register_plan(reg);
+  if (ABSL_PREDICT_TRUE(plan.has_sole_user)) {
+    return DefineForSoleUser(plan, reg, value, /*count_down=*/true);
+  }
+  DefineForManyUses(plan, reg, value, ready, /*count_down=*/true,
+                    /*before_kernels=*/false);
+  return kNoKernel;
 }
 
 // DefineRegister for a register that non-strict kernels use: they count down
@@ -1191,7 +1230,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunReadyUntraced(
       may_offload = OffloadOlderHalf(kernels);
     }
     if constexpr (kInlineKernels) {
-      RunKernelInline(kernels.pop_back(), ready);
+      uint32_t next = kernels.pop_back();
+      do {
+        next = RunKernelInline(next, ready);
+      } while (next != kNoKernel);
     } else {
       RunKernel(kernels.pop_back(), ready);
     }
@@ -1218,10 +1260,11 @@ bool CallState::OffloadOlderHalf(KernelStack& kernels) {
 constexpr size_t kInlineOperands = 8;
 
 void CallState::RunKernel(uint32_t index, Worklist& ready) {
-  RunKernelInline(index, ready);
+  const uint32_t next = RunKernelInline(index, ready);
+  if (next != kNoKernel) ready.kernels.push_back(next);
 }
 
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelInline(
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelInline(
     uint32_t index, Worklist& ready) {
   const KernelPlan& kernel = function_.kernel(index);
   if (kernel.results.size() == 1) {
@@ -1253,29 +1296,29 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelInline(
   for (size_t i = 0; i < kInlineOperands; ++i) {
     new (&results[i]) RCReference<AsyncValue>();
   }
-  RunKernelWith(kernel, arguments, results, ready);
+  return RunKernelWith(kernel, arguments, results, ready);
 }
 
 template <size_t kOperands>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunOneResultKernel(
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunOneResultKernel(
     const KernelPlan& kernel, Worklist& ready) {
   AsyncValue* arguments[kOperands > 0 ? kOperands : 1];
   // Released by RunKernelWith: nothing to destroy.
   alignas(RCReference<AsyncValue>) unsigned char
       result_storage[sizeof(RCReference<AsyncValue>)];
   auto* result = new (result_storage) RCReference<AsyncValue>();
-  RunKernelWith<kOperands, 1>(kernel, arguments, result, ready);
+  return RunKernelWith<kOperands, 1>(kernel, arguments, result, ready);
 }
 
-[[gnu::noinline]] void CallState::RunWideKernel(const KernelPlan& kernel,
-                                                Worklist& ready) {
+[[gnu::noinline]] uint32_t CallState::RunWideKernel(const KernelPlan& kernel,
+                                                    Worklist& ready) {
   std::vector<AsyncValue*> arguments(kernel.operands.size());
   std::vector<RCReference<AsyncValue>> results(kernel.results.size());
-  RunKernelWith(kernel, arguments.data(), results.data(), ready);
+  return RunKernelWith(kernel, arguments.data(), results.data(), ready);
 }
 
 template <size_t kOperands, size_t kResults>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelWith(
     const KernelPlan& kernel, AsyncValue** arguments,
     RCReference<AsyncValue>* results, Worklist& ready) {
   const uint32_t* operands = kernel.operands.data();
@@ -1337,10 +1380,13 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunKernelWith(
       arguments[i]->DropRef();
     }
   }
+  if (num_results == 0) return kNoKernel;
   const uint32_t* result_registers = kernel.results.data();
-  for (size_t i = 0; i < num_results; ++i) {
+  for (size_t i = 0; i + 1 < num_results; ++i) {
     DefineRegister(result_registers[i], results[i].release(), ready);
   }
+  return DefineLastResult(result_registers[num_results - 1],
+                          results[num_results - 1].release(), ready);
 }
 
 [[gnu::noinline, gnu::cold]] void CallState::ReportBadResults(
