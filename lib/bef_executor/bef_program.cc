@@ -233,6 +233,19 @@ class KernelStack {
   uint32_t inline_[kInline];
 };
 
+// The context and frame kernels run in: made once per ready loop (they
+// live on its stack) and pointed at each kernel in turn.
+struct KernelSite {
+  explicit KernelSite(const ExecutionContext& call_context)
+      : context(ExecutionContext::Borrow(call_context, Location())),
+        frame(context) {}
+  KernelSite(const KernelSite&) = delete;
+  KernelSite& operator=(const KernelSite&) = delete;
+
+  ExecutionContext context;  // Borrowed: must not outlive the call's.
+  AsyncKernelFrame frame;
+};
+
 // The state of one call: a header followed, in the same allocation, by the
 // registers, the ready counts and the late-result slots.
 class CallState {
@@ -338,21 +351,23 @@ class CallState {
   // Always inline: GCC takes the attribute from the declaration (one on
   // the definition alone left these out of line once they had two callers).
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t RunKernelInline(uint32_t kernel,
+                                                        KernelSite& site,
                                                         Worklist& ready);
   // Kernels with more operands or results than fit the stack arrays.
-  uint32_t RunWideKernel(const KernelPlan& kernel, Worklist& ready);
+  uint32_t RunWideKernel(const KernelPlan& kernel, KernelSite& site,
+                         Worklist& ready);
   // Kernels with `kOperands` operands and one result, the most common
   // shapes, with loops the compiler unrolls.
   template <size_t kOperands>
-  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t
-  RunOneResultKernel(const KernelPlan& kernel, Worklist& ready);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t RunOneResultKernel(
+      const KernelPlan& kernel, KernelSite& site, Worklist& ready);
   // The body of all: `results` holds one null reference per result. Counts
   // other than kDynamic are the kernel's, known at compile time.
   static constexpr size_t kDynamic = ~size_t{0};
   template <size_t kOperands = kDynamic, size_t kResults = kDynamic>
-  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t
-  RunKernelWith(const KernelPlan& kernel, AsyncValue** arguments,
-                RCReference<AsyncValue>* results, Worklist& ready);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t RunKernelWith(
+      const KernelPlan& kernel, AsyncValue** arguments,
+      RCReference<AsyncValue>* results, KernelSite& site, Worklist& ready);
   // A result the kernel did not set, or (in a tfrt.sync function) one not
   // yet available: reports it and makes every result the error.
   void ReportBadResults(const KernelPlan& kernel, AsyncKernelFrame& frame,
@@ -1225,6 +1240,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunReadyUntraced(
   if (function_.has_streams()) return RunStreams(ready);
   auto& kernels = ready.kernels;
   bool may_offload = true;
+  KernelSite site(exec_ctx_);
   while (!kernels.empty()) {
     if (ABSL_PREDICT_FALSE(kernels.size() > kOffloadThreshold) && may_offload) {
       may_offload = OffloadOlderHalf(kernels);
@@ -1232,7 +1248,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunReadyUntraced(
     if constexpr (kInlineKernels) {
       uint32_t next = kernels.pop_back();
       do {
-        next = RunKernelInline(next, ready);
+        next = RunKernelInline(next, site, ready);
       } while (next != kNoKernel);
     } else {
       RunKernel(kernels.pop_back(), ready);
@@ -1260,30 +1276,31 @@ bool CallState::OffloadOlderHalf(KernelStack& kernels) {
 constexpr size_t kInlineOperands = 8;
 
 void CallState::RunKernel(uint32_t index, Worklist& ready) {
-  const uint32_t next = RunKernelInline(index, ready);
+  KernelSite site(exec_ctx_);
+  const uint32_t next = RunKernelInline(index, site, ready);
   if (next != kNoKernel) ready.kernels.push_back(next);
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelInline(
-    uint32_t index, Worklist& ready) {
+    uint32_t index, KernelSite& site, Worklist& ready) {
   const KernelPlan& kernel = function_.kernel(index);
   if (kernel.results.size() == 1) {
     switch (kernel.operands.size()) {
       case 0:
-        return RunOneResultKernel<0>(kernel, ready);
+        return RunOneResultKernel<0>(kernel, site, ready);
       case 1:
-        return RunOneResultKernel<1>(kernel, ready);
+        return RunOneResultKernel<1>(kernel, site, ready);
       case 2:
-        return RunOneResultKernel<2>(kernel, ready);
+        return RunOneResultKernel<2>(kernel, site, ready);
       case 3:
-        return RunOneResultKernel<3>(kernel, ready);
+        return RunOneResultKernel<3>(kernel, site, ready);
       default:
         break;
     }
   }
   if (ABSL_PREDICT_FALSE(kernel.operands.size() > kInlineOperands ||
                          kernel.results.size() > kInlineOperands)) {
-    return RunWideKernel(kernel, ready);
+    return RunWideKernel(kernel, site, ready);
   }
   AsyncValue* arguments[kInlineOperands];
   // Raw storage with every slot constructed null (a fixed count: a few
@@ -1296,31 +1313,32 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelInline(
   for (size_t i = 0; i < kInlineOperands; ++i) {
     new (&results[i]) RCReference<AsyncValue>();
   }
-  return RunKernelWith(kernel, arguments, results, ready);
+  return RunKernelWith(kernel, arguments, results, site, ready);
 }
 
 template <size_t kOperands>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunOneResultKernel(
-    const KernelPlan& kernel, Worklist& ready) {
+    const KernelPlan& kernel, KernelSite& site, Worklist& ready) {
   AsyncValue* arguments[kOperands > 0 ? kOperands : 1];
   // Released by RunKernelWith: nothing to destroy.
   alignas(RCReference<AsyncValue>) unsigned char
       result_storage[sizeof(RCReference<AsyncValue>)];
   auto* result = new (result_storage) RCReference<AsyncValue>();
-  return RunKernelWith<kOperands, 1>(kernel, arguments, result, ready);
+  return RunKernelWith<kOperands, 1>(kernel, arguments, result, site, ready);
 }
 
 [[gnu::noinline]] uint32_t CallState::RunWideKernel(const KernelPlan& kernel,
+                                                    KernelSite& site,
                                                     Worklist& ready) {
   std::vector<AsyncValue*> arguments(kernel.operands.size());
   std::vector<RCReference<AsyncValue>> results(kernel.results.size());
-  return RunKernelWith(kernel, arguments.data(), results.data(), ready);
+  return RunKernelWith(kernel, arguments.data(), results.data(), site, ready);
 }
 
 template <size_t kOperands, size_t kResults>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelWith(
     const KernelPlan& kernel, AsyncValue** arguments,
-    RCReference<AsyncValue>* results, Worklist& ready) {
+    RCReference<AsyncValue>* results, KernelSite& site, Worklist& ready) {
   const uint32_t* operands = kernel.operands.data();
   const size_t num_operands =
       kOperands == kDynamic ? kernel.operands.size() : kOperands;
@@ -1353,10 +1371,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelWith(
     // reported where it was created.
     for (size_t i = 0; i < num_results; ++i) results[i] = FormRef(error);
   } else {
-    ExecutionContext kernel_ctx = ExecutionContext::Borrow(
-        exec_ctx_, Location(&function_.program(), kernel.location));
-    AsyncKernelFrame frame(kernel_ctx, kernel.descriptor, arguments,
-                           num_operands, results, num_results);
+    site.context.set_location(Location(&function_.program(), kernel.location));
+    AsyncKernelFrame& frame = site.frame;
+    frame.Reset(kernel.descriptor, arguments, num_operands, results,
+                num_results);
     if (ABSL_PREDICT_FALSE(trace_kernels_)) {
       tracing::ScopedTrace trace(tracing::Level::kDebug,
                                  kernel.descriptor.name);

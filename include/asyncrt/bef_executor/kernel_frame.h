@@ -92,15 +92,30 @@ class AsyncKernelFrame {
                    size_t num_arguments, RCReference<AsyncValue>* results,
                    size_t num_results)
       : exec_ctx_(exec_ctx),
-        kernel_(kernel),
+        kernel_(&kernel),
         arguments_(arguments),
         results_(results),
         num_arguments_(num_arguments),
         num_results_(num_results) {}
+  // A frame for no kernel yet: the executor keeps one frame per ready loop,
+  // with `exec_ctx` re-pointed at each kernel's location, and Resets it for
+  // each kernel (a few stores, where building both was a tenth of a small
+  // kernel's cost).
+  explicit AsyncKernelFrame(const ExecutionContext& exec_ctx)
+      : exec_ctx_(exec_ctx) {}
+  void Reset(const KernelDescriptor& kernel, AsyncValue** arguments,
+             size_t num_arguments, RCReference<AsyncValue>* results,
+             size_t num_results) {
+    kernel_ = &kernel;
+    arguments_ = arguments;
+    results_ = results;
+    num_arguments_ = num_arguments;
+    num_results_ = num_results;
+  }
 
   const ExecutionContext& GetExecutionContext() const { return exec_ctx_; }
   HostContext* GetHostContext() const { return exec_ctx_.host(); }
-  absl::string_view kernel_name() const { return kernel_.name; }
+  absl::string_view kernel_name() const { return kernel_->name; }
 
   //===--- Arguments (+0, available) --------------------------------------===//
   size_t GetNumArgs() const { return num_arguments_; }
@@ -110,7 +125,7 @@ class AsyncKernelFrame {
   // kernel may take its payload apart (move it out, reuse its buffer).
   // Function arguments never qualify: the caller owns them.
   bool IsLastUseOfArg(size_t index) const {
-    if (kernel_.argument_is_shared[index]) return false;
+    if (kernel_->argument_is_shared[index]) return false;
     AsyncValue* value = arguments_[index];
     return value != nullptr && !value->IsIndirect() && value->IsUnique();
   }
@@ -126,30 +141,30 @@ class AsyncKernelFrame {
   }
 
   //===--- Attributes -----------------------------------------------------===//
-  size_t GetNumAttributes() const { return kernel_.attributes.size(); }
+  size_t GetNumAttributes() const { return kernel_->attributes.size(); }
   const bef::Attribute& GetAttributeAt(size_t index) const {
-    return kernel_.file->attribute(kernel_.attributes[index].attribute);
+    return kernel_->file->attribute(kernel_->attributes[index].attribute);
   }
   absl::string_view GetAttributeNameAt(size_t index) const {
-    return kernel_.file->string(kernel_.attributes[index].name);
+    return kernel_->file->string(kernel_->attributes[index].name);
   }
   // The attribute named `name`, or nullptr.
   const bef::Attribute* GetAttribute(absl::string_view name) const {
-    for (size_t i = 0; i < kernel_.attributes.size(); ++i) {
+    for (size_t i = 0; i < kernel_->attributes.size(); ++i) {
       if (GetAttributeNameAt(i) == name) return &GetAttributeAt(i);
     }
     return nullptr;
   }
-  const bef::BefFile& bef_file() const { return *kernel_.file; }
+  const bef::BefFile& bef_file() const { return *kernel_->file; }
 
   //===--- Function operands
   //------------------------------------------------===//
-  size_t GetNumFunctions() const { return kernel_.functions.size(); }
+  size_t GetNumFunctions() const { return kernel_->functions.size(); }
   const Function* GetFunctionAt(size_t index) const {
-    return kernel_.functions[index];
+    return kernel_->functions[index];
   }
   absl::Span<const Function* const> GetFunctions() const {
-    return kernel_.functions;
+    return kernel_->functions;
   }
 
   //===--- Results
@@ -175,7 +190,7 @@ class AsyncKernelFrame {
     using Value = std::decay_t<T>;
     if constexpr (std::is_trivially_copyable_v<Value> &&
                   std::is_trivially_destructible_v<Value>) {
-      for (unsigned mask = kernel_.maybe_spent_arguments; mask != 0;
+      for (unsigned mask = kernel_->maybe_spent_arguments; mask != 0;
            mask &= mask - 1) {
         const size_t i = absl::countr_zero(mask);
         AsyncValue* argument = arguments_[i];
@@ -223,7 +238,7 @@ class AsyncKernelFrame {
   template <typename T, typename Make>
   T* GetOrCreateState(Make&& make) {
     static_assert(std::is_base_of_v<KernelState, T>);
-    KernelStateSlot& slot = *kernel_.state_slot;
+    KernelStateSlot& slot = *kernel_->state_slot;
     if (KernelState* state = slot.Get()) return static_cast<T*>(state);
     std::unique_ptr<KernelState> made = make();
     return static_cast<T*>(slot.Install(std::move(made)));
@@ -243,7 +258,8 @@ class AsyncKernelFrame {
 
  private:
   const ExecutionContext& exec_ctx_;
-  const KernelDescriptor& kernel_;
+  // Left unset by the one-argument constructor (Reset sets them all).
+  const KernelDescriptor* kernel_;
   AsyncValue** arguments_;
   RCReference<AsyncValue>* results_;
   size_t num_arguments_;
