@@ -671,8 +671,12 @@ class BefFunction final : public Function {
       for (uint32_t reg : kernel.operands) {
         operand_is_argument_.push_back(registers_[reg].is_argument);
       }
-      // An operand passed twice is never unique at this kernel.
-      for (size_t i = 0; i < std::min<size_t>(kernel.operands.size(), 8); ++i) {
+      // An operand passed twice is never unique at this kernel. Only strict
+      // kernels qualify: their operands are concrete when they run, so
+      // SetReturnedResultAt need not test the state.
+      const size_t candidates =
+          kernel.non_strict ? 0 : std::min<size_t>(kernel.operands.size(), 8);
+      for (size_t i = 0; i < candidates; ++i) {
         const uint32_t reg = kernel.operands[i];
         if (!registers_[reg].is_argument &&
             std::count(kernel.operands.begin(), kernel.operands.end(), reg) ==

@@ -79,6 +79,8 @@ struct KernelDescriptor {
   const uint8_t* argument_is_shared = nullptr;
   // Bit i (i < 8): argument i may be at its last use here (not a function
   // argument, not passed twice). SetReturnedResultAt looks only at these.
+  // Set only for strict kernels, whose arguments are concrete (available
+  // and not errors) while they run.
   uint8_t maybe_spent_arguments = 0;
 };
 
@@ -196,9 +198,9 @@ class AsyncKernelFrame {
         AsyncValue* argument = arguments_[i];
         // Plain fields first, then the atomic loads: the compiler re-reads
         // fields after an acquire load.
+        // Concrete, as a strict kernel's argument (see the mask).
         if (argument == nullptr || argument->IsIndirect() ||
-            !argument->IsType<Value>() || !argument->IsUnique() ||
-            !argument->IsConcrete()) {
+            !argument->IsType<Value>() || !argument->IsUnique()) {
           continue;
         }
         // Direct, so no resolution: the payload is the value's own.
