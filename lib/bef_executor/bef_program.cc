@@ -984,8 +984,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::DefineRegister(
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::DefineForSoleUser(
     const RegisterPlan& plan, uint32_t reg, AsyncValue* value,
     bool count_down) {
-  // Its one reference is the user's. `available` is read before the store,
-  // as in DefineForManyUses.
+  // Its one reference is the user's (an argument's is the call's, kept to
+  // the end). `available` is read before the store, as in
+  // DefineForManyUses.
   const bool available = value->IsAvailable();
   Register(reg).store(value, std::memory_order_release);
   if (!count_down) return kNoKernel;
