@@ -1158,8 +1158,15 @@ void CallState::RunStreams(Worklist& ready) {
   // As TFRT's BEFExecutor::ProcessReadyKernels.
   if (ready.kernels.empty()) SwitchStream(ready);
   if (!ready.outline.empty()) OffloadStreams(ready);
+  KernelSite site(exec_ctx_);
   while (!ready.kernels.empty()) {
-    RunKernel(ready.kernels.pop_back(), ready);
+    uint32_t next = ready.kernels.pop_back();
+    // A kernel handed back by the one before runs next, as it would have
+    // after a push and a pop: the worklist is not empty meanwhile, so only
+    // the offload check falls between the two.
+    while ((next = RunKernelInline(next, site, ready)) != kNoKernel) {
+      if (!ready.outline.empty()) OffloadStreams(ready);
+    }
     if (ready.kernels.empty()) SwitchStream(ready);
     if (!ready.outline.empty()) OffloadStreams(ready);
   }
