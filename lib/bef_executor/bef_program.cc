@@ -127,6 +127,10 @@ struct KernelPlan {
   // See KernelStrictness: runs once any operand is defined, taking
   // placeholders for the others, and sees error operands.
   bool non_strict = false;
+  // A non-strict kernel whose operands are all function arguments: when
+  // they are available its visit is its only event (see CountVisits), so
+  // the visit starts it without touching the count.
+  bool visit_is_only_event_with_arguments = false;
   // With streams (see SplitUsersByStream): the kernel's stream id.
   uint32_t stream = 0;
   KernelStateSlot* state_slot = nullptr;  // Owned by the function.
@@ -307,7 +311,8 @@ class CallState {
   void RunInOrder();
   // Counts each kernel's visit in program order, running what it makes
   // ready before the next (see BefFunction::CountVisits).
-  void VisitInOrder(Worklist& ready);
+  // `arguments_available` as given to Create.
+  void VisitInOrder(Worklist& ready, bool arguments_available);
   // The value for function result `index` (+1): the register's value, or an
   // indirect value forwarded once the register is defined.
   RCReference<AsyncValue> TakeResult(size_t index, uint32_t reg);
@@ -566,7 +571,7 @@ class BefFunction final : public Function {
       state->RunInOrder();
     } else if (visits_in_order_) {
       if (!ready.kernels.empty()) state->RunReady(ready);
-      state->VisitInOrder(ready);
+      state->VisitInOrder(ready, arguments_available);
     } else {
       state->RunReady(ready);
     }
@@ -769,6 +774,9 @@ class BefFunction final : public Function {
         kernel.ready_count = num_operands > 0 ? 2 : 1;
         kernel.ready_count_with_arguments =
             std::max(0, kernel.ready_count - argument_uses);
+        kernel.visit_is_only_event_with_arguments =
+            argument_uses == num_operands &&
+            kernel.ready_count_with_arguments == 1;
       } else {
         kernel.ready_count = num_operands + 1;
         kernel.ready_count_with_arguments = num_operands - argument_uses + 1;
@@ -1220,13 +1228,17 @@ void CallState::RunInOrder() {
   }
 }
 
-void CallState::VisitInOrder(Worklist& ready) {
+void CallState::VisitInOrder(Worklist& ready, bool arguments_available) {
   for (uint32_t k = 0, n = function_.num_kernels(); k < n; ++k) {
     // A strict kernel whose count is 1 waits only for this visit (see
-    // CountDownOne); a non-strict one may be counted below zero by others.
+    // CountDownOne); a non-strict one may be counted below zero by others,
+    // unless no other event can reach it.
+    const KernelPlan& kernel = function_.kernel(k);
     const bool ready_now =
-        function_.kernel(k).non_strict
-            ? ReadyCount(k).fetch_sub(1, std::memory_order_acq_rel) == 1
+        kernel.non_strict
+            ? (arguments_available &&
+               kernel.visit_is_only_event_with_arguments) ||
+                  ReadyCount(k).fetch_sub(1, std::memory_order_acq_rel) == 1
             : CountDownOne(k);
     if (ready_now) {
       ready.kernels.push_back(k);
