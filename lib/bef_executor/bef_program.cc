@@ -351,7 +351,9 @@ class CallState {
   void SwitchStream(Worklist& ready);
   // Starts ready.outline on the work queue, one task per stream.
   void OffloadStreams(Worklist& ready);
-  void RunKernel(uint32_t kernel, Worklist& ready);
+  // The kernel path out of line (tfrt.sync functions, traced runs): a
+  // kernel handed back is pushed.
+  void RunKernel(uint32_t kernel, KernelSite& site, Worklist& ready);
   // The kernel path; returns the kernel to run next (see DefineLastResult).
   // Always inline: GCC takes the attribute from the declaration (one on
   // the definition alone left these out of line once they had two callers).
@@ -1222,8 +1224,9 @@ constexpr size_t kOffloadThreshold = 16;
 void CallState::RunInOrder() {
   // Kernels still count their users down; nobody needs the ready list.
   Worklist unused;
+  KernelSite site(exec_ctx_);
   for (uint32_t k = 0, n = function_.num_kernels(); k < n; ++k) {
-    RunKernel(k, unused);
+    RunKernel(k, site, unused);
     unused.kernels.clear();
   }
 }
@@ -1275,7 +1278,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallState::RunReadyUntraced(
         next = RunKernelInline(next, site, ready);
       } while (next != kNoKernel);
     } else {
-      RunKernel(kernels.pop_back(), ready);
+      RunKernel(kernels.pop_back(), site, ready);
     }
   }
 }
@@ -1299,8 +1302,7 @@ bool CallState::OffloadOlderHalf(KernelStack& kernels) {
 // Small kernels (nearly all) keep their frame on the stack.
 constexpr size_t kInlineOperands = 8;
 
-void CallState::RunKernel(uint32_t index, Worklist& ready) {
-  KernelSite site(exec_ctx_);
+void CallState::RunKernel(uint32_t index, KernelSite& site, Worklist& ready) {
   const uint32_t next = RunKernelInline(index, site, ready);
   if (next != kNoKernel) ready.kernels.push_back(next);
 }
