@@ -912,7 +912,7 @@ void While(AsyncKernelFrame* frame) {
 }  // namespace
 
 void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
-  auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
+  auto add = [&](absl::string_view name, KernelDefinition kernel) {
     MustAddKernel(registry, name, kernel);
   };
   add("corert.create_null_op_handler", ASYNCRT_KERNEL(CreateNullOpHandler));

@@ -123,7 +123,7 @@ Chain PrintComplex128(const std::complex<double>& value) {
 }  // namespace
 
 void RegisterBasicKernels(KernelRegistry& registry) {
-  auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
+  auto add = [&](absl::string_view name, KernelDefinition kernel) {
     MustAddKernel(registry, name, kernel);
   };
   add("tfrt.new.chain", ASYNCRT_KERNEL(NewChain));

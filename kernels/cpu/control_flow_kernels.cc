@@ -435,7 +435,7 @@ AsyncValueRef<Chain> ParallelFor(int32_t start, int32_t end, int32_t block_size,
 }  // namespace
 
 void RegisterControlFlowKernels(KernelRegistry& registry) {
-  auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
+  auto add = [&](absl::string_view name, KernelDefinition kernel) {
     MustAddKernel(registry, name, kernel);
   };
   // Non-strict: they start before their operands are available and pass

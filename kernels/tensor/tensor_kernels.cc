@@ -407,7 +407,7 @@ std::tuple<bool, Chain> CooEqual(const CooHostTensor& a,
 }  // namespace
 
 void RegisterTensorKernels(KernelRegistry& registry) {
-  auto add = [&](const std::string& name, AsyncKernelImplementation kernel) {
+  auto add = [&](const std::string& name, KernelDefinition kernel) {
     MustAddKernel(registry, name, kernel);
   };
   // f16 scalars of the tfrt dialect live here, beside the Half type.

@@ -899,7 +899,7 @@ void NativeSink(const ExecutionContext&, absl::Span<AsyncValue* const>,
 }  // namespace
 
 void RegisterTestKernels(KernelRegistry& registry) {
-  auto add = [&](absl::string_view name, AsyncKernelImplementation kernel) {
+  auto add = [&](absl::string_view name, KernelDefinition kernel) {
     MustAddKernel(registry, name, kernel);
   };
   add("tfrt_test.print_hello", ASYNCRT_KERNEL(PrintHello));

@@ -3,6 +3,7 @@
 // propagation and reporting, cancellation, calls, native functions, unknown
 // kernels, and concurrent calls under the work-stealing pool.
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <string>
@@ -43,6 +44,7 @@ AsyncValueRef<int32_t> AsyncAddI32(Argument<int32_t> a, Argument<int32_t> b,
       exec_ctx.host(),
       [a = a.ValueRef(), b = b.ValueRef()] { return a.get() + b.get(); });
 }
+int64_t WidenI32(int32_t a) { return a; }
 absl::StatusOr<int32_t> CheckedDiv(int32_t a, int32_t b) {
   if (b == 0) return absl::InvalidArgumentError("Divide by zero");
   return a / b;
@@ -139,12 +141,13 @@ void NativeAdd(const ExecutionContext&, absl::Span<AsyncValue* const> args,
 }
 
 void RegisterTestKernels(KernelRegistry& registry) {
-  auto add = [&](absl::string_view name, AsyncKernelImplementation fn) {
+  auto add = [&](absl::string_view name, KernelDefinition fn) {
     ASSERT_TRUE(registry.AddKernel(name, fn).ok()) << name;
   };
   add("test.const.i32", ASYNCRT_KERNEL(ConstI32));
   add("test.add.i32", ASYNCRT_KERNEL(AddI32));
   add("test.async_add.i32", ASYNCRT_KERNEL(AsyncAddI32));
+  add("test.widen.i64", ASYNCRT_KERNEL(WidenI32));
   add("test.div.i32", ASYNCRT_KERNEL(CheckedDiv));
   add("test.split", ASYNCRT_KERNEL(Split));
   add("test.new_chain", ASYNCRT_KERNEL(NewChain));
@@ -316,6 +319,113 @@ TEST_P(ExecutorTest, SerialChain) {
   auto program = Load(b);
   auto results = Run(*program, "chain");
   EXPECT_EQ(results[0]->get<int32_t>(), 101);
+}
+
+//===--- Unboxed values ---------------------------------------------------===//
+
+// Plain kernels (ASYNCRT_KERNEL of scalars) pass values to each other in the
+// call's registers: only values that leave them (function results, operands
+// of other kernels) become async values.
+TEST_P(ExecutorTest, PlainKernelsPassValuesUnboxed) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t x = b.Arguments(1)[0];
+  // A fan-out (no argument to reuse) and dead results.
+  uint32_t doubled = b.Kernel("test.add.i32", {x, x}, 1)[0];
+  uint32_t acc = doubled;
+  for (int i = 0; i < 50; ++i) {
+    b.Kernel("test.add.i32", {doubled, x}, 1);
+    acc = b.Kernel("test.add.i32", {acc, doubled}, 1)[0];
+  }
+  b.Define(f, {acc});
+  auto program = Load(b);
+  std::optional<int64_t> created = AsyncValue::NumCreatedValues();
+  std::optional<int64_t> live = AsyncValue::NumLiveValues();
+  auto results = Run(*program, "f", {3});
+  EXPECT_EQ(results[0]->get<int32_t>(), 6 * 51);
+  if (!created) GTEST_SKIP() << "built without ASYNCRT_ASYNC_VALUE_ACCOUNTING";
+  // The argument, the result and the request's own; boxed, the 100 dead
+  // results and the fan-out's value would each have been one more.
+  EXPECT_LE(*AsyncValue::NumCreatedValues() - *created, 4);
+  results.clear();
+  host_.Quiesce();  // Dead kernels may still run on the pool.
+  EXPECT_EQ(*AsyncValue::NumLiveValues(), *live);
+}
+
+TEST_P(ExecutorTest, ErrorsPassThroughUnboxedValues) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 2);
+  uint32_t x = b.Arguments(1)[0];
+  uint32_t quotient = b.Kernel("test.div.i32", {x, b.Const(0)}, 1)[0];
+  int div_line = b.line();
+  // Unboxed from here: the error travels in the registers, once per use.
+  uint32_t a = b.Kernel("test.add.i32", {quotient, x}, 1)[0];
+  uint32_t c = b.Kernel("test.add.i32", {a, a}, 1)[0];
+  uint32_t d = b.Kernel("test.add.i32", {a, x}, 1)[0];
+  uint32_t dead = b.Kernel("test.add.i32", {quotient, x}, 1)[0];
+  (void)dead;
+  uint32_t e = b.Kernel("test.add.i32", {c, d}, 1)[0];
+  uint32_t fine = b.Kernel("test.add.i32", {x, x}, 1)[0];
+  uint32_t fine2 = b.Kernel("test.add.i32", {fine, x}, 1)[0];
+  b.Define(f, {e, fine2});
+  auto program = Load(b);
+  std::optional<int64_t> live = AsyncValue::NumLiveValues();
+  int before = kernels_run.load();
+  auto results = Run(*program, "f", {7});
+  ASSERT_TRUE(results[0]->IsError());
+  EXPECT_EQ(results[0]->GetError().message(), "Divide by zero");
+  EXPECT_EQ(results[1]->get<int32_t>(), 21);
+  EXPECT_EQ(kernels_run.load() - before, 3);  // The const and `fine`s.
+  EXPECT_THAT(Diagnostics(),
+              ElementsAre(absl::StrCat("t.mlir:", div_line,
+                                       ":5: error: Divide by zero")));
+  results.clear();
+  host_.Quiesce();
+  if (live) {
+    EXPECT_EQ(*AsyncValue::NumLiveValues(), *live);
+  }
+}
+
+TEST_P(ExecutorTest, BoxedOperandOfTheWrongTypeForAnUnboxedKernel) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t x = b.Arguments(1)[0];
+  // An i64 read as an i32: `wide` stays boxed, and the add that reads it
+  // (unboxed for `doubled`) reports the mismatch as the frame path would.
+  uint32_t wide = b.Kernel("test.widen.i64", {x}, 1)[0];
+  uint32_t doubled = b.Kernel("test.add.i32", {x, x}, 1)[0];
+  uint32_t bad = b.Kernel("test.add.i32", {doubled, wide}, 1)[0];
+  int bad_line = b.line();
+  uint32_t after = b.Kernel("test.add.i32", {bad, x}, 1)[0];
+  b.Define(f, {after});
+  auto program = Load(b);
+  auto results = Run(*program, "f", {1});
+  ASSERT_TRUE(results[0]->IsError());
+  EXPECT_EQ(results[0]->GetError().message(),
+            "kernel 'test.add.i32' argument 1 has the wrong type");
+  EXPECT_THAT(Diagnostics(),
+              ElementsAre(absl::StrCat(
+                  "t.mlir:", bad_line,
+                  ":5: error: kernel 'test.add.i32' argument 1 has the "
+                  "wrong type")));
+}
+
+TEST_P(ExecutorTest, CancellationStopsUnboxedKernels) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t x = b.Arguments(1)[0];
+  uint32_t chain = b.Kernel("test.cancel", {}, 1)[0];
+  uint32_t sum = b.Kernel("test.add.i32", {x, x}, 1)[0];
+  // Cancelled by now: these pass the cancellation on, unboxed and boxed.
+  uint32_t late = b.Kernel(
+      "test.add.i32", {x, b.Kernel("test.add.i32", {x, x, chain}, 1)[0]}, 1)[0];
+  uint32_t total = b.Kernel("test.add.i32", {sum, late}, 1)[0];
+  b.Define(f, {b.Kernel("test.add.i32", {total, x}, 1)[0]});
+  auto program = Load(b);
+  auto results = Run(*program, "f", {1});
+  ASSERT_TRUE(results[0]->IsError());
+  EXPECT_EQ(results[0]->GetError(), absl::CancelledError("Cancelled"));
+  EXPECT_TRUE(Diagnostics().empty());
 }
 
 // A kernel returning plain data writes it into the async value of an
@@ -727,6 +837,52 @@ int CountWrongConcurrentResults(HostContext& host, const Function& function,
   for (auto& thread : threads) thread.join();
   host.Quiesce();
   return wrong.load();
+}
+
+TEST(KernelAdapterTest, UnboxedEntryForFunctionsOfPlainValuesOnly) {
+  const UnboxedKernel* add = ASYNCRT_KERNEL(AddI32).unboxed;
+  ASSERT_NE(add, nullptr);
+  ASSERT_EQ(add->num_operands, 2u);
+  EXPECT_EQ(add->operand_types[0], AsyncValue::TypeIdOf<int32_t>());
+  EXPECT_EQ(add->operand_types[1], AsyncValue::TypeIdOf<int32_t>());
+  EXPECT_EQ(add->result_type, AsyncValue::TypeIdOf<int32_t>());
+  const int32_t a = 40, b = 2;
+  const void* operands[] = {&a, &b};
+  uint64_t slot = 0;
+  add->invoke(operands, &slot);
+  int32_t sum;
+  std::memcpy(&sum, &slot, sizeof(sum));
+  EXPECT_EQ(sum, 42);
+  RCReference<AsyncValue> boxed = TakeRef(add->box(&slot));
+  EXPECT_EQ(boxed->get<int32_t>(), 42);
+
+  const UnboxedKernel* widen = ASYNCRT_KERNEL(WidenI32).unboxed;
+  ASSERT_NE(widen, nullptr);
+  EXPECT_EQ(widen->result_type, AsyncValue::TypeIdOf<int64_t>());
+  EXPECT_NE(ASYNCRT_KERNEL(NewChain).unboxed, nullptr);  // Chain is plain.
+
+  // Anything else keeps the frame path only.
+  EXPECT_EQ(ASYNCRT_KERNEL(CheckedDiv).unboxed, nullptr);     // StatusOr
+  EXPECT_EQ(ASYNCRT_KERNEL(Split).unboxed, nullptr);          // tuple
+  EXPECT_EQ(ASYNCRT_KERNEL(ConstI32).unboxed, nullptr);       // attribute
+  EXPECT_EQ(ASYNCRT_KERNEL(SumAll).unboxed, nullptr);         // variadic
+  EXPECT_EQ(ASYNCRT_KERNEL(AddOnWorker).unboxed, nullptr);    // context
+  EXPECT_EQ(ASYNCRT_KERNEL(AsyncAddI32).unboxed, nullptr);    // async
+  EXPECT_EQ(ASYNCRT_KERNEL(Describe).unboxed, nullptr);       // string
+  EXPECT_EQ(ASYNCRT_KERNEL(CancelRequest).unboxed, nullptr);  // context
+}
+
+TEST(KernelRegistryTest, NonStrictKernelsHaveNoUnboxedEntry) {
+  KernelRegistry registry;
+  ASSERT_TRUE(registry.AddKernel("add", ASYNCRT_KERNEL(AddI32)).ok());
+  ASSERT_TRUE(registry
+                  .AddKernel("add.nonstrict", ASYNCRT_KERNEL(AddI32),
+                             KernelStrictness::kNonStrict)
+                  .ok());
+  EXPECT_NE(registry.GetUnboxedKernel("add"), nullptr);
+  EXPECT_EQ(registry.GetUnboxedKernel("add.nonstrict"), nullptr);
+  EXPECT_EQ(registry.GetUnboxedKernel("missing"), nullptr);
+  EXPECT_EQ(registry.GetKernel("add"), ASYNCRT_KERNEL(AddI32).kernel);
 }
 
 TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {

@@ -14,8 +14,10 @@
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/bef_executor/kernel_frame.h"
+#include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/bef_executor/native_function.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/async_value_ref.h"
@@ -105,6 +107,10 @@ constexpr size_t AlignUp(size_t offset) {
   return (offset + alignof(T) - 1) / alignof(T) * alignof(T);
 }
 
+// Operands of a kernel on its unboxed entry: KernelPlan::unboxed_operands
+// has one bit each.
+constexpr size_t kMaxUnboxedOperands = 8;
+
 // Call blocks are short-lived and come in few sizes: each thread keeps a
 // few freed ones per class (64 bytes to 8 KiB, about a thousand registers),
 // which saves glibc's malloc and free (about a tenth of a small call).
@@ -134,6 +140,19 @@ struct KernelPlan {
   // With streams (see SplitUsersByStream): the kernel's stream id.
   uint32_t stream = 0;
   KernelStateSlot* state_slot = nullptr;  // Owned by the function.
+  // Set if the kernel runs on its unboxed entry (see PlanUnboxed): it reads
+  // the operands marked in `unboxed_operands` from the call's value slots,
+  // the others from their async values, and its result is a value slot if
+  // `unboxed_result`.
+  const UnboxedKernel* unboxed = nullptr;
+  uint8_t unboxed_operands = 0;
+  // Boxed operands that are not function arguments: each holds a
+  // reference for this use.
+  uint8_t owned_boxed_operands = 0;
+  bool unboxed_result = false;
+  // With `unboxed_result`: the register's sole user, if it has one
+  // (RegisterPlan::has_sole_user), else CallState::kNoKernel.
+  uint32_t unboxed_sole_user = ~uint32_t{0};
 };
 
 struct RegisterPlan {
@@ -155,6 +174,10 @@ struct RegisterPlan {
   // Strict users in another stream than the register's definer (only in
   // functions compiled with streams): once ready they go to the work queue.
   absl::Span<const uint32_t> outline_users;
+  // The value lives in the call's value slot, not in an async value (see
+  // PlanUnboxed); the register itself holds null, or an error its definer
+  // passed on instead of a value (one reference per use).
+  bool is_unboxed = false;
 };
 
 class BefFunction;
@@ -354,6 +377,12 @@ class CallState {
   // The kernel path out of line (tfrt.sync functions, traced runs): a
   // kernel handed back is pushed.
   void RunKernel(uint32_t kernel, KernelSite& site, Worklist& ready);
+  // Kernels on their unboxed entries (KernelPlan::unboxed).
+  template <size_t kOperands>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t
+  RunUnboxedKernel(const KernelPlan& kernel, KernelSite& site, Worklist& ready);
+  [[gnu::noinline, gnu::cold]] uint32_t FailUnboxedKernel(
+      const KernelPlan& kernel, KernelSite& site, Worklist& ready);
   // The kernel path; returns the kernel to run next (see DefineLastResult).
   // Always inline: GCC takes the attribute from the declaration (one on
   // the definition alone left these out of line once they had two callers).
@@ -411,6 +440,9 @@ class CallState {
   AsyncValue** registers_;
   int32_t* ready_counts_;
   uintptr_t* result_slots_;
+  // One 8-byte slot per register, for unboxed registers (uninitialized:
+  // each is written by its definer before any user reads it).
+  uint64_t* unboxed_values_;
   uint32_t block_class_ = 0;  // See CallBlockCache::ClassOf.
 };
 
@@ -476,6 +508,9 @@ class BefFunction final : public Function {
       kernels_.push_back(plan);
     }
     BuildRegisterPlans();
+    // tfrt.sync functions keep every value boxed: their kernels run in
+    // program order, with results checked as they come.
+    if (!is_sync()) PlanUnboxed();
     runs_in_order_ = is_sync() && OperandsDefinedInOrder();
     return unknown;
   }
@@ -509,6 +544,12 @@ class BefFunction final : public Function {
                            !plan.has_non_strict_users && plan.references == 1;
       if (plan.has_sole_user) plan.sole_user = plan.users[0];
     }
+    for (KernelPlan& kernel : kernels_) {
+      if (kernel.unboxed_result) {
+        const RegisterPlan& plan = registers_[kernel.results[0]];
+        if (plan.has_sole_user) kernel.unboxed_sole_user = plan.sole_user;
+      }
+    }
     BuildCallImages();
   }
 
@@ -517,6 +558,7 @@ class BefFunction final : public Function {
   struct CallLayout {
     size_t ready_at = 0;
     size_t slots_at = 0;
+    size_t values_at = 0;  // Past the image; room only with unboxed registers.
     size_t size = 0;
     uint32_t block_class = 0;
   };
@@ -743,7 +785,9 @@ class BefFunction final : public Function {
     const size_t image_size = (end - kCallRegistersAt + 15) / 16 * 16;
     call_layout_.ready_at = ready_at;
     call_layout_.slots_at = slots_at;
-    call_layout_.size = kCallRegistersAt + image_size;
+    call_layout_.values_at = kCallRegistersAt + image_size;
+    call_layout_.size = call_layout_.values_at +
+                        (has_unboxed_ ? sizeof(uint64_t) * num_registers() : 0);
     call_layout_.block_class = CallBlockCache::ClassOf(call_layout_.size);
     auto build = [&](std::vector<unsigned char>& image, bool with_arguments) {
       // Zero bytes are null registers and empty result slots.
@@ -759,6 +803,81 @@ class BefFunction final : public Function {
     };
     build(call_image_, /*with_arguments=*/false);
     build(call_image_with_arguments_, /*with_arguments=*/true);
+  }
+
+  // Registers that need no async value: defined by a kernel with an unboxed
+  // entry (UnboxedKernel, made by ASYNCRT_KERNEL for functions of plain
+  // values), read only by such kernels and as the type they take, and
+  // neither a function argument nor a result. Kernels that touch one run on
+  // their unboxed entries; the others, and every other register, as before.
+  // An error still travels as an async value, in the register itself.
+  void PlanUnboxed() {
+    const KernelRegistry& registry = program_.host()->registry();
+    constexpr uint32_t kNone = ~uint32_t{0};
+    std::vector<const UnboxedKernel*> entries(kernels_.size(), nullptr);
+    std::vector<uint32_t> definer(num_registers(), kNone);
+    std::vector<uint32_t> definitions(num_registers(), 0);
+    for (uint32_t k = 0; k < kernels_.size(); ++k) {
+      const KernelPlan& kernel = kernels_[k];
+      for (uint32_t reg : kernel.results) {
+        ++definitions[reg];
+        definer[reg] = k;
+      }
+      const UnboxedKernel* entry =
+          registry.GetUnboxedKernel(kernel.descriptor.name);
+      // Exact counts only: a trailing chain goes through the frame.
+      if (entry != nullptr && !kernel.non_strict &&
+          kernel.results.size() == 1 &&
+          kernel.operands.size() == entry->num_operands &&
+          kernel.operands.size() <= kMaxUnboxedOperands) {
+        entries[k] = entry;
+      }
+    }
+    for (uint32_t reg = 0; reg < num_registers(); ++reg) {
+      RegisterPlan& plan = registers_[reg];
+      if (definitions[reg] != 1 || plan.is_argument ||
+          !plan.result_slots.empty() || plan.has_non_strict_users ||
+          entries[definer[reg]] == nullptr) {
+        continue;
+      }
+      const AsyncValue::TypeId type = entries[definer[reg]]->result_type;
+      plan.is_unboxed =
+          std::all_of(plan.users.begin(), plan.users.end(), [&](uint32_t user) {
+            const UnboxedKernel* entry = entries[user];
+            if (entry == nullptr) return false;
+            const absl::Span<const uint32_t> operands = kernels_[user].operands;
+            for (size_t i = 0; i < operands.size(); ++i) {
+              if (operands[i] == reg && entry->operand_types[i] != type) {
+                return false;
+              }
+            }
+            return true;
+          });
+      has_unboxed_ |= plan.is_unboxed;
+    }
+    for (uint32_t k = 0; k < kernels_.size(); ++k) {
+      if (entries[k] == nullptr) continue;
+      KernelPlan& kernel = kernels_[k];
+      uint8_t unboxed_operands = 0;
+      for (size_t i = 0; i < kernel.operands.size(); ++i) {
+        if (registers_[kernel.operands[i]].is_unboxed) {
+          unboxed_operands |= 1u << i;
+        }
+      }
+      const bool unboxed_result = registers_[kernel.results[0]].is_unboxed;
+      // Kernels touching only boxed values keep the frame path, where a
+      // spent argument's async value can be reused for the result.
+      if (unboxed_operands == 0 && !unboxed_result) continue;
+      kernel.unboxed = entries[k];
+      kernel.unboxed_operands = unboxed_operands;
+      kernel.unboxed_result = unboxed_result;
+      for (size_t i = 0; i < kernel.operands.size(); ++i) {
+        if (!(unboxed_operands & (1u << i)) &&
+            !registers_[kernel.operands[i]].is_argument) {
+          kernel.owned_boxed_operands |= 1u << i;
+        }
+      }
+    }
   }
 
   // The order TFRT's executor had for non-strict kernels: each kernel
@@ -885,6 +1004,7 @@ class BefFunction final : public Function {
   bool runs_in_order_ = false;  // See RunInOrder.
   bool has_streams_ = false;    // See SplitUsersByStream.
   bool visits_in_order_ = false;                    // See CountVisits.
+  bool has_unboxed_ = false;                        // See PlanUnboxed.
   std::unique_ptr<KernelStateSlot[]> state_slots_;  // One per kernel.
 };
 
@@ -933,6 +1053,7 @@ CallState* CallState::Create(const BefFunction& function,
   state->registers_ = reinterpret_cast<AsyncValue**>(base + kCallRegistersAt);
   state->ready_counts_ = reinterpret_cast<int32_t*>(base + layout.ready_at);
   state->result_slots_ = reinterpret_cast<uintptr_t*>(base + layout.slots_at);
+  state->unboxed_values_ = reinterpret_cast<uint64_t*>(base + layout.values_at);
   return state;
 }
 
@@ -1310,6 +1431,16 @@ void CallState::RunKernel(uint32_t index, KernelSite& site, Worklist& ready) {
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelInline(
     uint32_t index, KernelSite& site, Worklist& ready) {
   const KernelPlan& kernel = function_.kernel(index);
+  if (kernel.unboxed != nullptr) {
+    switch (kernel.operands.size()) {
+      case 1:
+        return RunUnboxedKernel<1>(kernel, site, ready);
+      case 2:
+        return RunUnboxedKernel<2>(kernel, site, ready);
+      default:
+        return RunUnboxedKernel<kDynamic>(kernel, site, ready);
+    }
+  }
   if (kernel.results.size() == 1) {
     switch (kernel.operands.size()) {
       case 0:
@@ -1431,6 +1562,122 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelWith(
   }
   return DefineLastResult(result_registers[num_results - 1],
                           results[num_results - 1].release(), ready);
+}
+
+template <size_t kOperands>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
+    const KernelPlan& kernel, KernelSite& site, Worklist& ready) {
+  const UnboxedKernel& entry = *kernel.unboxed;
+  const uint32_t* operands = kernel.operands.data();
+  const size_t num_operands =
+      kOperands == kDynamic ? kernel.operands.size() : kOperands;
+  // Planned so (PlanUnboxed); tells the compiler the array suffices.
+  if (num_operands > kMaxUnboxedOperands) __builtin_unreachable();
+  const unsigned unboxed_operands = kernel.unboxed_operands;
+  const void* values[kMaxUnboxedOperands];
+  bool failed = false;  // An error operand, or one of the wrong type.
+#pragma GCC unroll 8
+  for (size_t i = 0; i < num_operands; ++i) {
+    const uint32_t reg = operands[i];
+    // An async value or, for an unboxed operand, null (or an error its
+    // definer passed on instead of a value).
+    AsyncValue* value = Register(reg).load(std::memory_order_acquire);
+    if (unboxed_operands & (1u << i)) {
+      failed |= value != nullptr;
+      values[i] = &unboxed_values_[reg];
+    } else if (ABSL_PREDICT_FALSE(value->IsError())) {
+      failed = true;
+    } else {
+      values[i] = value->GetIfTypeId(entry.operand_types[i]);
+      failed |= values[i] == nullptr;
+    }
+  }
+  if (ABSL_PREDICT_FALSE(failed ||
+                         exec_ctx_.request_context()->GetCancelAsyncValue())) {
+    return FailUnboxedKernel(kernel, site, ready);
+  }
+  const uint32_t result = kernel.results.data()[0];
+  if (ABSL_PREDICT_FALSE(trace_kernels_)) {
+    tracing::ScopedTrace trace(tracing::Level::kDebug, kernel.descriptor.name);
+    entry.invoke(values, &unboxed_values_[result]);
+  } else {
+    entry.invoke(values, &unboxed_values_[result]);
+  }
+  // This use's references: boxed operands that are not function arguments
+  // (unboxed ones hold none without an error).
+  for (unsigned mask = kernel.owned_boxed_operands; mask != 0;
+       mask &= mask - 1) {
+    Register(operands[absl::countr_zero(mask)])
+        .load(std::memory_order_relaxed)
+        ->DropRef();
+  }
+  if (ABSL_PREDICT_TRUE(kernel.unboxed_result)) {
+    // The counts order the value slot's store before its users' reads.
+    const uint32_t user = kernel.unboxed_sole_user;
+    if (ABSL_PREDICT_TRUE(user != kNoKernel)) {
+      return CountDownOne(user) ? user : kNoKernel;
+    }
+    CountDown(function_.register_plan(result), ready);
+    return kNoKernel;
+  }
+  return DefineLastResult(result, entry.box(&unboxed_values_[result]), ready);
+}
+
+// RunUnboxedKernel when an operand is an error or of the wrong type, or
+// the request is cancelled: what the frame path does then.
+uint32_t CallState::FailUnboxedKernel(const KernelPlan& kernel,
+                                      KernelSite& site, Worklist& ready) {
+  const UnboxedKernel& entry = *kernel.unboxed;
+  const absl::Span<const uint32_t> operands = kernel.operands;
+  AsyncValue* error = nullptr;
+  size_t wrong_type = operands.size();
+  for (size_t i = 0; i < operands.size(); ++i) {
+    AsyncValue* value = Register(operands[i]).load(std::memory_order_acquire);
+    if (kernel.unboxed_operands & (1u << i)) {
+      if (value != nullptr && error == nullptr) error = value;
+    } else if (value->IsError()) {
+      if (error == nullptr) error = value;
+    } else if (value->GetIfTypeId(entry.operand_types[i]) == nullptr &&
+               wrong_type == operands.size()) {
+      wrong_type = i;
+    }
+  }
+  if (AsyncValue* cancelled =
+          exec_ctx_.request_context()->GetCancelAsyncValue()) {
+    error = cancelled;
+  }
+  AsyncValue* failure;  // +1
+  if (error != nullptr) {
+    // Passed on without reporting again: it was reported where it arose.
+    failure = error->AddRef();
+  } else {
+    site.context.set_location(Location(&function_.program(), kernel.location));
+    RCReference<AsyncValue> report;
+    site.frame.Reset(kernel.descriptor, nullptr, operands.size(), &report, 1);
+    internal::WrongArgumentType(&site.frame, wrong_type);
+    failure = report.release();
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (kernel.descriptor.argument_is_shared[i]) continue;
+    AsyncValue* value = Register(operands[i]).load(std::memory_order_relaxed);
+    if (value != nullptr) value->DropRef();
+  }
+  const uint32_t result = kernel.results[0];
+  if (!kernel.unboxed_result) return DefineLastResult(result, failure, ready);
+  // One reference per use, as for a boxed register.
+  const RegisterPlan& plan = function_.register_plan(result);
+  if (plan.references == 0) {
+    failure->DropRef();
+  } else {
+    if (plan.references > 1) failure->AddRef(plan.references - 1);
+    Register(result).store(failure, std::memory_order_release);
+  }
+  if (kernel.unboxed_sole_user != kNoKernel) {
+    return CountDownOne(kernel.unboxed_sole_user) ? kernel.unboxed_sole_user
+                                                  : kNoKernel;
+  }
+  CountDown(plan, ready);
+  return kNoKernel;
 }
 
 [[gnu::noinline, gnu::cold]] void CallState::ReportBadResults(

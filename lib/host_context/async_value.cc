@@ -11,17 +11,24 @@ namespace asyncrt {
 #ifdef ASYNCRT_ASYNC_VALUE_ACCOUNTING
 namespace {
 std::atomic<int64_t> live_async_values{0};
+std::atomic<int64_t> created_async_values{0};
 }  // namespace
 
 void AsyncValue::AdjustLiveValues(int64_t delta) {
   live_async_values.fetch_add(delta, std::memory_order_relaxed);
+  if (delta > 0)
+    created_async_values.fetch_add(delta, std::memory_order_relaxed);
 }
 
 std::optional<int64_t> AsyncValue::NumLiveValues() {
   return live_async_values.load(std::memory_order_relaxed);
 }
+std::optional<int64_t> AsyncValue::NumCreatedValues() {
+  return created_async_values.load(std::memory_order_relaxed);
+}
 #else
 std::optional<int64_t> AsyncValue::NumLiveValues() { return std::nullopt; }
+std::optional<int64_t> AsyncValue::NumCreatedValues() { return std::nullopt; }
 #endif
 
 namespace {

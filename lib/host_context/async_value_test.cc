@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "asyncrt/host_context/async_value_ref.h"
@@ -89,6 +90,31 @@ TEST(AsyncValueTest, GetIfTypeChecksTheResolvedType) {
   indirect->ForwardTo(FormRef(value));
   EXPECT_EQ(indirect->GetIfType<int>(), &*number);
   EXPECT_EQ(indirect->GetIfType<float>(), nullptr);
+}
+
+// Small payloads sit where GetIfTypeId looks for them, whatever their type.
+template <typename T>
+void ExpectPayloadFoundByTypeId(T payload) {
+  auto value = MakeAvailableAsyncValueRef<T>(payload);
+  AsyncValue* av = value.GetAsyncValue();
+  EXPECT_EQ(av->GetIfTypeId(AsyncValue::TypeIdOf<T>()), &av->get<T>());
+  EXPECT_EQ(av->GetIfTypeId(AsyncValue::TypeIdOf<std::pair<T, T>>()), nullptr);
+}
+
+TEST(AsyncValueTest, GetIfTypeIdFindsSmallPayloads) {
+  ExpectPayloadFoundByTypeId<bool>(true);
+  ExpectPayloadFoundByTypeId<int8_t>(-3);
+  ExpectPayloadFoundByTypeId<int32_t>(42);
+  ExpectPayloadFoundByTypeId<int64_t>(int64_t{1} << 40);
+  ExpectPayloadFoundByTypeId<float>(1.5f);
+  ExpectPayloadFoundByTypeId<double>(2.5);
+  ExpectPayloadFoundByTypeId<Chain>(Chain());
+  EXPECT_NE(AsyncValue::TypeIdOf<int32_t>(), AsyncValue::TypeIdOf<uint32_t>());
+
+  auto number = MakeAvailableAsyncValueRef<int32_t>(7);
+  RCReference<IndirectAsyncValue> indirect = MakeIndirectAsyncValue();
+  indirect->ForwardTo(FormRef(number.GetAsyncValue()));
+  EXPECT_EQ(indirect->GetIfTypeId(AsyncValue::TypeIdOf<int32_t>()), &*number);
 }
 
 TEST(AsyncValueTest, UnconstructedToConcrete) {

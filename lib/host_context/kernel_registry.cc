@@ -9,9 +9,9 @@
 namespace asyncrt {
 
 absl::Status KernelRegistry::AddKernel(absl::string_view name,
-                                       AsyncKernelImplementation kernel,
+                                       KernelDefinition kernel,
                                        KernelStrictness strictness) {
-  if (kernel == nullptr) {
+  if (kernel.kernel == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel '", name, "' registered with a null function"));
   }
@@ -25,7 +25,17 @@ absl::Status KernelRegistry::AddKernel(absl::string_view name,
 AsyncKernelImplementation KernelRegistry::GetKernel(
     absl::string_view name) const {
   auto it = kernels_.find(name);
-  return it == kernels_.end() ? nullptr : it->second.kernel;
+  return it == kernels_.end() ? nullptr : it->second.definition.kernel;
+}
+
+const UnboxedKernel* KernelRegistry::GetUnboxedKernel(
+    absl::string_view name) const {
+  auto it = kernels_.find(name);
+  if (it == kernels_.end() ||
+      it->second.strictness != KernelStrictness::kStrict) {
+    return nullptr;
+  }
+  return it->second.definition.unboxed;
 }
 
 bool KernelRegistry::IsNonStrict(absl::string_view name) const {
@@ -43,8 +53,7 @@ std::vector<std::string> KernelRegistry::KernelNames() const {
 }
 
 void MustAddKernel(KernelRegistry& registry, absl::string_view name,
-                   AsyncKernelImplementation kernel,
-                   KernelStrictness strictness) {
+                   KernelDefinition kernel, KernelStrictness strictness) {
   absl::Status status = registry.AddKernel(name, kernel, strictness);
   if (!status.ok()) {
     std::fprintf(stderr, "fatal: %s\n", std::string(status.message()).c_str());

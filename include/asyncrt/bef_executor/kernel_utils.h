@@ -27,10 +27,16 @@
 // chain, which it ignores (`tfrt.print.i32 %x, %ch`). Any other mismatch of
 // argument count, argument type, attribute or result count is reported as
 // an error at the kernel's location instead of running the kernel.
+//
+// A function of plain values returning one (each trivially copyable, at
+// most 8 bytes: integers, floats, bool, Chain) also gets an unboxed entry
+// (UnboxedKernel), which the executor may call instead, with the values
+// kept in its registers rather than in async values.
 #ifndef ASYNCRT_BEF_EXECUTOR_KERNEL_UTILS_H_
 #define ASYNCRT_BEF_EXECUTOR_KERNEL_UTILS_H_
 
 #include <cstddef>
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -564,11 +570,68 @@ template <typename P>
 struct IsPlainValueParam<P, std::void_t<decltype(ParamTraits<P>::kPlainValue)>>
     : std::true_type {};
 
+// Types the executor may keep unboxed, in a register's 8 bytes.
+template <typename T, typename = void>
+struct IsUnboxableType : std::false_type {};
+template <typename T>
+struct IsUnboxableType<T, std::enable_if_t<!std::is_void_v<T>>>
+    : std::bool_constant<std::is_trivially_copyable_v<T> &&
+                         std::is_trivially_destructible_v<T> &&
+                         sizeof(T) <= 8 &&
+                         alignof(T) <= AsyncValue::kSmallPayloadAlignment> {};
+template <typename T>
+inline constexpr bool kUnboxableType = IsUnboxableType<T>::value;
+
+// A parameter the unboxed entry can pass: a plain value, by value or by
+// const reference.
+template <typename P>
+inline constexpr bool kUnboxableParam =
+    IsPlainValueParam<std::decay_t<P>>::value&&
+        kUnboxableType<std::decay_t<P>> &&
+    (std::is_same_v<P, std::decay_t<P>> ||
+     std::is_same_v<P, const std::decay_t<P>&>);
+
+// The unboxed entry of f (see UnboxedKernel).
+template <typename R, typename... Params>
+struct UnboxedEntry {
+  template <R (*f)(Params...), size_t... I>
+  static void Invoke(const void* const* operands, void* result,
+                     std::index_sequence<I...>) {
+    const R value =
+        f(*static_cast<const std::decay_t<Params>*>(operands[I])...);
+    std::memcpy(result, &value, sizeof(R));
+  }
+  static AsyncValue* Box(const void* result) {
+    R value;
+    std::memcpy(&value, result, sizeof(R));
+    return MakeAvailableAsyncValueRef<R>(value).release();
+  }
+  static constexpr AsyncValue::TypeId kOperandTypes[sizeof...(Params) + 1] = {
+      AsyncValue::TypeIdOf<std::decay_t<Params>>()..., nullptr};
+  template <R (*f)(Params...)>
+  static constexpr UnboxedKernel kKernel = {
+      [](const void* const* operands, void* result) {
+        Invoke<f>(operands, result, std::index_sequence_for<Params...>());
+      },
+      kOperandTypes, sizeof...(Params), AsyncValue::TypeIdOf<R>(), &Box};
+};
+
 template <typename F, F f>
 struct KernelImpl;
 
 template <typename R, typename... Params, R (*f)(Params...)>
 struct KernelImpl<R (*)(Params...), f> {
+  static constexpr const UnboxedKernel* Unboxed() {
+    if constexpr (kUnboxableType<R> && (kUnboxableParam<Params> && ...)) {
+      return &UnboxedEntry<R, Params...>::template kKernel<f>;
+    } else {
+      return nullptr;
+    }
+  }
+  static constexpr KernelDefinition Definition() {
+    return KernelDefinition(&Invoke, Unboxed());
+  }
+
   static void Invoke(AsyncKernelFrame* frame) {
     constexpr size_t kReturnArity = ReturnTraits<R>::kArity;
     if constexpr ((IsPlainValueParam<std::decay_t<Params>>::value && ...)) {
@@ -652,8 +715,9 @@ struct KernelImpl<R (*)(Params...), f> {
 }  // namespace internal
 }  // namespace asyncrt
 
-// The kernel entry point (an AsyncKernelImplementation) for function `fn`.
+// The kernel definition (KernelDefinition, which converts to an
+// AsyncKernelImplementation) for function `fn`.
 #define ASYNCRT_KERNEL(fn) \
-  &::asyncrt::internal::KernelImpl<decltype(&fn), &fn>::Invoke
+  (::asyncrt::internal::KernelImpl<decltype(&fn), &fn>::Definition())
 
 #endif  // ASYNCRT_BEF_EXECUTOR_KERNEL_UTILS_H_

@@ -164,6 +164,18 @@ class AsyncValue {
   template <typename T>
   T* GetIfType();
 
+  // A payload type as data, for code that handles payloads it does not know
+  // at compile time (the executor's unboxed kernels): TypeIdOf<T>()
+  // identifies T.
+  using TypeId = const internal::AsyncValueTypeInfo*;
+  template <typename T>
+  static constexpr TypeId TypeIdOf();
+  // Payloads of at most this alignment start right after the header.
+  static constexpr size_t kSmallPayloadAlignment = 8;
+  // GetIfType<T>() for the T whose TypeIdOf<T>() is `type`; T must be at
+  // most kSmallPayloadAlignment-aligned.
+  void* GetIfTypeId(TypeId type);
+
   // The error. Requires IsError().
   const absl::Status& GetError() const;
   // The error if the value is in the error state, else nullptr.
@@ -198,6 +210,8 @@ class AsyncValue {
   // ASYNCRT_ASYNC_VALUE_ACCOUNTING (debug and sanitizer builds); nullopt
   // otherwise.
   static std::optional<int64_t> NumLiveValues();
+  // Number of refcounted async values created so far, likewise.
+  static std::optional<int64_t> NumCreatedValues();
 
  protected:
   enum class Kind : uint8_t { kConcrete, kIndirect };
@@ -420,6 +434,23 @@ T* AsyncValue::GetIfType() {
   AsyncValue* value = const_cast<AsyncValue*>(Resolved());
   if (value->type_info_ != &ConcreteAsyncValue<T>::kTypeInfo) return nullptr;
   return &static_cast<ConcreteAsyncValue<T>*>(value)->payload();
+}
+
+template <typename T>
+constexpr AsyncValue::TypeId AsyncValue::TypeIdOf() {
+  return &ConcreteAsyncValue<T>::kTypeInfo;
+}
+
+namespace internal {
+// ConcreteAsyncValue<T>'s storage follows the header, aligned for T.
+inline constexpr size_t kSmallPayloadOffset = sizeof(AsyncValue);
+static_assert(kSmallPayloadOffset % AsyncValue::kSmallPayloadAlignment == 0);
+}  // namespace internal
+
+inline void* AsyncValue::GetIfTypeId(TypeId type) {
+  AsyncValue* value = const_cast<AsyncValue*>(Resolved());
+  if (value->type_info_ != type) return nullptr;
+  return reinterpret_cast<char*>(value) + internal::kSmallPayloadOffset;
 }
 
 inline const absl::Status* AsyncValue::GetErrorIfPresent() const {

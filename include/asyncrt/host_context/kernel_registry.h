@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "asyncrt/host_context/async_value.h"
 
 namespace asyncrt {
 
@@ -37,15 +38,49 @@ enum class KernelStrictness {
   kNonStrict,
 };
 
+// A second entry point for kernels of plain values (a function of scalars
+// returning one scalar, each trivially copyable and at most 8 bytes), made
+// by ASYNCRT_KERNEL. The executor keeps such values unboxed, in the call's
+// registers, when every kernel that reads them has one too (see
+// docs/executor.md): no async value, reference count or frame per kernel.
+// Immutable and static.
+struct UnboxedKernel {
+  // Runs the kernel: operands[i] points at operand i's value, and the
+  // result is stored at `result` (8 bytes of room, 8-byte aligned).
+  void (*invoke)(const void* const* operands, void* result);
+  // Operand i's payload type and the result's (AsyncValue::TypeIdOf).
+  const AsyncValue::TypeId* operand_types;
+  uint32_t num_operands;
+  AsyncValue::TypeId result_type;
+  // A new available async value holding the result found at `result`.
+  AsyncValue* (*box)(const void* result);
+};
+
+// What ASYNCRT_KERNEL makes: the kernel and, for kernels of plain values,
+// their unboxed entry. Converts to the AsyncKernelImplementation.
+struct KernelDefinition {
+  // Implicit: a plain kernel function is a definition without an unboxed
+  // entry.
+  constexpr KernelDefinition(AsyncKernelImplementation kernel,
+                             const UnboxedKernel* unboxed = nullptr)
+      : kernel(kernel), unboxed(unboxed) {}
+  constexpr operator AsyncKernelImplementation() const { return kernel; }
+
+  AsyncKernelImplementation kernel;
+  const UnboxedKernel* unboxed;
+};
+
 class KernelRegistry {
  public:
   // Registers `kernel` under `name`. AlreadyExists if the name is taken.
   absl::Status AddKernel(
-      absl::string_view name, AsyncKernelImplementation kernel,
+      absl::string_view name, KernelDefinition kernel,
       KernelStrictness strictness = KernelStrictness::kStrict);
 
   // The kernel registered under `name`, or nullptr.
   AsyncKernelImplementation GetKernel(absl::string_view name) const;
+  // Its unboxed entry, or nullptr (none, unknown, or non-strict).
+  const UnboxedKernel* GetUnboxedKernel(absl::string_view name) const;
 
   // Whether `name` is registered as non-strict (false if unknown).
   bool IsNonStrict(absl::string_view name) const;
@@ -55,7 +90,7 @@ class KernelRegistry {
 
  private:
   struct Entry {
-    AsyncKernelImplementation kernel;
+    KernelDefinition definition;
     KernelStrictness strictness;
   };
   absl::flat_hash_map<std::string, Entry> kernels_;
@@ -65,7 +100,7 @@ class KernelRegistry {
 // in one registry is a programming error (two libraries claiming one op),
 // so it prints the conflict and aborts, in release builds too.
 void MustAddKernel(KernelRegistry& registry, absl::string_view name,
-                   AsyncKernelImplementation kernel,
+                   KernelDefinition kernel,
                    KernelStrictness strictness = KernelStrictness::kStrict);
 
 // A function that registers a library's kernels.
