@@ -118,10 +118,25 @@ using CallBlockCache = BlockCache</*kMinBytes=*/64, /*kClasses=*/8,
                                   /*kPerClass=*/4>;
 
 struct KernelPlan {
-  AsyncKernelImplementation impl;
-  uint32_t location;
+  // What a kernel on its unboxed entry reads, first: one cache line.
   absl::Span<const uint32_t> operands;
   absl::Span<const uint32_t> results;
+  // Set if the kernel runs on its unboxed entry (see PlanUnboxed): it reads
+  // the operands marked in `unboxed_operands` from the call's value slots,
+  // the others from their async values, and its result is a value slot if
+  // `unboxed_result`.
+  const UnboxedKernel* unboxed = nullptr;
+  uint8_t unboxed_operands = 0;
+  // Boxed operands that are not function arguments: each holds a
+  // reference for this use.
+  uint8_t owned_boxed_operands = 0;
+  bool unboxed_result = false;
+  // With `unboxed_result`: the register's sole user, if it has one
+  // (RegisterPlan::has_sole_user), else CallState::kNoKernel.
+  uint32_t unboxed_sole_user = ~uint32_t{0};
+  const AsyncValue::TypeId* operand_types = nullptr;  // The entry's.
+  AsyncKernelImplementation impl;
+  uint32_t location;
   // What the kernel's frame shows. Its argument_is_shared marks operands
   // that are function arguments: the call holds their reference, so the
   // kernel must not drop one.
@@ -140,19 +155,6 @@ struct KernelPlan {
   // With streams (see SplitUsersByStream): the kernel's stream id.
   uint32_t stream = 0;
   KernelStateSlot* state_slot = nullptr;  // Owned by the function.
-  // Set if the kernel runs on its unboxed entry (see PlanUnboxed): it reads
-  // the operands marked in `unboxed_operands` from the call's value slots,
-  // the others from their async values, and its result is a value slot if
-  // `unboxed_result`.
-  const UnboxedKernel* unboxed = nullptr;
-  uint8_t unboxed_operands = 0;
-  // Boxed operands that are not function arguments: each holds a
-  // reference for this use.
-  uint8_t owned_boxed_operands = 0;
-  bool unboxed_result = false;
-  // With `unboxed_result`: the register's sole user, if it has one
-  // (RegisterPlan::has_sole_user), else CallState::kNoKernel.
-  uint32_t unboxed_sole_user = ~uint32_t{0};
 };
 
 struct RegisterPlan {
@@ -381,8 +383,11 @@ class CallState {
   template <size_t kOperands>
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t
   RunUnboxedKernel(const KernelPlan& kernel, KernelSite& site, Worklist& ready);
-  [[gnu::noinline, gnu::cold]] uint32_t FailUnboxedKernel(
+  [[gnu::noinline, gnu::cold]] uint32_t SlowUnboxedKernel(
       const KernelPlan& kernel, KernelSite& site, Worklist& ready);
+  // Drops the operands' references and defines the result.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t FinishUnboxedKernel(
+      const KernelPlan& kernel, uint32_t result, Worklist& ready);
   // The kernel path; returns the kernel to run next (see DefineLastResult).
   // Always inline: GCC takes the attribute from the declaration (one on
   // the definition alone left these out of line once they had two callers).
@@ -869,6 +874,7 @@ class BefFunction final : public Function {
       // spent argument's async value can be reused for the result.
       if (unboxed_operands == 0 && !unboxed_result) continue;
       kernel.unboxed = entries[k];
+      kernel.operand_types = entries[k]->operand_types;
       kernel.unboxed_operands = unboxed_operands;
       kernel.unboxed_result = unboxed_result;
       for (size_t i = 0; i < kernel.operands.size(); ++i) {
@@ -1585,24 +1591,25 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
     if (unboxed_operands & (1u << i)) {
       failed |= value != nullptr;
       values[i] = &unboxed_values_[reg];
-    } else if (ABSL_PREDICT_FALSE(value->IsError())) {
-      failed = true;
     } else {
-      values[i] = value->GetIfTypeId(entry.operand_types[i]);
+      // A direct, concrete T; anything else (an error, an indirect value,
+      // another type) takes the slow path.
+      values[i] = value->GetIfConcreteTypeId(kernel.operand_types[i]);
       failed |= values[i] == nullptr;
     }
   }
-  if (ABSL_PREDICT_FALSE(failed ||
+  if (ABSL_PREDICT_FALSE(failed | trace_kernels_ ||
                          exec_ctx_.request_context()->GetCancelAsyncValue())) {
-    return FailUnboxedKernel(kernel, site, ready);
+    return SlowUnboxedKernel(kernel, site, ready);
   }
   const uint32_t result = kernel.results.data()[0];
-  if (ABSL_PREDICT_FALSE(trace_kernels_)) {
-    tracing::ScopedTrace trace(tracing::Level::kDebug, kernel.descriptor.name);
-    entry.invoke(values, &unboxed_values_[result]);
-  } else {
-    entry.invoke(values, &unboxed_values_[result]);
-  }
+  entry.invoke(values, &unboxed_values_[result]);
+  return FinishUnboxedKernel(kernel, result, ready);
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::FinishUnboxedKernel(
+    const KernelPlan& kernel, uint32_t result, Worklist& ready) {
+  const uint32_t* operands = kernel.operands.data();
   // This use's references: boxed operands that are not function arguments
   // (unboxed ones hold none without an error).
   for (unsigned mask = kernel.owned_boxed_operands; mask != 0;
@@ -1620,31 +1627,47 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
     CountDown(function_.register_plan(result), ready);
     return kNoKernel;
   }
-  return DefineLastResult(result, entry.box(&unboxed_values_[result]), ready);
+  return DefineLastResult(result, kernel.unboxed->box(&unboxed_values_[result]),
+                          ready);
 }
 
 // RunUnboxedKernel when an operand is an error or of the wrong type, or
-// the request is cancelled: what the frame path does then.
-uint32_t CallState::FailUnboxedKernel(const KernelPlan& kernel,
+// the request is cancelled (what the frame path does then), or in a
+// traced run. `values` are the operands' if none failed.
+uint32_t CallState::SlowUnboxedKernel(const KernelPlan& kernel,
                                       KernelSite& site, Worklist& ready) {
   const UnboxedKernel& entry = *kernel.unboxed;
   const absl::Span<const uint32_t> operands = kernel.operands;
+  const void* values[kMaxUnboxedOperands];
   AsyncValue* error = nullptr;
   size_t wrong_type = operands.size();
   for (size_t i = 0; i < operands.size(); ++i) {
     AsyncValue* value = Register(operands[i]).load(std::memory_order_acquire);
     if (kernel.unboxed_operands & (1u << i)) {
       if (value != nullptr && error == nullptr) error = value;
+      values[i] = &unboxed_values_[operands[i]];
     } else if (value->IsError()) {
       if (error == nullptr) error = value;
-    } else if (value->GetIfTypeId(entry.operand_types[i]) == nullptr &&
-               wrong_type == operands.size()) {
-      wrong_type = i;
+    } else {
+      // Resolved here: the fast path takes no indirect value.
+      values[i] = value->GetIfTypeId(kernel.operand_types[i]);
+      if (values[i] == nullptr && wrong_type == operands.size()) {
+        wrong_type = i;
+      }
     }
   }
   if (AsyncValue* cancelled =
           exec_ctx_.request_context()->GetCancelAsyncValue()) {
     error = cancelled;
+  }
+  if (error == nullptr && wrong_type == operands.size()) {
+    const uint32_t result = kernel.results[0];
+    {
+      tracing::ScopedTrace trace(tracing::Level::kDebug,
+                                 kernel.descriptor.name);
+      entry.invoke(values, &unboxed_values_[result]);
+    }
+    return FinishUnboxedKernel(kernel, result, ready);
   }
   AsyncValue* failure;  // +1
   if (error != nullptr) {

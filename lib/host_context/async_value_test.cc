@@ -115,6 +115,19 @@ TEST(AsyncValueTest, GetIfTypeIdFindsSmallPayloads) {
   RCReference<IndirectAsyncValue> indirect = MakeIndirectAsyncValue();
   indirect->ForwardTo(FormRef(number.GetAsyncValue()));
   EXPECT_EQ(indirect->GetIfTypeId(AsyncValue::TypeIdOf<int32_t>()), &*number);
+
+  // The concrete-only form leaves indirect values and errors to its caller.
+  const AsyncValue::TypeId i32 = AsyncValue::TypeIdOf<int32_t>();
+  EXPECT_EQ(number.GetAsyncValue()->GetIfConcreteTypeId(i32), &*number);
+  EXPECT_EQ(number.GetAsyncValue()->GetIfConcreteTypeId(
+                AsyncValue::TypeIdOf<int64_t>()),
+            nullptr);
+  EXPECT_EQ(indirect->GetIfConcreteTypeId(i32), nullptr);
+  auto failed = MakeUnconstructedAsyncValueRef<int32_t>();
+  failed.SetError(absl::InternalError("no value"));
+  EXPECT_EQ(failed.GetAsyncValue()->GetIfConcreteTypeId(i32), nullptr);
+  auto pending = MakeUnconstructedAsyncValueRef<int32_t>();
+  EXPECT_EQ(pending.GetAsyncValue()->GetIfConcreteTypeId(i32), nullptr);
 }
 
 TEST(AsyncValueTest, UnconstructedToConcrete) {

@@ -175,6 +175,9 @@ class AsyncValue {
   // GetIfType<T>() for the T whose TypeIdOf<T>() is `type`; T must be at
   // most kSmallPayloadAlignment-aligned.
   void* GetIfTypeId(TypeId type);
+  // Likewise, but nullptr for an indirect value or an error as well: one
+  // comparison of the type and one of the state.
+  void* GetIfConcreteTypeId(TypeId type);
 
   // The error. Requires IsError().
   const absl::Status& GetError() const;
@@ -451,6 +454,14 @@ inline void* AsyncValue::GetIfTypeId(TypeId type) {
   AsyncValue* value = const_cast<AsyncValue*>(Resolved());
   if (value->type_info_ != type) return nullptr;
   return reinterpret_cast<char*>(value) + internal::kSmallPayloadOffset;
+}
+
+inline void* AsyncValue::GetIfConcreteTypeId(TypeId type) {
+  // Indirect values have no type of their own (type_info_ is null).
+  if (type_info_ != type || StateOf(LoadWord()) != State::kConcrete) {
+    return nullptr;
+  }
+  return reinterpret_cast<char*>(this) + internal::kSmallPayloadOffset;
 }
 
 inline const absl::Status* AsyncValue::GetErrorIfPresent() const {
