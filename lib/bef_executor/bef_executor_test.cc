@@ -410,6 +410,52 @@ TEST_P(ExecutorTest, BoxedOperandOfTheWrongTypeForAnUnboxedKernel) {
                   "wrong type")));
 }
 
+// Arguments that only plain kernels read are copied into value slots when
+// a call starts; one that is pending, an error, indirect or of another type
+// sends the call's unboxed kernels to the path that reads it boxed.
+TEST_P(ExecutorTest, UnboxedArgumentsOfEveryKind) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t x = b.Arguments(1)[0];
+  uint32_t doubled = b.Kernel("test.add.i32", {x, x}, 1)[0];
+  b.Define(f, {b.Kernel("test.add.i32", {doubled, x}, 1)[0]});
+  auto program = Load(b);
+  const Function& function = *program->GetFunction("f");
+  auto call = [&](RCReference<AsyncValue> argument) {
+    AsyncValue* args[] = {argument.get()};
+    auto results = Start(function, args);
+    return results;
+  };
+
+  auto direct = call(MakeAvailableAsyncValueRef<int32_t>(5));
+  host_.Await(direct);
+  EXPECT_EQ(direct[0]->get<int32_t>(), 15);
+
+  RCReference<IndirectAsyncValue> forwarded = MakeIndirectAsyncValue();
+  forwarded->ForwardTo(MakeAvailableAsyncValueRef<int32_t>(6));
+  auto indirect = call(forwarded);
+  host_.Await(indirect);
+  EXPECT_EQ(indirect[0]->get<int32_t>(), 18);
+
+  auto later = MakeUnconstructedAsyncValueRef<int32_t>();
+  auto pending = call(FormRef(later.GetAsyncValue()));
+  later.emplace(7);
+  host_.Await(pending);
+  EXPECT_EQ(pending[0]->get<int32_t>(), 21);
+
+  auto failed = call(MakeErrorAsyncValueRef("bad argument"));
+  host_.Await(failed);
+  ASSERT_TRUE(failed[0]->IsError());
+  EXPECT_EQ(failed[0]->GetError().message(), "bad argument");
+  EXPECT_TRUE(Diagnostics().empty());  // Reported by whoever made it.
+
+  auto wide = call(MakeAvailableAsyncValueRef<int64_t>(8));
+  host_.Await(wide);
+  ASSERT_TRUE(wide[0]->IsError());
+  EXPECT_EQ(wide[0]->GetError().message(),
+            "kernel 'test.add.i32' argument 0 has the wrong type");
+}
+
 TEST_P(ExecutorTest, CancellationStopsUnboxedKernels) {
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 1, 1);

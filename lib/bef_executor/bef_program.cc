@@ -127,6 +127,9 @@ struct KernelPlan {
   // `unboxed_result`.
   const UnboxedKernel* unboxed = nullptr;
   uint8_t unboxed_operands = 0;
+  // The unboxed operands that are not function arguments: their registers
+  // are null unless their definer passed on an error instead.
+  uint8_t checked_operands = 0;
   // Boxed operands that are not function arguments: each holds a
   // reference for this use.
   uint8_t owned_boxed_operands = 0;
@@ -180,6 +183,10 @@ struct RegisterPlan {
   // PlanUnboxed); the register itself holds null, or an error its definer
   // passed on instead of a value (one reference per use).
   bool is_unboxed = false;
+  // A function argument whose users all take it unboxed: each call copies
+  // its payload into its value slot (CallState::UnboxArguments); the
+  // register keeps the argument's async value.
+  bool is_unboxed_argument = false;
 };
 
 class BefFunction;
@@ -341,6 +348,11 @@ class CallState {
   // The value for function result `index` (+1): the register's value, or an
   // indirect value forwarded once the register is defined.
   RCReference<AsyncValue> TakeResult(size_t index, uint32_t reg);
+  // Copies the arguments that kernels take unboxed into their value slots,
+  // or, if one is not available, concrete and of its type, sends every
+  // unboxed kernel of the call to the slow path (which reads it boxed).
+  void UnboxArguments(absl::Span<AsyncValue* const> arguments,
+                      bool arguments_available);
 
  private:
   CallState(const BefFunction& function, const ExecutionContext& exec_ctx);
@@ -426,6 +438,9 @@ class CallState {
   bool pinned_ = false;
   // Debug tracing, read once per call rather than once per kernel.
   const bool trace_kernels_ = tracing::IsEnabled(tracing::Level::kDebug);
+  // Unboxed kernels take SlowUnboxedKernel: traced runs, and calls whose
+  // unboxed arguments could not be copied (see UnboxArguments).
+  bool unboxed_slow_path_ = trace_kernels_;
   bool is_sync_ = false;  // The function's, read once per call.
   const BefFunction& function_;
   ExecutionContext exec_ctx_;
@@ -568,6 +583,14 @@ class BefFunction final : public Function {
     uint32_t block_class = 0;
   };
   const CallLayout& call_layout() const { return call_layout_; }
+  struct UnboxedArgument {
+    uint32_t index;  // In the call's arguments.
+    uint32_t reg;
+    AsyncValue::TypeId type;
+  };
+  absl::Span<const UnboxedArgument> unboxed_arguments() const {
+    return unboxed_arguments_;
+  }
   // The block's contents from kCallRegistersAt at the start of a call: null
   // registers, each kernel's starting ready count, empty result slots.
   absl::Span<const unsigned char> CallImage(bool arguments_available) const {
@@ -614,6 +637,9 @@ class BefFunction final : public Function {
                             ready,
                             /*count_down=*/!arguments_available,
                             /*before_kernels=*/arguments_available);
+    }
+    if (!unboxed_arguments_.empty()) {
+      state->UnboxArguments(arguments, arguments_available);
     }
     if (runs_in_order_ && arguments_available) {
       // No chains order a sync function's side effects: program order does.
@@ -838,16 +864,11 @@ class BefFunction final : public Function {
         entries[k] = entry;
       }
     }
-    for (uint32_t reg = 0; reg < num_registers(); ++reg) {
-      RegisterPlan& plan = registers_[reg];
-      if (definitions[reg] != 1 || plan.is_argument ||
-          !plan.result_slots.empty() || plan.has_non_strict_users ||
-          entries[definer[reg]] == nullptr) {
-        continue;
-      }
-      const AsyncValue::TypeId type = entries[definer[reg]]->result_type;
-      plan.is_unboxed =
-          std::all_of(plan.users.begin(), plan.users.end(), [&](uint32_t user) {
+    // Whether every user takes `reg` unboxed, as `type`.
+    auto users_take = [&](uint32_t reg, AsyncValue::TypeId type) {
+      const RegisterPlan& plan = registers_[reg];
+      return std::all_of(
+          plan.users.begin(), plan.users.end(), [&](uint32_t user) {
             const UnboxedKernel* entry = entries[user];
             if (entry == nullptr) return false;
             const absl::Span<const uint32_t> operands = kernels_[user].operands;
@@ -858,14 +879,43 @@ class BefFunction final : public Function {
             }
             return true;
           });
+    };
+    for (uint32_t reg = 0; reg < num_registers(); ++reg) {
+      RegisterPlan& plan = registers_[reg];
+      if (!plan.result_slots.empty() || plan.has_non_strict_users) continue;
+      if (plan.is_argument) {
+        // Copied into its value slot when a call starts (UnboxArguments).
+        if (definitions[reg] != 0 || plan.users.empty()) continue;
+        const uint32_t user = plan.users[0];
+        if (entries[user] == nullptr) continue;
+        const absl::Span<const uint32_t> operands = kernels_[user].operands;
+        const size_t i =
+            std::find(operands.begin(), operands.end(), reg) - operands.begin();
+        const AsyncValue::TypeId type = entries[user]->operand_types[i];
+        if (users_take(reg, type)) {
+          plan.is_unboxed_argument = true;
+          has_unboxed_ = true;
+          for (uint32_t a = 0; a < decoded_.argument_registers.size(); ++a) {
+            if (decoded_.argument_registers[a] == reg) {
+              unboxed_arguments_.push_back({a, reg, type});
+            }
+          }
+        }
+        continue;
+      }
+      if (definitions[reg] != 1 || entries[definer[reg]] == nullptr) continue;
+      plan.is_unboxed = users_take(reg, entries[definer[reg]]->result_type);
       has_unboxed_ |= plan.is_unboxed;
     }
     for (uint32_t k = 0; k < kernels_.size(); ++k) {
       if (entries[k] == nullptr) continue;
       KernelPlan& kernel = kernels_[k];
       uint8_t unboxed_operands = 0;
+      uint8_t checked_operands = 0;
       for (size_t i = 0; i < kernel.operands.size(); ++i) {
-        if (registers_[kernel.operands[i]].is_unboxed) {
+        const RegisterPlan& operand = registers_[kernel.operands[i]];
+        if (operand.is_unboxed) checked_operands |= 1u << i;
+        if (operand.is_unboxed || operand.is_unboxed_argument) {
           unboxed_operands |= 1u << i;
         }
       }
@@ -876,6 +926,7 @@ class BefFunction final : public Function {
       kernel.unboxed = entries[k];
       kernel.operand_types = entries[k]->operand_types;
       kernel.unboxed_operands = unboxed_operands;
+      kernel.checked_operands = checked_operands;
       kernel.unboxed_result = unboxed_result;
       for (size_t i = 0; i < kernel.operands.size(); ++i) {
         if (!(unboxed_operands & (1u << i)) &&
@@ -1011,6 +1062,7 @@ class BefFunction final : public Function {
   bool has_streams_ = false;    // See SplitUsersByStream.
   bool visits_in_order_ = false;                    // See CountVisits.
   bool has_unboxed_ = false;                        // See PlanUnboxed.
+  std::vector<UnboxedArgument> unboxed_arguments_;  // See PlanUnboxed.
   std::unique_ptr<KernelStateSlot[]> state_slots_;  // One per kernel.
 };
 
@@ -1570,6 +1622,27 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelWith(
                           results[num_results - 1].release(), ready);
 }
 
+void CallState::UnboxArguments(absl::Span<AsyncValue* const> arguments,
+                               bool arguments_available) {
+  if (!arguments_available) {
+    unboxed_slow_path_ = true;
+    return;
+  }
+  for (const BefFunction::UnboxedArgument& unboxed :
+       function_.unboxed_arguments()) {
+    AsyncValue* argument = arguments[unboxed.index];
+    const void* payload =
+        argument->IsConcrete() ? argument->GetIfTypeId(unboxed.type) : nullptr;
+    if (payload == nullptr) {
+      unboxed_slow_path_ = true;
+      return;
+    }
+    // All 8 bytes: a value's payload is followed by at least its padding
+    // up to the next multiple of 8 (the header is 8-byte aligned).
+    std::memcpy(&unboxed_values_[unboxed.reg], payload, sizeof(uint64_t));
+  }
+}
+
 template <size_t kOperands>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
     const KernelPlan& kernel, KernelSite& site, Worklist& ready) {
@@ -1580,6 +1653,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
   // Planned so (PlanUnboxed); tells the compiler the array suffices.
   if (num_operands > kMaxUnboxedOperands) __builtin_unreachable();
   const unsigned unboxed_operands = kernel.unboxed_operands;
+  const unsigned checked_operands = kernel.checked_operands;
   const void* values[kMaxUnboxedOperands];
   bool failed = false;  // An error operand, or one of the wrong type.
 #pragma GCC unroll 8
@@ -1589,8 +1663,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
     // definer passed on instead of a value).
     AsyncValue* value = Register(reg).load(std::memory_order_acquire);
     if (unboxed_operands & (1u << i)) {
-      failed |= value != nullptr;
       values[i] = &unboxed_values_[reg];
+      if (checked_operands & (1u << i)) failed |= value != nullptr;
     } else {
       // A direct, concrete T; anything else (an error, an indirect value,
       // another type) takes the slow path.
@@ -1598,7 +1672,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
       failed |= values[i] == nullptr;
     }
   }
-  if (ABSL_PREDICT_FALSE(failed | trace_kernels_ ||
+  if (ABSL_PREDICT_FALSE(failed | unboxed_slow_path_ ||
                          exec_ctx_.request_context()->GetCancelAsyncValue())) {
     return SlowUnboxedKernel(kernel, site, ready);
   }
@@ -1643,7 +1717,7 @@ uint32_t CallState::SlowUnboxedKernel(const KernelPlan& kernel,
   size_t wrong_type = operands.size();
   for (size_t i = 0; i < operands.size(); ++i) {
     AsyncValue* value = Register(operands[i]).load(std::memory_order_acquire);
-    if (kernel.unboxed_operands & (1u << i)) {
+    if (kernel.checked_operands & (1u << i)) {
       if (value != nullptr && error == nullptr) error = value;
       values[i] = &unboxed_values_[operands[i]];
     } else if (value->IsError()) {
