@@ -45,6 +45,15 @@ AsyncValueRef<int32_t> AsyncAddI32(Argument<int32_t> a, Argument<int32_t> b,
       [a = a.ValueRef(), b = b.ValueRef()] { return a.get() + b.get(); });
 }
 int64_t WidenI32(int32_t a) { return a; }
+int32_t Sum4(int32_t a, int32_t b, int32_t c, int32_t d) {
+  return a + b + c + d;
+}
+int32_t Sum5(int32_t a, int32_t b, int32_t c, int32_t d, int32_t e) {
+  return a + b + c + d + e;
+}
+double Scale(double x, float factor, bool negate) {
+  return (negate ? -x : x) * factor;
+}
 absl::StatusOr<int32_t> CheckedDiv(int32_t a, int32_t b) {
   if (b == 0) return absl::InvalidArgumentError("Divide by zero");
   return a / b;
@@ -148,6 +157,8 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("test.add.i32", ASYNCRT_KERNEL(AddI32));
   add("test.async_add.i32", ASYNCRT_KERNEL(AsyncAddI32));
   add("test.widen.i64", ASYNCRT_KERNEL(WidenI32));
+  add("test.sum4.i32", ASYNCRT_KERNEL(Sum4));
+  add("test.sum5.i32", ASYNCRT_KERNEL(Sum5));
   add("test.div.i32", ASYNCRT_KERNEL(CheckedDiv));
   add("test.split", ASYNCRT_KERNEL(Split));
   add("test.new_chain", ASYNCRT_KERNEL(NewChain));
@@ -454,6 +465,22 @@ TEST_P(ExecutorTest, UnboxedArgumentsOfEveryKind) {
   ASSERT_TRUE(wide[0]->IsError());
   EXPECT_EQ(wide[0]->GetError().message(),
             "kernel 'test.add.i32' argument 0 has the wrong type");
+}
+
+TEST_P(ExecutorTest, WideKernelsBesideUnboxedOnes) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t x = b.Arguments(1)[0];
+  uint32_t a = b.Kernel("test.add.i32", {x, x}, 1)[0];
+  // Four operands: unboxed; five: the frame path, so `a` and `four` are
+  // boxed for it.
+  uint32_t four = b.Kernel("test.sum4.i32", {a, x, a, x}, 1)[0];
+  uint32_t five = b.Kernel("test.sum5.i32", {four, a, x, four, x}, 1)[0];
+  b.Define(f, {b.Kernel("test.add.i32", {five, five}, 1)[0]});
+  auto program = Load(b);
+  auto results = Run(*program, "f", {1});
+  // a = 2, four = 6, five = 6 + 2 + 1 + 6 + 1 = 16.
+  EXPECT_EQ(results[0]->get<int32_t>(), 32);
 }
 
 TEST_P(ExecutorTest, CancellationStopsUnboxedKernels) {
@@ -892,15 +919,13 @@ TEST(KernelAdapterTest, UnboxedEntryForFunctionsOfPlainValuesOnly) {
   EXPECT_EQ(add->operand_types[0], AsyncValue::TypeIdOf<int32_t>());
   EXPECT_EQ(add->operand_types[1], AsyncValue::TypeIdOf<int32_t>());
   EXPECT_EQ(add->result_type, AsyncValue::TypeIdOf<int32_t>());
-  const int32_t a = 40, b = 2;
-  const void* operands[] = {&a, &b};
-  uint64_t slot = 0;
-  add->invoke(operands, &slot);
+  // Values travel as the low bytes of 64-bit words.
+  const uint64_t result = add->invoke(40, uint64_t{0xffffffff}, 0, 0);
   int32_t sum;
-  std::memcpy(&sum, &slot, sizeof(sum));
-  EXPECT_EQ(sum, 42);
-  RCReference<AsyncValue> boxed = TakeRef(add->box(&slot));
-  EXPECT_EQ(boxed->get<int32_t>(), 42);
+  std::memcpy(&sum, &result, sizeof(sum));
+  EXPECT_EQ(sum, 39);
+  RCReference<AsyncValue> boxed = TakeRef(add->box(result));
+  EXPECT_EQ(boxed->get<int32_t>(), 39);
 
   const UnboxedKernel* widen = ASYNCRT_KERNEL(WidenI32).unboxed;
   ASSERT_NE(widen, nullptr);
@@ -916,6 +941,25 @@ TEST(KernelAdapterTest, UnboxedEntryForFunctionsOfPlainValuesOnly) {
   EXPECT_EQ(ASYNCRT_KERNEL(AsyncAddI32).unboxed, nullptr);    // async
   EXPECT_EQ(ASYNCRT_KERNEL(Describe).unboxed, nullptr);       // string
   EXPECT_EQ(ASYNCRT_KERNEL(CancelRequest).unboxed, nullptr);  // context
+  EXPECT_EQ(ASYNCRT_KERNEL(Sum5).unboxed, nullptr);           // > 4 operands
+  EXPECT_NE(ASYNCRT_KERNEL(Sum4).unboxed, nullptr);
+}
+
+TEST(KernelAdapterTest, UnboxedEntryPassesEachTypeInItsLowBytes) {
+  const UnboxedKernel* scale = ASYNCRT_KERNEL(Scale).unboxed;
+  ASSERT_NE(scale, nullptr);
+  uint64_t x = 0, factor = ~uint64_t{0}, negate = ~uint64_t{0};
+  const double x_value = 1.5;
+  const float factor_value = 4.0f;
+  const bool negate_value = true;
+  // Whatever the bytes above each value hold.
+  std::memcpy(&x, &x_value, sizeof(x_value));
+  std::memcpy(&factor, &factor_value, sizeof(factor_value));
+  std::memcpy(&negate, &negate_value, sizeof(negate_value));
+  const uint64_t result = scale->invoke(x, factor, negate, 12345);
+  double value;
+  std::memcpy(&value, &result, sizeof(value));
+  EXPECT_EQ(value, -6.0);
 }
 
 TEST(KernelRegistryTest, NonStrictKernelsHaveNoUnboxedEntry) {

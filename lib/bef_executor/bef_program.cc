@@ -109,7 +109,7 @@ constexpr size_t AlignUp(size_t offset) {
 
 // Operands of a kernel on its unboxed entry: KernelPlan::unboxed_operands
 // has one bit each.
-constexpr size_t kMaxUnboxedOperands = 8;
+constexpr size_t kMaxUnboxedOperands = UnboxedKernel::kMaxOperands;
 
 // Call blocks are short-lived and come in few sizes: each thread keeps a
 // few freed ones per class (64 bytes to 8 KiB, about a thousand registers),
@@ -395,6 +395,10 @@ class CallState {
   template <size_t kOperands>
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t
   RunUnboxedKernel(const KernelPlan& kernel, KernelSite& site, Worklist& ready);
+  // The async value for a kernel's boxed result: a spent operand's or a
+  // new one. Drops the operand references FinishUnboxedKernel left.
+  [[gnu::noinline]] AsyncValue* BoxUnboxedResult(const KernelPlan& kernel,
+                                                 uint32_t result);
   [[gnu::noinline, gnu::cold]] uint32_t SlowUnboxedKernel(
       const KernelPlan& kernel, KernelSite& site, Worklist& ready);
   // Drops the operands' references and defines the result.
@@ -1654,22 +1658,26 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
   if (num_operands > kMaxUnboxedOperands) __builtin_unreachable();
   const unsigned unboxed_operands = kernel.unboxed_operands;
   const unsigned checked_operands = kernel.checked_operands;
-  const void* values[kMaxUnboxedOperands];
+  // Passed in registers; the unused ones are zero.
+  uint64_t bits[kMaxUnboxedOperands] = {};
   bool failed = false;  // An error operand, or one of the wrong type.
-#pragma GCC unroll 8
+#pragma GCC unroll 4
   for (size_t i = 0; i < num_operands; ++i) {
     const uint32_t reg = operands[i];
     // An async value or, for an unboxed operand, null (or an error its
     // definer passed on instead of a value).
     AsyncValue* value = Register(reg).load(std::memory_order_acquire);
     if (unboxed_operands & (1u << i)) {
-      values[i] = &unboxed_values_[reg];
+      bits[i] = unboxed_values_[reg];
       if (checked_operands & (1u << i)) failed |= value != nullptr;
+    } else if (const void* payload =
+                   value->GetIfConcreteTypeId(kernel.operand_types[i])) {
+      // All 8 bytes: a payload is followed by its padding up to the next
+      // multiple of 8 (the header is 8-byte aligned).
+      std::memcpy(&bits[i], payload, sizeof(uint64_t));
     } else {
-      // A direct, concrete T; anything else (an error, an indirect value,
-      // another type) takes the slow path.
-      values[i] = value->GetIfConcreteTypeId(kernel.operand_types[i]);
-      failed |= values[i] == nullptr;
+      // An error, an indirect value or another type.
+      failed = true;
     }
   }
   if (ABSL_PREDICT_FALSE(failed | unboxed_slow_path_ ||
@@ -1677,7 +1685,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
     return SlowUnboxedKernel(kernel, site, ready);
   }
   const uint32_t result = kernel.results.data()[0];
-  entry.invoke(values, &unboxed_values_[result]);
+  unboxed_values_[result] = entry.invoke(bits[0], bits[1], bits[2], bits[3]);
   return FinishUnboxedKernel(kernel, result, ready);
 }
 
@@ -1685,8 +1693,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::FinishUnboxedKernel(
     const KernelPlan& kernel, uint32_t result, Worklist& ready) {
   const uint32_t* operands = kernel.operands.data();
   // This use's references: boxed operands that are not function arguments
-  // (unboxed ones hold none without an error).
-  for (unsigned mask = kernel.owned_boxed_operands; mask != 0;
+  // (unboxed ones hold none without an error). A boxed result may reuse a
+  // spent operand: BoxUnboxedResult drops those.
+  const unsigned kept =
+      kernel.unboxed_result ? 0 : kernel.descriptor.maybe_spent_arguments;
+  for (unsigned mask = kernel.owned_boxed_operands & ~kept; mask != 0;
        mask &= mask - 1) {
     Register(operands[absl::countr_zero(mask)])
         .load(std::memory_order_relaxed)
@@ -1701,33 +1712,72 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::FinishUnboxedKernel(
     CountDown(function_.register_plan(result), ready);
     return kNoKernel;
   }
-  return DefineLastResult(result, kernel.unboxed->box(&unboxed_values_[result]),
+  const unsigned spent =
+      kernel.owned_boxed_operands & kernel.descriptor.maybe_spent_arguments;
+  return DefineLastResult(result,
+                          spent != 0
+                              ? BoxUnboxedResult(kernel, result)
+                              : kernel.unboxed->box(unboxed_values_[result]),
                           ready);
 }
 
+AsyncValue* CallState::BoxUnboxedResult(const KernelPlan& kernel,
+                                        uint32_t result) {
+  const UnboxedKernel& entry = *kernel.unboxed;
+  const uint64_t bits = unboxed_values_[result];
+  // As SetReturnedResultAt on the frame path: an operand of the result's
+  // type that nobody else references becomes the result. (Its reference
+  // was not dropped: FinishUnboxedKernel keeps the candidates'.)
+  const uint32_t* operands = kernel.operands.data();
+  for (unsigned mask = kernel.owned_boxed_operands &
+                       kernel.descriptor.maybe_spent_arguments;
+       mask != 0; mask &= mask - 1) {
+    AsyncValue* value = Register(operands[absl::countr_zero(mask)])
+                            .load(std::memory_order_relaxed);
+    void* payload = value->GetIfConcreteTypeId(entry.result_type);
+    if (payload == nullptr || !value->IsUnique()) continue;
+    std::memcpy(payload, &bits, entry.result_size);
+    // Drops the other candidates' references.
+    for (unsigned rest = mask & (mask - 1); rest != 0; rest &= rest - 1) {
+      Register(operands[absl::countr_zero(rest)])
+          .load(std::memory_order_relaxed)
+          ->DropRef();
+    }
+    return value;
+  }
+  for (unsigned mask = kernel.owned_boxed_operands &
+                       kernel.descriptor.maybe_spent_arguments;
+       mask != 0; mask &= mask - 1) {
+    Register(operands[absl::countr_zero(mask)])
+        .load(std::memory_order_relaxed)
+        ->DropRef();
+  }
+  return entry.box(bits);
+}
+
 // RunUnboxedKernel when an operand is an error or of the wrong type, or
-// the request is cancelled (what the frame path does then), or in a
-// traced run. `values` are the operands' if none failed.
+// the request is cancelled (what the frame path does then), in a traced
+// run, or when the call's unboxed arguments are read boxed.
 uint32_t CallState::SlowUnboxedKernel(const KernelPlan& kernel,
                                       KernelSite& site, Worklist& ready) {
   const UnboxedKernel& entry = *kernel.unboxed;
   const absl::Span<const uint32_t> operands = kernel.operands;
-  const void* values[kMaxUnboxedOperands];
+  uint64_t bits[kMaxUnboxedOperands] = {};
   AsyncValue* error = nullptr;
   size_t wrong_type = operands.size();
   for (size_t i = 0; i < operands.size(); ++i) {
     AsyncValue* value = Register(operands[i]).load(std::memory_order_acquire);
     if (kernel.checked_operands & (1u << i)) {
       if (value != nullptr && error == nullptr) error = value;
-      values[i] = &unboxed_values_[operands[i]];
+      bits[i] = unboxed_values_[operands[i]];
     } else if (value->IsError()) {
       if (error == nullptr) error = value;
-    } else {
+    } else if (const void* payload =
+                   value->GetIfTypeId(kernel.operand_types[i])) {
       // Resolved here: the fast path takes no indirect value.
-      values[i] = value->GetIfTypeId(kernel.operand_types[i]);
-      if (values[i] == nullptr && wrong_type == operands.size()) {
-        wrong_type = i;
-      }
+      std::memcpy(&bits[i], payload, sizeof(uint64_t));
+    } else if (wrong_type == operands.size()) {
+      wrong_type = i;
     }
   }
   if (AsyncValue* cancelled =
@@ -1739,7 +1789,8 @@ uint32_t CallState::SlowUnboxedKernel(const KernelPlan& kernel,
     {
       tracing::ScopedTrace trace(tracing::Level::kDebug,
                                  kernel.descriptor.name);
-      entry.invoke(values, &unboxed_values_[result]);
+      unboxed_values_[result] =
+          entry.invoke(bits[0], bits[1], bits[2], bits[3]);
     }
     return FinishUnboxedKernel(kernel, result, ready);
   }

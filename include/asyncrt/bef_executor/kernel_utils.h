@@ -28,13 +28,16 @@
 // argument count, argument type, attribute or result count is reported as
 // an error at the kernel's location instead of running the kernel.
 //
-// A function of plain values returning one (each trivially copyable, at
-// most 8 bytes: integers, floats, bool, Chain) also gets an unboxed entry
+// A function of up to four plain values returning one (each trivially
+// copyable, at most 8 bytes: integers, floats, bool, Chain) also gets an
+// unboxed entry
 // (UnboxedKernel), which the executor may call instead, with the values
 // kept in its registers rather than in async values.
 #ifndef ASYNCRT_BEF_EXECUTOR_KERNEL_UTILS_H_
 #define ASYNCRT_BEF_EXECUTOR_KERNEL_UTILS_H_
 
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <tuple>
@@ -592,28 +595,42 @@ inline constexpr bool kUnboxableParam =
      std::is_same_v<P, const std::decay_t<P>&>);
 
 // The unboxed entry of f (see UnboxedKernel).
+template <typename T>
+[[gnu::always_inline]] inline T FromBits(uint64_t bits) {
+  // Through bytes: T need not be default-constructible.
+  std::array<unsigned char, sizeof(T)> bytes;
+  std::memcpy(bytes.data(), &bits, sizeof(T));
+  return std::bit_cast<T>(bytes);
+}
+template <typename T>
+[[gnu::always_inline]] inline uint64_t ToBits(const T& value) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return bits;
+}
 template <typename R, typename... Params>
 struct UnboxedEntry {
   template <R (*f)(Params...), size_t... I>
-  static void Invoke(const void* const* operands, void* result,
-                     std::index_sequence<I...>) {
-    const R value =
-        f(*static_cast<const std::decay_t<Params>*>(operands[I])...);
-    std::memcpy(result, &value, sizeof(R));
+  static uint64_t Invoke(const uint64_t (&bits)[UnboxedKernel::kMaxOperands],
+                         std::index_sequence<I...>) {
+    return ToBits<R>(f(FromBits<std::decay_t<Params>>(bits[I])...));
   }
-  static AsyncValue* Box(const void* result) {
-    R value;
-    std::memcpy(&value, result, sizeof(R));
-    return MakeAvailableAsyncValueRef<R>(value).release();
+  static AsyncValue* Box(uint64_t bits) {
+    return MakeAvailableAsyncValueRef<R>(FromBits<R>(bits)).release();
   }
   static constexpr AsyncValue::TypeId kOperandTypes[sizeof...(Params) + 1] = {
       AsyncValue::TypeIdOf<std::decay_t<Params>>()..., nullptr};
   template <R (*f)(Params...)>
   static constexpr UnboxedKernel kKernel = {
-      [](const void* const* operands, void* result) {
-        Invoke<f>(operands, result, std::index_sequence_for<Params...>());
+      [](uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+        const uint64_t bits[UnboxedKernel::kMaxOperands] = {a, b, c, d};
+        return Invoke<f>(bits, std::index_sequence_for<Params...>());
       },
-      kOperandTypes, sizeof...(Params), AsyncValue::TypeIdOf<R>(), &Box};
+      kOperandTypes,
+      sizeof...(Params),
+      AsyncValue::TypeIdOf<R>(),
+      sizeof(R),
+      &Box};
 };
 
 template <typename F, F f>
@@ -622,7 +639,8 @@ struct KernelImpl;
 template <typename R, typename... Params, R (*f)(Params...)>
 struct KernelImpl<R (*)(Params...), f> {
   static constexpr const UnboxedKernel* Unboxed() {
-    if constexpr (kUnboxableType<R> && (kUnboxableParam<Params> && ...)) {
+    if constexpr (sizeof...(Params) <= UnboxedKernel::kMaxOperands &&
+                  kUnboxableType<R> && (kUnboxableParam<Params> && ...)) {
       return &UnboxedEntry<R, Params...>::template kKernel<f>;
     } else {
       return nullptr;

@@ -38,22 +38,27 @@ enum class KernelStrictness {
   kNonStrict,
 };
 
-// A second entry point for kernels of plain values (a function of scalars
-// returning one scalar, each trivially copyable and at most 8 bytes), made
+// A second entry point for kernels of plain values (a function of up to
+// four scalars returning one, each trivially copyable and at most 8 bytes),
+// made
 // by ASYNCRT_KERNEL. The executor keeps such values unboxed, in the call's
 // registers, when every kernel that reads them has one too (see
 // docs/executor.md): no async value, reference count or frame per kernel.
 // Immutable and static.
 struct UnboxedKernel {
-  // Runs the kernel: operands[i] points at operand i's value, and the
-  // result is stored at `result` (8 bytes of room, 8-byte aligned).
-  void (*invoke)(const void* const* operands, void* result);
+  // Most operands an unboxed entry takes.
+  static constexpr size_t kMaxOperands = 4;
+  // Runs the kernel on operand values passed as bits (each value in the
+  // low bytes of its word, little-endian; words past num_operands are
+  // ignored) and returns the result's bits the same way.
+  uint64_t (*invoke)(uint64_t, uint64_t, uint64_t, uint64_t);
   // Operand i's payload type and the result's (AsyncValue::TypeIdOf).
   const AsyncValue::TypeId* operand_types;
   uint32_t num_operands;
   AsyncValue::TypeId result_type;
-  // A new available async value holding the result found at `result`.
-  AsyncValue* (*box)(const void* result);
+  uint32_t result_size;  // sizeof the result type: 1 to 8.
+  // A new available async value holding the result in `bits`.
+  AsyncValue* (*box)(uint64_t bits);
 };
 
 // What ASYNCRT_KERNEL makes: the kernel and, for kernels of plain values,
