@@ -2,7 +2,8 @@
 // the executor, side by side in the same run with
 //   /floor   the same computation as a hand-written C++ chain of indirect
 //            calls through the same kernels' calling convention (values in
-//            async values), the lower bound for any interpreter;
+//            async values): the lower bound for an interpreter that keeps
+//            every value in an async value (unboxed kernels go below it);
 //   /tbb     the same graph as a oneTBB flow::graph (the dataflow peer).
 //
 // Cases (per kernel or per call):
