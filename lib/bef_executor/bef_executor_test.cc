@@ -483,6 +483,32 @@ TEST_P(ExecutorTest, WideKernelsBesideUnboxedOnes) {
   EXPECT_EQ(results[0]->get<int32_t>(), 32);
 }
 
+// An unboxed kernel with a boxed result takes a spent operand's value for
+// it, as the frame path does, and drops the others' references.
+TEST_P(ExecutorTest, UnboxedKernelsReuseSpentOperands) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 2);
+  uint32_t x = b.Arguments(1)[0];
+  uint32_t shared = b.Const(1);  // Also a result: never unique here.
+  uint32_t spent = b.Kernel("test.const_recorded.i32", {}, 1,
+                            {b.writer().AddI32Attribute(2)})[0];
+  uint32_t doubled = b.Kernel("test.add.i32", {x, x}, 1)[0];
+  uint32_t sum =
+      b.Kernel("test.sum4.i32", {shared, spent, doubled, doubled}, 1)[0];
+  b.Define(f, {sum, shared});
+  auto program = Load(b);
+  std::optional<int64_t> live = AsyncValue::NumLiveValues();
+  auto results = Run(*program, "f", {10});
+  EXPECT_EQ(results[0]->get<int32_t>(), 43);
+  EXPECT_EQ(results[1]->get<int32_t>(), 1);
+  EXPECT_EQ(results[0].get(), recorded_value.load());
+  results.clear();
+  host_.Quiesce();
+  if (live) {
+    EXPECT_EQ(*AsyncValue::NumLiveValues(), *live);
+  }
+}
+
 TEST_P(ExecutorTest, CancellationStopsUnboxedKernels) {
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 1, 1);

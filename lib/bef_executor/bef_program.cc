@@ -1725,34 +1725,32 @@ AsyncValue* CallState::BoxUnboxedResult(const KernelPlan& kernel,
                                         uint32_t result) {
   const UnboxedKernel& entry = *kernel.unboxed;
   const uint64_t bits = unboxed_values_[result];
-  // As SetReturnedResultAt on the frame path: an operand of the result's
-  // type that nobody else references becomes the result. (Its reference
-  // was not dropped: FinishUnboxedKernel keeps the candidates'.)
   const uint32_t* operands = kernel.operands.data();
-  for (unsigned mask = kernel.owned_boxed_operands &
-                       kernel.descriptor.maybe_spent_arguments;
-       mask != 0; mask &= mask - 1) {
-    AsyncValue* value = Register(operands[absl::countr_zero(mask)])
-                            .load(std::memory_order_relaxed);
+  auto operand = [&](unsigned mask) {
+    return Register(operands[absl::countr_zero(mask)])
+        .load(std::memory_order_relaxed);
+  };
+  // As SetReturnedResultAt on the frame path: an operand of the result's
+  // type that nobody else references becomes the result. FinishUnboxedKernel
+  // left these candidates' references; the one taken becomes the result's.
+  const unsigned candidates =
+      kernel.owned_boxed_operands & kernel.descriptor.maybe_spent_arguments;
+  AsyncValue* reused = nullptr;
+  unsigned reused_bit = 0;
+  for (unsigned mask = candidates; mask != 0; mask &= mask - 1) {
+    AsyncValue* value = operand(mask);
     void* payload = value->GetIfConcreteTypeId(entry.result_type);
-    if (payload == nullptr || !value->IsUnique()) continue;
-    std::memcpy(payload, &bits, entry.result_size);
-    // Drops the other candidates' references.
-    for (unsigned rest = mask & (mask - 1); rest != 0; rest &= rest - 1) {
-      Register(operands[absl::countr_zero(rest)])
-          .load(std::memory_order_relaxed)
-          ->DropRef();
+    if (payload != nullptr && value->IsUnique()) {
+      std::memcpy(payload, &bits, entry.result_size);
+      reused = value;
+      reused_bit = mask & (~mask + 1);
+      break;
     }
-    return value;
   }
-  for (unsigned mask = kernel.owned_boxed_operands &
-                       kernel.descriptor.maybe_spent_arguments;
-       mask != 0; mask &= mask - 1) {
-    Register(operands[absl::countr_zero(mask)])
-        .load(std::memory_order_relaxed)
-        ->DropRef();
+  for (unsigned mask = candidates & ~reused_bit; mask != 0; mask &= mask - 1) {
+    operand(mask)->DropRef();
   }
-  return entry.box(bits);
+  return reused != nullptr ? reused : entry.box(bits);
 }
 
 // RunUnboxedKernel when an operand is an error or of the wrong type, or
