@@ -1127,6 +1127,41 @@ TEST(ExecutorStressTest, KernelsOfOtherStreamsStartOnTheQueue) {
   EXPECT_EQ(runs_on_workers.load(), 1200);
 }
 
+// An argument that unboxed kernels read, published by another thread while
+// the call is being set up: the kernels it starts there must already know
+// to read it boxed.
+TEST(ExecutorStressTest, PendingUnboxedArgumentsRaceTheCallsSetUp) {
+  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
+                   *CreateWorkQueue("mstd:2"));
+  RegisterTestKernels(host.registry());
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t x = b.Arguments(1)[0];
+  uint32_t doubled = b.Kernel("test.add.i32", {x, x}, 1)[0];
+  b.Define(f, {b.Kernel("test.add.i32", {doubled, x}, 1)[0]});
+  RCReference<BefProgram> program = *BefProgram::Load(b.Finish(), &host);
+  const Function& function = *program->GetFunction("f");
+  auto request = *RequestContextBuilder(&host, nullptr).Build();
+  int wrong = 0;
+  for (int i = 0; i < 500; ++i) {
+    auto argument = MakeUnconstructedAsyncValueRef<int32_t>();
+    std::atomic<bool> go{false};
+    std::thread publisher([&] {
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      argument.emplace(i);
+    });
+    AsyncValue* args[] = {argument.GetAsyncValue()};
+    std::vector<RCReference<AsyncValue>> results(1);
+    go.store(true, std::memory_order_release);
+    function.Execute(ExecutionContext(request), args, absl::MakeSpan(results));
+    publisher.join();
+    host.Await(results);
+    wrong += results[0]->get<int32_t>() != 3 * i;
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
 TEST(ExecutorStressTest, NonStrictPlaceholdersRaceTheirDefiners) {
   // The non-strict call runs while `late` is computed on another thread:
   // either it installs a placeholder that the definer forwards, or it finds

@@ -624,6 +624,11 @@ class BefFunction final : public Function {
       arguments_available &= argument->IsAvailable();
     }
     CallState* state = CallState::Create(*this, exec_ctx, arguments_available);
+    // Before any argument is defined: a pending one may run kernels on the
+    // thread that publishes it as soon as it is.
+    if (!unboxed_arguments_.empty()) {
+      state->UnboxArguments(arguments, arguments_available);
+    }
     const std::vector<uint32_t>& initially_ready =
         arguments_available ? ready_with_arguments_ : initially_ready_;
     const std::vector<uint32_t>& initially_outline =
@@ -641,9 +646,6 @@ class BefFunction final : public Function {
                             ready,
                             /*count_down=*/!arguments_available,
                             /*before_kernels=*/arguments_available);
-    }
-    if (!unboxed_arguments_.empty()) {
-      state->UnboxArguments(arguments, arguments_available);
     }
     if (runs_in_order_ && arguments_available) {
       // No chains order a sync function's side effects: program order does.
@@ -842,10 +844,11 @@ class BefFunction final : public Function {
 
   // Registers that need no async value: defined by a kernel with an unboxed
   // entry (UnboxedKernel, made by ASYNCRT_KERNEL for functions of plain
-  // values), read only by such kernels and as the type they take, and
-  // neither a function argument nor a result. Kernels that touch one run on
-  // their unboxed entries; the others, and every other register, as before.
-  // An error still travels as an async value, in the register itself.
+  // values), read only by such kernels and as the type they take, and not
+  // a function result; likewise arguments read only by such kernels, which
+  // each call copies into their slots. Kernels that touch one run on their
+  // unboxed entries; the others, and every other register, as before. An
+  // error still travels as an async value, in the register itself.
   void PlanUnboxed() {
     const KernelRegistry& registry = program_.host()->registry();
     constexpr uint32_t kNone = ~uint32_t{0};

@@ -30,9 +30,8 @@
 //
 // A function of up to four plain values returning one (each trivially
 // copyable, at most 8 bytes: integers, floats, bool, Chain) also gets an
-// unboxed entry
-// (UnboxedKernel), which the executor may call instead, with the values
-// kept in its registers rather than in async values.
+// unboxed entry (UnboxedKernel), which the executor may call instead, with
+// the values kept in its registers rather than in async values.
 #ifndef ASYNCRT_BEF_EXECUTOR_KERNEL_UTILS_H_
 #define ASYNCRT_BEF_EXECUTOR_KERNEL_UTILS_H_
 
@@ -589,8 +588,8 @@ inline constexpr bool kUnboxableType = IsUnboxableType<T>::value;
 // const reference.
 template <typename P>
 inline constexpr bool kUnboxableParam =
-    IsPlainValueParam<std::decay_t<P>>::value&&
-        kUnboxableType<std::decay_t<P>> &&
+    (IsPlainValueParam<std::decay_t<P>>::value) &&
+    kUnboxableType<std::decay_t<P>> &&
     (std::is_same_v<P, std::decay_t<P>> ||
      std::is_same_v<P, const std::decay_t<P>&>);
 

@@ -40,9 +40,8 @@ enum class KernelStrictness {
 
 // A second entry point for kernels of plain values (a function of up to
 // four scalars returning one, each trivially copyable and at most 8 bytes),
-// made
-// by ASYNCRT_KERNEL. The executor keeps such values unboxed, in the call's
-// registers, when every kernel that reads them has one too (see
+// made by ASYNCRT_KERNEL. The executor keeps such values unboxed, in the
+// call's registers, when every kernel that reads them has one too (see
 // docs/executor.md): no async value, reference count or frame per kernel.
 // Immutable and static.
 struct UnboxedKernel {
