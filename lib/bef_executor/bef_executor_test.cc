@@ -4,6 +4,7 @@
 // kernels, and concurrent calls under the work-stealing pool.
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -301,6 +302,17 @@ class ExecutorTest : public ::testing::TestWithParam<const char*> {
     return results;
   }
 
+  // Drops `results`, waits for work still on the pool, and checks that the
+  // call left no async value alive (in builds that count them).
+  void ExpectNoValuesLeft(std::vector<RCReference<AsyncValue>>& results,
+                          std::optional<int64_t> live_before) {
+    results.clear();
+    host_.Quiesce();
+    if (live_before) {
+      EXPECT_EQ(*AsyncValue::NumLiveValues(), *live_before);
+    }
+  }
+
   std::vector<std::string> Diagnostics() {
     std::lock_guard<std::mutex> lock(mutex_);
     return diagnostics_;
@@ -334,6 +346,14 @@ TEST_P(ExecutorTest, SerialChain) {
 
 //===--- Unboxed values ---------------------------------------------------===//
 
+// f(x) = (x + x) + x: both adds read the argument unboxed.
+void DefineTripler(ProgramBuilder& b) {
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t x = b.Arguments(1)[0];
+  uint32_t doubled = b.Kernel("test.add.i32", {x, x}, 1)[0];
+  b.Define(f, {b.Kernel("test.add.i32", {doubled, x}, 1)[0]});
+}
+
 // Plain kernels (ASYNCRT_KERNEL of scalars) pass values to each other in the
 // call's registers: only values that leave them (function results, operands
 // of other kernels) become async values.
@@ -358,9 +378,7 @@ TEST_P(ExecutorTest, PlainKernelsPassValuesUnboxed) {
   // The argument, the result and the request's own; boxed, the 100 dead
   // results and the fan-out's value would each have been one more.
   EXPECT_LE(*AsyncValue::NumCreatedValues() - *created, 4);
-  results.clear();
-  host_.Quiesce();  // Dead kernels may still run on the pool.
-  EXPECT_EQ(*AsyncValue::NumLiveValues(), *live);
+  ExpectNoValuesLeft(results, live);  // Dead kernels may still be running.
 }
 
 TEST_P(ExecutorTest, ErrorsPassThroughUnboxedValues) {
@@ -390,11 +408,7 @@ TEST_P(ExecutorTest, ErrorsPassThroughUnboxedValues) {
   EXPECT_THAT(Diagnostics(),
               ElementsAre(absl::StrCat("t.mlir:", div_line,
                                        ":5: error: Divide by zero")));
-  results.clear();
-  host_.Quiesce();
-  if (live) {
-    EXPECT_EQ(*AsyncValue::NumLiveValues(), *live);
-  }
+  ExpectNoValuesLeft(results, live);
 }
 
 TEST_P(ExecutorTest, BoxedOperandOfTheWrongTypeForAnUnboxedKernel) {
@@ -426,10 +440,7 @@ TEST_P(ExecutorTest, BoxedOperandOfTheWrongTypeForAnUnboxedKernel) {
 // sends the call's unboxed kernels to the path that reads it boxed.
 TEST_P(ExecutorTest, UnboxedArgumentsOfEveryKind) {
   ProgramBuilder b;
-  uint32_t f = b.Declare("f", 1, 1);
-  uint32_t x = b.Arguments(1)[0];
-  uint32_t doubled = b.Kernel("test.add.i32", {x, x}, 1)[0];
-  b.Define(f, {b.Kernel("test.add.i32", {doubled, x}, 1)[0]});
+  DefineTripler(b);
   auto program = Load(b);
   const Function& function = *program->GetFunction("f");
   auto call = [&](RCReference<AsyncValue> argument) {
@@ -502,11 +513,7 @@ TEST_P(ExecutorTest, UnboxedKernelsReuseSpentOperands) {
   EXPECT_EQ(results[0]->get<int32_t>(), 43);
   EXPECT_EQ(results[1]->get<int32_t>(), 1);
   EXPECT_EQ(results[0].get(), recorded_value.load());
-  results.clear();
-  host_.Quiesce();
-  if (live) {
-    EXPECT_EQ(*AsyncValue::NumLiveValues(), *live);
-  }
+  ExpectNoValuesLeft(results, live);
 }
 
 TEST_P(ExecutorTest, CancellationStopsUnboxedKernels) {
@@ -1001,10 +1008,18 @@ TEST(KernelRegistryTest, NonStrictKernelsHaveNoUnboxedEntry) {
   EXPECT_EQ(registry.GetKernel("add"), ASYNCRT_KERNEL(AddI32).kernel);
 }
 
+// A host with the test kernels and a two-worker pool.
+std::unique_ptr<HostContext> MakePoolHost() {
+  auto host = std::make_unique<HostContext>(PrintingDiagnosticHandler(),
+                                            CreateMallocAllocator(),
+                                            *CreateWorkQueue("mstd:2"));
+  RegisterTestKernels(host->registry());
+  return host;
+}
+
 TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
-  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
-                   *CreateWorkQueue("mstd:2"));
-  RegisterTestKernels(host.registry());
+  std::unique_ptr<HostContext> owned_host = MakePoolHost();
+  HostContext& host = *owned_host;
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 1, 1);
   uint32_t arg = b.Arguments(1)[0];
@@ -1032,9 +1047,8 @@ TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
 // Loads the function "f" (i32 -> i32) that `b` defines on a host with two
 // workers and counts wrong results of concurrent calls.
 int CountWrongConcurrentCalls(ProgramBuilder& b, int32_t (*expected)(int32_t)) {
-  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
-                   *CreateWorkQueue("mstd:2"));
-  RegisterTestKernels(host.registry());
+  std::unique_ptr<HostContext> owned_host = MakePoolHost();
+  HostContext& host = *owned_host;
   auto program = *BefProgram::Load(b.Finish(), &host);
   return CountWrongConcurrentResults(host, *program->GetFunction("f"), 300,
                                      expected);
@@ -1058,9 +1072,8 @@ TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
 // resume and release it on the two threads that publish their values and
 // on the queue's workers.
 TEST(ExecutorStressTest, PendingCallsOutliveTheirCallersReferences) {
-  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
-                   *CreateWorkQueue("mstd:2"));
-  RegisterTestKernels(host.registry());
+  std::unique_ptr<HostContext> owned_host = MakePoolHost();
+  HostContext& host = *owned_host;
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 1, 1);
   uint32_t x = b.Kernel("test.deferred_in_list", {b.Arguments(1)[0]}, 1)[0];
@@ -1131,14 +1144,10 @@ TEST(ExecutorStressTest, KernelsOfOtherStreamsStartOnTheQueue) {
 // the call is being set up: the kernels it starts there must already know
 // to read it boxed.
 TEST(ExecutorStressTest, PendingUnboxedArgumentsRaceTheCallsSetUp) {
-  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
-                   *CreateWorkQueue("mstd:2"));
-  RegisterTestKernels(host.registry());
+  std::unique_ptr<HostContext> owned_host = MakePoolHost();
+  HostContext& host = *owned_host;
   ProgramBuilder b;
-  uint32_t f = b.Declare("f", 1, 1);
-  uint32_t x = b.Arguments(1)[0];
-  uint32_t doubled = b.Kernel("test.add.i32", {x, x}, 1)[0];
-  b.Define(f, {b.Kernel("test.add.i32", {doubled, x}, 1)[0]});
+  DefineTripler(b);
   RCReference<BefProgram> program = *BefProgram::Load(b.Finish(), &host);
   const Function& function = *program->GetFunction("f");
   auto request = *RequestContextBuilder(&host, nullptr).Build();
@@ -1166,9 +1175,8 @@ TEST(ExecutorStressTest, NonStrictPlaceholdersRaceTheirDefiners) {
   // The non-strict call runs while `late` is computed on another thread:
   // either it installs a placeholder that the definer forwards, or it finds
   // the value. Both orders must give the same result and free everything.
-  HostContext host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
-                   *CreateWorkQueue("mstd:2"));
-  RegisterTestKernels(host.registry());
+  std::unique_ptr<HostContext> owned_host = MakePoolHost();
+  HostContext& host = *owned_host;
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 1, 1);
   uint32_t sum = b.Declare("sum", 2, 1);
