@@ -404,6 +404,10 @@ class CallState {
   // Drops the operands' references and defines the result.
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t FinishUnboxedKernel(
       const KernelPlan& kernel, uint32_t result, Worklist& ready);
+  // Counts down the users of an unboxed result (its slot written, or its
+  // register holding an error); returns the sole user if it became ready.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t CountDownUnboxedUsers(
+      const KernelPlan& kernel, uint32_t result, Worklist& ready);
   // The kernel path; returns the kernel to run next (see DefineLastResult).
   // Always inline: GCC takes the attribute from the declaration (one on
   // the definition alone left these out of line once they had two callers).
@@ -919,28 +923,26 @@ class BefFunction final : public Function {
       KernelPlan& kernel = kernels_[k];
       uint8_t unboxed_operands = 0;
       uint8_t checked_operands = 0;
+      uint8_t owned_boxed_operands = 0;
       for (size_t i = 0; i < kernel.operands.size(); ++i) {
         const RegisterPlan& operand = registers_[kernel.operands[i]];
         if (operand.is_unboxed) checked_operands |= 1u << i;
         if (operand.is_unboxed || operand.is_unboxed_argument) {
           unboxed_operands |= 1u << i;
+        } else if (!operand.is_argument) {
+          owned_boxed_operands |= 1u << i;
         }
       }
       const bool unboxed_result = registers_[kernel.results[0]].is_unboxed;
-      // Kernels touching only boxed values keep the frame path, where a
-      // spent argument's async value can be reused for the result.
+      // Kernels touching only boxed values gain nothing (every operand and
+      // the result are async values either way): they keep the frame path.
       if (unboxed_operands == 0 && !unboxed_result) continue;
       kernel.unboxed = entries[k];
       kernel.operand_types = entries[k]->operand_types;
       kernel.unboxed_operands = unboxed_operands;
       kernel.checked_operands = checked_operands;
+      kernel.owned_boxed_operands = owned_boxed_operands;
       kernel.unboxed_result = unboxed_result;
-      for (size_t i = 0; i < kernel.operands.size(); ++i) {
-        if (!(unboxed_operands & (1u << i)) &&
-            !registers_[kernel.operands[i]].is_argument) {
-          kernel.owned_boxed_operands |= 1u << i;
-        }
-      }
     }
   }
 
@@ -1692,31 +1694,37 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
   return FinishUnboxedKernel(kernel, result, ready);
 }
 
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::CountDownUnboxedUsers(
+    const KernelPlan& kernel, uint32_t result, Worklist& ready) {
+  // The counts order the value slot's store before its users' reads.
+  const uint32_t user = kernel.unboxed_sole_user;
+  if (ABSL_PREDICT_TRUE(user != kNoKernel)) {
+    return CountDownOne(user) ? user : kNoKernel;
+  }
+  CountDown(function_.register_plan(result), ready);
+  return kNoKernel;
+}
+
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::FinishUnboxedKernel(
     const KernelPlan& kernel, uint32_t result, Worklist& ready) {
   const uint32_t* operands = kernel.operands.data();
   // This use's references: boxed operands that are not function arguments
   // (unboxed ones hold none without an error). A boxed result may reuse a
   // spent operand: BoxUnboxedResult drops those.
-  const unsigned kept =
-      kernel.unboxed_result ? 0 : kernel.descriptor.maybe_spent_arguments;
-  for (unsigned mask = kernel.owned_boxed_operands & ~kept; mask != 0;
-       mask &= mask - 1) {
-    Register(operands[absl::countr_zero(mask)])
-        .load(std::memory_order_relaxed)
-        ->DropRef();
-  }
-  if (ABSL_PREDICT_TRUE(kernel.unboxed_result)) {
-    // The counts order the value slot's store before its users' reads.
-    const uint32_t user = kernel.unboxed_sole_user;
-    if (ABSL_PREDICT_TRUE(user != kNoKernel)) {
-      return CountDownOne(user) ? user : kNoKernel;
+  auto drop = [&](unsigned mask) {
+    for (; mask != 0; mask &= mask - 1) {
+      Register(operands[absl::countr_zero(mask)])
+          .load(std::memory_order_relaxed)
+          ->DropRef();
     }
-    CountDown(function_.register_plan(result), ready);
-    return kNoKernel;
+  };
+  if (ABSL_PREDICT_TRUE(kernel.unboxed_result)) {
+    drop(kernel.owned_boxed_operands);
+    return CountDownUnboxedUsers(kernel, result, ready);
   }
   const unsigned spent =
       kernel.owned_boxed_operands & kernel.descriptor.maybe_spent_arguments;
+  drop(kernel.owned_boxed_operands & ~spent);
   return DefineLastResult(result,
                           spent != 0
                               ? BoxUnboxedResult(kernel, result)
@@ -1821,12 +1829,7 @@ uint32_t CallState::SlowUnboxedKernel(const KernelPlan& kernel,
     if (plan.references > 1) failure->AddRef(plan.references - 1);
     Register(result).store(failure, std::memory_order_release);
   }
-  if (kernel.unboxed_sole_user != kNoKernel) {
-    return CountDownOne(kernel.unboxed_sole_user) ? kernel.unboxed_sole_user
-                                                  : kNoKernel;
-  }
-  CountDown(plan, ready);
-  return kNoKernel;
+  return CountDownUnboxedUsers(kernel, result, ready);
 }
 
 [[gnu::noinline, gnu::cold]] void CallState::ReportBadResults(
