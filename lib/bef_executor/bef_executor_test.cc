@@ -49,6 +49,15 @@ int64_t WidenI32(int32_t a) { return a; }
 int32_t Sum4(int32_t a, int32_t b, int32_t c, int32_t d) {
   return a + b + c + d;
 }
+// Kernels whose results show the order of their operands.
+int32_t Negate(int32_t a) { return -a; }
+int32_t Subtract(int32_t a, int32_t b) { return a - b; }
+int32_t Digits3(int32_t a, int32_t b, int32_t c) {
+  return a * 100 + b * 10 + c;
+}
+int32_t Digits4(int32_t a, int32_t b, int32_t c, int32_t d) {
+  return a * 1000 + b * 100 + c * 10 + d;
+}
 int32_t Sum5(int32_t a, int32_t b, int32_t c, int32_t d, int32_t e) {
   return a + b + c + d + e;
 }
@@ -160,6 +169,10 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("test.widen.i64", ASYNCRT_KERNEL(WidenI32));
   add("test.sum4.i32", ASYNCRT_KERNEL(Sum4));
   add("test.sum5.i32", ASYNCRT_KERNEL(Sum5));
+  add("test.negate.i32", ASYNCRT_KERNEL(Negate));
+  add("test.subtract.i32", ASYNCRT_KERNEL(Subtract));
+  add("test.digits3.i32", ASYNCRT_KERNEL(Digits3));
+  add("test.digits4.i32", ASYNCRT_KERNEL(Digits4));
   add("test.div.i32", ASYNCRT_KERNEL(CheckedDiv));
   add("test.split", ASYNCRT_KERNEL(Split));
   add("test.new_chain", ASYNCRT_KERNEL(NewChain));
@@ -476,6 +489,28 @@ TEST_P(ExecutorTest, UnboxedArgumentsOfEveryKind) {
   ASSERT_TRUE(wide[0]->IsError());
   EXPECT_EQ(wide[0]->GetError().message(),
             "kernel 'test.add.i32' argument 0 has the wrong type");
+}
+
+// Kernels whose operands and result are all unboxed run back to back
+// (CallState::RunDirectKernels), each reading its own operands' slots,
+// whether its result has one user or several.
+TEST_P(ExecutorTest, DirectKernelsReadTheirOperandsInOrder) {
+  ProgramBuilder b;
+  uint32_t f = b.Declare("f", 1, 1);
+  uint32_t x = b.Arguments(1)[0];
+  uint32_t negated = b.Kernel("test.negate.i32", {x}, 1)[0];
+  uint32_t difference = b.Kernel("test.subtract.i32", {x, negated}, 1)[0];
+  uint32_t three = b.Kernel("test.digits3.i32", {difference, x, negated}, 1)[0];
+  uint32_t four =
+      b.Kernel("test.digits4.i32", {three, difference, negated, x}, 1)[0];
+  // Boxed: a function result.
+  b.Define(f, {b.Kernel("test.subtract.i32", {four, x}, 1)[0]});
+  auto program = Load(b);
+  for (int32_t x : {2, 3}) {
+    const int32_t three = 2 * x * 100 + x * 10 - x;
+    const int32_t four = three * 1000 + 2 * x * 100 - x * 10 + x;
+    EXPECT_EQ(Run(*program, "f", {x})[0]->get<int32_t>(), four - x);
+  }
 }
 
 TEST_P(ExecutorTest, WideKernelsBesideUnboxedOnes) {

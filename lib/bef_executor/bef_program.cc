@@ -118,7 +118,19 @@ using CallBlockCache = BlockCache</*kMinBytes=*/64, /*kClasses=*/8,
                                   /*kPerClass=*/4>;
 
 struct KernelPlan {
-  // What a kernel on its unboxed entry reads, first: one cache line.
+  // Set for a direct kernel (see PlanUnboxed): one on its unboxed entry
+  // whose operands and result all live in the call's value slots. What
+  // CallState::RunDirectKernels reads comes first: half a cache line.
+  uint64_t (*direct_invoke)(uint64_t, uint64_t, uint64_t, uint64_t) = nullptr;
+  // The value slots of the operands; the words past the operand count
+  // repeat the first (the entry ignores them), so that every direct kernel
+  // reads four.
+  uint32_t operand_slots[kMaxUnboxedOperands] = {};
+  uint32_t result_slot = 0;
+  // With `unboxed_result`: the register's sole user, if it has one
+  // (RegisterPlan::has_sole_user), else CallState::kNoKernel.
+  uint32_t unboxed_sole_user = ~uint32_t{0};
+  // What a kernel on its unboxed entry reads next.
   absl::Span<const uint32_t> operands;
   absl::Span<const uint32_t> results;
   // Set if the kernel runs on its unboxed entry (see PlanUnboxed): it reads
@@ -128,15 +140,13 @@ struct KernelPlan {
   const UnboxedKernel* unboxed = nullptr;
   uint8_t unboxed_operands = 0;
   // The unboxed operands that are not function arguments: their registers
-  // are null unless their definer passed on an error instead.
+  // are null unless their definer passed on an error instead (which sends
+  // the rest of the call to SlowUnboxedKernel).
   uint8_t checked_operands = 0;
   // Boxed operands that are not function arguments: each holds a
   // reference for this use.
   uint8_t owned_boxed_operands = 0;
   bool unboxed_result = false;
-  // With `unboxed_result`: the register's sole user, if it has one
-  // (RegisterPlan::has_sole_user), else CallState::kNoKernel.
-  uint32_t unboxed_sole_user = ~uint32_t{0};
   const AsyncValue::TypeId* operand_types = nullptr;  // The entry's.
   AsyncKernelImplementation impl;
   uint32_t location;
@@ -391,6 +401,12 @@ class CallState {
   // The kernel path out of line (tfrt.sync functions, traced runs): a
   // kernel handed back is pushed.
   void RunKernel(uint32_t kernel, KernelSite& site, Worklist& ready);
+  // A direct kernel (KernelPlan::direct_invoke) and, while each hands
+  // over to the next, the direct kernels after it, with no dispatch
+  // between them. Returns a ready kernel of another kind, or kNoKernel.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t RunDirectKernels(uint32_t index,
+                                                         KernelSite& site,
+                                                         Worklist& ready);
   // Kernels on their unboxed entries (KernelPlan::unboxed).
   template <size_t kOperands>
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t
@@ -446,9 +462,12 @@ class CallState {
   bool pinned_ = false;
   // Debug tracing, read once per call rather than once per kernel.
   const bool trace_kernels_ = tracing::IsEnabled(tracing::Level::kDebug);
-  // Unboxed kernels take SlowUnboxedKernel: traced runs, and calls whose
-  // unboxed arguments could not be copied (see UnboxArguments).
-  bool unboxed_slow_path_ = trace_kernels_;
+  // Unboxed kernels take SlowUnboxedKernel: in traced runs, in calls
+  // whose unboxed arguments could not be copied (see UnboxArguments), and
+  // once an error has reached an unboxed register. Set before that error
+  // is published, so every kernel the error reaches sees it (the ready
+  // count orders them): the fast paths need not check their operands.
+  std::atomic<bool> unboxed_slow_path_{trace_kernels_};
   bool is_sync_ = false;  // The function's, read once per call.
   const BefFunction& function_;
   ExecutionContext exec_ctx_;
@@ -573,10 +592,19 @@ class BefFunction final : public Function {
       if (plan.has_sole_user) plan.sole_user = plan.users[0];
     }
     for (KernelPlan& kernel : kernels_) {
-      if (kernel.unboxed_result) {
-        const RegisterPlan& plan = registers_[kernel.results[0]];
-        if (plan.has_sole_user) kernel.unboxed_sole_user = plan.sole_user;
+      if (!kernel.unboxed_result) continue;
+      const RegisterPlan& plan = registers_[kernel.results[0]];
+      if (plan.has_sole_user) kernel.unboxed_sole_user = plan.sole_user;
+      const size_t num_operands = kernel.operands.size();
+      if (num_operands == 0 ||
+          kernel.unboxed_operands != (1u << num_operands) - 1) {
+        continue;
       }
+      kernel.direct_invoke = kernel.unboxed->invoke;
+      for (size_t i = 0; i < kMaxUnboxedOperands; ++i) {
+        kernel.operand_slots[i] = kernel.operands[i < num_operands ? i : 0];
+      }
+      kernel.result_slot = kernel.results[0];
     }
     BuildCallImages();
   }
@@ -1498,6 +1526,9 @@ void CallState::RunKernel(uint32_t index, KernelSite& site, Worklist& ready) {
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelInline(
     uint32_t index, KernelSite& site, Worklist& ready) {
   const KernelPlan& kernel = function_.kernel(index);
+  if (kernel.direct_invoke != nullptr) {
+    return RunDirectKernels(index, site, ready);
+  }
   if (kernel.unboxed != nullptr) {
     switch (kernel.operands.size()) {
       case 1:
@@ -1634,7 +1665,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelWith(
 void CallState::UnboxArguments(absl::Span<AsyncValue* const> arguments,
                                bool arguments_available) {
   if (!arguments_available) {
-    unboxed_slow_path_ = true;
+    unboxed_slow_path_.store(true, std::memory_order_relaxed);
     return;
   }
   for (const BefFunction::UnboxedArgument& unboxed :
@@ -1643,13 +1674,40 @@ void CallState::UnboxArguments(absl::Span<AsyncValue* const> arguments,
     const void* payload =
         argument->IsConcrete() ? argument->GetIfTypeId(unboxed.type) : nullptr;
     if (payload == nullptr) {
-      unboxed_slow_path_ = true;
+      unboxed_slow_path_.store(true, std::memory_order_relaxed);
       return;
     }
     // All 8 bytes: a value's payload is followed by at least its padding
     // up to the next multiple of 8 (the header is 8-byte aligned).
     std::memcpy(&unboxed_values_[unboxed.reg], payload, sizeof(uint64_t));
   }
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunDirectKernels(
+    uint32_t index, KernelSite& site, Worklist& ready) {
+  const KernelPlan* const kernels = &function_.kernel(0);
+  uint64_t* const values = unboxed_values_;
+  const RequestContext& request = *exec_ctx_.request_context();
+  const KernelPlan* kernel = &kernels[index];
+  do {
+    if (ABSL_PREDICT_FALSE(unboxed_slow_path_.load(std::memory_order_relaxed) ||
+                           request.GetCancelAsyncValue())) {
+      return SlowUnboxedKernel(*kernel, site, ready);
+    }
+    const uint32_t* slots = kernel->operand_slots;
+    values[kernel->result_slot] = kernel->direct_invoke(
+        values[slots[0]], values[slots[1]], values[slots[2]], values[slots[3]]);
+    // The counts order the value slot's store before its users' reads.
+    const uint32_t user = kernel->unboxed_sole_user;
+    if (ABSL_PREDICT_FALSE(user == kNoKernel)) {
+      CountDown(function_.register_plan(kernel->result_slot), ready);
+      return kNoKernel;
+    }
+    if (!CountDownOne(user)) return kNoKernel;
+    index = user;
+    kernel = &kernels[user];
+  } while (kernel->direct_invoke != nullptr);
+  return index;
 }
 
 template <size_t kOperands>
@@ -1662,21 +1720,19 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
   // Planned so (PlanUnboxed); tells the compiler the array suffices.
   if (num_operands > kMaxUnboxedOperands) __builtin_unreachable();
   const unsigned unboxed_operands = kernel.unboxed_operands;
-  const unsigned checked_operands = kernel.checked_operands;
   // Passed in registers; the unused ones are zero.
   uint64_t bits[kMaxUnboxedOperands] = {};
   bool failed = false;  // An error operand, or one of the wrong type.
 #pragma GCC unroll 4
   for (size_t i = 0; i < num_operands; ++i) {
     const uint32_t reg = operands[i];
-    // An async value or, for an unboxed operand, null (or an error its
-    // definer passed on instead of a value).
-    AsyncValue* value = Register(reg).load(std::memory_order_acquire);
     if (unboxed_operands & (1u << i)) {
+      // An error here would have set unboxed_slow_path_.
       bits[i] = unboxed_values_[reg];
-      if (checked_operands & (1u << i)) failed |= value != nullptr;
     } else if (const void* payload =
-                   value->GetIfConcreteTypeId(kernel.operand_types[i])) {
+                   Register(reg)
+                       .load(std::memory_order_acquire)
+                       ->GetIfConcreteTypeId(kernel.operand_types[i])) {
       // All 8 bytes: a payload is followed by its padding up to the next
       // multiple of 8 (the header is 8-byte aligned).
       std::memcpy(&bits[i], payload, sizeof(uint64_t));
@@ -1685,8 +1741,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunUnboxedKernel(
       failed = true;
     }
   }
-  if (ABSL_PREDICT_FALSE(failed | unboxed_slow_path_ ||
-                         exec_ctx_.request_context()->GetCancelAsyncValue())) {
+  if (ABSL_PREDICT_FALSE(
+          failed | unboxed_slow_path_.load(std::memory_order_relaxed) ||
+          exec_ctx_.request_context()->GetCancelAsyncValue())) {
     return SlowUnboxedKernel(kernel, site, ready);
   }
   const uint32_t result = kernel.results.data()[0];
@@ -1827,6 +1884,8 @@ uint32_t CallState::SlowUnboxedKernel(const KernelPlan& kernel,
     failure->DropRef();
   } else {
     if (plan.references > 1) failure->AddRef(plan.references - 1);
+    // Before the users can run: the fast paths read no register.
+    unboxed_slow_path_.store(true, std::memory_order_relaxed);
     Register(result).store(failure, std::memory_order_release);
   }
   return CountDownUnboxedUsers(kernel, result, ready);
