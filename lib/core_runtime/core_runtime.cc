@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <cstdio>
 #include <iterator>
+#include <memory>
 #include <utility>
 
 #include "absl/base/attributes.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/fixed_array.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -293,6 +295,109 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
                      unshared_arguments);
 }
 
+// Tensors only the consumed handles reference: the op may reuse their
+// buffers. An indirect value may share its target, so it never counts.
+uint64_t UnsharedArguments(absl::Span<AsyncValue* const> values,
+                           ArgumentUse use) {
+  uint64_t unshared_arguments = 0;
+  if (use == ArgumentUse::kConsume) {
+    for (size_t i = 0; i < values.size() && i < 64; ++i) {
+      if (!values[i]->IsIndirect() && values[i]->IsUnique()) {
+        unshared_arguments |= uint64_t{1} << i;
+      }
+    }
+  }
+  return unshared_arguments;
+}
+
+// The handles of a dispatched op: its tensors with the shape function's
+// metadata, or (none) the tensors' own.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void SetResults(
+    Device* device, absl::Span<TensorMetadata> result_metadata,
+    RCReference<AsyncValue>* tensors, absl::Span<TensorHandle> results) {
+  if (result_metadata.empty()) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      results[i] = TensorHandle(device, std::move(tensors[i]));
+    }
+  } else {
+    TensorMetadata* metadata = result_metadata.data();
+    for (size_t i = 0; i < results.size(); ++i) {
+      results[i] =
+          TensorHandle(device, std::move(metadata[i]), std::move(tensors[i]));
+    }
+  }
+}
+
+// RunRegisteredOp's common case, in full and on the stack: at most
+// kStackArguments arguments and results, each argument concrete and of a
+// tensor type the implementation takes as it is, and a shape function.
+// Anything else returns false having done nothing, for the general path.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
+    const OpEntry& entry, const OpImplementation& implementation,
+    Device* device, const ExecutionContext& exec_ctx,
+    absl::Span<TensorHandle> args, const OpAttrsRef& attrs,
+    absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain,
+    ArgumentUse use) {
+  const size_t num_args = args.size();
+  const size_t num_results = results.size();
+  if (num_args > kStackArguments || num_results > kStackArguments ||
+      entry.metadata_fn == nullptr) {
+    return false;
+  }
+  AsyncValue* values[kStackArguments];
+  const Tensor* tensors[kStackArguments];
+  const TensorMetadata* arg_metadata[kStackArguments];
+  for (size_t i = 0; i < num_args; ++i) {
+    AsyncValue* value = args[i].GetAsyncTensor();
+    if (value == nullptr) return false;
+    const Tensor* tensor = value->GetIfPresent<DenseHostTensor>();
+    if (ABSL_PREDICT_FALSE(tensor == nullptr)) {
+      tensor = GetTensorIfPresent(*value);  // Null unless concrete.
+      if (tensor == nullptr ||
+          !Accepts(implementation, tensor->tensor_type())) {
+        return false;
+      }
+    }
+    values[i] = value;
+    tensors[i] = tensor;
+    arg_metadata[i] = &args[i].GetAvailableMetadata();
+  }
+  // Constructed for the results only.
+  alignas(TensorMetadata) unsigned char
+      metadata_storage[kStackArguments * sizeof(TensorMetadata)];
+  alignas(RCReference<AsyncValue>) unsigned char
+      output_storage[kStackArguments * sizeof(RCReference<AsyncValue>)];
+  auto* result_metadata = reinterpret_cast<TensorMetadata*>(metadata_storage);
+  auto* outputs = reinterpret_cast<RCReference<AsyncValue>*>(output_storage);
+  std::uninitialized_default_construct_n(result_metadata, num_results);
+  std::uninitialized_value_construct_n(outputs, num_results);
+  absl::Cleanup destroy = [&] {
+    std::destroy_n(result_metadata, num_results);
+    std::destroy_n(outputs, num_results);
+  };
+  {
+    tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
+    absl::Status status = entry.metadata_fn(
+        ArgumentMetadata(absl::MakeConstSpan(arg_metadata, num_args)), *attrs,
+        absl::MakeSpan(result_metadata, num_results));
+    if (ABSL_PREDICT_FALSE(!status.ok())) {
+      FailOp(MakeErrorAsyncValueRef(std::move(status)), results, chain);
+      return true;
+    }
+  }
+  if (chain) *chain = GetReadyChain();
+  CallImplementation(
+      entry.name, implementation, exec_ctx,
+      absl::MakeConstSpan(values, num_args),
+      absl::MakeConstSpan(tensors, num_args), *attrs,
+      absl::MakeConstSpan(result_metadata, num_results),
+      absl::MakeSpan(outputs, num_results), chain,
+      UnsharedArguments(absl::MakeConstSpan(values, num_args), use));
+  SetResults(device, absl::MakeSpan(result_metadata, num_results), outputs,
+             results);
+  return true;
+}
+
 void RunRegisteredOp(const OpEntry& entry,
                      const OpImplementation& implementation, Device* device,
                      const ExecutionContext& exec_ctx,
@@ -303,6 +408,10 @@ void RunRegisteredOp(const OpEntry& entry,
     return absl::StrCat(entry.name, "#op_handler=", implementation.device_type,
                         "#");
   });
+  if (RunConcreteOp(entry, implementation, device, exec_ctx, args, attrs,
+                    results, chain, use)) {
+    return;
+  }
   const size_t num_results = results.size();
   absl::FixedArray<AsyncValue*, kStackArguments> arg_values(args.size());
   AsyncValue** arg_value = arg_values.data();  // No per-index hardening.
@@ -344,34 +453,14 @@ void RunRegisteredOp(const OpEntry& entry,
   }
 
   if (all_available) {
-    // Tensors only the consumed handles reference: the op may reuse their
-    // buffers. An indirect value may share its target, so it never counts.
-    uint64_t unshared_arguments = 0;
-    if (use == ArgumentUse::kConsume) {
-      for (size_t i = 0; i < args.size() && i < 64; ++i) {
-        if (!arg_value[i]->IsIndirect() && arg_value[i]->IsUnique()) {
-          unshared_arguments |= uint64_t{1} << i;
-        }
-      }
-    }
     absl::FixedArray<RCReference<AsyncValue>, kStackArguments> tensors(
         num_results);
     if (chain) *chain = GetReadyChain();
     Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs,
              result_metadata, absl::MakeSpan(tensors), chain,
-             unshared_arguments);
-    RCReference<AsyncValue>* tensor = tensors.data();
-    if (result_metadata.empty()) {
-      for (size_t i = 0; i < num_results; ++i) {
-        results[i] = TensorHandle(device, std::move(tensor[i]));
-      }
-    } else {
-      TensorMetadata* metadata = result_metadata.data();
-      for (size_t i = 0; i < num_results; ++i) {
-        results[i] =
-            TensorHandle(device, std::move(metadata[i]), std::move(tensor[i]));
-      }
-    }
+             UnsharedArguments(arg_values, use));
+    SetResults(device, absl::MakeSpan(result_metadata), tensors.data(),
+               results);
     return;
   }
 

@@ -30,6 +30,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "asyncrt/support/ref_count.h"
 
@@ -157,7 +158,7 @@ class AsyncValue {
   // The payload if the value is concrete and holds a T, else nullptr: the
   // test and the read with one resolution of an indirect value.
   template <typename T>
-  T* GetIfPresent();
+  ABSL_ATTRIBUTE_ALWAYS_INLINE T* GetIfPresent();
   // The payload if the value holds a T, else nullptr; like IsType<T>() and
   // get<T>() with one resolution. Requires an available value that is not
   // an error (as a strict kernel's operands are).
