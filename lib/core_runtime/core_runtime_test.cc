@@ -253,6 +253,60 @@ TEST_F(CoreRuntimeTest, ManyArgumentsAndResults) {
   }
 }
 
+// Names the type of each argument's tensor as it reaches the dispatch
+// function, in results of the argument's metadata.
+void TensorTypeDispatch(OpInvocation& invocation) {
+  for (size_t i = 0; i < invocation.results.size(); ++i) {
+    const Tensor& tensor = invocation.argument(i);
+    invocation.results[i] =
+        tensor.tensor_type() == DenseHostTensorType()
+            ? FormRef(invocation.arguments[i])
+            : MakeErrorAsyncValueRef(absl::StrCat(
+                  "argument ", i, " arrived as ", tensor.tensor_type().name()));
+  }
+}
+absl::Status SameMetadata(ArgumentMetadata args, const OpAttrs&,
+                          absl::Span<TensorMetadata> results) {
+  for (size_t i = 0; i < results.size(); ++i) results[i] = args[i];
+  return absl::OkStatus();
+}
+
+// Four arguments and results, the most the common path keeps on the
+// stack: a scalar host tensor among them reaches an op that takes only
+// dense ones converted (the common path hands it to the general one), and
+// the chain asked for is ready.
+TEST_F(CoreRuntimeTest, ArgumentsAnOpDoesNotTakeAreConverted) {
+  OpRegistry::Global().AddOp("test.tensor_types", SameMetadata);
+  OpRegistry::Global().AddDispatch("test.tensor_types", "cpu",
+                                   TensorTypeDispatch);
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>("shape", {2});
+  attrs.Set("value", int32_t{7});
+  TensorHandle scalar = Run1("tfrt_test.create_from_scalar", {}, attrs);
+  ASSERT_NE(runtime_->Await(scalar), nullptr);
+  for (bool with_scalar : {false, true}) {
+    std::vector<TensorHandle> args;
+    for (int32_t i = 0; i < 4; ++i) args.push_back(Vector({i, i}));
+    if (with_scalar) args[2] = scalar.CopyRef();
+    std::vector<TensorHandle> results(4);
+    AsyncValueRef<Chain> chain;
+    runtime_->Execute(*exec_ctx_, "test.tensor_types", cpu_,
+                      absl::MakeSpan(args), OpAttrs().Freeze(),
+                      absl::MakeSpan(results), &chain);
+    ASSERT_TRUE(chain);
+    EXPECT_TRUE(chain.IsConcrete());
+    for (int32_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(Text(results[i]),
+                with_scalar && i == 2
+                    ? "DenseHostTensor dtype = i32, shape = [2], values = "
+                      "[7, 7]"
+                    : absl::StrCat("DenseHostTensor dtype = i32, shape = [2], "
+                                   "values = [",
+                                   i, ", ", i, "]"));
+    }
+  }
+}
+
 TEST_F(CoreRuntimeTest, ShapeErrorIsReportedWhenTheOpIsIssued) {
   OpAttrs a_attrs;
   a_attrs.SetArray<int64_t>("shape", {1, 1});
