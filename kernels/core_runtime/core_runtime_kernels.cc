@@ -3,12 +3,14 @@
 // op attributes, composite ops and the corert control flow.
 #include "asyncrt/kernels/core_runtime_kernels.h"
 
+#include <bit>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/fixed_array.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/bef_executor/function.h"
 #include "asyncrt/bef_executor/kernel_frame.h"
@@ -247,13 +249,22 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
            const OpAttrsRef& attrs, size_t first_arg, bool seq) {
   const ExecutionContext& exec_ctx = frame->GetExecutionContext();
   const size_t num_args = frame->GetNumArgs();
-  HandleList args(num_args - std::min(first_arg, num_args));
-  // The index of an argument whose handle the op took (its last use): its
-  // async value, held by no one else, can carry the result's handle instead
-  // of a new one (an allocation and a free less per op in a chain).
+  // The handles in the argument registers, passed in place: no copy and
+  // no reference per argument.
+  absl::FixedArray<TensorHandle*, 4> args(num_args -
+                                          std::min(first_arg, num_args));
+  size_t num_handles = 0;
+  // Bit k: handle k is this kernel's last use of a computed tensor, given
+  // to the op, which may then write its result into the tensor's buffer.
+  // (An error or pending tensor stays shared: errors are recognized
+  // through the arguments.)
+  uint64_t consumed = 0;
+  // The index of a consumed argument: its async value, held by no one
+  // else, can carry the result's handle instead of a new one (an
+  // allocation and a free less per op in a chain).
   constexpr size_t kNoneSpent = ~size_t{0};
   size_t spent = kNoneSpent;
-  TensorHandle* spent_handle = nullptr;  // Its (moved-from) handle.
+  TensorHandle* spent_handle = nullptr;
   for (size_t i = first_arg; i < num_args; ++i) {
     AsyncValue* value = frame->GetArgAt(i);
     if (value->IsType<Chain>()) continue;  // A trailing ordering chain.
@@ -263,18 +274,15 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
     }
     TensorHandle& handle = value->get<TensorHandle>();
     AsyncValue* tensor = handle.GetAsyncTensor();
-    // The last use of a computed tensor hands it to the op, which may then
-    // write its result into the tensor's buffer. (An error or pending
-    // tensor stays shared: errors are recognized through the arguments.)
-    if (frame->IsLastUseOfArg(i) && tensor && tensor->IsConcrete()) {
-      args.push_back(std::move(handle));
+    if (num_handles < 64 && frame->IsLastUseOfArg(i) && tensor &&
+        tensor->IsConcrete()) {
+      consumed |= uint64_t{1} << num_handles;
       if (spent == kNoneSpent) {
         spent = i;
         spent_handle = &handle;
       }
-    } else {
-      args.PushCopyOf(handle);
     }
+    args.data()[num_handles++] = &handle;
   }
   const size_t first_result = seq ? 1 : 0;
   if (ABSL_PREDICT_FALSE(frame->GetNumResults() < first_result)) {
@@ -284,10 +292,15 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
   HandleList results(frame->GetNumResults() - first_result);
   results.AppendNull(frame->GetNumResults() - first_result);
   AsyncValueRef<Chain> chain;
-  // Every handle in `args` is this kernel's own (a copy or a last use).
-  op(exec_ctx, args.span(), attrs, results.span(), seq ? &chain : nullptr,
-     ArgumentUse::kConsume);
-  args.clear();  // Let consumed tensors go before the results settle.
+  op(exec_ctx, absl::Span<const TensorHandle* const>(args.data(), num_handles),
+     consumed, attrs, results.span(), seq ? &chain : nullptr);
+  // Consumed tensors go before the results settle (what was given up is
+  // not read again); the spent handle is overwritten by the result below,
+  // or cleared after.
+  for (; consumed != 0; consumed &= consumed - 1) {
+    TensorHandle* handle = args.data()[std::countr_zero(consumed)];
+    if (handle != spent_handle) *handle = TensorHandle();
+  }
 
   // Results still being computed settle later and need the arguments (to
   // tell propagated errors from new ones) and an owned context; made once,
@@ -326,6 +339,7 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
     if (spent != kNoneSpent && results.size() == 1 && !held &&
         tensor->IsConcrete()) {
       *spent_handle = std::move(results[i]);
+      spent_handle = nullptr;
       frame->SetResultAt(first_result + i, frame->TakeArgAt(spent));
       continue;
     }
@@ -343,6 +357,7 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
       result->ForwardTo(SettleHandle(std::move(handle), Raw(held), ctx));
     });
   }
+  if (spent_handle != nullptr) *spent_handle = TensorHandle();
 }
 
 absl::StatusOr<OpAttrsRef> ExecuteOpAttrs(AsyncKernelFrame* frame) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iterator>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "absl/base/attributes.h"
@@ -295,16 +296,33 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
                      unshared_arguments);
 }
 
+// An op's argument handles: the caller's own array (CoreRuntime::Execute,
+// prepared ops) or pointers to handles that stay where they are (the
+// corert.executeop kernel's registers). Read only.
+const TensorHandle& HandleAt(absl::Span<TensorHandle> args, size_t i) {
+  return args.data()[i];
+}
+const TensorHandle& HandleAt(absl::Span<const TensorHandle* const> args,
+                             size_t i) {
+  return *args.data()[i];
+}
+
+// Bit i: the caller gives argument i up (ArgumentUse::kConsume sets all).
+uint64_t ConsumedArguments(ArgumentUse use) {
+  return use == ArgumentUse::kConsume ? ~uint64_t{0} : 0;
+}
+
 // Tensors only the consumed handles reference: the op may reuse their
 // buffers. An indirect value may share its target, so it never counts.
 uint64_t UnsharedArguments(absl::Span<AsyncValue* const> values,
-                           ArgumentUse use) {
+                           uint64_t consumed_arguments) {
   uint64_t unshared_arguments = 0;
-  if (use == ArgumentUse::kConsume) {
-    for (size_t i = 0; i < values.size() && i < 64; ++i) {
-      if (!values[i]->IsIndirect() && values[i]->IsUnique()) {
-        unshared_arguments |= uint64_t{1} << i;
-      }
+  for (; consumed_arguments != 0;
+       consumed_arguments &= consumed_arguments - 1) {
+    const size_t i = std::countr_zero(consumed_arguments);
+    if (i >= values.size()) break;
+    if (!values[i]->IsIndirect() && values[i]->IsUnique()) {
+      unshared_arguments |= uint64_t{1} << i;
     }
   }
   return unshared_arguments;
@@ -332,12 +350,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void SetResults(
 // kStackArguments arguments and results, each argument concrete and of a
 // tensor type the implementation takes as it is, and a shape function.
 // Anything else returns false having done nothing, for the general path.
+template <typename Handles>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
     const OpEntry& entry, const OpImplementation& implementation,
-    Device* device, const ExecutionContext& exec_ctx,
-    absl::Span<TensorHandle> args, const OpAttrsRef& attrs,
-    absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain,
-    ArgumentUse use) {
+    Device* device, const ExecutionContext& exec_ctx, Handles args,
+    const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
+    AsyncValueRef<Chain>* chain, uint64_t consumed_arguments) {
   const size_t num_args = args.size();
   const size_t num_results = results.size();
   if (num_args > kStackArguments || num_results > kStackArguments ||
@@ -348,7 +366,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
   const Tensor* tensors[kStackArguments];
   const TensorMetadata* arg_metadata[kStackArguments];
   for (size_t i = 0; i < num_args; ++i) {
-    AsyncValue* value = args[i].GetAsyncTensor();
+    const TensorHandle& handle = HandleAt(args, i);
+    AsyncValue* value = handle.GetAsyncTensor();
     if (value == nullptr) return false;
     const Tensor* tensor = value->GetIfPresent<DenseHostTensor>();
     if (ABSL_PREDICT_FALSE(tensor == nullptr)) {
@@ -360,7 +379,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
     }
     values[i] = value;
     tensors[i] = tensor;
-    arg_metadata[i] = &args[i].GetAvailableMetadata();
+    arg_metadata[i] = &handle.GetAvailableMetadata();
   }
   // Constructed for the results only.
   alignas(TensorMetadata) unsigned char
@@ -386,32 +405,26 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
     }
   }
   if (chain) *chain = GetReadyChain();
-  CallImplementation(
-      entry.name, implementation, exec_ctx,
-      absl::MakeConstSpan(values, num_args),
-      absl::MakeConstSpan(tensors, num_args), *attrs,
-      absl::MakeConstSpan(result_metadata, num_results),
-      absl::MakeSpan(outputs, num_results), chain,
-      UnsharedArguments(absl::MakeConstSpan(values, num_args), use));
+  CallImplementation(entry.name, implementation, exec_ctx,
+                     absl::MakeConstSpan(values, num_args),
+                     absl::MakeConstSpan(tensors, num_args), *attrs,
+                     absl::MakeConstSpan(result_metadata, num_results),
+                     absl::MakeSpan(outputs, num_results), chain,
+                     UnsharedArguments(absl::MakeConstSpan(values, num_args),
+                                       consumed_arguments));
   SetResults(device, absl::MakeSpan(result_metadata, num_results), outputs,
              results);
   return true;
 }
 
-void RunRegisteredOp(const OpEntry& entry,
-                     const OpImplementation& implementation, Device* device,
-                     const ExecutionContext& exec_ctx,
-                     absl::Span<TensorHandle> args, const OpAttrsRef& attrs,
-                     absl::Span<TensorHandle> results,
-                     AsyncValueRef<Chain>* chain, ArgumentUse use) {
-  tracing::ScopedTrace trace(tracing::Level::kVerbose, [&] {
-    return absl::StrCat(entry.name, "#op_handler=", implementation.device_type,
-                        "#");
-  });
-  if (RunConcreteOp(entry, implementation, device, exec_ctx, args, attrs,
-                    results, chain, use)) {
-    return;
-  }
+// RunRegisteredOp for everything RunConcreteOp leaves: pending, failed or
+// converted arguments, more of them, no shape function.
+[[gnu::noinline]] void RunGeneralOp(
+    const OpEntry& entry, const OpImplementation& implementation,
+    Device* device, const ExecutionContext& exec_ctx,
+    absl::Span<const TensorHandle* const> args, const OpAttrsRef& attrs,
+    absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain,
+    uint64_t consumed_arguments) {
   const size_t num_results = results.size();
   absl::FixedArray<AsyncValue*, kStackArguments> arg_values(args.size());
   AsyncValue** arg_value = arg_values.data();  // No per-index hardening.
@@ -425,7 +438,7 @@ void RunRegisteredOp(const OpEntry& entry,
   bool all_available = true;
   bool metadata_known = entry.metadata_fn != nullptr;
   for (size_t i = 0; i < args.size(); ++i) {
-    const TensorHandle& handle = args[i];
+    const TensorHandle& handle = HandleAt(args, i);
     AsyncValue* value = handle.GetAsyncTensor();
     if (ABSL_PREDICT_FALSE(!value)) {
       return FailOp(MakeErrorAsyncValueRef("invalid tensorhandle"), results,
@@ -458,7 +471,7 @@ void RunRegisteredOp(const OpEntry& entry,
     if (chain) *chain = GetReadyChain();
     Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs,
              result_metadata, absl::MakeSpan(tensors), chain,
-             UnsharedArguments(arg_values, use));
+             UnsharedArguments(arg_values, consumed_arguments));
     SetResults(device, absl::MakeSpan(result_metadata), tensors.data(),
                results);
     return;
@@ -502,6 +515,38 @@ void RunRegisteredOp(const OpEntry& entry,
                  if (pending_chain)
                    pending_chain->ForwardTo(std::move(op_chain));
                });
+}
+
+// Runs a registry op. `args` are read, never taken: bit i of
+// `consumed_arguments` says the caller gives argument i's handle up, so the
+// op may reuse its tensor's buffer or async value if nothing else holds
+// them (the caller drops the handle after the call and does not read it).
+template <typename Handles>
+void RunRegisteredOp(const OpEntry& entry,
+                     const OpImplementation& implementation, Device* device,
+                     const ExecutionContext& exec_ctx, Handles args,
+                     const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
+                     AsyncValueRef<Chain>* chain, uint64_t consumed_arguments) {
+  tracing::ScopedTrace trace(tracing::Level::kVerbose, [&] {
+    return absl::StrCat(entry.name, "#op_handler=", implementation.device_type,
+                        "#");
+  });
+  if (RunConcreteOp(entry, implementation, device, exec_ctx, args, attrs,
+                    results, chain, consumed_arguments)) {
+    return;
+  }
+  if constexpr (std::is_same_v<Handles, absl::Span<TensorHandle>>) {
+    absl::FixedArray<const TensorHandle*, kStackArguments> pointers(
+        args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      pointers.data()[i] = args.data() + i;
+    }
+    RunGeneralOp(entry, implementation, device, exec_ctx, pointers, attrs,
+                 results, chain, consumed_arguments);
+  } else {
+    RunGeneralOp(entry, implementation, device, exec_ctx, args, attrs, results,
+                 chain, consumed_arguments);
+  }
 }
 
 //===--- Op handlers ------------------------------------------------------===//
@@ -599,12 +644,31 @@ void CoreRuntimeOp::operator()(const ExecutionContext& exec_ctx,
                                ArgumentUse use) const {
   if (implementation_) {
     RunRegisteredOp(*entry_, *implementation_, device_, exec_ctx, args, attrs,
-                    results, chain, use);
+                    results, chain, ConsumedArguments(use));
   } else if (fn_) {
     fn_(exec_ctx, args, attrs, results, chain);
   } else {
     FailOp(MakeErrorAsyncValueRef("invalid op"), results, chain);
   }
+}
+
+void CoreRuntimeOp::operator()(const ExecutionContext& exec_ctx,
+                               absl::Span<const TensorHandle* const> args,
+                               uint64_t consumed_arguments,
+                               const OpAttrsRef& attrs,
+                               absl::Span<TensorHandle> results,
+                               AsyncValueRef<Chain>* chain) const {
+  if (implementation_) {
+    RunRegisteredOp(*entry_, *implementation_, device_, exec_ctx, args, attrs,
+                    results, chain, consumed_arguments);
+    return;
+  }
+  // Other ops take handles of their own: copies, which keep every tensor
+  // shared (nothing is reused).
+  std::vector<TensorHandle> copies;
+  copies.reserve(args.size());
+  for (const TensorHandle* arg : args) copies.push_back(arg->CopyRef());
+  (*this)(exec_ctx, absl::MakeSpan(copies), attrs, results, chain);
 }
 
 //===--- CoreRuntime ------------------------------------------------------===//
@@ -688,7 +752,8 @@ void CoreRuntime::Execute(const ExecutionContext& exec_ctx,
       if (const OpImplementation* implementation =
               entry->FindImplementation(target.device_type_id)) {
         return RunRegisteredOp(*entry, *implementation, target.device, exec_ctx,
-                               args, attrs, results, chain, use);
+                               args, attrs, results, chain,
+                               ConsumedArguments(use));
       }
     }
   }

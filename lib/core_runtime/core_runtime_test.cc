@@ -499,70 +499,126 @@ void RecordValue(AsyncKernelFrame* frame) {
   frame->SetResultAt(0, FormRef(recorded_value));
 }
 
-// graph(%handler, %a): %x = add(%a, %a); %r = record(%x);
-// %y = add(%r, %a); return %y. At the second add, %r is the op's alone.
-TEST_F(CoreRuntimeTest, GraphOpResultReusesTheAsyncValueOfASpentArgument) {
-  HostContext* host = runtime_->GetHostContext();
-  RegisterCoreRuntimeKernels(host->registry());
-  ASSERT_TRUE(host->registry()
-                  .AddKernel("test.record_value", RecordValue,
-                             KernelStrictness::kStrict)
-                  .ok());
-  bef::BefWriter w;
-  uint32_t handler_type = w.AddType("!corert.ophandler");
-  uint32_t handle_type = w.AddType("!corert.tensorhandle");
-  uint32_t loc = w.AddLocation("test.mlir", 1, 1);
-  uint32_t executeop = w.AddKernelName("corert.executeop");
-  uint32_t record = w.AddKernelName("test.record_value");
-  uint32_t empty = w.AddAggregateAttribute({});
-  const std::vector<std::pair<uint32_t, uint32_t>> add_attributes = {
-      {w.AddString("op_attrs"), empty},
-      {w.AddString("op_func_attrs"), empty},
-      {w.AddString("op_name"), w.AddStringAttribute("tfrt_test.add")}};
-  uint32_t fn = w.DeclareFunction("graph", bef::FunctionKind::kBef,
-                                  {handler_type, handle_type}, {handle_type});
-  auto add = [&](uint32_t lhs, uint32_t result) {
-    bef::KernelSpec k;
-    k.kernel_name = executeop;
-    k.location = loc;
-    k.operands = {0, lhs, 1};
-    k.results = {result};
-    k.attributes = add_attributes;
-    return k;
-  };
-  bef::FunctionBodySpec body;
-  body.argument_registers = {0, 1};
-  body.num_registers = 5;
-  body.kernels.push_back(add(1, 2));
-  bef::KernelSpec forward;
-  forward.kernel_name = record;
-  forward.location = loc;
-  forward.operands = {2};
-  forward.results = {3};
-  body.kernels.push_back(forward);
-  body.kernels.push_back(add(3, 4));
-  body.result_registers = {4};
-  w.DefineFunction(fn, body);
-  auto bytes = w.Finish();
-  ASSERT_TRUE(bytes.ok());
-  auto file = bef::BefFile::Open(*bytes);
-  ASSERT_TRUE(file.ok());
-  CoreRuntime& attached = CoreRuntime::GetOrCreate(host);
-  OpHandler* cpu = attached.CreateCpuOpHandler(attached.CreateNullOpHandler());
-  auto program = BefProgram::Load(*std::move(file), host);
-  ASSERT_TRUE(program.ok()) << program.status();
+// A BEF function graph(%handler, %a) of corert.executeop "tfrt_test.add"
+// kernels (and test.record_value), loaded on the fixture's host.
+class AddGraph {
+ public:
+  static constexpr uint32_t kA = 1;  // The register of %a.
 
-  auto handler = MakeAvailableAsyncValueRef<OpHandler*>(cpu);
-  auto a = MakeAvailableAsyncValueRef<TensorHandle>(Vector({1, 2}));
-  AsyncValue* args[] = {handler.GetAsyncValue(), a.GetAsyncValue()};
-  std::vector<RCReference<AsyncValue>> results(1);
-  (*program)->GetFunction("graph")->Execute(*exec_ctx_, args,
-                                            absl::MakeSpan(results));
-  host->Await(results);
-  ASSERT_TRUE(results[0]->IsType<TensorHandle>());
-  EXPECT_EQ(Text(results[0]->get<TensorHandle>()),
+  AddGraph() {
+    uint32_t handler_type = w_.AddType("!corert.ophandler");
+    uint32_t handle_type = w_.AddType("!corert.tensorhandle");
+    loc_ = w_.AddLocation("test.mlir", 1, 1);
+    executeop_ = w_.AddKernelName("corert.executeop");
+    record_ = w_.AddKernelName("test.record_value");
+    uint32_t empty = w_.AddAggregateAttribute({});
+    add_attributes_ = {
+        {w_.AddString("op_attrs"), empty},
+        {w_.AddString("op_func_attrs"), empty},
+        {w_.AddString("op_name"), w_.AddStringAttribute("tfrt_test.add")}};
+    fn_ = w_.DeclareFunction("graph", bef::FunctionKind::kBef,
+                             {handler_type, handle_type}, {handle_type});
+    body_.argument_registers = {0, kA};
+    body_.num_registers = 2;
+  }
+
+  // The register of lhs + rhs.
+  uint32_t Add(uint32_t lhs, uint32_t rhs) {
+    return Kernel(executeop_, {0, lhs, rhs}, add_attributes_);
+  }
+  // The register of `handle`, passed on by test.record_value.
+  uint32_t Record(uint32_t handle) { return Kernel(record_, {handle}, {}); }
+
+  // Runs graph(handler, a) to completion; returns its result.
+  RCReference<AsyncValue> Run(HostContext* host, OpHandler* handler,
+                              TensorHandle a, const ExecutionContext& exec_ctx,
+                              uint32_t result) {
+    body_.result_registers = {result};
+    w_.DefineFunction(fn_, body_);
+    auto bytes = w_.Finish();
+    EXPECT_TRUE(bytes.ok());
+    auto file = bef::BefFile::Open(*bytes);
+    EXPECT_TRUE(file.ok());
+    auto program = BefProgram::Load(*std::move(file), host);
+    EXPECT_TRUE(program.ok()) << program.status();
+    auto handler_value = MakeAvailableAsyncValueRef<OpHandler*>(handler);
+    auto a_value = MakeAvailableAsyncValueRef<TensorHandle>(std::move(a));
+    AsyncValue* args[] = {handler_value.GetAsyncValue(),
+                          a_value.GetAsyncValue()};
+    std::vector<RCReference<AsyncValue>> results(1);
+    (*program)->GetFunction("graph")->Execute(exec_ctx, args,
+                                              absl::MakeSpan(results));
+    host->Await(results);
+    return std::move(results[0]);
+  }
+
+ private:
+  uint32_t Kernel(uint32_t name, std::vector<uint32_t> operands,
+                  std::vector<std::pair<uint32_t, uint32_t>> attributes) {
+    bef::KernelSpec k;
+    k.kernel_name = name;
+    k.location = loc_;
+    k.operands = std::move(operands);
+    k.results = {body_.num_registers++};
+    k.attributes = std::move(attributes);
+    body_.kernels.push_back(k);
+    return k.results[0];
+  }
+
+  bef::BefWriter w_;
+  bef::FunctionBodySpec body_;
+  uint32_t loc_, executeop_, record_, fn_;
+  std::vector<std::pair<uint32_t, uint32_t>> add_attributes_;
+};
+
+class CoreRuntimeGraphOpTest : public CoreRuntimeTest {
+ protected:
+  void SetUp() override {
+    CoreRuntimeTest::SetUp();
+    host_ = runtime_->GetHostContext();
+    RegisterCoreRuntimeKernels(host_->registry());
+    ASSERT_TRUE(host_->registry()
+                    .AddKernel("test.record_value", RecordValue,
+                               KernelStrictness::kStrict)
+                    .ok());
+    CoreRuntime& attached = CoreRuntime::GetOrCreate(host_);
+    graph_cpu_ = attached.CreateCpuOpHandler(attached.CreateNullOpHandler());
+  }
+
+  std::string RunText(AddGraph& graph, uint32_t result) {
+    RCReference<AsyncValue> value =
+        graph.Run(host_, graph_cpu_, Vector({1, 2}), *exec_ctx_, result);
+    last_result_ = value.get();
+    if (!value->IsType<TensorHandle>()) return "<not a tensorhandle>";
+    return Text(value->get<TensorHandle>());
+  }
+
+  HostContext* host_ = nullptr;
+  OpHandler* graph_cpu_ = nullptr;
+  const AsyncValue* last_result_ = nullptr;
+};
+
+// %x = add(%a, %a); %r = record(%x); %y = add(%r, %a). At the second add,
+// %r is the op's alone.
+TEST_F(CoreRuntimeGraphOpTest, ResultReusesTheAsyncValueOfASpentArgument) {
+  AddGraph graph;
+  uint32_t x = graph.Add(AddGraph::kA, AddGraph::kA);
+  uint32_t y = graph.Add(graph.Record(x), AddGraph::kA);
+  EXPECT_EQ(RunText(graph, y),
             "DenseHostTensor dtype = i32, shape = [2], values = [3, 6]");
-  EXPECT_EQ(results[0].get(), recorded_value);
+  EXPECT_EQ(last_result_, recorded_value);
+}
+
+// %x = add(%a, %a); %y = add(%x, %a); %z = add(%x, %y). The kernel passes
+// its argument handles in place; %x's tensor is referenced by its register
+// alone, yet the second add must not write into it: %x is read again.
+TEST_F(CoreRuntimeGraphOpTest, ArgumentsReadLaterAreNotWrittenInPlace) {
+  AddGraph graph;
+  uint32_t x = graph.Add(AddGraph::kA, AddGraph::kA);
+  uint32_t y = graph.Add(x, AddGraph::kA);
+  uint32_t z = graph.Add(x, y);
+  EXPECT_EQ(RunText(graph, z),
+            "DenseHostTensor dtype = i32, shape = [2], values = [5, 10]");
 }
 
 // A hand-made BEF file may give corert.executeop.seq no results at all: the

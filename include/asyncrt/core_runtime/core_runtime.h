@@ -22,6 +22,7 @@
 #define ASYNCRT_CORE_RUNTIME_CORE_RUNTIME_H_
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -80,6 +81,18 @@ class CoreRuntimeOp {
                   absl::Span<TensorHandle> results,
                   AsyncValueRef<Chain>* chain,
                   ArgumentUse use = ArgumentUse::kBorrow) const;
+  // The same for a caller that keeps its handles where they are (the
+  // corert.executeop kernel, whose handles live in its registers): `args`
+  // are read, never taken. Bit i of `consumed_arguments` says the caller
+  // gives handle i up as ArgumentUse::kConsume does for all: the op may
+  // reuse its tensor's buffer, or its async value, if nothing else holds
+  // them, so the caller must not read that handle's tensor afterwards
+  // (it drops or overwrites the handle).
+  void operator()(const ExecutionContext& exec_ctx,
+                  absl::Span<const TensorHandle* const> args,
+                  uint64_t consumed_arguments, const OpAttrsRef& attrs,
+                  absl::Span<TensorHandle> results,
+                  AsyncValueRef<Chain>* chain) const;
 
  private:
   const OpEntry* entry_ = nullptr;
