@@ -196,9 +196,9 @@ std::vector<AsyncValue*> Raw(const HeldArguments& held) {
   return raw;
 }
 
-// A kernel's argument or result handles, built in place (on the stack for
-// a few). absl::InlinedVector's out-of-line growth path and the results'
-// value initialization were a tenth of a graph op.
+// A kernel's result handles, built in place (on the stack for a few).
+// absl::InlinedVector's out-of-line growth path and the results' value
+// initialization were a tenth of a graph op.
 class HandleList {
  public:
   explicit HandleList(size_t capacity)
@@ -215,13 +215,6 @@ class HandleList {
     }
   }
 
-  // Each requires size() < capacity.
-  void push_back(TensorHandle&& handle) {
-    new (data_ + size_++) TensorHandle(std::move(handle));
-  }
-  void PushCopyOf(const TensorHandle& handle) {
-    new (data_ + size_++) TensorHandle(handle.CopyRef());
-  }
   // Requires size() + count <= capacity.
   void AppendNull(size_t count) {
     for (size_t i = 0; i < count; ++i) new (data_ + size_++) TensorHandle();

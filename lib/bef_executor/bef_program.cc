@@ -1697,15 +1697,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunDirectKernels(
     const uint32_t* slots = kernel->operand_slots;
     values[kernel->result_slot] = kernel->direct_invoke(
         values[slots[0]], values[slots[1]], values[slots[2]], values[slots[3]]);
-    // The counts order the value slot's store before its users' reads.
-    const uint32_t user = kernel->unboxed_sole_user;
-    if (ABSL_PREDICT_FALSE(user == kNoKernel)) {
-      CountDown(function_.register_plan(kernel->result_slot), ready);
-      return kNoKernel;
-    }
-    if (!CountDownOne(user)) return kNoKernel;
-    index = user;
-    kernel = &kernels[user];
+    index = CountDownUnboxedUsers(*kernel, kernel->result_slot, ready);
+    if (index == kNoKernel) return kNoKernel;
+    kernel = &kernels[index];
   } while (kernel->direct_invoke != nullptr);
   return index;
 }

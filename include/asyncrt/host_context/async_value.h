@@ -424,7 +424,7 @@ T& AsyncValue::get() {
 }
 
 template <typename T>
-T* AsyncValue::GetIfPresent() {
+inline T* AsyncValue::GetIfPresent() {
   AsyncValue* value = const_cast<AsyncValue*>(Resolved());
   if (value->type_info_ != &ConcreteAsyncValue<T>::kTypeInfo ||
       StateOf(value->LoadWord()) != State::kConcrete) {
