@@ -18,8 +18,7 @@
 #include "asyncrt/bef/bef_writer.h"
 #include "asyncrt/bef_executor/bef_program.h"
 #include "asyncrt/core_runtime/core_runtime.h"
-#include "asyncrt/kernels/core_runtime_kernels.h"
-#include "asyncrt/kernels/cpu_kernels.h"
+#include "asyncrt/runtime/runtime.h"
 #include "benchmark/benchmark.h"
 
 #ifdef ASYNCRT_HAVE_TORCH
@@ -31,17 +30,22 @@ namespace {
 
 constexpr int kChain = 100;
 
+// The runtime an application embeds; the test ops (tfrt_test.add) and the
+// corert kernels register themselves because this binary links them.
 struct EagerFixture {
   EagerFixture() {
-    RegisterTestOpsOnce();
+    RuntimeOptions options;
     // One worker: the host ops run inline on the calling thread anyway.
-    runtime = *CoreRuntime::Create({.num_threads = 1});
+    options.work_queue = "mstd:1";
+    embedded = *Runtime::Create(options);
+    runtime = &embedded->core_runtime();
     cpu = runtime->GetOpHandler("cpu");
-    exec_ctx.emplace(*runtime->CreateExecutionContext());
+    exec_ctx.emplace(*embedded->CreateExecutionContext());
     float one = 1.0f;
     a = *runtime->MakeDenseTensorHandle<float>({1}, absl::MakeConstSpan(&one, 1));
   }
-  std::unique_ptr<CoreRuntime> runtime;
+  std::unique_ptr<Runtime> embedded;
+  CoreRuntime* runtime = nullptr;
   OpHandler* cpu = nullptr;
   std::optional<ExecutionContext> exec_ctx;
   TensorHandle a;
@@ -95,7 +99,7 @@ void BM_GraphAdd100_eager_loop(benchmark::State& state) {
 }
 
 // graph(%handler, %a) -> %x: 100 corert.executeop "tfrt_test.add"(%x, %a).
-std::unique_ptr<bef::BefFile> BuildGraph() {
+std::vector<uint8_t> BuildGraph() {
   bef::BefWriter w;
   uint32_t handler_type = w.AddType("!corert.ophandler");
   uint32_t handle_type = w.AddType("!corert.tensorhandle");
@@ -126,19 +130,13 @@ std::unique_ptr<bef::BefFile> BuildGraph() {
   }
   body.result_registers = {x};
   w.DefineFunction(fn, body);
-  auto bytes = w.Finish();
-  return *bef::BefFile::Open(*bytes);
+  return *w.Finish();
 }
 
 void BM_GraphAdd100_asyncrt(benchmark::State& state) {
   EagerFixture f;
-  HostContext* host = f.runtime->GetHostContext();
-  RegisterCoreRuntimeKernels(host->registry());
-  // Graph kernels find the runtime attached to the host context.
-  CoreRuntime& attached = CoreRuntime::GetOrCreate(host);
-  OpHandler* cpu =
-      attached.CreateCpuOpHandler(attached.CreateNullOpHandler());
-  auto program = *BefProgram::Load(BuildGraph(), host);
+  OpHandler* cpu = f.cpu;
+  auto program = *f.embedded->LoadBef(BuildGraph());
   const Function* graph = program->GetFunction("graph");
   auto handler = MakeAvailableAsyncValueRef<OpHandler*>(cpu);
   auto a = MakeAvailableAsyncValueRef<TensorHandle>(f.a.CopyRef());

@@ -14,6 +14,7 @@
 //   CallOverhead       calling a function whose body is one kernel.
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "asyncrt/bef/bef_file.h"
@@ -22,7 +23,7 @@
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/host_context.h"
-#include "asyncrt/kernels/cpu_kernels.h"
+#include "asyncrt/runtime/runtime.h"
 #include "benchmark/benchmark.h"
 
 #ifdef ASYNCRT_HAVE_TBB
@@ -42,7 +43,7 @@ int32_t SumAll(RemainingArguments args) {
 }
 
 // The program: one function per case.
-std::unique_ptr<bef::BefFile> BuildProgram() {
+std::vector<uint8_t> BuildProgram() {
   bef::BefWriter w;
   uint32_t i32 = w.AddType("i32");
   uint32_t loc = w.AddLocation("bench.mlir", 1, 1);
@@ -132,29 +133,31 @@ std::unique_ptr<bef::BefFile> BuildProgram() {
     w.DefineFunction(caller_fn, body);
   }
   (void)constant_kernel;
-  auto bytes = w.Finish();
-  return *bef::BefFile::Open(*bytes);
+  return *w.Finish();
 }
 
+// The runtime an application embeds, on the caller's thread ("s"): its
+// linked tfrt kernels register themselves, plus the benchmark's own sum.
 struct Fixture {
-  Fixture()
-      : host(PrintingDiagnosticHandler(), CreateMallocAllocator(),
-             CreateSingleThreadedWorkQueue()) {
-    RegisterBasicKernels(host.registry());
-    RegisterControlFlowKernels(host.registry());
-    (void)host.registry().AddKernel("bench.sum", ASYNCRT_KERNEL(SumAll));
-    program = *BefProgram::Load(BuildProgram(), &host);
-    request = *RequestContextBuilder(&host, nullptr).Build();
+  Fixture() {
+    RuntimeOptions options;
+    options.work_queue = "s";
+    options.devices = {};
+    runtime = *Runtime::Create(options);
+    (void)runtime->host().registry().AddKernel("bench.sum",
+                                               ASYNCRT_KERNEL(SumAll));
+    program = *runtime->LoadBef(BuildProgram());
+    exec_ctx.emplace(*runtime->CreateExecutionContext());
   }
-  HostContext host;
+  std::unique_ptr<Runtime> runtime;
   RCReference<BefProgram> program;
-  RCReference<RequestContext> request;
+  std::optional<ExecutionContext> exec_ctx;
 };
 
 void RunFunction(benchmark::State& state, const char* name, int items) {
   Fixture fixture;
   const Function* function = fixture.program->GetFunction(name);
-  ExecutionContext exec_ctx(fixture.request);
+  const ExecutionContext& exec_ctx = *fixture.exec_ctx;
   auto input = MakeAvailableAsyncValueRef<int32_t>(1);
   AsyncValue* args[] = {input.GetAsyncValue()};
   std::vector<RCReference<AsyncValue>> results(function->num_results());

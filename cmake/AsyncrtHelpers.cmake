@@ -6,13 +6,17 @@ function(asyncrt_cc_library)
   add_library(asyncrt_${ARG_NAME} ${ARG_SRCS})
   add_library(asyncrt::${ARG_NAME} ALIAS asyncrt_${ARG_NAME})
   target_include_directories(asyncrt_${ARG_NAME}
-    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:include>
     PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(asyncrt_${ARG_NAME} PUBLIC ${ARG_DEPS})
   if(ASYNCRT_ASYNC_VALUE_ACCOUNTING)
     target_compile_definitions(asyncrt_${ARG_NAME}
       PUBLIC ASYNCRT_ASYNC_VALUE_ACCOUNTING)
   endif()
+  set_target_properties(asyncrt_${ARG_NAME} PROPERTIES EXPORT_NAME ${ARG_NAME})
+  set_property(GLOBAL APPEND PROPERTY ASYNCRT_INSTALLED_TARGETS
+    asyncrt_${ARG_NAME})
 endfunction()
 
 # asyncrt_cc_test(NAME <name> SRCS ... [DEPS ...] [LABELS ...])
@@ -29,4 +33,42 @@ function(asyncrt_cc_test)
   endif()
   gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60
     PROPERTIES ${properties})
+endfunction()
+
+# asyncrt_kernel_library(NAME <name> SRCS ... [DEPS ...] [TESTONLY])
+#   A kernel, op or native-function library that registers itself: its
+#   sources include a static_registration.cc whose static initializers add
+#   the library to the registration lists a Runtime applies. The code is the
+#   static library asyncrt_<name>; consumers link asyncrt::<name>, which
+#   links it whole ($<LINK_LIBRARY:WHOLE_ARCHIVE>, CMake's alwayslink), so
+#   the linker never drops the registration unit nobody calls. Exported like
+#   the other libraries, the same holds for an installed AsyncRT. TESTONLY
+#   libraries are not installed.
+function(asyncrt_kernel_library)
+  cmake_parse_arguments(ARG "TESTONLY" "NAME" "SRCS;DEPS" ${ARGN})
+  add_library(asyncrt_${ARG_NAME} STATIC ${ARG_SRCS})
+  target_include_directories(asyncrt_${ARG_NAME}
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:include>
+    PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(asyncrt_${ARG_NAME} PUBLIC ${ARG_DEPS})
+  if(ASYNCRT_ASYNC_VALUE_ACCOUNTING)
+    target_compile_definitions(asyncrt_${ARG_NAME}
+      PUBLIC ASYNCRT_ASYNC_VALUE_ACCOUNTING)
+  endif()
+  # Installed, the code is AsyncRT::<name>_code and AsyncRT::<name> links
+  # it whole.
+  set_target_properties(asyncrt_${ARG_NAME} PROPERTIES
+    EXPORT_NAME ${ARG_NAME}_code)
+  add_library(asyncrt_${ARG_NAME}_alwayslink INTERFACE)
+  target_link_libraries(asyncrt_${ARG_NAME}_alwayslink INTERFACE
+    "$<BUILD_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,asyncrt_${ARG_NAME}>>"
+    "$<INSTALL_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,AsyncRT::${ARG_NAME}_code>>")
+  set_target_properties(asyncrt_${ARG_NAME}_alwayslink PROPERTIES
+    EXPORT_NAME ${ARG_NAME})
+  add_library(asyncrt::${ARG_NAME} ALIAS asyncrt_${ARG_NAME}_alwayslink)
+  if(NOT ARG_TESTONLY)
+    set_property(GLOBAL APPEND PROPERTY ASYNCRT_INSTALLED_TARGETS
+      asyncrt_${ARG_NAME} asyncrt_${ARG_NAME}_alwayslink)
+  endif()
 endfunction()

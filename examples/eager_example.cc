@@ -6,20 +6,21 @@
 #include <string>
 
 #include "asyncrt/core_runtime/core_runtime.h"
-#include "asyncrt/kernels/core_runtime_kernels.h"
+#include "asyncrt/runtime/runtime.h"
 
 int main() {
-  // The op library to use (here the CPU test ops of the contract).
-  asyncrt::RegisterTestOpsOnce();
-
-  auto runtime = asyncrt::CoreRuntime::Create({.num_threads = 2});
+  // Every linked op library registers itself: here the CPU test ops of
+  // asyncrt::test_kernels. The "cpu" device's op handler is on by default.
+  asyncrt::RuntimeOptions options;
+  options.work_queue = "mstd:2";
+  auto runtime = asyncrt::Runtime::Create(options);
   if (!runtime.ok()) {
     std::fprintf(stderr, "%s\n", std::string(runtime.status().message()).c_str());
     return 1;
   }
-  asyncrt::CoreRuntime& rt = **runtime;
+  asyncrt::CoreRuntime& rt = (*runtime)->core_runtime();
   asyncrt::OpHandler* cpu = rt.GetOpHandler("cpu");
-  auto exec_ctx = rt.CreateExecutionContext();
+  auto exec_ctx = (*runtime)->CreateExecutionContext();
   if (!exec_ctx.ok()) return 1;
 
   float a_values[] = {1, 2, 3, 4};

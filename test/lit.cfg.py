@@ -41,3 +41,8 @@ config.environment["PATH"] = os.pathsep.join(
 # Where plug-in libraries (bef_executor --shared_libs) are built.
 config.substitutions.append(
     ("%asyncrt_lib_dir", os.path.join(config.asyncrt_obj_root, "lib")))
+
+# `ASYNCRT_EXECUTOR=reference` runs every bef_executor of the suite on the
+# reference executor (ctest's lit.*.reference entries).
+if "ASYNCRT_EXECUTOR" in os.environ:
+    config.environment["ASYNCRT_EXECUTOR"] = os.environ["ASYNCRT_EXECUTOR"]

@@ -589,11 +589,6 @@ absl::StatusOr<TensorHandle> ConstStringTensor(AsyncKernelFrame* frame) {
       MakeAvailableAsyncValueRef<StringHostTensor>(*std::move(tensor)));
 }
 
-// One !corert.tensorhandle result: the error, reported here.
-absl::StatusOr<RCReference<AsyncValue>> ErrorTensorHandle() {
-  return absl::InvalidArgumentError("invalid tensorhandle");
-}
-
 //===--- Devices and transfers --------------------------------------------===//
 
 absl::StatusOr<RCReference<Device>> GetDevice(AsyncKernelFrame* frame) {
@@ -680,9 +675,6 @@ absl::StatusOr<TensorHandle> Transfer(RemainingArguments args,
 
 //===--- Op attributes ----------------------------------------------------===//
 
-// !corert.opattrs registers hold a shared mutable OpAttrs.
-using OpAttrsHolder = std::shared_ptr<OpAttrs>;
-
 OpAttrsHolder CreateOpAttrs() { return std::make_shared<OpAttrs>(); }
 
 absl::StatusOr<Chain> OpAttrsSet(const OpAttrsHolder& attrs,
@@ -716,26 +708,6 @@ absl::StatusOr<Chain> OpAttrsSetShape(const OpAttrsHolder& attrs,
     return absl::InvalidArgumentError("needs 'key' and 'value' attributes");
   }
   attrs->SetShape(key->bytes, absl::MakeConstSpan(*dims));
-  return Chain();
-}
-
-Chain OpAttrsPrint(const OpAttrsHolder& attrs) {
-  std::string text;
-  attrs->Print(&text);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
-  return Chain();
-}
-
-std::tuple<OpAttrsRef, Chain> OpAttrsFreeze(const OpAttrsHolder& attrs) {
-  return {attrs->Freeze(), Chain()};
-}
-
-Chain OpAttrsRefPrint(const OpAttrsRef& attrs) {
-  std::string text;
-  attrs->Print(&text);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
   return Chain();
 }
 
@@ -948,7 +920,6 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
     add(absl::StrCat("corert.create_dense_tensor.", dtype),
         ASYNCRT_KERNEL(CreateDenseTensor));
   }
-  add("tfrt_test.error_tensorhandle", ASYNCRT_KERNEL(ErrorTensorHandle));
   add("tfrt.get_device", ASYNCRT_KERNEL(GetDevice));
   add("corert.get_dst_tensor_type", ASYNCRT_KERNEL(GetDstTensorType));
   add("corert.transfer", ASYNCRT_KERNEL(Transfer));
@@ -964,9 +935,6 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
     add(absl::StrCat("corert.op_attrs_set_array.", type),
         ASYNCRT_KERNEL(OpAttrsSet));
   }
-  add("tfrt_test.corert.op_attrs_print", ASYNCRT_KERNEL(OpAttrsPrint));
-  add("tfrt_test.corert.op_attrs_freeze", ASYNCRT_KERNEL(OpAttrsFreeze));
-  add("tfrt_test.corert.op_attrs_ref_print", ASYNCRT_KERNEL(OpAttrsRefPrint));
   add("corert.make_composite_op", ASYNCRT_KERNEL(MakeCompositeOp));
   add("corert.cond", Cond);
   add("corert.while", While);

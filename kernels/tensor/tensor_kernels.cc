@@ -334,48 +334,6 @@ absl::StatusOr<std::tuple<DenseHostTensor, Chain>> MakeTensor(
   return std::make_tuple(DenseHostTensor(metadata, buffer), Chain());
 }
 
-// tfrt_test.const_dense_attr {value = dense<...>}.
-absl::StatusOr<DenseHostTensor> ConstDenseAttr(RawAttribute value,
-                                               HostContext* host) {
-  return DenseTensorFromAttribute(value.get(), *host->allocator());
-}
-
-// tfrt_test.slice_inplace.DTYPE.RANK(%input, %begin, %ch, %output): copies
-// the block of `input` starting at `begin` (i64 per dimension) that has
-// output's shape into `output`.
-absl::StatusOr<Chain> SliceInPlace(const DenseHostTensor& input,
-                                   const DenseHostTensor& begin, Chain,
-                                   Argument<DenseHostTensor> output) {
-  int rank = input.shape().GetRank();
-  if (begin.dtype() != DType::kI64 || begin.NumElements() != rank ||
-      output->shape().GetRank() != rank || output->dtype() != input.dtype()) {
-    return absl::InvalidArgumentError("slice operands do not match");
-  }
-  absl::Span<const int64_t> start = begin.elements<int64_t>();
-  for (int d = 0; d < rank; ++d) {
-    if (start[d] < 0 || start[d] + output->shape().GetDimensionSize(d) >
-                            input.shape().GetDimensionSize(d)) {
-      return absl::InvalidArgumentError("slice out of bounds");
-    }
-  }
-  size_t size = DTypeSize(input.dtype());
-  std::vector<int64_t> index(rank, 0);
-  const char* from = static_cast<const char*>(input.data());
-  char* to = static_cast<char*>(output->data());
-  for (int64_t i = 0; i < output->NumElements(); ++i) {
-    int64_t flat = 0;
-    for (int d = 0; d < rank; ++d) {
-      flat = flat * input.shape().GetDimensionSize(d) + start[d] + index[d];
-    }
-    std::memcpy(to + i * size, from + flat * size, size);
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++index[d] < output->shape().GetDimensionSize(d)) break;
-      index[d] = 0;
-    }
-  }
-  return Chain();
-}
-
 //===--- tfrt_sht and coo -------------------------------------------------===//
 
 absl::StatusOr<StringHostTensor> CreateStringTensor(AsyncKernelFrame* frame) {
@@ -465,8 +423,6 @@ void RegisterTensorKernels(KernelRegistry& registry) {
       add(absl::StrCat("coo.convert_coo_to_dht.", suffix),
           ASYNCRT_KERNEL(ConvertCooToDht));
       add(absl::StrCat("coo.tensor_equal.", suffix), ASYNCRT_KERNEL(CooEqual));
-      add(absl::StrCat("tfrt_test.slice_inplace.", suffix),
-          ASYNCRT_KERNEL(SliceInPlace));
     }
   }
   for (const char* dtype : {"f32", "f64"}) {
@@ -489,8 +445,6 @@ void RegisterTensorKernels(KernelRegistry& registry) {
     add(absl::StrCat(prefix, ".get_buffer_slice"),
         ASYNCRT_KERNEL(GetBufferSlice));
   }
-  add("tfrt_test.const_dense_attr", ASYNCRT_KERNEL(ConstDenseAttr));
-  add("tfrt_test.sync.const_dense_attr", ASYNCRT_KERNEL(ConstDenseAttr));
   add("tfrt_sht.create_tensor", ASYNCRT_KERNEL(CreateStringTensor));
 }
 

@@ -2,10 +2,17 @@
 // BefWriter (no MLIR): dataflow order, async kernels, late results, error
 // propagation and reporting, cancellation, calls, native functions, unknown
 // kernels, and concurrent calls under the work-stealing pool.
+//
+// Every executor test runs in both modes: ExecutorMode::kFast (the
+// optimised executor) and kReference (the statement of its semantics,
+// reference_executor.cc). Assertions about a fast-path detail (unboxed
+// values, reused spent arguments, batches and streams on the work queue)
+// are checked in kFast only, each with a comment.
 #include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <set>
 #include <string>
 #include <thread>
@@ -20,6 +27,17 @@
 #include "gtest/gtest.h"
 
 namespace asyncrt {
+namespace {
+
+const char* ModeName(ExecutorMode mode) {
+  return mode == ExecutorMode::kFast ? "fast" : "reference";
+}
+
+}  // namespace
+
+// How gtest (and the ctest names gtest_discover_tests makes) shows a mode.
+void PrintTo(ExecutorMode mode, std::ostream* os) { *os << ModeName(mode); }
+
 namespace {
 
 using ::testing::ElementsAre;
@@ -264,7 +282,16 @@ class ProgramBuilder {
   int line_ = 0;
 };
 
-class ExecutorTest : public ::testing::TestWithParam<const char*> {
+// An executor mode and a work queue ("s" or "mstd:2").
+struct ExecutorParam {
+  ExecutorMode mode;
+  const char* queue;
+};
+void PrintTo(const ExecutorParam& param, std::ostream* os) {
+  *os << ModeName(param.mode) << ", " << param.queue;
+}
+
+class ExecutorTest : public ::testing::TestWithParam<ExecutorParam> {
  protected:
   ExecutorTest()
       : host_(
@@ -272,15 +299,18 @@ class ExecutorTest : public ::testing::TestWithParam<const char*> {
               std::lock_guard<std::mutex> lock(mutex_);
               diagnostics_.push_back(d.ToString());
             },
-            CreateMallocAllocator(), *CreateWorkQueue(GetParam())) {
+            CreateMallocAllocator(), *CreateWorkQueue(GetParam().queue)) {
     RegisterTestKernels(host_.registry());
     EXPECT_TRUE(host_.GetOrCreateSharedContext<NativeFunctionRegistry>()
                     .Add("native_add", NativeAdd)
                     .ok());
   }
 
+  bool fast() const { return GetParam().mode == ExecutorMode::kFast; }
+  BefProgramOptions options() const { return {GetParam().mode}; }
+
   RCReference<BefProgram> Load(ProgramBuilder& builder) {
-    auto program = BefProgram::Load(builder.Finish(), &host_);
+    auto program = BefProgram::Load(builder.Finish(), &host_, options());
     EXPECT_TRUE(program.ok()) << program.status();
     return program.ok() ? *std::move(program) : RCReference<BefProgram>();
   }
@@ -336,10 +366,16 @@ class ExecutorTest : public ::testing::TestWithParam<const char*> {
   HostContext host_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Queues, ExecutorTest, ::testing::Values("s", "mstd:2"),
-                         [](const auto& info) {
-                           return std::string(info.param) == "s" ? "s" : "mstd";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    ModesAndQueues, ExecutorTest,
+    ::testing::Values(ExecutorParam{ExecutorMode::kFast, "s"},
+                      ExecutorParam{ExecutorMode::kFast, "mstd:2"},
+                      ExecutorParam{ExecutorMode::kReference, "s"},
+                      ExecutorParam{ExecutorMode::kReference, "mstd:2"}),
+    [](const auto& info) {
+      return std::string(ModeName(info.param.mode)) + "_" +
+             (std::string(info.param.queue) == "s" ? "s" : "mstd");
+    });
 
 //===--- Dataflow
 //-------------------------------------------------------------===//
@@ -389,8 +425,11 @@ TEST_P(ExecutorTest, PlainKernelsPassValuesUnboxed) {
   EXPECT_EQ(results[0]->get<int32_t>(), 6 * 51);
   if (!created) GTEST_SKIP() << "built without ASYNCRT_ASYNC_VALUE_ACCOUNTING";
   // The argument, the result and the request's own; boxed, the 100 dead
-  // results and the fan-out's value would each have been one more.
-  EXPECT_LE(*AsyncValue::NumCreatedValues() - *created, 4);
+  // results and the fan-out's value would each have been one more. (Fast
+  // path only: the reference executor boxes every value.)
+  if (fast()) {
+    EXPECT_LE(*AsyncValue::NumCreatedValues() - *created, 4);
+  }
   ExpectNoValuesLeft(results, live);  // Dead kernels may still be running.
 }
 
@@ -547,7 +586,10 @@ TEST_P(ExecutorTest, UnboxedKernelsReuseSpentOperands) {
   auto results = Run(*program, "f", {10});
   EXPECT_EQ(results[0]->get<int32_t>(), 43);
   EXPECT_EQ(results[1]->get<int32_t>(), 1);
-  EXPECT_EQ(results[0].get(), recorded_value.load());
+  // Fast path only: the reference executor never reuses a spent value.
+  if (fast()) {
+    EXPECT_EQ(results[0].get(), recorded_value.load());
+  }
   ExpectNoValuesLeft(results, live);
 }
 
@@ -585,7 +627,10 @@ TEST_P(ExecutorTest, ReturnedScalarsReuseSpentArguments) {
   auto program = Load(b);
   auto results = Run(*program, "f", {100});
   EXPECT_EQ(results[0]->get<int32_t>(), 105);
-  EXPECT_EQ(results[0].get(), recorded_value.load());
+  // Fast path only: the reference executor never reuses a spent value.
+  if (fast()) {
+    EXPECT_EQ(results[0].get(), recorded_value.load());
+  }
   EXPECT_EQ(results[1]->get<int32_t>(), 107);
   EXPECT_EQ(results[2]->get<int32_t>(), 7);
   EXPECT_NE(results[1].get(), results[2].get());
@@ -652,7 +697,7 @@ TEST_P(ExecutorTest, PendingCallOutlivesItsCallersReferences) {
 // yet: the first result does not wait for b, the second follows it. With
 // `streams`, a + a is in another stream than the entry and starts from the
 // work queue while the call defines `a`.
-void CheckCallWithPendingArgument(HostContext& host,
+void CheckCallWithPendingArgument(HostContext& host, ExecutorMode mode,
                                   const std::vector<uint32_t>& streams) {
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 2, 2);
@@ -661,7 +706,7 @@ void CheckCallWithPendingArgument(HostContext& host,
   uint32_t later = b.Kernel("test.add.i32", {args[0], args[1]}, 1)[0];
   if (!streams.empty()) b.Streams(streams);
   b.Define(f, {now, later});
-  auto program = BefProgram::Load(b.Finish(), &host);
+  auto program = BefProgram::Load(b.Finish(), &host, {mode});
   ASSERT_TRUE(program.ok()) << program.status();
   auto ready = MakeAvailableAsyncValueRef<int32_t>(5);
   auto pending = MakeUnconstructedAsyncValueRef<int32_t>();
@@ -684,11 +729,12 @@ void CheckCallWithPendingArgument(HostContext& host,
 }
 
 TEST_P(ExecutorTest, UnavailableArgumentsResumeTheCall) {
-  CheckCallWithPendingArgument(host_, {});
+  CheckCallWithPendingArgument(host_, GetParam().mode, {});
 }
 
 TEST_P(ExecutorTest, StreamsStartWhenSomeArgumentsAreUnavailable) {
-  CheckCallWithPendingArgument(host_, {0, 1, 0});
+  // The reference executor ignores streams: the call runs as without them.
+  CheckCallWithPendingArgument(host_, GetParam().mode, {0, 1, 0});
 }
 
 TEST_P(ExecutorTest, AttributesAndVariadicArguments) {
@@ -796,7 +842,7 @@ TEST_P(ExecutorTest, UnknownKernelFailsLoadWithItsLocation) {
   b.Kernel("test.const.i32", {}, 1, {b.writer().AddI32Attribute(1)});
   b.Kernel("no.such.kernel", {}, 0);
   b.Define(f, {});
-  auto program = BefProgram::Load(b.Finish(), &host_);
+  auto program = BefProgram::Load(b.Finish(), &host_, options());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(Diagnostics(),
               ElementsAre("t.mlir:2:5: error: unknown kernel name "
@@ -895,7 +941,7 @@ TEST_P(ExecutorTest, CallWithTheWrongArityIsAnError) {
 TEST_P(ExecutorTest, UnknownNativeFunctionFailsLoad) {
   ProgramBuilder b;
   b.Declare("no_such_native", 0, 0, bef::FunctionKind::kNative);
-  auto program = BefProgram::Load(b.Finish(), &host_);
+  auto program = BefProgram::Load(b.Finish(), &host_, options());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(
       Diagnostics(),
@@ -942,10 +988,12 @@ TEST_P(ExecutorTest, WideGraphsRunToCompletion) {
   }
   host_.Quiesce();
   std::lock_guard<std::mutex> lock(thread_ids_mutex);
-  if (host_.work_queue().GetParallelismLevel() > 1) {
-    EXPECT_GT(thread_ids.size(), 1u) << "no batch went to the work queue";
-  } else {
+  if (host_.work_queue().GetParallelismLevel() <= 1) {
     EXPECT_EQ(thread_ids.size(), 1u) << "single-threaded queue offloaded";
+  } else if (fast()) {
+    // Fast path only: the reference executor runs every kernel on the
+    // thread that made it ready.
+    EXPECT_GT(thread_ids.size(), 1u) << "no batch went to the work queue";
   }
 }
 
@@ -1043,6 +1091,22 @@ TEST(KernelRegistryTest, NonStrictKernelsHaveNoUnboxedEntry) {
   EXPECT_EQ(registry.GetKernel("add"), ASYNCRT_KERNEL(AddI32).kernel);
 }
 
+// Tests of concurrent calls, in both modes.
+class ExecutorStressTest : public ::testing::TestWithParam<ExecutorMode> {
+ protected:
+  BefProgramOptions options() const { return {GetParam()}; }
+};
+class KernelStateTest : public ExecutorStressTest {};
+
+INSTANTIATE_TEST_SUITE_P(Modes, ExecutorStressTest,
+                         ::testing::Values(ExecutorMode::kFast,
+                                           ExecutorMode::kReference),
+                         [](const auto& info) { return ModeName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Modes, KernelStateTest,
+                         ::testing::Values(ExecutorMode::kFast,
+                                           ExecutorMode::kReference),
+                         [](const auto& info) { return ModeName(info.param); });
+
 // A host with the test kernels and a two-worker pool.
 std::unique_ptr<HostContext> MakePoolHost() {
   auto host = std::make_unique<HostContext>(PrintingDiagnosticHandler(),
@@ -1052,7 +1116,7 @@ std::unique_ptr<HostContext> MakePoolHost() {
   return host;
 }
 
-TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
+TEST_P(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
   std::unique_ptr<HostContext> owned_host = MakePoolHost();
   HostContext& host = *owned_host;
   ProgramBuilder b;
@@ -1066,7 +1130,7 @@ TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
   states_made = 0;
   states_destroyed = 0;
   {
-    auto program = *BefProgram::Load(b.Finish(), &host);
+    auto program = *BefProgram::Load(b.Finish(), &host, options());
     const Function* function = program->GetFunction("f");
     // Concurrent first runs race to install the state: one wins per kernel.
     EXPECT_EQ(CountWrongConcurrentResults(host, *function, 200,
@@ -1081,15 +1145,16 @@ TEST(KernelStateTest, MadeOncePerKernelAndFreedWithTheProgram) {
 
 // Loads the function "f" (i32 -> i32) that `b` defines on a host with two
 // workers and counts wrong results of concurrent calls.
-int CountWrongConcurrentCalls(ProgramBuilder& b, int32_t (*expected)(int32_t)) {
+int CountWrongConcurrentCalls(ProgramBuilder& b, int32_t (*expected)(int32_t),
+                              ExecutorMode mode) {
   std::unique_ptr<HostContext> owned_host = MakePoolHost();
   HostContext& host = *owned_host;
-  auto program = *BefProgram::Load(b.Finish(), &host);
+  auto program = *BefProgram::Load(b.Finish(), &host, {mode});
   return CountWrongConcurrentResults(host, *program->GetFunction("f"), 300,
                                      expected);
 }
 
-TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
+TEST_P(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   ProgramBuilder b;
   uint32_t f = b.Declare("f", 1, 1);
   uint32_t arg = b.Arguments(1)[0];
@@ -1098,7 +1163,9 @@ TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
   uint32_t right = b.Kernel("test.add.i32", {arg, arg}, 1)[0];
   uint32_t joined = b.Kernel("test.async_add.i32", {left, right}, 1)[0];
   b.Define(f, {joined});
-  EXPECT_EQ(CountWrongConcurrentCalls(b, [](int32_t x) { return 4 * x; }), 0);
+  EXPECT_EQ(CountWrongConcurrentCalls(
+                b, [](int32_t x) { return 4 * x; }, GetParam()),
+            0);
 }
 
 // Calls still running when Execute returns, started from 4 threads whose
@@ -1106,7 +1173,7 @@ TEST(ExecutorStressTest, ConcurrentCallsOfOneFunction) {
 // pin what they borrowed (see CallState::Pin) on the calling threads, then
 // resume and release it on the two threads that publish their values and
 // on the queue's workers.
-TEST(ExecutorStressTest, PendingCallsOutliveTheirCallersReferences) {
+TEST_P(ExecutorStressTest, PendingCallsOutliveTheirCallersReferences) {
   std::unique_ptr<HostContext> owned_host = MakePoolHost();
   HostContext& host = *owned_host;
   ProgramBuilder b;
@@ -1114,7 +1181,8 @@ TEST(ExecutorStressTest, PendingCallsOutliveTheirCallersReferences) {
   uint32_t x = b.Kernel("test.deferred_in_list", {b.Arguments(1)[0]}, 1)[0];
   for (int i = 0; i < 3; ++i) x = b.Kernel("test.async_add.i32", {x, x}, 1)[0];
   b.Define(f, {x});
-  RCReference<BefProgram> program = *BefProgram::Load(b.Finish(), &host);
+  RCReference<BefProgram> program =
+      *BefProgram::Load(b.Finish(), &host, options());
   const Function& function = *program->GetFunction("f");
   constexpr int kThreads = 4, kCalls = 100;
   std::vector<std::vector<RCReference<AsyncValue>>> results(kThreads);
@@ -1154,7 +1222,7 @@ TEST(ExecutorStressTest, PendingCallsOutliveTheirCallersReferences) {
   }
 }
 
-TEST(ExecutorStressTest, KernelsOfOtherStreamsStartOnTheQueue) {
+TEST_P(ExecutorStressTest, KernelsOfOtherStreamsStartOnTheQueue) {
   // With streams, `right` (stream 1) and `five` (stream 2, ready at the
   // start) run as work queue tasks while the entry's stream goes on inline;
   // the joins wait for them, on whichever thread finishes last.
@@ -1169,21 +1237,26 @@ TEST(ExecutorStressTest, KernelsOfOtherStreamsStartOnTheQueue) {
   b.Streams({0, 0, 1, 0, 2, 0});
   b.Define(f, {total});
   runs_on_workers = 0;
-  EXPECT_EQ(CountWrongConcurrentCalls(b, [](int32_t x) { return 4 * x + 5; }),
+  EXPECT_EQ(CountWrongConcurrentCalls(
+                b, [](int32_t x) { return 4 * x + 5; }, GetParam()),
             0);
-  // Every call ran `right` as a task (4 threads x 300 calls).
-  EXPECT_EQ(runs_on_workers.load(), 1200);
+  // Every call ran `right` as a task (4 threads x 300 calls). Fast path
+  // only: the reference executor ignores streams.
+  if (GetParam() == ExecutorMode::kFast) {
+    EXPECT_EQ(runs_on_workers.load(), 1200);
+  }
 }
 
 // An argument that unboxed kernels read, published by another thread while
 // the call is being set up: the kernels it starts there must already know
 // to read it boxed.
-TEST(ExecutorStressTest, PendingUnboxedArgumentsRaceTheCallsSetUp) {
+TEST_P(ExecutorStressTest, PendingUnboxedArgumentsRaceTheCallsSetUp) {
   std::unique_ptr<HostContext> owned_host = MakePoolHost();
   HostContext& host = *owned_host;
   ProgramBuilder b;
   DefineTripler(b);
-  RCReference<BefProgram> program = *BefProgram::Load(b.Finish(), &host);
+  RCReference<BefProgram> program =
+      *BefProgram::Load(b.Finish(), &host, options());
   const Function& function = *program->GetFunction("f");
   auto request = *RequestContextBuilder(&host, nullptr).Build();
   int wrong = 0;
@@ -1206,7 +1279,7 @@ TEST(ExecutorStressTest, PendingUnboxedArgumentsRaceTheCallsSetUp) {
   EXPECT_EQ(wrong, 0);
 }
 
-TEST(ExecutorStressTest, NonStrictPlaceholdersRaceTheirDefiners) {
+TEST_P(ExecutorStressTest, NonStrictPlaceholdersRaceTheirDefiners) {
   // The non-strict call runs while `late` is computed on another thread:
   // either it installs a placeholder that the definer forwards, or it finds
   // the value. Both orders must give the same result and free everything.
@@ -1224,7 +1297,7 @@ TEST(ExecutorStressTest, NonStrictPlaceholdersRaceTheirDefiners) {
   b.Define(f, {result});
   auto sum_args = b.Arguments(2);
   b.Define(sum, {b.Kernel("test.add.i32", {sum_args[0], sum_args[1]}, 1)[0]});
-  auto program = *BefProgram::Load(b.Finish(), &host);
+  auto program = *BefProgram::Load(b.Finish(), &host, options());
   const Function* function = program->GetFunction("f");
   EXPECT_EQ(CountWrongConcurrentResults(host, *function, 300,
                                         [](int32_t x) { return 5 * x; }),

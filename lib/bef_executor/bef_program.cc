@@ -23,17 +23,13 @@
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/tracing.h"
 #include "asyncrt/support/block_cache.h"
+#include "lib/bef_executor/executor_common.h"
+#include "lib/bef_executor/reference_executor.h"
 
 namespace asyncrt {
 namespace {
 
-std::vector<std::string> TypeNames(const bef::BefFile& file,
-                                   absl::Span<const uint32_t> types) {
-  std::vector<std::string> names;
-  names.reserve(types.size());
-  for (uint32_t type : types) names.emplace_back(file.type_name(type));
-  return names;
-}
+using internal::TypeNames;
 
 //===--- Native functions -------------------------------------------------===//
 
@@ -445,10 +441,6 @@ class CallState {
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t RunKernelWith(
       const KernelPlan& kernel, AsyncValue** arguments,
       RCReference<AsyncValue>* results, KernelSite& site, Worklist& ready);
-  // A result the kernel did not set, or (in a tfrt.sync function) one not
-  // yet available: reports it and makes every result the error.
-  void ReportBadResults(const KernelPlan& kernel, AsyncKernelFrame& frame,
-                        RCReference<AsyncValue>* results);
   void ResumeAfter(uint32_t reg);
   // The register's value for a non-strict kernel: the defined value or, if
   // there is none yet, a placeholder the definer will forward.
@@ -518,12 +510,8 @@ class BefFunction final : public Function {
     std::vector<std::vector<uint32_t>> operands_per_kernel;
     size_t num_function_operands = 0;
     for (const bef::Kernel& kernel : decoded_.kernels) {
-      std::vector<uint32_t>& operands = operands_per_kernel.emplace_back(
-          kernel.functions.begin(), kernel.functions.end());
-      for (const bef::NamedAttribute& named : kernel.attributes) {
-        CollectFunctions(file, file.attribute(named.attribute), operands);
-      }
-      num_function_operands += operands.size();
+      operands_per_kernel.push_back(internal::FunctionOperands(file, kernel));
+      num_function_operands += operands_per_kernel.back().size();
     }
     function_pool_.reserve(num_function_operands);
     size_t kernel_index = 0;
@@ -547,10 +535,7 @@ class BefFunction final : public Function {
           absl::MakeConstSpan(function_pool_).subspan(start, operands.size());
       if (plan.impl == nullptr) {
         ++unknown;
-        program_.host()->EmitError(DecodedDiagnostic(
-            program_.DecodeLocation(Location(&program_, kernel.location)),
-            absl::NotFoundError(
-                absl::StrCat("unknown kernel name '", name, "'"))));
+        internal::ReportUnknownKernel(program_, kernel, name);
       }
       kernels_.push_back(plan);
     }
@@ -558,7 +543,7 @@ class BefFunction final : public Function {
     // tfrt.sync functions keep every value boxed: their kernels run in
     // program order, with results checked as they come.
     if (!is_sync()) PlanUnboxed();
-    runs_in_order_ = is_sync() && OperandsDefinedInOrder();
+    runs_in_order_ = is_sync() && internal::OperandsDefinedInOrder(decoded_);
     return unknown;
   }
 
@@ -640,12 +625,7 @@ class BefFunction final : public Function {
     // number of arguments or results is an error value, not a crash.
     if (ABSL_PREDICT_FALSE(arguments.size() != num_arguments() ||
                            results.size() != num_results())) {
-      RCReference<AsyncValue> error =
-          MakeErrorAsyncValueRef(absl::InvalidArgumentError(absl::StrCat(
-              "function '", name(), "' called with ", arguments.size(),
-              " arguments and ", results.size(), " results; it takes ",
-              num_arguments(), " and returns ", num_results())));
-      for (auto& result : results) result = error;
+      internal::SetCallArityError(*this, arguments.size(), results);
       return;
     }
     // The common case: every argument is available. Ready counts then start
@@ -701,32 +681,6 @@ class BefFunction final : public Function {
   bool has_streams() const { return has_streams_; }
   uint32_t stream_of(uint32_t kernel) const { return kernels_[kernel].stream; }
 
-  // Whether every kernel's operands are arguments or results of earlier
-  // kernels (always so for a converted program; a hand-made BEF file may
-  // differ and then runs as dataflow).
-  bool OperandsDefinedInOrder() const {
-    std::vector<bool> defined(decoded_.num_registers, false);
-    for (uint32_t reg : decoded_.argument_registers) defined[reg] = true;
-    for (const KernelPlan& kernel : kernels_) {
-      for (uint32_t reg : kernel.operands) {
-        if (!defined[reg]) return false;
-      }
-      for (uint32_t reg : kernel.results) defined[reg] = true;
-    }
-    return true;
-  }
-
-  static void CollectFunctions(const bef::BefFile& file,
-                               const bef::Attribute& attribute,
-                               std::vector<uint32_t>& out) {
-    if (attribute.kind == bef::AttributeKind::kFunction) {
-      out.push_back(attribute.index);
-    } else if (attribute.kind == bef::AttributeKind::kAggregate) {
-      for (uint32_t element : attribute.elements) {
-        CollectFunctions(file, file.attribute(element), out);
-      }
-    }
-  }
   const KernelPlan& kernel(uint32_t index) const { return kernels_[index]; }
   const RegisterPlan& register_plan(uint32_t reg) const {
     return registers_[reg];
@@ -1640,7 +1594,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelWith(
     for (size_t i = 0; i < num_results; ++i) {
       if (ABSL_PREDICT_FALSE(!results[i] ||
                              (is_sync_ && results[i]->IsUnavailable()))) {
-        ReportBadResults(kernel, frame, results);
+        // A result the kernel did not set, or (in a tfrt.sync function)
+        // one not yet available.
+        internal::ReportBadResults(kernel.descriptor.name, frame, results,
+                                   num_results);
         break;
       }
     }
@@ -1885,28 +1842,6 @@ uint32_t CallState::SlowUnboxedKernel(const KernelPlan& kernel,
   return CountDownUnboxedUsers(kernel, result, ready);
 }
 
-[[gnu::noinline, gnu::cold]] void CallState::ReportBadResults(
-    const KernelPlan& kernel, AsyncKernelFrame& frame,
-    RCReference<AsyncValue>* results) {
-  const size_t num_results = kernel.results.size();
-  for (size_t i = 0; i < num_results; ++i) {
-    if (!results[i]) {
-      frame.ReportError(absl::InternalError(absl::StrCat(
-          "kernel '", kernel.descriptor.name, "' did not set result ", i)));
-      return;
-    }
-  }
-  // A tfrt.sync function runs start to end on the calling thread: a kernel
-  // that defers its result does not belong in it.
-  RCReference<AsyncValue> error = EmitErrorAsync(
-      frame.GetExecutionContext(),
-      absl::FailedPreconditionError(absl::StrCat(
-          "kernel '", kernel.descriptor.name,
-          "' returned a value that is not yet available, in a tfrt.sync "
-          "function")));
-  for (size_t r = 0; r < num_results; ++r) results[r] = error;
-}
-
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline AsyncValue* CallState::ValueOrPlaceholder(
     uint32_t reg) {
   AsyncValue* value = Register(reg).load(std::memory_order_acquire);
@@ -1958,12 +1893,14 @@ RCReference<AsyncValue> CallState::TakeResult(size_t index, uint32_t reg) {
 BefProgram::~BefProgram() = default;
 
 absl::StatusOr<RCReference<BefProgram>> BefProgram::Load(
-    std::unique_ptr<bef::BefFile> file, HostContext* host) {
+    std::unique_ptr<bef::BefFile> file, HostContext* host,
+    const BefProgramOptions& options) {
   RCReference<BefProgram> program =
       TakeRef(new BefProgram(std::move(file), host));
   const bef::BefFile& bef = *program->file_;
   auto& natives = host->GetOrCreateSharedContext<NativeFunctionRegistry>();
   std::vector<BefFunction*> bef_functions;
+  std::vector<ReferenceFunction*> reference_functions;
   int unknown = 0;
   for (const bef::Function& function : bef.functions()) {
     if (function.kind == bef::FunctionKind::kNative) {
@@ -1977,6 +1914,10 @@ absl::StatusOr<RCReference<BefProgram>> BefProgram::Load(
         program->owned_functions_.push_back(
             std::make_unique<NativeFunction>(bef, function, impl));
       }
+    } else if (options.mode == ExecutorMode::kReference) {
+      auto reference = std::make_unique<ReferenceFunction>(*program, function);
+      reference_functions.push_back(reference.get());
+      program->owned_functions_.push_back(std::move(reference));
     } else {
       auto bef_function = std::make_unique<BefFunction>(*program, function);
       bef_functions.push_back(bef_function.get());
@@ -1985,6 +1926,9 @@ absl::StatusOr<RCReference<BefProgram>> BefProgram::Load(
     program->functions_.push_back(program->owned_functions_.back().get());
   }
   for (BefFunction* function : bef_functions) {
+    unknown += function->Prepare(program->functions_);
+  }
+  for (ReferenceFunction* function : reference_functions) {
     unknown += function->Prepare(program->functions_);
   }
   // TFRT's stream scheduler never had non-strict kernels: functions with
@@ -2030,24 +1974,6 @@ std::optional<DecodedLocation> BefProgram::DecodeLocation(Location loc) const {
                          static_cast<int>(location.line),
                          static_cast<int>(location.column),
                          std::string(location.name)};
-}
-
-//===--- NativeFunctionRegistry
-//-----------------------------------------------===//
-
-absl::Status NativeFunctionRegistry::Add(absl::string_view name,
-                                         NativeFunctionImplementation fn) {
-  if (!functions_.try_emplace(name, fn).second) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("native function '", name, "' is already registered"));
-  }
-  return absl::OkStatus();
-}
-
-NativeFunctionImplementation NativeFunctionRegistry::Get(
-    absl::string_view name) const {
-  auto it = functions_.find(name);
-  return it == functions_.end() ? nullptr : it->second;
 }
 
 }  // namespace asyncrt

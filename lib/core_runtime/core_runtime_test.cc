@@ -168,7 +168,6 @@ TEST(OpAttrsTest, SpillsPastInlineStorageAndFreezes) {
 class CoreRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    RegisterTestOpsOnce();
     auto runtime = CoreRuntime::Create({.num_threads = 2});
     ASSERT_TRUE(runtime.ok()) << runtime.status();
     runtime_ = *std::move(runtime);
@@ -624,7 +623,6 @@ TEST_F(CoreRuntimeGraphOpTest, ArgumentsReadLaterAreNotWrittenInPlace) {
 // A hand-made BEF file may give corert.executeop.seq no results at all: the
 // kernel reports that it has nowhere to put its chain, and nothing breaks.
 TEST(CoreRuntimeGraphTest, SequencedOpWithoutResultsIsAnError) {
-  RegisterTestOpsOnce();
   std::vector<std::string> diagnostics;
   std::mutex mutex;
   HostContext host(

@@ -74,10 +74,13 @@ void AddStaticKernelRegistration(KernelRegistration registration) {
   StaticRegistrations().push_back(registration);
 }
 
-void RegisterStaticKernels(KernelRegistry& registry) {
-  for (KernelRegistration registration : StaticRegistrations()) {
-    registration(registry);
+void RegisterStaticKernels(KernelRegistry& registry, size_t first) {
+  const std::vector<KernelRegistration>& registrations = StaticRegistrations();
+  for (size_t i = first; i < registrations.size(); ++i) {
+    registrations[i](registry);
   }
 }
+
+size_t NumStaticKernelRegistrations() { return StaticRegistrations().size(); }
 
 }  // namespace asyncrt

@@ -6,10 +6,9 @@
 // locations can be read, its `// expected-error` comments are verified as by
 // MLIR's -verify-diagnostics: unexpected or missing errors make the exit
 // status non-zero. See docs/tools.md for every flag.
-#include <dlfcn.h>
-
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -22,20 +21,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "asyncrt/bef/bef_file.h"
-#include "asyncrt/bef/bef_format.h"
-#include "asyncrt/bef_converter/mlir_to_bef.h"
 #include "asyncrt/bef_executor/bef_program.h"
-#include "asyncrt/core_runtime/core_runtime.h"
-#include "asyncrt/dialects/register_dialects.h"
 #include "asyncrt/host_context/execution_context.h"
-#include "asyncrt/host_context/host_context.h"
 #include "asyncrt/host_context/resource_context.h"
 #include "asyncrt/host_context/tracing.h"
-#include "asyncrt/kernels/core_runtime_kernels.h"
-#include "asyncrt/kernels/cpu_kernels.h"
-#include "asyncrt/kernels/tensor_kernels.h"
-#include "asyncrt/kernels/test_kernels.h"
+#include "asyncrt/runtime/runtime.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -43,7 +33,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 
 namespace {
 
@@ -80,9 +69,24 @@ cl::opt<std::string> tracing_level("tracing_level",
                                    cl::desc("default | verbose | debug"),
                                    cl::init("default"),
                                    cl::cat(executor_options));
+cl::opt<std::string> trace_file(
+    "trace_file",
+    cl::desc("Write a Chrome trace event file (Perfetto, chrome://tracing) "
+             "of every kernel, op and function call"),
+    cl::init(""), cl::cat(executor_options));
 cl::list<std::string> devices_flag(
     "devices", cl::desc("Devices whose op handlers to register by name (cpu)"),
     cl::CommaSeparated, cl::cat(executor_options));
+// The default comes from $ASYNCRT_EXECUTOR, so that a whole test suite can
+// run on the reference executor.
+cl::opt<std::string> executor_flag(
+    "executor",
+    cl::desc("fast | reference: every kernel on the general path, the "
+             "executor's semantics without its shortcuts (default: "
+             "$ASYNCRT_EXECUTOR, else fast)"),
+    cl::init(std::getenv("ASYNCRT_EXECUTOR") ? std::getenv("ASYNCRT_EXECUTOR")
+                                             : "fast"),
+    cl::cat(executor_options));
 cl::list<std::string> shared_libs("shared_libs",
                                   cl::desc("Kernel libraries to load (dlopen)"),
                                   cl::CommaSeparated,
@@ -161,31 +165,6 @@ std::string ReadAll(const std::string& path, bool* ok) {
   return data;
 }
 
-bool IsBef(const std::string& data) {
-  return data.size() >= 2 &&
-         static_cast<uint8_t>(data[0]) == asyncrt::bef::kMagic0 &&
-         static_cast<uint8_t>(data[1]) == asyncrt::bef::kMagic1;
-}
-
-// Converts MLIR text to BEF in-process; prints MLIR diagnostics on failure.
-std::optional<std::vector<uint8_t>> CompileMlir(const std::string& text,
-                                                const std::string& name) {
-  mlir::DialectRegistry registry;
-  asyncrt::RegisterAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.allowUnregisteredDialects();
-  llvm::SourceMgr source_mgr;
-  source_mgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(source_mgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(source_mgr, &context);
-  if (!module) return std::nullopt;
-  auto bytes = asyncrt::ConvertMlirToBef(*module);
-  if (mlir::failed(bytes)) return std::nullopt;
-  return *std::move(bytes);
-}
-
 // Verifies `errors` against the expected-error comments of the source file
 // they point into. Returns false on any mismatch; prints what went wrong.
 bool VerifyRuntimeErrors(const std::vector<RuntimeError>& errors,
@@ -229,61 +208,19 @@ bool VerifyRuntimeErrors(const std::vector<RuntimeError>& errors,
   return mlir::succeeded(handler.verify());
 }
 
-void LoadSharedLibraries(asyncrt::HostContext& host) {
-  for (const std::string& path : shared_libs) {
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (handle == nullptr) {
-      std::fprintf(stderr, "error: cannot load %s: %s\n", path.c_str(),
-                   dlerror());
-      std::exit(1);
-    }
-    // A plug-in either registers through static initializers (applied
-    // below) or exports this entry point.
-    using Entry = void (*)(asyncrt::KernelRegistry*);
-    if (auto entry = reinterpret_cast<Entry>(
-            dlsym(handle, "asyncrt_register_kernels"))) {
-      entry(&host.registry());
-    }
-  }
-  if (!shared_libs.empty()) asyncrt::RegisterStaticKernels(host.registry());
-}
-
-// --devices=cpu: names the device's op handler, as TFRT's executor does
-// for the devices it creates ("cpu": a CPU handler falling back to the null
-// one). False after printing an error for a device this build lacks.
-bool RegisterDeviceOpHandlers(asyncrt::HostContext& host) {
-  for (const std::string& device : devices_flag) {
-    if (device != "cpu") {
-      std::fprintf(stderr, "error: unknown device '%s' (known: cpu)\n",
-                   device.c_str());
-      return false;
-    }
-    asyncrt::CoreRuntime& runtime = asyncrt::CoreRuntime::GetOrCreate(&host);
-    if (runtime.GetOpHandler(device) == nullptr) {
-      runtime.RegisterOpHandler(
-          device, runtime.CreateCpuOpHandler(runtime.CreateNullOpHandler()));
-    }
-  }
-  return true;
-}
-
 // Runs one function of the program under its trace scopes, waits for its
 // results and prints them.
-void RunFunction(const asyncrt::Function& function, asyncrt::HostContext& host,
-                 asyncrt::ResourceContext& resources, int64_t request_id) {
+void RunFunction(const asyncrt::Function& function,
+                 asyncrt::Runtime& runtime) {
   using asyncrt::tracing::Level;
   using asyncrt::tracing::ScopedTrace;
   ScopedTrace executor_scope(Level::kDefault, "Bef Executor");
   ScopedTrace function_scope(Level::kDefault, [&] {
     return absl::StrCat("Function: ", function.name());
   });
-  auto request =
-      *asyncrt::RequestContextBuilder(&host, &resources, request_id).Build();
-  std::vector<asyncrt::RCReference<asyncrt::AsyncValue>> results(
-      function.num_results());
-  function.Execute(asyncrt::ExecutionContext(request), {},
-                   absl::MakeSpan(results));
-  host.Await(results);
+  std::vector<asyncrt::RCReference<asyncrt::AsyncValue>> results =
+      runtime.Call(function, {});
+  runtime.Await(results);
   if (!results.empty()) {
     std::vector<std::string> printed;
     for (size_t i = 0; i < results.size(); ++i) {
@@ -293,24 +230,35 @@ void RunFunction(const asyncrt::Function& function, asyncrt::HostContext& host,
                 absl::StrJoin(printed, ",").c_str());
   }
   results.clear();
-  host.Quiesce();
+  runtime.Quiesce();
 }
 
 int Run() {
+  asyncrt::RuntimeOptions options;
+  options.work_queue = work_queue_type;
+  options.host_allocator = host_allocator_type;
+  options.devices.assign(devices_flag.begin(), devices_flag.end());
+  options.plugin_paths.assign(shared_libs.begin(), shared_libs.end());
+  options.trace_file = trace_file;
   if (enable_tracing) {
     using asyncrt::tracing::Level;
-    std::optional<Level> level;
-    if (tracing_level == "default") level = Level::kDefault;
-    if (tracing_level == "verbose") level = Level::kVerbose;
-    if (tracing_level == "debug") level = Level::kDebug;
-    if (!level) {
+    if (tracing_level == "default") options.tracing_level = Level::kDefault;
+    if (tracing_level == "verbose") options.tracing_level = Level::kVerbose;
+    if (tracing_level == "debug") options.tracing_level = Level::kDebug;
+    if (!options.tracing_level) {
       std::fprintf(stderr,
                    "error: invalid tracing level '%s' (default, verbose or "
                    "debug)\n",
                    tracing_level.c_str());
       return 1;
     }
-    asyncrt::tracing::Enable(*level);
+  }
+  if (executor_flag == "reference") {
+    options.executor_mode = asyncrt::ExecutorMode::kReference;
+  } else if (executor_flag != "fast") {
+    std::fprintf(stderr, "error: invalid executor '%s' (fast or reference)\n",
+                 executor_flag.c_str());
+    return 1;
   }
   bool readable = false;
   std::string data = ReadAll(input_filename, &readable);
@@ -318,52 +266,43 @@ int Run() {
     std::fprintf(stderr, "error: cannot read '%s'\n", input_filename.c_str());
     return 1;
   }
-  std::vector<uint8_t> bytes;
+  std::vector<uint8_t> bytes(data.begin(), data.end());
   // A .bef file is never compiled: an empty or damaged one is an error of
   // the BEF loader, not an empty MLIR module.
-  if (IsBef(data) || absl::EndsWith(input_filename, ".bef")) {
-    bytes.assign(data.begin(), data.end());
-  } else {
-    auto compiled = CompileMlir(data, input_filename);
-    if (!compiled) return 1;
-    bytes = std::move(*compiled);
-  }
-  auto file = asyncrt::bef::BefFile::Open(bytes);
-  if (!file.ok()) {
-    std::fprintf(stderr, "error: %s\n",
-                 std::string(file.status().message()).c_str());
-    return 1;
-  }
-
-  auto work_queue = asyncrt::CreateWorkQueue(work_queue_type);
-  auto allocator = asyncrt::CreateHostAllocator(host_allocator_type);
-  for (const absl::Status& status : {work_queue.status(), allocator.status()}) {
-    if (!status.ok()) {
-      std::fprintf(stderr, "error: %s\n",
-                   std::string(status.message()).c_str());
+  if (!asyncrt::Runtime::LooksLikeBef(bytes) &&
+      !absl::EndsWith(input_filename, ".bef")) {
+    asyncrt::ProgramTranslator translate =
+        asyncrt::FindProgramTranslator("mlir");
+    auto compiled = translate(data, input_filename);
+    if (!compiled.ok()) {
+      // The compiler's diagnostics, as it prints them.
+      std::fprintf(stderr, "%s\n",
+                   std::string(compiled.status().message()).c_str());
       return 1;
     }
+    bytes = *std::move(compiled);
   }
-  ErrorCollector errors;
-  // Destroyed last: with the leak-check allocator this reports leaks.
-  asyncrt::HostContext host(
-      [&errors](const asyncrt::DecodedDiagnostic& d) { errors.Add(d); },
-      *std::move(allocator), *std::move(work_queue));
-  asyncrt::RegisterBasicKernels(host.registry());
-  asyncrt::RegisterControlFlowKernels(host.registry());
-  asyncrt::RegisterTestKernels(host.registry());
-  asyncrt::RegisterTensorKernels(host.registry());
-  asyncrt::RegisterCoreRuntimeKernels(host.registry());
-  asyncrt::RegisterTestOpsOnce();
-  asyncrt::RegisterStaticKernels(host.registry());
-  asyncrt::RegisterTestNativeFunctions(host);
-  LoadSharedLibraries(host);
-  if (!RegisterDeviceOpHandlers(host)) return 1;
 
-  bool ok = true;
+  ErrorCollector errors;
+  options.diagnostic_handler = [&errors](const asyncrt::DecodedDiagnostic& d) {
+    errors.Add(d);
+  };
+  // Destroyed last: with the leak-check allocator this reports leaks.
+  auto runtime = asyncrt::Runtime::Create(std::move(options));
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "error: %s\n",
+                 std::string(runtime.status().message()).c_str());
+    return 1;
+  }
   {
-    auto program = asyncrt::BefProgram::Load(*std::move(file), &host);
-    asyncrt::ResourceContext resources;
+    auto program = (*runtime)->LoadBef(std::move(bytes));
+    if (!program.ok() && !absl::IsNotFound(program.status())) {
+      // A file the BEF loader rejects (NotFound: unknown kernels, already
+      // reported at their locations and verified below).
+      std::fprintf(stderr, "error: %s\n",
+                   std::string(program.status().message()).c_str());
+      return 1;
+    }
     if (program.ok()) {
       // Which functions run, in order.
       std::vector<const asyncrt::Function*> to_run;
@@ -392,7 +331,6 @@ int Run() {
           if (function != init) to_run.push_back(function);
         }
       }
-      int64_t request_id = 0;
       for (const asyncrt::Function* function : to_run) {
         if (function->num_arguments() > 0) {
           std::printf("--- Not running '%s' because it has arguments.\n",
@@ -403,18 +341,21 @@ int Run() {
         if (function->name().empty()) continue;
         std::printf("--- Running '%s':\n", function->name().c_str());
         std::fflush(stdout);
-        RunFunction(*function, host, resources, request_id++);
+        RunFunction(*function, **runtime);
         std::fflush(stdout);
       }
     }
-
-    host.Quiesce();
+    (*runtime)->Quiesce();
+  }
+  bool ok = true;
+  if (absl::Status status = (*runtime)->FinishTrace(); !status.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+    ok = false;
   }
   std::fflush(stdout);
-  if (!VerifyRuntimeErrors(errors.Take(), input_filename)) ok = false;
   // A program that failed to load has reported why; if those errors were
   // all expected (a test of load errors), the run succeeded.
-  return ok ? 0 : 1;
+  return VerifyRuntimeErrors(errors.Take(), input_filename) && ok ? 0 : 1;
 }
 
 }  // namespace

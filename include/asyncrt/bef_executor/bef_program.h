@@ -35,13 +35,25 @@
 
 namespace asyncrt {
 
+// How a program's functions run. kFast: the optimised executor (unboxed
+// values, direct kernels, sole-user hand-off, stream schedule). kReference:
+// every kernel on the general path (boxed values, one ready count per
+// kernel, dataflow order): the readable statement of the semantics that the
+// fast paths must match (docs/executor.md).
+enum class ExecutorMode { kFast, kReference };
+
+struct BefProgramOptions {
+  ExecutorMode mode = ExecutorMode::kFast;
+};
+
 class BefProgram : public LocationHandler, public ReferenceCounted<BefProgram> {
  public:
   // Loads `file`. Unknown kernels and native functions are reported through
   // the host's diagnostic handler at their source locations and make Load
   // fail with NotFound. `host` must outlive the program.
   static absl::StatusOr<RCReference<BefProgram>> Load(
-      std::unique_ptr<bef::BefFile> file, HostContext* host);
+      std::unique_ptr<bef::BefFile> file, HostContext* host,
+      const BefProgramOptions& options = {});
 
   const bef::BefFile& file() const { return *file_; }
   HostContext* host() const { return host_; }

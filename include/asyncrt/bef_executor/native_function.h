@@ -4,6 +4,7 @@
 #define ASYNCRT_BEF_EXECUTOR_NATIVE_FUNCTION_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -11,6 +12,7 @@
 #include "absl/types/span.h"
 #include "asyncrt/host_context/async_value.h"
 #include "asyncrt/host_context/execution_context.h"
+#include "asyncrt/host_context/host_context.h"
 
 namespace asyncrt {
 
@@ -35,6 +37,34 @@ class NativeFunctionRegistry {
   absl::flat_hash_map<std::string, NativeFunctionImplementation> functions_;
 };
 
+// A name and its implementation, for static registration.
+struct NativeFunctionRegistration {
+  const char* name;
+  NativeFunctionImplementation fn;
+};
+
+// Adds `registration` to the process-wide list that
+// RegisterStaticNativeFunctions applies. Called from static initializers
+// only (ASYNCRT_STATIC_NATIVE_FUNCTION); thread-compatible.
+void AddStaticNativeFunction(NativeFunctionRegistration registration);
+
+// Adds every statically registered native function to `host`'s registry.
+// A name registered twice is a programming error: it prints the conflict
+// and aborts.
+void RegisterStaticNativeFunctions(HostContext& host);
+
 }  // namespace asyncrt
+
+// Registers the native function `fn` under `name` at static-initialization
+// time; use only in a library's static_registration.cc.
+#define ASYNCRT_STATIC_NATIVE_FUNCTION(name, fn) \
+  ASYNCRT_STATIC_NATIVE_FUNCTION_IMPL(name, fn, __COUNTER__)
+#define ASYNCRT_STATIC_NATIVE_FUNCTION_IMPL(name, fn, n) \
+  ASYNCRT_STATIC_NATIVE_FUNCTION_IMPL2(name, fn, n)
+#define ASYNCRT_STATIC_NATIVE_FUNCTION_IMPL2(name, fn, n)                  \
+  [[maybe_unused]] static const bool asyncrt_native_registered_##n = [] { \
+    ::asyncrt::AddStaticNativeFunction({name, fn});                        \
+    return true;                                                           \
+  }()
 
 #endif  // ASYNCRT_BEF_EXECUTOR_NATIVE_FUNCTION_H_

@@ -238,6 +238,27 @@ class OpRegistry {
   std::vector<std::unique_ptr<const OpEntry>> entries_;
 };
 
+// A function that registers an op library's ops.
+using OpRegistration = void (*)(OpRegistry& registry);
+
+// Applies `registration` to OpRegistry::Global(). Called from static
+// initializers (ASYNCRT_STATIC_OP_REGISTRATION), so that linking an op
+// library is what makes its ops available.
+void ApplyStaticOpRegistration(OpRegistration registration);
+
 }  // namespace asyncrt
+
+// Registers `fn` (an OpRegistration) at static-initialization time. Use
+// only in a library's static_registration.cc, built as an always-linked
+// object library.
+#define ASYNCRT_STATIC_OP_REGISTRATION(fn) \
+  ASYNCRT_STATIC_OP_REGISTRATION_IMPL(fn, __COUNTER__)
+#define ASYNCRT_STATIC_OP_REGISTRATION_IMPL(fn, n) \
+  ASYNCRT_STATIC_OP_REGISTRATION_IMPL2(fn, n)
+#define ASYNCRT_STATIC_OP_REGISTRATION_IMPL2(fn, n)                   \
+  [[maybe_unused]] static const bool asyncrt_ops_registered_##n = [] { \
+    ::asyncrt::ApplyStaticOpRegistration(fn);                         \
+    return true;                                                      \
+  }()
 
 #endif  // ASYNCRT_CORE_RUNTIME_OP_REGISTRY_H_

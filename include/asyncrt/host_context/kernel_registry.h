@@ -115,8 +115,11 @@ using KernelRegistration = void (*)(KernelRegistry& registry);
 // REGISTRATION); thread-compatible.
 void AddStaticKernelRegistration(KernelRegistration registration);
 
-// Applies every static registration to `registry`.
-void RegisterStaticKernels(KernelRegistry& registry);
+// Applies the static registrations from the `first`-th on (all by default)
+// to `registry`. A binary that dlopens plug-ins applies only theirs:
+// NumStaticKernelRegistrations() before the dlopen is their `first`.
+void RegisterStaticKernels(KernelRegistry& registry, size_t first = 0);
+size_t NumStaticKernelRegistrations();
 
 }  // namespace asyncrt
 

@@ -13,7 +13,7 @@
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/resource_context.h"
-#include "asyncrt/kernels/cpu_kernels.h"
+#include "asyncrt/kernels/tfrt_kernels.h"
 
 namespace asyncrt {
 namespace {

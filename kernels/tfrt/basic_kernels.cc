@@ -7,7 +7,7 @@
 
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/host_context/chain.h"
-#include "asyncrt/kernels/cpu_kernels.h"
+#include "asyncrt/kernels/tfrt_kernels.h"
 
 namespace asyncrt {
 namespace {

@@ -14,7 +14,7 @@
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/host_context.h"
-#include "asyncrt/kernels/core_runtime_kernels.h"
+#include "testing/test_kernels.h"
 #include "asyncrt/tensor/coo_host_tensor.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
 #include "asyncrt/tensor/scalar_host_tensor.h"
@@ -708,11 +708,6 @@ void RegisterTestOps(OpRegistry& registry) {
                        kOpAcceptsAnyHost);
   registry.AddOp("tfrt_test.create_coo_tensor", CreateCooMetadata);
   registry.AddDispatch("tfrt_test.create_coo_tensor", "cpu", CreateCooTensor);
-}
-
-void RegisterTestOpsOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { RegisterTestOps(OpRegistry::Global()); });
 }
 
 }  // namespace asyncrt

@@ -1,6 +1,6 @@
 // Test kernels of the tfrt_test dialect (see ../shared/docs/tfrt-compat.md
 // for each kernel's contract) and the native functions test programs call.
-#include "asyncrt/kernels/test_kernels.h"
+#include "testing/test_kernels.h"
 
 #include <algorithm>
 #include <atomic>
@@ -972,21 +972,15 @@ void RegisterTestKernels(KernelRegistry& registry) {
       ASYNCRT_KERNEL(InvokeSyncFunction));
 }
 
-void RegisterTestNativeFunctions(HostContext& host) {
-  auto& natives = host.GetOrCreateSharedContext<NativeFunctionRegistry>();
-  for (auto [name, fn] : {std::pair<const char*, NativeFunctionImplementation>{
-                              "native_add", NativeAdd},
-                          {"native_async_add", NativeAsyncAdd},
-                          {"native_error", NativeError},
-                          {"native_sink", NativeSink},
-                          {"native_async_sink", NativeSink}}) {
-    absl::Status status = natives.Add(name, fn);
-    if (!status.ok()) {
-      std::fprintf(stderr, "fatal: %s\n",
-                   std::string(status.message()).c_str());
-      std::abort();
-    }
-  }
+absl::Span<const NativeFunctionRegistration> TestNativeFunctions() {
+  static constexpr NativeFunctionRegistration kFunctions[] = {
+      {"native_add", NativeAdd},
+      {"native_async_add", NativeAsyncAdd},
+      {"native_error", NativeError},
+      {"native_sink", NativeSink},
+      {"native_async_sink", NativeSink},
+  };
+  return kFunctions;
 }
 
 }  // namespace asyncrt

@@ -1,0 +1,156 @@
+// Runtime: AsyncRT embedded in an application in a few lines.
+//
+//   asyncrt::RuntimeOptions options;
+//   options.work_queue = "mstd:4";
+//   auto runtime = asyncrt::Runtime::Create(options);
+//   auto program = (*runtime)->LoadProgramFile("model.bef");
+//   auto results = (*runtime)->Call(**program, "main", {});
+//   (*runtime)->Await(*results);
+//
+// A Runtime owns one HostContext (work queue, host allocator, kernel
+// registry, devices) and the CoreRuntime attached to it. Creating it
+// registers every kernel, op and native-function library linked into the
+// binary (each library's always-linked static registration unit, see
+// docs/writing_kernels.md), loads the requested plug-ins and registers the
+// op handlers of the requested devices. Tools, examples, benchmarks and
+// servers get their runtime here; none keeps its own list of libraries.
+//
+// Programs: BEF always; MLIR text when a program translator for it is linked
+// (asyncrt::mlir_translator, on the compiler side: the runtime library itself
+// never sees MLIR).
+//
+// Ownership: the Runtime owns its HostContext, CoreRuntime and the
+// ResourceContext shared by its calls; programs it loads are refcounted and
+// must not outlive it. Thread-safety: Create is not thread-safe with respect
+// to plug-in loading in other threads; every other member is thread-safe.
+// Blocking: Await and the destructor (which quiesces the work queue) block;
+// Call never does.
+#ifndef ASYNCRT_RUNTIME_RUNTIME_H_
+#define ASYNCRT_RUNTIME_RUNTIME_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "asyncrt/bef_executor/bef_program.h"
+#include "asyncrt/host_context/diagnostic.h"
+#include "asyncrt/host_context/execution_context.h"
+#include "asyncrt/host_context/host_context.h"
+#include "asyncrt/host_context/resource_context.h"
+#include "asyncrt/host_context/tracing.h"
+#include "asyncrt/runtime/program_translator.h"
+
+namespace asyncrt {
+
+class CoreRuntime;
+
+struct RuntimeOptions {
+  // The work queue: "s" (single-threaded: the caller's Await runs the work),
+  // "mstd" (a worker per hardware thread), "mstd:N" or "mstd:N,M" (N
+  // workers, M blocking threads).
+  std::string work_queue = "mstd";
+  // The host allocator: "malloc", "profiled_allocator",
+  // "leak_check_allocator" or "test_fixed_size_1k".
+  std::string host_allocator = "malloc";
+  // Devices whose op handlers are registered under their name for
+  // corert.get_op_handler and CoreRuntime::GetOpHandler. Known: "cpu".
+  std::vector<std::string> devices = {"cpu"};
+  // Kernel plug-ins (shared libraries) to load. A plug-in registers through
+  // static registration units or exports
+  //   extern "C" void asyncrt_register_kernels(asyncrt::KernelRegistry*);
+  std::vector<std::string> plugin_paths;
+  // Receives runtime errors at the source locations of the kernels that
+  // raised them; called on any thread. Default: printed to stderr.
+  DiagnosticHandler diagnostic_handler;
+  // Scope tracing to stdout at this level and coarser (process-wide).
+  std::optional<tracing::Level> tracing_level;
+  // If set, a Chrome trace event file (Perfetto, chrome://tracing) of every
+  // kernel, eager op and function call, written when the Runtime is
+  // destroyed. One trace per process at a time.
+  std::string trace_file;
+  // How loaded programs run (see BefProgram::Options).
+  ExecutorMode executor_mode = ExecutorMode::kFast;
+};
+
+class Runtime {
+ public:
+  // InvalidArgument for an unknown work queue, allocator, device or tracing
+  // level; NotFound/FailedPrecondition for a plug-in that does not load.
+  static absl::StatusOr<std::unique_ptr<Runtime>> Create(
+      RuntimeOptions options = {});
+  // Quiesces the work queue, writes the trace file if one was asked for,
+  // then destroys the host (programs must be gone).
+  ~Runtime();
+
+  // Writes the Chrome trace now (see RuntimeOptions::trace_file) and stops
+  // recording; the destructor then writes nothing. Blocks.
+  absl::Status FinishTrace();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  HostContext& host() { return *host_; }
+  CoreRuntime& core_runtime() { return *core_runtime_; }
+  ResourceContext& resources() { return resources_; }
+  const RuntimeOptions& options() const { return options_; }
+
+  // True when `data` starts like a BEF file.
+  static bool LooksLikeBef(absl::Span<const uint8_t> data);
+
+  // MLIR text (or another translated format) to BEF bytes. FailedPrecondition
+  // when no translator for `format` is linked into this binary.
+  absl::StatusOr<std::vector<uint8_t>> Translate(
+      absl::string_view text, absl::string_view buffer_name,
+      absl::string_view format = "mlir") const;
+
+  // Loads BEF bytes. Unknown kernels are also reported to the diagnostic
+  // handler at their source locations.
+  absl::StatusOr<RCReference<BefProgram>> LoadBef(std::vector<uint8_t> bytes);
+  // Loads `data`: BEF when it starts like BEF or `name` ends in ".bef",
+  // else translated as MLIR.
+  absl::StatusOr<RCReference<BefProgram>> LoadProgram(absl::string_view data,
+                                                      absl::string_view name);
+  // Reads and loads the file at `path`.
+  absl::StatusOr<RCReference<BefProgram>> LoadProgramFile(
+      absl::string_view path);
+
+  // Calls `function` in a new request (ids count up per runtime) and returns
+  // its results, which become available as it finishes. `arguments` are
+  // borrowed. Never blocks.
+  std::vector<RCReference<AsyncValue>> Call(
+      const Function& function, absl::Span<AsyncValue* const> arguments);
+  // The same by name; NotFound for a function the program lacks,
+  // InvalidArgument for a wrong number of arguments.
+  absl::StatusOr<std::vector<RCReference<AsyncValue>>> Call(
+      const BefProgram& program, absl::string_view function_name,
+      absl::Span<AsyncValue* const> arguments);
+
+  // An execution context for one request (eager ops, direct calls).
+  absl::StatusOr<ExecutionContext> CreateExecutionContext();
+
+  // Blocks until every value is available.
+  void Await(absl::Span<const RCReference<AsyncValue>> values);
+  // Blocks until all queued work is done.
+  void Quiesce();
+
+ private:
+  explicit Runtime(RuntimeOptions options) : options_(std::move(options)) {}
+  absl::Status LoadPlugins();
+  absl::Status RegisterDevices();
+
+  RuntimeOptions options_;
+  std::unique_ptr<HostContext> host_;
+  CoreRuntime* core_runtime_ = nullptr;  // A shared context of host_.
+  ResourceContext resources_;
+  std::atomic<int64_t> next_request_id_{0};
+  bool tracing_to_file_ = false;
+};
+
+}  // namespace asyncrt
+
+#endif  // ASYNCRT_RUNTIME_RUNTIME_H_

@@ -1,0 +1,115 @@
+#include "asyncrt/core_runtime/op_registry.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace asyncrt {
+
+const OpImplementation* OpEntry::FindImplementation(
+    absl::string_view device_type) const {
+  for (const OpImplementation& implementation : implementations) {
+    if (implementation.device_type == device_type) return &implementation;
+  }
+  return nullptr;
+}
+
+int OpRegistry::DeviceTypeId(absl::string_view device_type) {
+  static std::mutex* const mutex = new std::mutex;
+  static auto* const ids = new absl::flat_hash_map<std::string, int>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto [it, inserted] =
+      ids->try_emplace(device_type, static_cast<int>(ids->size()));
+  return it->second;
+}
+
+namespace {
+std::atomic<uint64_t> next_table_generation{1};
+}  // namespace
+
+OpRegistry::OpRegistry() {
+  auto table = std::make_unique<Table>();
+  table->generation = next_table_generation.fetch_add(1);
+  table_.store(table.get(), std::memory_order_release);
+  tables_.push_back(std::move(table));
+}
+
+const OpEntry* OpRegistry::FindByCallSite(absl::string_view name) const {
+  struct Slot {
+    const char* data = nullptr;
+    uint64_t generation = 0;
+    const OpEntry* entry = nullptr;
+  };
+  // Direct-mapped by the address of the name's characters.
+  constexpr size_t kSlots = 64;
+  thread_local Slot cache[kSlots];
+  const Table& table = *table_.load(std::memory_order_acquire);
+  Slot& slot = cache[(reinterpret_cast<uintptr_t>(name.data()) >> 3) % kSlots];
+  if (slot.data == name.data() && slot.generation == table.generation &&
+      slot.entry->name == name) {
+    return slot.entry;
+  }
+  auto it = table.ops.find(name);
+  if (it == table.ops.end()) return nullptr;
+  slot = Slot{name.data(), table.generation, it->second};
+  return it->second;
+}
+
+OpRegistry& OpRegistry::Global() {
+  static OpRegistry* const registry = new OpRegistry;
+  return *registry;
+}
+
+std::unique_ptr<OpEntry> OpRegistry::CopyOrNewEntry(
+    absl::string_view name) const {
+  const Table& table = *table_.load(std::memory_order_relaxed);
+  auto it = table.ops.find(name);
+  if (it != table.ops.end()) return std::make_unique<OpEntry>(*it->second);
+  auto entry = std::make_unique<OpEntry>();
+  entry->name = std::string(name);
+  return entry;
+}
+
+void OpRegistry::Publish(std::unique_ptr<OpEntry> entry) {
+  auto table = std::make_unique<Table>(*table_.load(std::memory_order_relaxed));
+  table->generation = next_table_generation.fetch_add(1);
+  table->ops[entry->name] = entry.get();
+  entries_.push_back(std::move(entry));
+  table_.store(table.get(), std::memory_order_release);
+  tables_.push_back(std::move(table));
+}
+
+void OpRegistry::AddOp(absl::string_view name, OpMetadataFn metadata_fn) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<OpEntry> entry = CopyOrNewEntry(name);
+  entry->metadata_fn = metadata_fn;
+  Publish(std::move(entry));
+}
+
+void OpRegistry::AddDispatch(absl::string_view name,
+                             absl::string_view device_type,
+                             OpDispatchFn dispatch, uint32_t accepted_tensors) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<OpEntry> entry = CopyOrNewEntry(name);
+  bool replaced = false;
+  for (OpImplementation& implementation : entry->implementations) {
+    if (implementation.device_type == device_type) {
+      implementation.dispatch = dispatch;
+      implementation.accepted_tensors = accepted_tensors;
+      replaced = true;
+    }
+  }
+  if (!replaced) {
+    entry->implementations.push_back({std::string(device_type),
+                                      DeviceTypeId(device_type), dispatch,
+                                      accepted_tensors});
+  }
+  Publish(std::move(entry));
+}
+
+void ApplyStaticOpRegistration(OpRegistration registration) {
+  registration(OpRegistry::Global());
+}
+
+}  // namespace asyncrt

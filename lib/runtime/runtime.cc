@@ -1,0 +1,201 @@
+#include "asyncrt/runtime/runtime.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "asyncrt/bef/bef_file.h"
+#include "asyncrt/bef/bef_format.h"
+#include "asyncrt/bef_executor/native_function.h"
+#include "asyncrt/core_runtime/core_runtime.h"
+
+namespace asyncrt {
+
+absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(
+    RuntimeOptions options) {
+  auto work_queue = CreateWorkQueue(options.work_queue);
+  if (!work_queue.ok()) return work_queue.status();
+  auto allocator = CreateHostAllocator(options.host_allocator);
+  if (!allocator.ok()) return allocator.status();
+  DiagnosticHandler handler = options.diagnostic_handler
+                                  ? options.diagnostic_handler
+                                  : PrintingDiagnosticHandler();
+  std::unique_ptr<Runtime> runtime(new Runtime(std::move(options)));
+  runtime->host_ =
+      std::make_unique<HostContext>(std::move(handler), *std::move(allocator),
+                                    *std::move(work_queue));
+  HostContext& host = *runtime->host_;
+  // Every library linked into the binary registered itself statically.
+  RegisterStaticKernels(host.registry());
+  RegisterStaticNativeFunctions(host);
+  runtime->core_runtime_ = &CoreRuntime::GetOrCreate(&host);
+  if (absl::Status status = runtime->LoadPlugins(); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = runtime->RegisterDevices(); !status.ok()) {
+    return status;
+  }
+  if (runtime->options_.tracing_level) {
+    tracing::Enable(*runtime->options_.tracing_level);
+  }
+  if (!runtime->options_.trace_file.empty()) {
+    absl::Status status =
+        tracing::StartChromeTrace(runtime->options_.trace_file);
+    if (!status.ok()) return status;
+    runtime->tracing_to_file_ = true;
+  }
+  return runtime;
+}
+
+Runtime::~Runtime() {
+  if (host_) host_->Quiesce();
+  if (absl::Status status = FinishTrace(); !status.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+  }
+}
+
+absl::Status Runtime::FinishTrace() {
+  if (!tracing_to_file_) return absl::OkStatus();
+  tracing_to_file_ = false;
+  host_->Quiesce();
+  return tracing::StopChromeTrace();
+}
+
+absl::Status Runtime::LoadPlugins() {
+  if (options_.plugin_paths.empty()) return absl::OkStatus();
+  // Plug-ins that register through static initializers add to the list
+  // the linked libraries used: apply only what they add.
+  size_t first_plugin_registration = NumStaticKernelRegistrations();
+  for (const std::string& path : options_.plugin_paths) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (handle == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot load ", path, ": ", dlerror()));
+    }
+    using Entry = void (*)(KernelRegistry*);
+    if (auto entry = reinterpret_cast<Entry>(
+            dlsym(handle, "asyncrt_register_kernels"))) {
+      entry(&host_->registry());
+    }
+  }
+  RegisterStaticKernels(host_->registry(), first_plugin_registration);
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::RegisterDevices() {
+  for (const std::string& device : options_.devices) {
+    if (device != "cpu") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown device '", device, "' (known: cpu)"));
+    }
+    if (core_runtime_->GetOpHandler(device) == nullptr) {
+      core_runtime_->RegisterOpHandler(
+          device, core_runtime_->CreateCpuOpHandler(
+                      core_runtime_->CreateNullOpHandler()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool Runtime::LooksLikeBef(absl::Span<const uint8_t> data) {
+  return data.size() >= 2 && data[0] == bef::kMagic0 &&
+         data[1] == bef::kMagic1;
+}
+
+absl::StatusOr<std::vector<uint8_t>> Runtime::Translate(
+    absl::string_view text, absl::string_view buffer_name,
+    absl::string_view format) const {
+  ProgramTranslator translator = FindProgramTranslator(format);
+  if (translator == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", buffer_name, "' is not BEF, and this binary has no ", format,
+        " translator (link asyncrt::mlir_translator)"));
+  }
+  return translator(text, buffer_name);
+}
+
+absl::StatusOr<RCReference<BefProgram>> Runtime::LoadBef(
+    std::vector<uint8_t> bytes) {
+  // The file keeps the bytes alive instead of copying them.
+  auto owned = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  auto file = bef::BefFile::Open(*owned, owned);
+  if (!file.ok()) return file.status();
+  BefProgramOptions program_options;
+  program_options.mode = options_.executor_mode;
+  return BefProgram::Load(*std::move(file), host_.get(), program_options);
+}
+
+absl::StatusOr<RCReference<BefProgram>> Runtime::LoadProgram(
+    absl::string_view data, absl::string_view name) {
+  auto bytes = absl::MakeConstSpan(
+      reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  // A .bef file is never translated: a damaged one is an error of the BEF
+  // loader, not an MLIR syntax error.
+  if (LooksLikeBef(bytes) || absl::EndsWith(name, ".bef")) {
+    return LoadBef(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  }
+  auto translated = Translate(data, name);
+  if (!translated.ok()) return translated.status();
+  return LoadBef(*std::move(translated));
+}
+
+absl::StatusOr<RCReference<BefProgram>> Runtime::LoadProgramFile(
+    absl::string_view path) {
+  std::ifstream file{std::string(path), std::ios::binary};
+  if (!file) {
+    return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));
+  }
+  std::string data((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  return LoadProgram(data, path);
+}
+
+absl::StatusOr<ExecutionContext> Runtime::CreateExecutionContext() {
+  auto request = RequestContextBuilder(host_.get(), &resources_,
+                                       next_request_id_.fetch_add(1))
+                     .Build();
+  if (!request.ok()) return request.status();
+  return ExecutionContext(*std::move(request));
+}
+
+std::vector<RCReference<AsyncValue>> Runtime::Call(
+    const Function& function, absl::Span<AsyncValue* const> arguments) {
+  std::vector<RCReference<AsyncValue>> results(function.num_results());
+  absl::StatusOr<ExecutionContext> exec_ctx = CreateExecutionContext();
+  if (!exec_ctx.ok()) {
+    for (auto& result : results) {
+      result = MakeErrorAsyncValueRef(exec_ctx.status());
+    }
+    return results;
+  }
+  function.Execute(*exec_ctx, arguments, absl::MakeSpan(results));
+  return results;
+}
+
+absl::StatusOr<std::vector<RCReference<AsyncValue>>> Runtime::Call(
+    const BefProgram& program, absl::string_view function_name,
+    absl::Span<AsyncValue* const> arguments) {
+  const Function* function = program.GetFunction(function_name);
+  if (function == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("no function named '", function_name, "'"));
+  }
+  if (function->num_arguments() != arguments.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", function_name, "' takes ", function->num_arguments(),
+        " arguments, got ", arguments.size()));
+  }
+  return Call(*function, arguments);
+}
+
+void Runtime::Await(absl::Span<const RCReference<AsyncValue>> values) {
+  host_->Await(values);
+}
+
+void Runtime::Quiesce() { host_->Quiesce(); }
+
+}  // namespace asyncrt
