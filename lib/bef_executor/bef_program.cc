@@ -1111,6 +1111,7 @@ CallState::CallState(const BefFunction& function,
     : function_(function),
       exec_ctx_(ExecutionContext::Borrow(exec_ctx, exec_ctx.location())) {
   is_sync_ = function.is_sync();
+  if (ABSL_PREDICT_FALSE(trace_kernels_)) internal::BeginCallSpan(function, this);
 }
 
 void CallState::Pin() {
@@ -1122,6 +1123,9 @@ void CallState::Pin() {
 }
 
 void CallState::Destroy() {
+  if (ABSL_PREDICT_FALSE(trace_kernels_)) {
+    internal::EndCallSpan(function_, this);
+  }
   // Other registers hold no references by now: each use released its own.
   for (uint32_t reg : function_.decoded().argument_registers) {
     Register(reg).load(std::memory_order_relaxed)->DropRef();
@@ -1585,8 +1589,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CallState::RunKernelWith(
     frame.Reset(kernel.descriptor, arguments, num_operands, results,
                 num_results);
     if (ABSL_PREDICT_FALSE(trace_kernels_)) {
-      tracing::ScopedTrace trace(tracing::Level::kDebug,
-                                 kernel.descriptor.name);
+      tracing::ScopedTrace trace(
+          tracing::Level::kDebug, kernel.descriptor.name,
+          internal::KernelTraceLocation(function_.program(), kernel.location));
       kernel.impl(&frame);
     } else {
       kernel.impl(&frame);
@@ -1804,8 +1809,9 @@ uint32_t CallState::SlowUnboxedKernel(const KernelPlan& kernel,
   if (error == nullptr && wrong_type == operands.size()) {
     const uint32_t result = kernel.results[0];
     {
-      tracing::ScopedTrace trace(tracing::Level::kDebug,
-                                 kernel.descriptor.name);
+      tracing::ScopedTrace trace(
+          tracing::Level::kDebug, kernel.descriptor.name,
+          internal::KernelTraceLocation(function_.program(), kernel.location));
       unboxed_values_[result] =
           entry.invoke(bits[0], bits[1], bits[2], bits[3]);
     }

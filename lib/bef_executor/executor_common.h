@@ -7,6 +7,7 @@
 #define ASYNCRT_LIB_BEF_EXECUTOR_EXECUTOR_COMMON_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "asyncrt/bef_executor/kernel_frame.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/host_context.h"
+#include "asyncrt/host_context/location.h"
+#include "asyncrt/host_context/tracing.h"
 
 namespace asyncrt::internal {
 
@@ -119,6 +122,36 @@ inline bool OperandsDefinedInOrder(const bef::Function& function) {
           "' returned a value that is not yet available, in a tfrt.sync "
           "function")));
   for (size_t r = 0; r < num_results; ++r) results[r] = error;
+}
+
+// Chrome trace support, called only on traced paths. The source location of
+// a kernel as "file:line:col" for its trace event; empty unless a Chrome
+// trace is being recorded (text scopes print no location).
+inline std::string KernelTraceLocation(const BefProgram& program,
+                                       uint32_t location) {
+  if (!tracing::IsChromeTraceActive()) return std::string();
+  std::optional<DecodedLocation> decoded =
+      program.DecodeLocation(Location(&program, location));
+  if (!decoded) return std::string();
+  return absl::StrCat(decoded->filename, ":", decoded->line, ":",
+                      decoded->column);
+}
+
+// A function call's span in the Chrome trace (from its start to the end of
+// its last kernel), keyed by the call's address. Region bodies have no name.
+inline void BeginCallSpan(const Function& function, const void* call) {
+  if (!tracing::IsChromeTraceActive()) return;
+  tracing::BeginAsyncSpan(
+      function.name().empty() ? absl::string_view("(region)")
+                              : absl::string_view(function.name()),
+      reinterpret_cast<uintptr_t>(call));
+}
+inline void EndCallSpan(const Function& function, const void* call) {
+  if (!tracing::IsChromeTraceActive()) return;
+  tracing::EndAsyncSpan(
+      function.name().empty() ? absl::string_view("(region)")
+                              : absl::string_view(function.name()),
+      reinterpret_cast<uintptr_t>(call));
 }
 
 }  // namespace asyncrt::internal

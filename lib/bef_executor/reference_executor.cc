@@ -48,6 +48,7 @@
 #include <utility>
 
 #include "asyncrt/host_context/async_value_ref.h"
+#include "asyncrt/host_context/tracing.h"
 #include "lib/bef_executor/executor_common.h"
 
 namespace asyncrt {
@@ -65,7 +66,9 @@ class ReferenceFunction::Call : public ReferenceCounted<Call> {
         in_program_order_(in_program_order),
         ready_counts_(function.kernels_.size()),
         registers_(function.registers_.size()),
-        results_(function.num_results()) {
+        results_(function.num_results()),
+        traced_(tracing::IsEnabled(tracing::Level::kDebug)) {
+    if (traced_) internal::BeginCallSpan(function, this);
     for (size_t k = 0; k < function.kernels_.size(); ++k) {
       ready_counts_[k].store(function.kernels_[k].ready_count,
                              std::memory_order_relaxed);
@@ -78,6 +81,7 @@ class ReferenceFunction::Call : public ReferenceCounted<Call> {
   }
 
   ~Call() {
+    if (traced_) internal::EndCallSpan(function_, this);
     // Only if a value the call waited on was dropped unpublished.
     for (Result& result : results_) {
       if (result.promised) {
@@ -179,7 +183,12 @@ class ReferenceFunction::Call : public ReferenceCounted<Call> {
           exec_ctx_, Location(&function_.program_, kernel.location));
       AsyncKernelFrame frame(context, kernel.descriptor, arguments.data(),
                              num_operands, results.data(), num_results);
-      kernel.impl(&frame);
+      {
+        tracing::ScopedTrace trace(
+            tracing::Level::kDebug, kernel.descriptor.name,
+            internal::KernelTraceLocation(function_.program_, kernel.location));
+        kernel.impl(&frame);
+      }
       const bool is_sync = function_.decoded_.kind == bef::FunctionKind::kSync;
       for (const auto& result : results) {
         if (!result || (is_sync && result->IsUnavailable())) {
@@ -278,6 +287,8 @@ class ReferenceFunction::Call : public ReferenceCounted<Call> {
   std::mutex mutex_;
   std::vector<Register> registers_;  // Guarded by mutex_.
   std::vector<Result> results_;      // Guarded by mutex_.
+  // Tracing, read once per call: kernel scopes and the call's span.
+  const bool traced_;
 };
 
 ReferenceFunction::ReferenceFunction(const BefProgram& program,

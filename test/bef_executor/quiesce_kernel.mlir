@@ -1,6 +1,8 @@
 // tfrt_test.quiesce, which waits for the work queue. Only with the
 // single-threaded queue: with worker threads, kernels of other streams run
 // on workers, where quiesce is an error (test_kernels_async.mlir).
+// Checks which ready kernel the fast executor runs first: not a property of the semantics.
+// UNSUPPORTED: reference-executor
 // RUN: bef_executor %s 2>&1 | FileCheck %s
 
 // The increment runs on the work queue (with `s`, only inside Await or

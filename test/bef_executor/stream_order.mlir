@@ -1,6 +1,8 @@
 // Default scheduling is TFRT's stream scheduler (no tfrt.cost_threshold
 // needed): unknown ops cost the default threshold, so independent kernels
 // get streams of their own.
+// Checks the fast executor's stream schedule: not a property of the semantics.
+// UNSUPPORTED: reference-executor
 // RUN: bef_executor %s 2>&1 | FileCheck %s
 // RUN: bef_executor --work_queue_type=mstd:2 %s 2>&1 | FileCheck %s --check-prefix=MT
 

@@ -4,6 +4,8 @@
 // that readied it starts on the work queue (one task per stream, in stream
 // id order) instead of inline; kernels of the same stream run last ready,
 // first run.
+// Checks the fast executor's stream schedule: not a property of the semantics.
+// UNSUPPORTED: reference-executor
 // RUN: asyncrt-translate -mlir-to-bef %s -o %t.bef
 // RUN: bef_executor --work_queue_type=mstd:2 %t.bef 2>&1 | FileCheck %s --check-prefixes=CHECK,MT
 // RUN: bef_executor %t.bef 2>&1 | FileCheck %s --check-prefixes=CHECK,ST

@@ -1,6 +1,8 @@
 // A dense host tensor costs one allocation: a 64-byte buffer header followed
 // by its elements, so the allocator sees the byte counts TFRT's allocator
 // tests expect (32 f32 elements = 128 bytes of data = 192 bytes).
+// Checks allocations in the fast executor's stream order: not a property of the semantics.
+// UNSUPPORTED: reference-executor
 // RUN: bef_executor --host_allocator_type=test_fixed_size_1k %s 2>&1 | FileCheck %s
 
 // CHECK-LABEL: --- Running 'header_and_elements'

@@ -1,6 +1,8 @@
 // Trace scopes by level: default shows functions, verbose adds core runtime
 // ops, debug adds every kernel, the executor's ready loop and an op's shape
 // and dispatch steps (with the op's name scope from its location).
+// Checks the fast executor's trace scopes (its ready loop): not a property of the semantics.
+// UNSUPPORTED: reference-executor
 // RUN: asyncrt-translate -mlir-to-bef %s -o %t.bef
 // RUN: bef_executor --enable_tracing --tracing_level=debug %t.bef | FileCheck %s --check-prefix=DEBUG
 // RUN: bef_executor --enable_tracing --tracing_level=verbose %t.bef | FileCheck %s --check-prefix=VERBOSE

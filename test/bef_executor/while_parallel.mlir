@@ -1,6 +1,8 @@
 // tfrt.while with parallel_iterations: the next iteration starts once the
 // condition is known, while the previous one's slow values are still being
 // computed, at most N iterations at a time.
+// Checks the interleaving of the fast executor's schedule: not a property of the semantics.
+// UNSUPPORTED: reference-executor
 // RUN: bef_executor %s 2>&1 | FileCheck %s --check-prefixes=CHECK,ST
 // RUN: bef_executor --work_queue_type=mstd:2,4 %s 2>&1 | FileCheck %s --check-prefixes=CHECK,MT
 
