@@ -42,7 +42,8 @@ struct EagerFixture {
     cpu = runtime->GetOpHandler("cpu");
     exec_ctx.emplace(*embedded->CreateExecutionContext());
     float one = 1.0f;
-    a = *runtime->MakeDenseTensorHandle<float>({1}, absl::MakeConstSpan(&one, 1));
+    a = *runtime->MakeDenseTensorHandle<float>({1},
+                                               absl::MakeConstSpan(&one, 1));
   }
   std::unique_ptr<Runtime> embedded;
   CoreRuntime* runtime = nullptr;

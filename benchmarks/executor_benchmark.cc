@@ -141,8 +141,8 @@ std::vector<uint8_t> BuildProgram() {
 struct Fixture {
   Fixture() {
     RuntimeOptions options;
-    options.work_queue = "s";
-    options.devices = {};
+    options.work_queue = std::string("s");
+    options.devices.clear();
     runtime = *Runtime::Create(options);
     (void)runtime->host().registry().AddKernel("bench.sum",
                                                ASYNCRT_KERNEL(SumAll));

@@ -15,7 +15,8 @@ int main() {
   options.work_queue = "mstd:2";
   auto runtime = asyncrt::Runtime::Create(options);
   if (!runtime.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(runtime.status().message()).c_str());
+    std::fprintf(stderr, "%s\n",
+                 std::string(runtime.status().message()).c_str());
     return 1;
   }
   asyncrt::CoreRuntime& rt = (*runtime)->core_runtime();

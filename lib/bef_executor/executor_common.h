@@ -141,17 +141,17 @@ inline std::string KernelTraceLocation(const BefProgram& program,
 // its last kernel), keyed by the call's address. Region bodies have no name.
 inline void BeginCallSpan(const Function& function, const void* call) {
   if (!tracing::IsChromeTraceActive()) return;
-  tracing::BeginAsyncSpan(
-      function.name().empty() ? absl::string_view("(region)")
+  tracing::BeginAsyncSpan(function.name().empty()
+                              ? absl::string_view("(region)")
                               : absl::string_view(function.name()),
-      reinterpret_cast<uintptr_t>(call));
+                          reinterpret_cast<uintptr_t>(call));
 }
 inline void EndCallSpan(const Function& function, const void* call) {
   if (!tracing::IsChromeTraceActive()) return;
-  tracing::EndAsyncSpan(
-      function.name().empty() ? absl::string_view("(region)")
-                              : absl::string_view(function.name()),
-      reinterpret_cast<uintptr_t>(call));
+  tracing::EndAsyncSpan(function.name().empty()
+                            ? absl::string_view("(region)")
+                            : absl::string_view(function.name()),
+                        reinterpret_cast<uintptr_t>(call));
 }
 
 }  // namespace asyncrt::internal

@@ -41,7 +41,8 @@ void RegisterStaticNativeFunctions(HostContext& host) {
        StaticNativeFunctions()) {
     absl::Status status = registry.Add(registration.name, registration.fn);
     if (!status.ok()) {
-      std::fprintf(stderr, "fatal: %s\n", std::string(status.message()).c_str());
+      std::fprintf(stderr, "fatal: %s\n",
+                   std::string(status.message()).c_str());
       std::abort();
     }
   }

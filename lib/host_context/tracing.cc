@@ -92,10 +92,18 @@ void AppendJsonString(std::string& out, absl::string_view text) {
   out.push_back('"');
   for (char c : text) {
     switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\t': out.append("\\t"); break;
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           absl::StrAppendFormat(&out, "\\u%04x", c);
@@ -111,8 +119,8 @@ void AppendJsonString(std::string& out, absl::string_view text) {
 void AppendEvent(std::string& out, const Event& event, int pid, int tid) {
   out.append("{\"name\":");
   AppendJsonString(out, event.name);
-  absl::StrAppendFormat(&out, ",\"ph\":\"%c\",\"pid\":%d,\"tid\":%d", event.phase,
-                        pid, tid);
+  absl::StrAppendFormat(&out, ",\"ph\":\"%c\",\"pid\":%d,\"tid\":%d",
+                        event.phase, pid, tid);
   absl::StrAppendFormat(&out, ",\"ts\":%.3f", event.start_ns / 1000.0);
   if (event.phase == 'X') {
     absl::StrAppendFormat(&out, ",\"dur\":%.3f", event.duration_ns / 1000.0);
@@ -200,8 +208,8 @@ absl::Status StopChromeTrace() {
     buffer->open.clear();
   }
   out.append("]}\n");
-  bool written = std::fwrite(out.data(), 1, out.size(), recorder.file) ==
-                 out.size();
+  bool written =
+      std::fwrite(out.data(), 1, out.size(), recorder.file) == out.size();
   written = std::fclose(recorder.file) == 0 && written;
   recorder.file = nullptr;
   if (!written) {
@@ -227,8 +235,7 @@ void BeginScope(Level level, absl::string_view name,
   if (chrome_active.load(std::memory_order_relaxed)) {
     ThreadBuffer& buffer = ThisThreadBuffer();
     std::lock_guard<std::mutex> lock(buffer.mutex);
-    buffer.open.push_back(
-        {std::string(name), std::string(location), NowNs()});
+    buffer.open.push_back({std::string(name), std::string(location), NowNs()});
   }
 }
 

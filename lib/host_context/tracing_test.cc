@@ -52,12 +52,14 @@ TEST(ChromeTraceTest, RecordsScopesOfEveryLevelFromEveryThread) {
   EXPECT_FALSE(IsEnabled(Level::kDefault));
 
   std::string json = ReadFile(path);
-  EXPECT_TRUE(absl::StartsWith(json, "{\"displayTimeUnit\":\"ns\","
-                                     "\"traceEvents\":["));
+  EXPECT_TRUE(absl::StartsWith(json,
+                               "{\"displayTimeUnit\":\"ns\","
+                               "\"traceEvents\":["));
   EXPECT_TRUE(absl::EndsWith(json, "]}\n"));
   EXPECT_EQ(Count(json, "\"ph\":\"X\""), 3);
   EXPECT_TRUE(absl::StrContains(json, "\"name\":\"outer \\\"quoted\\\"\""));
-  EXPECT_TRUE(absl::StrContains(json, "\"args\":{\"location\":\"prog.mlir:3:5\"}"));
+  EXPECT_TRUE(
+      absl::StrContains(json, "\"args\":{\"location\":\"prog.mlir:3:5\"}"));
   EXPECT_TRUE(absl::StrContains(json, "\"name\":\"on worker\""));
   EXPECT_EQ(Count(json, "\"ph\":\"b\""), 1);
   EXPECT_EQ(Count(json, "\"ph\":\"e\""), 1);

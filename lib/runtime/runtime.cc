@@ -25,9 +25,8 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(
                                   ? options.diagnostic_handler
                                   : PrintingDiagnosticHandler();
   std::unique_ptr<Runtime> runtime(new Runtime(std::move(options)));
-  runtime->host_ =
-      std::make_unique<HostContext>(std::move(handler), *std::move(allocator),
-                                    *std::move(work_queue));
+  runtime->host_ = std::make_unique<HostContext>(
+      std::move(handler), *std::move(allocator), *std::move(work_queue));
   HostContext& host = *runtime->host_;
   // Every library linked into the binary registered itself statically.
   RegisterStaticKernels(host.registry());
@@ -102,8 +101,7 @@ absl::Status Runtime::RegisterDevices() {
 }
 
 bool Runtime::LooksLikeBef(absl::Span<const uint8_t> data) {
-  return data.size() >= 2 && data[0] == bef::kMagic0 &&
-         data[1] == bef::kMagic1;
+  return data.size() >= 2 && data[0] == bef::kMagic0 && data[1] == bef::kMagic1;
 }
 
 absl::StatusOr<std::vector<uint8_t>> Runtime::Translate(
@@ -111,9 +109,9 @@ absl::StatusOr<std::vector<uint8_t>> Runtime::Translate(
     absl::string_view format) const {
   ProgramTranslator translator = FindProgramTranslator(format);
   if (translator == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "'", buffer_name, "' is not BEF, and this binary has no ", format,
-        " translator (link asyncrt::mlir_translator)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", buffer_name, "' is not BEF, and this binary has no ",
+                     format, " translator (link asyncrt::mlir_translator)"));
   }
   return translator(text, buffer_name);
 }
@@ -185,9 +183,9 @@ absl::StatusOr<std::vector<RCReference<AsyncValue>>> Runtime::Call(
         absl::StrCat("no function named '", function_name, "'"));
   }
   if (function->num_arguments() != arguments.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", function_name, "' takes ", function->num_arguments(),
-        " arguments, got ", arguments.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", function_name, "' takes ", function->num_arguments(),
+                     " arguments, got ", arguments.size()));
   }
   return Call(*function, arguments);
 }

@@ -69,14 +69,14 @@ TEST(RuntimeTest, RegistersEveryLinkedLibrary) {
   auto runtime = Runtime::Create(TestOptions());
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   const KernelRegistry& kernels = (*runtime)->host().registry();
-  EXPECT_NE(kernels.GetKernel("tfrt.add.i32"), nullptr);         // tfrt
+  EXPECT_NE(kernels.GetKernel("tfrt.add.i32"), nullptr);           // tfrt
   EXPECT_NE(kernels.GetKernel("tfrt_dht.print_tensor"), nullptr);  // tensor
   EXPECT_NE(kernels.GetKernel("corert.executeop"), nullptr);       // corert
   EXPECT_NE(kernels.GetKernel("tfrt_test.sync_sum"), nullptr);     // test
   EXPECT_NE(kernels.GetKernel("tfrt_test.slice_inplace.f32.2"), nullptr);
   EXPECT_NE(OpRegistry::Global().Find("tfrt_test.add"), nullptr);  // test ops
-  auto& natives = (*runtime)->host().GetOrCreateSharedContext<
-      NativeFunctionRegistry>();
+  auto& natives =
+      (*runtime)->host().GetOrCreateSharedContext<NativeFunctionRegistry>();
   EXPECT_NE(natives.Get("native_add"), nullptr);
   EXPECT_NE((*runtime)->core_runtime().GetOpHandler("cpu"), nullptr);
 }
@@ -107,8 +107,8 @@ TEST(RuntimeTest, BadOptionsAreErrors) {
   plugin.plugin_paths = {"/nonexistent/plugin.so"};
   auto no_plugin = Runtime::Create(plugin);
   EXPECT_EQ(no_plugin.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(
-      absl::StrContains(no_plugin.status().message(), "/nonexistent/plugin.so"));
+  EXPECT_TRUE(absl::StrContains(no_plugin.status().message(),
+                                "/nonexistent/plugin.so"));
 }
 
 class RuntimeCallTest : public ::testing::TestWithParam<ExecutorMode> {};

@@ -210,8 +210,7 @@ bool VerifyRuntimeErrors(const std::vector<RuntimeError>& errors,
 
 // Runs one function of the program under its trace scopes, waits for its
 // results and prints them.
-void RunFunction(const asyncrt::Function& function,
-                 asyncrt::Runtime& runtime) {
+void RunFunction(const asyncrt::Function& function, asyncrt::Runtime& runtime) {
   using asyncrt::tracing::Level;
   using asyncrt::tracing::ScopedTrace;
   ScopedTrace executor_scope(Level::kDefault, "Bef Executor");

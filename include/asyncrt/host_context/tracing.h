@@ -79,17 +79,20 @@ class ScopedTrace {
   ScopedTrace(Level level, absl::string_view name,
               absl::string_view location = {})
       : level_(level), active_(IsEnabled(level)) {
-    if (active_) [[unlikely]] BeginScope(level, name, location);
+    if (active_) [[unlikely]]
+      BeginScope(level, name, location);
   }
   template <typename MakeName>
-    requires std::invocable<MakeName&> &&
-             std::convertible_to<std::invoke_result_t<MakeName&>, std::string>
-  ScopedTrace(Level level, MakeName&& make_name)
+  requires std::invocable<MakeName&> &&
+      std::convertible_to<std::invoke_result_t<MakeName&>, std::string>
+      ScopedTrace(Level level, MakeName&& make_name)
       : level_(level), active_(IsEnabled(level)) {
-    if (active_) [[unlikely]] BeginScope(level, std::string(make_name()));
+    if (active_) [[unlikely]]
+      BeginScope(level, std::string(make_name()));
   }
   ~ScopedTrace() {
-    if (active_) [[unlikely]] EndScope(level_);
+    if (active_) [[unlikely]]
+      EndScope(level_);
   }
   ScopedTrace(const ScopedTrace&) = delete;
   ScopedTrace& operator=(const ScopedTrace&) = delete;
