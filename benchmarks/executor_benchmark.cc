@@ -13,6 +13,8 @@
 //                      100-input kernel.
 //   CallOverhead       calling a function whose body is one kernel.
 #include <atomic>
+#include <cstdio>
+#include <string>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -23,6 +25,7 @@
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/host_context.h"
+#include "asyncrt/host_context/tracing.h"
 #include "asyncrt/runtime/runtime.h"
 #include "benchmark/benchmark.h"
 
@@ -172,6 +175,24 @@ void RunFunction(benchmark::State& state, const char* name, int items) {
 void BM_SerialChain100_asyncrt(benchmark::State& state) {
   RunFunction(state, "chain", kNodes);
 }
+// The cost of a Chrome trace (--trace_file): the serial chain with every
+// kernel recorded, against the same chain untraced in this binary (the
+// "peer" is AsyncRT without tracing). Fixed iterations bound the trace's
+// memory (100 events per call).
+void BM_SerialChain100Traced_asyncrt(benchmark::State& state) {
+  std::string path = "/tmp/asyncrt_executor_benchmark_trace.json";
+  if (!tracing::StartChromeTrace(path).ok()) {
+    state.SkipWithError("cannot write the trace file");
+    return;
+  }
+  RunFunction(state, "chain", kNodes);
+  (void)tracing::StopChromeTrace();
+  std::remove(path.c_str());
+}
+void BM_SerialChain100Traced_untraced(benchmark::State& state) {
+  RunFunction(state, "chain", kNodes);
+}
+
 void BM_Independent100_asyncrt(benchmark::State& state) {
   RunFunction(state, "independent", kNodes);
 }
@@ -261,6 +282,12 @@ BENCHMARK(BM_SerialChain100_floor)->Name("BM_SerialChain100/floor");
 #ifdef ASYNCRT_HAVE_TBB
 BENCHMARK(BM_SerialChain100_tbb)->Name("BM_SerialChain100/tbb");
 #endif
+BENCHMARK(BM_SerialChain100Traced_asyncrt)
+    ->Name("BM_SerialChain100Traced/asyncrt")
+    ->Iterations(2000);
+BENCHMARK(BM_SerialChain100Traced_untraced)
+    ->Name("BM_SerialChain100Traced/untraced")
+    ->Iterations(2000);
 BENCHMARK(BM_Independent100_asyncrt)->Name("BM_Independent100/asyncrt");
 BENCHMARK(BM_Independent100_floor)->Name("BM_Independent100/floor");
 #ifdef ASYNCRT_HAVE_TBB

@@ -5,6 +5,8 @@
    backends/ and the runtime's public headers.
 2. No production library registers a tfrt_test.* name: test kernels, ops
    and native functions live in testing/.
+3. No source file (tests aside) is much over 1,000 lines: split it by
+   responsibility (as lib/bef_executor is) instead.
 Usage: layout_test.py SOURCE_DIR
 """
 import pathlib
@@ -41,6 +43,16 @@ for path in sources(PRODUCTION_DIRS):
     if TEST_NAME.search(path.read_text(encoding="utf-8")):
         failures.append(f"{path.relative_to(root)}: a production library "
                         "names a tfrt_test.* kernel (move it to testing/)")
+
+MAX_LINES = 1100
+for path in sources(["lib", "kernels", "testing", "backends", "compiler",
+                     "dialects", "tools"]):
+    if path.name.endswith("_test.cc") or path.name.endswith("_test.cpp"):
+        continue
+    lines = path.read_text(encoding="utf-8").count("\n")
+    if lines > MAX_LINES:
+        failures.append(f"{path.relative_to(root)}: {lines} lines (split it "
+                        f"by responsibility; the limit is {MAX_LINES})")
 
 for failure in failures:
     print("FAIL:", failure)
