@@ -425,7 +425,8 @@ OpHandler* CreateNullOpHandler(AsyncKernelFrame* frame) {
   return Runtime(frame).CreateNullOpHandler();
 }
 
-OpHandler* CreateCpuOpHandler(OpHandler* fallback, AsyncKernelFrame* frame) {
+absl::StatusOr<OpHandler*> CreateCpuOpHandler(OpHandler* fallback,
+                                              AsyncKernelFrame* frame) {
   return Runtime(frame).CreateCpuOpHandler(fallback);
 }
 

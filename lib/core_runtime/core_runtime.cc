@@ -14,6 +14,8 @@
 #include "absl/container/fixed_array.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "asyncrt/core_runtime/op_handler_factory.h"
 #include "asyncrt/bef_executor/function.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/concurrent_work_queue.h"
@@ -448,28 +450,6 @@ void RunRegisteredOp(const OpEntry& entry,
 
 //===--- Op handlers ------------------------------------------------------===//
 
-class CpuOpHandler final : public OpHandler {
- public:
-  CpuOpHandler(CoreRuntime* runtime, OpHandler* fallback)
-      : OpHandler("cpu", runtime, fallback) {
-    set_registry_device({OpRegistry::DeviceTypeId("cpu"),
-                         &runtime->GetHostContext()->host_device()});
-  }
-
-  absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name) override {
-    const RegistryDevice& target = registry_device();
-    const OpEntry* entry = OpRegistry::Global().Find(op_name);
-    const OpImplementation* implementation =
-        entry ? entry->FindImplementation(target.device_type_id) : nullptr;
-    if (implementation) {
-      return CoreRuntimeOp(entry, implementation, target.device);
-    }
-    if (fallback()) return fallback()->MakeOp(op_name);
-    return absl::NotFoundError(
-        absl::StrCat(op_name, " was not supported by CpuOpHandler."));
-  }
-};
-
 class NullOpHandler final : public OpHandler {
  public:
   explicit NullOpHandler(CoreRuntime* runtime)
@@ -582,8 +562,10 @@ absl::StatusOr<std::unique_ptr<CoreRuntime>> CoreRuntime::Create(
   auto runtime = std::make_unique<CoreRuntime>(host.get());
   runtime->owned_host_ = std::move(host);
   if (options.register_cpu_op_handler) {
-    runtime->RegisterOpHandler(
-        "cpu", runtime->CreateCpuOpHandler(runtime->CreateNullOpHandler()));
+    absl::StatusOr<OpHandler*> cpu =
+        runtime->CreateOpHandler("cpu", runtime->CreateNullOpHandler());
+    if (!cpu.ok()) return cpu.status();
+    runtime->RegisterOpHandler("cpu", *cpu);
   }
   return runtime;
 }
@@ -605,8 +587,21 @@ OpHandler* CoreRuntime::AddOpHandler(std::unique_ptr<OpHandler> handler) {
   return handlers_.back().get();
 }
 
-OpHandler* CoreRuntime::CreateCpuOpHandler(OpHandler* fallback) {
-  return AddOpHandler(std::make_unique<CpuOpHandler>(this, fallback));
+absl::StatusOr<OpHandler*> CoreRuntime::CreateOpHandler(
+    absl::string_view device_type, OpHandler* fallback) {
+  OpHandlerFactory factory = FindOpHandlerFactory(device_type);
+  if (factory == nullptr) {
+    return absl::NotFoundError(absl::StrCat(
+        "no backend for device type '", device_type,
+        "' is linked into this binary (linked: ",
+        absl::StrJoin(RegisteredDeviceTypes(), ", "), ")"));
+  }
+  return factory(this, fallback);
+}
+
+absl::StatusOr<OpHandler*> CoreRuntime::CreateCpuOpHandler(
+    OpHandler* fallback) {
+  return CreateOpHandler("cpu", fallback);
 }
 
 OpHandler* CoreRuntime::CreateNullOpHandler() {

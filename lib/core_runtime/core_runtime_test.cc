@@ -581,7 +581,7 @@ class CoreRuntimeGraphOpTest : public CoreRuntimeTest {
                                KernelStrictness::kStrict)
                     .ok());
     CoreRuntime& attached = CoreRuntime::GetOrCreate(host_);
-    graph_cpu_ = attached.CreateCpuOpHandler(attached.CreateNullOpHandler());
+    graph_cpu_ = *attached.CreateCpuOpHandler(attached.CreateNullOpHandler());
   }
 
   std::string RunText(AddGraph& graph, uint32_t result) {
@@ -633,7 +633,7 @@ TEST(CoreRuntimeGraphTest, SequencedOpWithoutResultsIsAnError) {
       CreateMallocAllocator(), CreateSingleThreadedWorkQueue());
   RegisterCoreRuntimeKernels(host.registry());
   CoreRuntime& runtime = CoreRuntime::GetOrCreate(&host);
-  OpHandler* cpu = runtime.CreateCpuOpHandler(runtime.CreateNullOpHandler());
+  OpHandler* cpu = *runtime.CreateCpuOpHandler(runtime.CreateNullOpHandler());
 
   bef::BefWriter w;
   uint32_t handler_type = w.AddType("!corert.ophandler");

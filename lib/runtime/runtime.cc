@@ -8,6 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "asyncrt/core_runtime/op_handler_factory.h"
 #include "asyncrt/bef/bef_file.h"
 #include "asyncrt/bef/bef_format.h"
 #include "asyncrt/bef_executor/native_function.h"
@@ -87,14 +89,16 @@ absl::Status Runtime::LoadPlugins() {
 
 absl::Status Runtime::RegisterDevices() {
   for (const std::string& device : options_.devices) {
-    if (device != "cpu") {
+    if (FindOpHandlerFactory(device) == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown device '", device, "' (known: cpu)"));
+          absl::StrCat("unknown device '", device, "' (known: ",
+                       absl::StrJoin(RegisteredDeviceTypes(), ", "), ")"));
     }
     if (core_runtime_->GetOpHandler(device) == nullptr) {
-      core_runtime_->RegisterOpHandler(
-          device, core_runtime_->CreateCpuOpHandler(
-                      core_runtime_->CreateNullOpHandler()));
+      absl::StatusOr<OpHandler*> handler = core_runtime_->CreateOpHandler(
+          device, core_runtime_->CreateNullOpHandler());
+      if (!handler.ok()) return handler.status();
+      core_runtime_->RegisterOpHandler(device, *handler);
     }
   }
   return absl::OkStatus();

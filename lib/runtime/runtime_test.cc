@@ -10,6 +10,7 @@
 #include "asyncrt/bef/bef_writer.h"
 #include "asyncrt/bef_executor/native_function.h"
 #include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/core_runtime/op_handler_factory.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/runtime/program_translator.h"
@@ -87,6 +88,28 @@ TEST(RuntimeTest, TwoRuntimesInOneProcessEachRegisterOnce) {
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_EQ((*first)->host().registry().KernelNames(),
             (*second)->host().registry().KernelNames());
+}
+
+OpHandler* MakeTestDeviceHandler(CoreRuntime* runtime, OpHandler* fallback) {
+  return runtime->CreateLoggingOpHandler(runtime->CreateNullOpHandler(),
+                                         /*sync_log_results=*/false);
+}
+
+TEST(RuntimeTest, DevicesComeFromLinkedBackends) {
+  EXPECT_NE(FindOpHandlerFactory("cpu"), nullptr);  // asyncrt::cpu_backend
+  RegisterOpHandlerFactory("test_device", MakeTestDeviceHandler);
+  RuntimeOptions options = TestOptions();
+  options.devices = {"cpu", "test_device"};
+  auto runtime = Runtime::Create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  CoreRuntime& core = (*runtime)->core_runtime();
+  ASSERT_NE(core.GetOpHandler("test_device"), nullptr);
+  EXPECT_EQ(core.GetOpHandler("test_device")->name(), "logging");
+  EXPECT_EQ(core.GetOpHandler("cpu")->name(), "cpu");
+  auto missing = core.CreateOpHandler("tpu", nullptr);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), "cpu, test_device"))
+      << missing.status();
 }
 
 TEST(RuntimeTest, BadOptionsAreErrors) {

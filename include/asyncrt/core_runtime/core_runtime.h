@@ -8,7 +8,7 @@
 //                       {&sum, 1}, nullptr);
 //   const Tensor* t = (*runtime)->Await(sum);
 //
-// An op runs through an OpHandler (CPU, null, logging, composite), which
+// An op runs through an OpHandler (a device's, null, logging, composite), which
 // turns its name into a CoreRuntimeOp: the registry entry with its shape
 // function and the device's dispatch function. MakeOp() returns that
 // prepared op so that a hot loop skips the name lookup.
@@ -101,9 +101,10 @@ class CoreRuntimeOp {
   Fn fn_;
 };
 
-// Turns op names into prepared ops. Subclasses: the CPU handler (ops from
-// the registry, falling back to another handler), the null handler (every
-// op fails) and the logging handler (wraps another).
+// Turns op names into prepared ops. Subclasses: device handlers from the
+// backends (backends/cpu: ops from the registry, falling back to another
+// handler), the null handler (every op fails) and the logging handler
+// (wraps another).
 class OpHandler {
  public:
   OpHandler(std::string name, CoreRuntime* runtime, OpHandler* fallback)
@@ -141,7 +142,8 @@ class OpHandler {
 
 struct CoreRuntimeOptions {
   int num_threads = 0;  // 0: one per hardware thread.
-  // Registered under "cpu" (a CPU handler falling back to the null one).
+  // Registered under "cpu" (a CPU handler falling back to the null one);
+  // Create fails if the CPU backend is not linked.
   bool register_cpu_op_handler = true;
 };
 
@@ -160,8 +162,12 @@ class CoreRuntime {
 
   HostContext* GetHostContext() const { return host_; }
 
-  // Op handlers, owned by the runtime.
-  OpHandler* CreateCpuOpHandler(OpHandler* fallback);
+  // Op handlers, owned by the runtime. A device's handler comes from the
+  // backend linked for its type (op_handler_factory.h; asyncrt::cpu_backend
+  // for "cpu"): NotFound, naming the linked types, without one.
+  absl::StatusOr<OpHandler*> CreateOpHandler(absl::string_view device_type,
+                                             OpHandler* fallback);
+  absl::StatusOr<OpHandler*> CreateCpuOpHandler(OpHandler* fallback);
   OpHandler* CreateNullOpHandler();
   OpHandler* CreateLoggingOpHandler(OpHandler* wrapped, bool sync_log_results);
   OpHandler* AddOpHandler(std::unique_ptr<OpHandler> handler);
