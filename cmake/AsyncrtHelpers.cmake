@@ -1,3 +1,18 @@
+# asyncrt_library_settings(<target> <deps>)
+#   What every AsyncRT library target shares: public headers from include/
+#   (include/ of an installed tree), private ones from the source root, its
+#   dependencies, and the async value accounting definition.
+function(asyncrt_library_settings target deps)
+  target_include_directories(${target}
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:include>
+    PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${target} PUBLIC ${deps})
+  if(ASYNCRT_ASYNC_VALUE_ACCOUNTING)
+    target_compile_definitions(${target} PUBLIC ASYNCRT_ASYNC_VALUE_ACCOUNTING)
+  endif()
+endfunction()
+
 # asyncrt_cc_library(NAME <name> SRCS ... [DEPS ...])
 #   A runtime library target asyncrt_<name>, aliased asyncrt::<name>. Public
 #   headers come from include/, private ones from the source tree root.
@@ -5,15 +20,7 @@ function(asyncrt_cc_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
   add_library(asyncrt_${ARG_NAME} ${ARG_SRCS})
   add_library(asyncrt::${ARG_NAME} ALIAS asyncrt_${ARG_NAME})
-  target_include_directories(asyncrt_${ARG_NAME}
-    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-           $<INSTALL_INTERFACE:include>
-    PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(asyncrt_${ARG_NAME} PUBLIC ${ARG_DEPS})
-  if(ASYNCRT_ASYNC_VALUE_ACCOUNTING)
-    target_compile_definitions(asyncrt_${ARG_NAME}
-      PUBLIC ASYNCRT_ASYNC_VALUE_ACCOUNTING)
-  endif()
+  asyncrt_library_settings(asyncrt_${ARG_NAME} "${ARG_DEPS}")
   set_target_properties(asyncrt_${ARG_NAME} PROPERTIES EXPORT_NAME ${ARG_NAME})
   set_property(GLOBAL APPEND PROPERTY ASYNCRT_INSTALLED_TARGETS
     asyncrt_${ARG_NAME})
@@ -47,15 +54,7 @@ endfunction()
 function(asyncrt_kernel_library)
   cmake_parse_arguments(ARG "TESTONLY" "NAME" "SRCS;DEPS" ${ARGN})
   add_library(asyncrt_${ARG_NAME} STATIC ${ARG_SRCS})
-  target_include_directories(asyncrt_${ARG_NAME}
-    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-           $<INSTALL_INTERFACE:include>
-    PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(asyncrt_${ARG_NAME} PUBLIC ${ARG_DEPS})
-  if(ASYNCRT_ASYNC_VALUE_ACCOUNTING)
-    target_compile_definitions(asyncrt_${ARG_NAME}
-      PUBLIC ASYNCRT_ASYNC_VALUE_ACCOUNTING)
-  endif()
+  asyncrt_library_settings(asyncrt_${ARG_NAME} "${ARG_DEPS}")
   # Installed, the code is AsyncRT::<name>_code and AsyncRT::<name> links
   # it whole.
   set_target_properties(asyncrt_${ARG_NAME} PROPERTIES

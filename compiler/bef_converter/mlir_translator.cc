@@ -8,6 +8,7 @@
 #include "asyncrt/bef_converter/mlir_to_bef.h"
 #include "asyncrt/dialects/register_dialects.h"
 #include "asyncrt/runtime/program_translator.h"
+#include "asyncrt/support/static_registration.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -48,10 +49,9 @@ absl::StatusOr<std::vector<uint8_t>> TranslateMlirToBef(
   return *std::move(bytes);
 }
 
-[[maybe_unused]] const bool registered = [] {
-  RegisterProgramTranslator("mlir", TranslateMlirToBef);
-  return true;
-}();
-
 }  // namespace
+
+ASYNCRT_STATIC_REGISTRATION(RegisterProgramTranslator("mlir",
+                                                      TranslateMlirToBef));
+
 }  // namespace asyncrt

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "asyncrt/support/static_registration.h"
 
 namespace asyncrt {
 
@@ -23,11 +24,8 @@ NativeFunctionImplementation NativeFunctionRegistry::Get(
 }
 
 namespace {
-// Leaked, constructed on first use: safe from static initialization and
-// destruction order.
 std::vector<NativeFunctionRegistration>& StaticNativeFunctions() {
-  static auto* registrations = new std::vector<NativeFunctionRegistration>();
-  return *registrations;
+  return internal::StaticList<NativeFunctionRegistration>();
 }
 }  // namespace
 

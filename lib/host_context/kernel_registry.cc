@@ -1,5 +1,7 @@
 #include "asyncrt/host_context/kernel_registry.h"
 
+#include "asyncrt/support/static_registration.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -62,11 +64,8 @@ void MustAddKernel(KernelRegistry& registry, absl::string_view name,
 }
 
 namespace {
-// Leaked, constructed on first use: safe from static initialization and
-// destruction order.
 std::vector<KernelRegistration>& StaticRegistrations() {
-  static auto* registrations = new std::vector<KernelRegistration>();
-  return *registrations;
+  return internal::StaticList<KernelRegistration>();
 }
 }  // namespace
 

@@ -28,28 +28,21 @@ std::vector<uint8_t> AdderProgram() {
   bef::FunctionBodySpec body;
   body.num_registers = 5;
   body.argument_registers = {0};
-  auto constant = [&](uint32_t reg, int32_t v) {
-    bef::KernelSpec k;
-    k.kernel_name = w.AddKernelName("tfrt.constant.i32");
-    k.location = w.AddLocation("adder.mlir", 2, 3);
-    k.results = {reg};
-    k.attributes = {{value, w.AddI32Attribute(v)}};
-    body.kernels.push_back(k);
+  auto kernel = [&](const char* name, std::vector<uint32_t> operands,
+                    uint32_t result) -> bef::KernelSpec& {
+    bef::KernelSpec& k = body.kernels.emplace_back();
+    k.kernel_name = w.AddKernelName(name);
+    k.location = w.AddLocation("adder.mlir", body.kernels.size(), 3);
+    k.operands = std::move(operands);
+    k.results = {result};
+    return k;
   };
-  constant(1, 40);
-  constant(2, 2);
-  bef::KernelSpec add;
-  add.kernel_name = w.AddKernelName("tfrt.add.i32");
-  add.location = w.AddLocation("adder.mlir", 4, 3);
-  add.operands = {0, 1};
-  add.results = {3};
-  body.kernels.push_back(add);
-  bef::KernelSpec sum;
-  sum.kernel_name = w.AddKernelName("tfrt.add.i32");
-  sum.location = w.AddLocation("adder.mlir", 5, 3);
-  sum.operands = {3, 2};
-  sum.results = {4};
-  body.kernels.push_back(sum);
+  kernel("tfrt.constant.i32", {}, 1).attributes = {
+      {value, w.AddI32Attribute(40)}};
+  kernel("tfrt.constant.i32", {}, 2).attributes = {
+      {value, w.AddI32Attribute(2)}};
+  kernel("tfrt.add.i32", {0, 1}, 3);
+  kernel("tfrt.add.i32", {3, 2}, 4);
   body.result_registers = {4};
   w.DefineFunction(fn, body);
   return *w.Finish();

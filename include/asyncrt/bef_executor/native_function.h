@@ -13,6 +13,7 @@
 #include "asyncrt/host_context/async_value.h"
 #include "asyncrt/host_context/execution_context.h"
 #include "asyncrt/host_context/host_context.h"
+#include "asyncrt/support/static_registration.h"
 
 namespace asyncrt {
 
@@ -58,13 +59,6 @@ void RegisterStaticNativeFunctions(HostContext& host);
 // Registers the native function `fn` under `name` at static-initialization
 // time; use only in a library's static_registration.cc.
 #define ASYNCRT_STATIC_NATIVE_FUNCTION(name, fn) \
-  ASYNCRT_STATIC_NATIVE_FUNCTION_IMPL(name, fn, __COUNTER__)
-#define ASYNCRT_STATIC_NATIVE_FUNCTION_IMPL(name, fn, n) \
-  ASYNCRT_STATIC_NATIVE_FUNCTION_IMPL2(name, fn, n)
-#define ASYNCRT_STATIC_NATIVE_FUNCTION_IMPL2(name, fn, n)                  \
-  [[maybe_unused]] static const bool asyncrt_native_registered_##n = [] { \
-    ::asyncrt::AddStaticNativeFunction({name, fn});                        \
-    return true;                                                           \
-  }()
+  ASYNCRT_STATIC_REGISTRATION(::asyncrt::AddStaticNativeFunction({name, fn}))
 
 #endif  // ASYNCRT_BEF_EXECUTOR_NATIVE_FUNCTION_H_

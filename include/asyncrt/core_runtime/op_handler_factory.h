@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "asyncrt/support/static_registration.h"
 
 namespace asyncrt {
 
@@ -38,13 +39,7 @@ std::vector<std::string> RegisteredDeviceTypes();
 // Registers `factory` for `device_type` at static-initialization time. Use
 // only in a backend's static_registration.cc.
 #define ASYNCRT_STATIC_OP_HANDLER_FACTORY(device_type, factory) \
-  ASYNCRT_STATIC_OP_HANDLER_FACTORY_IMPL(device_type, factory, __COUNTER__)
-#define ASYNCRT_STATIC_OP_HANDLER_FACTORY_IMPL(device_type, factory, n) \
-  ASYNCRT_STATIC_OP_HANDLER_FACTORY_IMPL2(device_type, factory, n)
-#define ASYNCRT_STATIC_OP_HANDLER_FACTORY_IMPL2(device_type, factory, n)   \
-  [[maybe_unused]] static const bool asyncrt_op_handler_registered_##n = [] { \
-    ::asyncrt::RegisterOpHandlerFactory(device_type, factory);              \
-    return true;                                                            \
-  }()
+  ASYNCRT_STATIC_REGISTRATION(                                  \
+      ::asyncrt::RegisterOpHandlerFactory(device_type, factory))
 
 #endif  // ASYNCRT_CORE_RUNTIME_OP_HANDLER_FACTORY_H_

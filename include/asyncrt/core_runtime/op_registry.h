@@ -46,6 +46,7 @@
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/chain.h"
 #include "asyncrt/host_context/execution_context.h"
+#include "asyncrt/support/static_registration.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
 #include "asyncrt/tensor/tensor.h"
 #include "asyncrt/tensor/tensor_shape.h"
@@ -252,13 +253,6 @@ void ApplyStaticOpRegistration(OpRegistration registration);
 // only in a library's static_registration.cc, built as an always-linked
 // object library.
 #define ASYNCRT_STATIC_OP_REGISTRATION(fn) \
-  ASYNCRT_STATIC_OP_REGISTRATION_IMPL(fn, __COUNTER__)
-#define ASYNCRT_STATIC_OP_REGISTRATION_IMPL(fn, n) \
-  ASYNCRT_STATIC_OP_REGISTRATION_IMPL2(fn, n)
-#define ASYNCRT_STATIC_OP_REGISTRATION_IMPL2(fn, n)                   \
-  [[maybe_unused]] static const bool asyncrt_ops_registered_##n = [] { \
-    ::asyncrt::ApplyStaticOpRegistration(fn);                         \
-    return true;                                                      \
-  }()
+  ASYNCRT_STATIC_REGISTRATION(::asyncrt::ApplyStaticOpRegistration(fn))
 
 #endif  // ASYNCRT_CORE_RUNTIME_OP_REGISTRY_H_

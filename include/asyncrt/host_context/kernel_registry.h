@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "asyncrt/host_context/async_value.h"
+#include "asyncrt/support/static_registration.h"
 
 namespace asyncrt {
 
@@ -127,13 +128,6 @@ size_t NumStaticKernelRegistrations();
 // only in a library's static_registration.cc, built as an always-linked
 // object library.
 #define ASYNCRT_STATIC_KERNEL_REGISTRATION(fn) \
-  ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL(fn, __COUNTER__)
-#define ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL(fn, n) \
-  ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL2(fn, n)
-#define ASYNCRT_STATIC_KERNEL_REGISTRATION_IMPL2(fn, n)                   \
-  [[maybe_unused]] static const bool asyncrt_kernel_registered_##n = [] { \
-    ::asyncrt::AddStaticKernelRegistration(fn);                           \
-    return true;                                                          \
-  }()
+  ASYNCRT_STATIC_REGISTRATION(::asyncrt::AddStaticKernelRegistration(fn))
 
 #endif  // ASYNCRT_HOST_CONTEXT_KERNEL_REGISTRY_H_
