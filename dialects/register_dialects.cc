@@ -10,8 +10,10 @@
 namespace asyncrt {
 
 void RegisterAllDialects(mlir::DialectRegistry& registry) {
-  registry.insert<tfrt::TfrtDialect, tfrt_test::TfrtTestDialect,
-                  mlir::func::FuncDialect>();
+  registry.insert<tfrt::TfrtDialect, mlir::func::FuncDialect>();
+  // Test kernels (tfrt_tutorial and vt: TFRT's own test namespaces).
+  registry.insert<tfrt_test::TfrtTestDialect,
+                  tfrt_tutorial::TfrtTutorialDialect, vt::VtDialect>();
   // Host tensors and shapes.
   registry.insert<tfrt_tensor::TfrtTensorDialect, t::TDialect, ht::HtDialect,
                   ts::TsDialect, tfrt_dht::DhtDialect,

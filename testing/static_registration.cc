@@ -1,7 +1,7 @@
 // Always linked (see asyncrt_kernel_library): linking asyncrt::test_kernels
 // is what registers the test kernels, ops and native functions.
-#include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/bef_executor/native_function.h"
+#include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/host_context/kernel_registry.h"
 #include "testing/test_kernels.h"
 

@@ -29,12 +29,59 @@ Chain PrintLine(const char* format, Args... args) {
   return Chain();
 }
 
+// The attribute the op names `name`, if `matches` accepts it. Kernels read
+// attributes by name: a program may add others (`_tfrt_cost`), which sort
+// anywhere among them.
+absl::StatusOr<const bef::Attribute*> NamedAttribute(
+    AsyncKernelFrame* frame, absl::string_view name,
+    bool (*matches)(const bef::Attribute&), absl::string_view expected) {
+  const bef::Attribute* attribute = frame->GetAttribute(name);
+  if (attribute == nullptr || !matches(*attribute)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", frame->kernel_name(), "' expects attribute '",
+                     name, "' to be ", expected));
+  }
+  return attribute;
+}
+
+bool AnyAttribute(const bef::Attribute&) { return true; }
+
+template <typename T>
+bool IsScalarOf(const bef::Attribute& attribute) {
+  return internal::AttributeKindMatches<T>(attribute.kind);
+}
+
+bool IsString(const bef::Attribute& attribute) {
+  return attribute.kind == bef::AttributeKind::kString;
+}
+
+// The scalar attribute `name` as a T.
+template <typename T>
+absl::StatusOr<T> NamedScalar(AsyncKernelFrame* frame, absl::string_view name) {
+  absl::StatusOr<const bef::Attribute*> attribute =
+      NamedAttribute(frame, name, IsScalarOf<T>, "a scalar");
+  if (!attribute.ok()) return attribute.status();
+  const bef::Attribute& value = **attribute;
+  return value.scalar<T>();
+}
+
+// The string attribute `name`.
+absl::StatusOr<std::string> NamedString(AsyncKernelFrame* frame,
+                                        absl::string_view name) {
+  auto attribute = NamedAttribute(frame, name, IsString, "a string");
+  if (!attribute.ok()) return attribute.status();
+  return std::string((*attribute)->bytes);
+}
+
 //===--- Printing and strings
 //-----------------------------------------------===//
 
 Chain PrintHello() { return PrintLine("hello host executor!\n"); }
 
-std::string GetString(StringAttribute value) { return value.str(); }
+// tfrt_test.get_string {value}.
+absl::StatusOr<std::string> GetString(AsyncKernelFrame* frame) {
+  return NamedString(frame, "value");
+}
 
 Chain PrintString(const std::string& value) {
   return PrintLine("string = %s\n", value.c_str());
@@ -57,8 +104,10 @@ absl::StatusOr<Chain> PrintBool(RemainingArguments args) {
 
 // tfrt_test.print_typed_attr %ch {value}: `TYPE: value` (`I64: 1`,
 // `F32: 5.000000e-01`, `I1: 0`).
-absl::StatusOr<Chain> PrintTypedAttr(Argument<Chain>, RawAttribute value) {
-  const bef::Attribute& a = value.get();
+absl::StatusOr<Chain> PrintTypedAttr(Argument<Chain>, AsyncKernelFrame* frame) {
+  auto value = NamedAttribute(frame, "value", AnyAttribute, "present");
+  if (!value.ok()) return value.status();
+  const bef::Attribute& a = **value;
   switch (a.kind) {
     case bef::AttributeKind::kBool:
       return PrintLine("I1: %d\n", a.scalar<bool>() ? 1 : 0);
@@ -91,8 +140,12 @@ absl::StatusOr<Chain> PrintTypedAttr(Argument<Chain>, RawAttribute value) {
 //===--- Values
 //---------------------------------------------------------------===//
 
-std::tuple<int32_t, int32_t, int32_t> Count3(int32_t x) {
-  return {x + 1, x + 2, x + 3};
+// count3.i32 and count3.i64 (wrapping).
+template <typename T>
+std::tuple<T, T, T> Count3(T x) {
+  using U = std::make_unsigned_t<T>;
+  auto plus = [x](U n) { return static_cast<T>(static_cast<U>(x) + n); };
+  return {plus(1), plus(2), plus(3)};
 }
 
 // Copies on the blocking pool after a short sleep: a result that is not
@@ -117,9 +170,12 @@ AsyncValueRef<int32_t> AsyncAddI32(Argument<int32_t> a, Argument<int32_t> b,
       [a = a.ValueRef(), b = b.ValueRef()] { return a.get() + b.get(); });
 }
 
+// async_constant.TYPE {value}.
 template <typename T>
-AsyncValueRef<T> AsyncConstant(Attribute<T> value,
-                               const ExecutionContext& exec_ctx) {
+absl::StatusOr<AsyncValueRef<T>> AsyncConstant(
+    AsyncKernelFrame* frame, const ExecutionContext& exec_ctx) {
+  absl::StatusOr<T> value = NamedScalar<T>(frame, "value");
+  if (!value.ok()) return value.status();
   T v = *value;
   return EnqueueWorkWithResult(exec_ctx.host(), [v] { return v; });
 }
@@ -145,7 +201,15 @@ void MultiArgResult(RemainingArguments args, RemainingResults results) {
 
 // {value = [["string", [1 : i32, 0 : i32]], [1.0 : f32]]} flattened into
 // results in order.
-void Flat(AggregateAttribute value, RemainingResults results) {
+absl::Status Flat(AsyncKernelFrame* frame, RemainingResults results) {
+  auto attribute = NamedAttribute(
+      frame, "value",
+      [](const bef::Attribute& a) {
+        return a.kind == bef::AttributeKind::kAggregate;
+      },
+      "an aggregate");
+  if (!attribute.ok()) return attribute.status();
+  AggregateAttribute value(**attribute, frame->bef_file());
   size_t next = 0;
   std::function<void(const bef::Attribute&)> visit =
       [&](const bef::Attribute& attribute) {
@@ -181,6 +245,7 @@ void Flat(AggregateAttribute value, RemainingResults results) {
         }
       };
   visit(value.get());
+  return absl::OkStatus();
 }
 
 //===--- Async value API checks
@@ -556,16 +621,17 @@ class UniqueLocations {
   std::map<std::pair<int64_t, intptr_t>, std::string> seen_;
 };
 
-absl::StatusOr<Chain> UniqueLoc(StringAttribute name,
+absl::StatusOr<Chain> UniqueLoc(AsyncKernelFrame* frame,
                                 const ExecutionContext& exec_ctx) {
+  absl::StatusOr<std::string> name = NamedString(frame, "name");
+  if (!name.ok()) return name.status();
   std::string first =
       exec_ctx.host()->GetOrCreateSharedContext<UniqueLocations>().Record(
-          exec_ctx.request_context()->id(), exec_ctx.location().data(),
-          name.get());
-  if (first != name.get()) {
-    return absl::InternalError(
-        absl::StrCat("tfrt_test.unique_loc '", name.get(),
-                     "' has the same location as '", first, "'"));
+          exec_ctx.request_context()->id(), exec_ctx.location().data(), *name);
+  if (first != *name) {
+    return absl::InternalError(absl::StrCat("tfrt_test.unique_loc '", *name,
+                                            "' has the same location as '",
+                                            first, "'"));
   }
   return Chain();
 }
@@ -851,7 +917,9 @@ class VtValue {
 };
 
 // Both make the value, then move it into the result's async value.
-void VtConstant(Attribute<int32_t> value, Result<VtValue> result) {
+void VtConstant(Result<VtValue> result, AsyncKernelFrame* frame) {
+  absl::StatusOr<int32_t> value = NamedScalar<int32_t>(frame, "value");
+  if (!value.ok()) return frame->ReportError(value.status());
   VtValue made(*value);
   result.Emplace(std::move(made));
 }
@@ -907,7 +975,8 @@ void RegisterTestKernels(KernelRegistry& registry) {
   add("tfrt_test.print_string", ASYNCRT_KERNEL(PrintString));
   add("tfrt_test.append_string", ASYNCRT_KERNEL(AppendString));
   add("tfrt_test.print_bool", ASYNCRT_KERNEL(PrintBool));
-  add("tfrt_test.count3.i32", ASYNCRT_KERNEL(Count3));
+  add("tfrt_test.count3.i32", ASYNCRT_KERNEL(Count3<int32_t>));
+  add("tfrt_test.count3.i64", ASYNCRT_KERNEL(Count3<int64_t>));
   add("tfrt_test.copy.with_delay.i32", ASYNCRT_KERNEL(CopyWithDelay<int32_t>));
   add("tfrt_test.copy.with_delay.i64", ASYNCRT_KERNEL(CopyWithDelay<int64_t>));
   add("tfrt_test.async_add.i32", ASYNCRT_KERNEL(AsyncAddI32));
@@ -974,10 +1043,8 @@ void RegisterTestKernels(KernelRegistry& registry) {
 
 absl::Span<const NativeFunctionRegistration> TestNativeFunctions() {
   static constexpr NativeFunctionRegistration kFunctions[] = {
-      {"native_add", NativeAdd},
-      {"native_async_add", NativeAsyncAdd},
-      {"native_error", NativeError},
-      {"native_sink", NativeSink},
+      {"native_add", NativeAdd},         {"native_async_add", NativeAsyncAdd},
+      {"native_error", NativeError},     {"native_sink", NativeSink},
       {"native_async_sink", NativeSink},
   };
   return kFunctions;

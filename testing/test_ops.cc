@@ -14,11 +14,11 @@
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/host_context.h"
-#include "testing/test_kernels.h"
 #include "asyncrt/tensor/coo_host_tensor.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
 #include "asyncrt/tensor/scalar_host_tensor.h"
 #include "asyncrt/tensor/string_host_tensor.h"
+#include "testing/test_kernels.h"
 
 namespace asyncrt {
 namespace {
@@ -30,8 +30,8 @@ constexpr bool kIsHalfLike =
     std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 template <typename T>
-constexpr bool kIsArithmetic =
-    kIsHalfLike<T> || (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>);
+constexpr bool kIsArithmetic = kIsHalfLike<T> || (std::is_arithmetic_v<T> &&
+                                                  !std::is_same_v<T, bool>);
 
 template <typename T>
 double ToDouble(T value) {
@@ -102,27 +102,40 @@ absl::StatusOr<TensorShape> ShapeAttribute(const OpAttrs& attrs) {
 // The dtype of an OpAttrs entry's elements (`values = [1 : i32]`).
 std::optional<DType> EntryDType(const OpAttrs::Entry& entry) {
   switch (entry.type) {
-    case OpAttrType::kBool: return DType::kI1;
-    case OpAttrType::kI8: return DType::kI8;
-    case OpAttrType::kI16: return DType::kI16;
-    case OpAttrType::kI32: return DType::kI32;
-    case OpAttrType::kI64: return DType::kI64;
-    case OpAttrType::kUI8: return DType::kUI8;
-    case OpAttrType::kUI16: return DType::kUI16;
-    case OpAttrType::kUI32: return DType::kUI32;
-    case OpAttrType::kUI64: return DType::kUI64;
-    case OpAttrType::kF16: return DType::kF16;
-    case OpAttrType::kBF16: return DType::kBF16;
-    case OpAttrType::kF32: return DType::kF32;
-    case OpAttrType::kF64: return DType::kF64;
-    default: return std::nullopt;
+    case OpAttrType::kBool:
+      return DType::kI1;
+    case OpAttrType::kI8:
+      return DType::kI8;
+    case OpAttrType::kI16:
+      return DType::kI16;
+    case OpAttrType::kI32:
+      return DType::kI32;
+    case OpAttrType::kI64:
+      return DType::kI64;
+    case OpAttrType::kUI8:
+      return DType::kUI8;
+    case OpAttrType::kUI16:
+      return DType::kUI16;
+    case OpAttrType::kUI32:
+      return DType::kUI32;
+    case OpAttrType::kUI64:
+      return DType::kUI64;
+    case OpAttrType::kF16:
+      return DType::kF16;
+    case OpAttrType::kBF16:
+      return DType::kBF16;
+    case OpAttrType::kF32:
+      return DType::kF32;
+    case OpAttrType::kF64:
+      return DType::kF64;
+    default:
+      return std::nullopt;
   }
 }
 
 //===--- create_dense_tensor / create_from_scalar ------------------------===//
 
-absl::Status CreateDenseTensorMetadata(ArgumentMetadata,
-                                       const OpAttrs& attrs,
+absl::Status CreateDenseTensorMetadata(ArgumentMetadata, const OpAttrs& attrs,
                                        absl::Span<TensorMetadata> results) {
   absl::StatusOr<TensorShape> shape = ShapeAttribute(attrs);
   if (!shape.ok()) return shape.status();
@@ -134,9 +147,9 @@ absl::Status CreateDenseTensorMetadata(ArgumentMetadata,
   }
   int64_t count = values->is_array ? values->count : 1;
   if (count != 1 && count != shape->GetNumElements()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tfrt_test.create_dense_tensor: ", count, " values for shape ",
-        shape->DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tfrt_test.create_dense_tensor: ", count,
+                     " values for shape ", shape->DebugString()));
   }
   results[0] = TensorMetadata(*dtype, *shape);
   return absl::OkStatus();
@@ -158,8 +171,7 @@ void CreateDenseTensor(OpInvocation& invocation) {
   invocation.results[0] = std::move(tensor);
 }
 
-absl::Status CreateFromScalarMetadata(ArgumentMetadata,
-                                      const OpAttrs& attrs,
+absl::Status CreateFromScalarMetadata(ArgumentMetadata, const OpAttrs& attrs,
                                       absl::Span<TensorMetadata> results) {
   absl::StatusOr<TensorShape> shape = ShapeAttribute(attrs);
   if (!shape.ok()) return shape.status();
@@ -191,10 +203,9 @@ absl::Status SameShapeMetadata(ArgumentMetadata args,
     return absl::InvalidArgumentError("arguments have different dtypes");
   }
   if (args[0].shape != args[1].shape) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("arguments have incompatible shapes ",
-                     args[0].shape.DebugString(), " and ",
-                     args[1].shape.DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "arguments have incompatible shapes ", args[0].shape.DebugString(),
+        " and ", args[1].shape.DebugString()));
   }
   // Assigned in place: no temporary shape.
   results[0].dtype = result_dtype.value_or(args[0].dtype);
@@ -202,13 +213,12 @@ absl::Status SameShapeMetadata(ArgumentMetadata args,
   return absl::OkStatus();
 }
 
-absl::Status AddMetadata(ArgumentMetadata args,
-                         const OpAttrs&, absl::Span<TensorMetadata> results) {
+absl::Status AddMetadata(ArgumentMetadata args, const OpAttrs&,
+                         absl::Span<TensorMetadata> results) {
   return SameShapeMetadata(args, results, std::nullopt);
 }
 
-absl::Status EqualMetadata(ArgumentMetadata args,
-                           const OpAttrs&,
+absl::Status EqualMetadata(ArgumentMetadata args, const OpAttrs&,
                            absl::Span<TensorMetadata> results) {
   return SameShapeMetadata(args, results, DType::kI1);
 }
@@ -230,8 +240,8 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
   const Tensor& a = invocation.argument(0);
   const Tensor& b = invocation.argument(1);
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
-    return SetAllResults(invocation,
-                         Error(absl::StrCat(op_name, ": incompatible arguments")));
+    return SetAllResults(
+        invocation, Error(absl::StrCat(op_name, ": incompatible arguments")));
   }
   // The shape function's answer when it ran; the same, computed, if not.
   std::optional<TensorMetadata> computed_metadata;
@@ -287,16 +297,14 @@ void BinaryElementwise(OpInvocation& invocation, DType result_dtype,
 }
 
 void Add(OpInvocation& invocation) {
-  BinaryElementwise(invocation, invocation.argument(0).dtype(),
-                    "tfrt_test.add",
+  BinaryElementwise(invocation, invocation.argument(0).dtype(), "tfrt_test.add",
                     [](auto x, auto y) { return AddValues(x, y); });
 }
 
 void Equal(OpInvocation& invocation) {
-  BinaryElementwise(invocation, DType::kI1, "tfrt_test.equal",
-                    [](auto x, auto y) -> bool {
-                      return ToDouble(x) == ToDouble(y);
-                    });
+  BinaryElementwise(
+      invocation, DType::kI1, "tfrt_test.equal",
+      [](auto x, auto y) -> bool { return ToDouble(x) == ToDouble(y); });
 }
 
 //===--- Reductions -------------------------------------------------------===//
@@ -320,8 +328,7 @@ TensorShape ReducedShape(const TensorShape& shape, int axis) {
   return TensorShape(dims);
 }
 
-absl::Status ReduceMetadata(ArgumentMetadata args,
-                            const OpAttrs& attrs,
+absl::Status ReduceMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                             absl::Span<TensorMetadata> results,
                             std::optional<DType> dtype) {
   absl::StatusOr<int> axis = AxisAttribute(attrs, args[0].shape.GetRank());
@@ -331,14 +338,12 @@ absl::Status ReduceMetadata(ArgumentMetadata args,
   return absl::OkStatus();
 }
 
-absl::Status ArgmaxMetadata(ArgumentMetadata args,
-                            const OpAttrs& attrs,
+absl::Status ArgmaxMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                             absl::Span<TensorMetadata> results) {
   return ReduceMetadata(args, attrs, results, DType::kI32);
 }
 
-absl::Status ReduceMeanMetadata(ArgumentMetadata args,
-                                const OpAttrs& attrs,
+absl::Status ReduceMeanMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                                 absl::Span<TensorMetadata> results) {
   return ReduceMetadata(args, attrs, results, std::nullopt);
 }
@@ -356,15 +361,17 @@ void ForEachReduction(const TensorShape& shape, int axis, Fn fn) {
   int64_t size = shape.GetDimensionSize(axis);
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t in = 0; in < inner; ++in) {
-      fn(o * inner + in, [=](int64_t k) { return (o * size + k) * inner + in; },
-         size);
+      fn(
+          o * inner + in,
+          [=](int64_t k) { return (o * size + k) * inner + in; }, size);
     }
   }
 }
 
 template <bool kArgmax>
 void Reduce(OpInvocation& invocation) {
-  const auto& input = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  const auto& input =
+      static_cast<const DenseHostTensor&>(invocation.argument(0));
   absl::StatusOr<int> axis =
       AxisAttribute(invocation.attrs, input.shape().GetRank());
   if (!axis.ok()) {
@@ -380,21 +387,22 @@ void Reduce(OpInvocation& invocation) {
       return false;
     } else {
       absl::Span<const T> in = input.elements<T>();
-      ForEachReduction(input.shape(), *axis, [&](int64_t o, auto index,
-                                                 int64_t size) {
-        if constexpr (kArgmax) {
-          int32_t best = 0;
-          for (int64_t k = 1; k < size; ++k) {
-            if (ToDouble(in[index(k)]) > ToDouble(in[index(best)])) best = k;
-          }
-          out->template elements<int32_t>()[o] = best;
-        } else {
-          double sum = 0;
-          for (int64_t k = 0; k < size; ++k) sum += ToDouble(in[index(k)]);
-          out->template elements<T>()[o] =
-              FromDouble<T>(size ? sum / size : 0);
-        }
-      });
+      ForEachReduction(
+          input.shape(), *axis, [&](int64_t o, auto index, int64_t size) {
+            if constexpr (kArgmax) {
+              int32_t best = 0;
+              for (int64_t k = 1; k < size; ++k) {
+                if (ToDouble(in[index(k)]) > ToDouble(in[index(best)]))
+                  best = k;
+              }
+              out->template elements<int32_t>()[o] = best;
+            } else {
+              double sum = 0;
+              for (int64_t k = 0; k < size; ++k) sum += ToDouble(in[index(k)]);
+              out->template elements<T>()[o] =
+                  FromDouble<T>(size ? sum / size : 0);
+            }
+          });
       return true;
     }
   });
@@ -406,8 +414,7 @@ void Reduce(OpInvocation& invocation) {
 
 //===--- matmul -----------------------------------------------------------===//
 
-absl::Status MatmulMetadata(ArgumentMetadata args,
-                            const OpAttrs& attrs,
+absl::Status MatmulMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                             absl::Span<TensorMetadata> results) {
   if (args.size() != 2 || args[0].shape.GetRank() != 2 ||
       args[1].shape.GetRank() != 2) {
@@ -439,9 +446,8 @@ void Matmul(OpInvocation& invocation) {
   bool tb = invocation.attrs.Get<bool>("transpose_b").value_or(false);
   const TensorMetadata* arguments[] = {&a.metadata(), &b.metadata()};
   TensorMetadata metadata[1];
-  absl::Status status =
-      MatmulMetadata(ArgumentMetadata(arguments), invocation.attrs,
-                     absl::MakeSpan(metadata));
+  absl::Status status = MatmulMetadata(
+      ArgumentMetadata(arguments), invocation.attrs, absl::MakeSpan(metadata));
   if (!status.ok()) {
     return SetAllResults(invocation, MakeErrorAsyncValueRef(status));
   }
@@ -480,8 +486,8 @@ void Matmul(OpInvocation& invocation) {
 
 //===--- Unary ops --------------------------------------------------------===//
 
-absl::Status SameMetadata(ArgumentMetadata args,
-                          const OpAttrs&, absl::Span<TensorMetadata> results) {
+absl::Status SameMetadata(ArgumentMetadata args, const OpAttrs&,
+                          absl::Span<TensorMetadata> results) {
   if (args.size() != 1) {
     return absl::InvalidArgumentError("expected one argument");
   }
@@ -499,8 +505,7 @@ absl::StatusOr<DType> CastType(const OpAttrs& attrs) {
   return *dtype;
 }
 
-absl::Status CastMetadata(ArgumentMetadata args,
-                          const OpAttrs& attrs,
+absl::Status CastMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                           absl::Span<TensorMetadata> results) {
   absl::StatusOr<DType> dtype = CastType(attrs);
   if (!dtype.ok()) return dtype.status();
@@ -509,7 +514,8 @@ absl::Status CastMetadata(ArgumentMetadata args,
 }
 
 void Cast(OpInvocation& invocation) {
-  const auto& input = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  const auto& input =
+      static_cast<const DenseHostTensor&>(invocation.argument(0));
   absl::StatusOr<DType> dtype = CastType(invocation.attrs);
   if (!dtype.ok()) {
     return SetAllResults(invocation, MakeErrorAsyncValueRef(dtype.status()));
@@ -537,7 +543,8 @@ void Cast(OpInvocation& invocation) {
 }
 
 void Relu(OpInvocation& invocation) {
-  const auto& input = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  const auto& input =
+      static_cast<const DenseHostTensor&>(invocation.argument(0));
   // In place when the input's buffer is the op's alone: element i is read
   // before it is written.
   AsyncValueRef<DenseHostTensor> out =
@@ -563,7 +570,8 @@ void Relu(OpInvocation& invocation) {
 // Keeps the odd elements of an i32 vector: the result shape depends on the
 // data, so the op has no shape function.
 void OddCollector(OpInvocation& invocation) {
-  const auto& input = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  const auto& input =
+      static_cast<const DenseHostTensor&>(invocation.argument(0));
   if (input.dtype() != DType::kI32 || input.shape().GetRank() != 1) {
     return SetAllResults(invocation,
                          Error("odd_collector takes a rank-1 i32 tensor"));
@@ -572,8 +580,9 @@ void OddCollector(OpInvocation& invocation) {
   for (int32_t v : input.elements<int32_t>()) {
     if (v % 2 != 0) odd.push_back(v);
   }
-  auto out = Allocate(invocation,
-                      TensorMetadata(DType::kI32, {static_cast<int64_t>(odd.size())}));
+  auto out =
+      Allocate(invocation,
+               TensorMetadata(DType::kI32, {static_cast<int64_t>(odd.size())}));
   if (!out) return;
   std::copy(odd.begin(), odd.end(), out->template elements<int32_t>().begin());
   invocation.results[0] = std::move(out);
@@ -621,8 +630,7 @@ void Identity(OpInvocation& invocation) {
   invocation.results[0] = FormRef(invocation.arguments[0]);
 }
 
-absl::Status CreateCooMetadata(ArgumentMetadata args,
-                               const OpAttrs& attrs,
+absl::Status CreateCooMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                                absl::Span<TensorMetadata> results) {
   absl::StatusOr<TensorShape> shape = ShapeAttribute(attrs);
   if (!shape.ok()) return shape.status();
@@ -654,8 +662,8 @@ void CreateCooTensor(OpInvocation& invocation) {
       return SetAllResults(invocation, Error("COO index out of range"));
     }
   }
-  invocation.results[0] = Available(
-      CooHostTensor(shape, values.dtype(), indices.CopyRef(), values.CopyRef()));
+  invocation.results[0] = Available(CooHostTensor(
+      shape, values.dtype(), indices.CopyRef(), values.CopyRef()));
 }
 
 }  // namespace
@@ -665,8 +673,7 @@ void RegisterTestOps(OpRegistry& registry) {
   registry.AddDispatch("tfrt_test.create_dense_tensor", "cpu",
                        CreateDenseTensor);
   registry.AddOp("tfrt_test.create_from_scalar", CreateFromScalarMetadata);
-  registry.AddDispatch("tfrt_test.create_from_scalar", "cpu",
-                       CreateFromScalar);
+  registry.AddDispatch("tfrt_test.create_from_scalar", "cpu", CreateFromScalar);
   registry.AddOp("tfrt_test.add", AddMetadata);
   registry.AddDispatch("tfrt_test.add", "cpu", Add, kOpAcceptsScalarHost);
   for (const char* name :

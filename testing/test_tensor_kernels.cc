@@ -1,9 +1,10 @@
 // tfrt_test.* kernels of host tensors and core-runtime values: test
 // helpers of TFRT's programs, kept out of the production kernel libraries.
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -19,18 +20,28 @@ namespace asyncrt {
 namespace {
 
 // tfrt_test.const_dense_attr {value = dense<...>}.
-absl::StatusOr<DenseHostTensor> ConstDenseAttr(RawAttribute value,
-                                               HostContext* host) {
-  return DenseTensorFromAttribute(value.get(), *host->allocator());
+absl::StatusOr<DenseHostTensor> ConstDenseAttr(AsyncKernelFrame* frame) {
+  const bef::Attribute* value = frame->GetAttribute("value");
+  if (value == nullptr) {
+    return absl::InvalidArgumentError("missing 'value' attribute");
+  }
+  return DenseTensorFromAttribute(*value,
+                                  *frame->GetHostContext()->allocator());
 }
 
 // tfrt_test.slice_inplace.DTYPE.RANK(%input, %begin, %ch, %output): copies
 // the block of `input` starting at `begin` (i64 per dimension) that has
-// output's shape into `output`.
+// output's shape into `output`. Bound to its dtype's element type T and its
+// rank at registration.
+template <typename T, int kRank>
 absl::StatusOr<Chain> SliceInPlace(const DenseHostTensor& input,
                                    const DenseHostTensor& begin, Chain,
                                    Argument<DenseHostTensor> output) {
-  int rank = input.shape().GetRank();
+  constexpr int rank = kRank;
+  if (input.dtype() != GetDType<T>() || input.shape().GetRank() != rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected a ", DTypeName(GetDType<T>()), " input of rank ", rank));
+  }
   if (begin.dtype() != DType::kI64 || begin.NumElements() != rank ||
       output->shape().GetRank() != rank || output->dtype() != input.dtype()) {
     return absl::InvalidArgumentError("slice operands do not match");
@@ -88,21 +99,34 @@ Chain OpAttrsRefPrint(const OpAttrsRef& attrs) {
   return Chain();
 }
 
+// tfrt_test.slice_inplace.DTYPE.RANK for ranks 0 to 4 (the ops of
+// tfrt_test_ops.td).
+template <typename T, int... kRanks>
+void RegisterSliceInPlaceRanks(KernelRegistry& registry,
+                               absl::string_view dtype,
+                               std::integer_sequence<int, kRanks...>) {
+  (MustAddKernel(registry,
+                 absl::StrCat("tfrt_test.slice_inplace.", dtype, ".", kRanks),
+                 ASYNCRT_KERNEL((SliceInPlace<T, kRanks>))),
+   ...);
+}
+
+template <typename T>
+void RegisterSliceInPlace(KernelRegistry& registry, absl::string_view dtype) {
+  RegisterSliceInPlaceRanks<T>(registry, dtype,
+                               std::make_integer_sequence<int, 5>());
+}
+
 }  // namespace
 
 void RegisterTestTensorKernels(KernelRegistry& registry) {
   auto add = [&](const std::string& name, KernelDefinition kernel) {
     MustAddKernel(registry, name, kernel);
   };
-  static constexpr const char* kDTypes[] = {
-      "i1",  "bool", "i8",   "i16",  "i32", "i64", "ui8", "ui16",
-      "ui32", "ui64", "f16", "bf16", "f32", "f64", "complex64", "complex128"};
-  for (const char* dtype : kDTypes) {
-    for (int rank = 0; rank <= 6; ++rank) {
-      add(absl::StrCat("tfrt_test.slice_inplace.", dtype, ".", rank),
-          ASYNCRT_KERNEL(SliceInPlace));
-    }
-  }
+  RegisterSliceInPlace<int32_t>(registry, "i32");
+  RegisterSliceInPlace<int64_t>(registry, "i64");
+  RegisterSliceInPlace<float>(registry, "f32");
+  RegisterSliceInPlace<double>(registry, "f64");
   add("tfrt_test.const_dense_attr", ASYNCRT_KERNEL(ConstDenseAttr));
   add("tfrt_test.sync.const_dense_attr", ASYNCRT_KERNEL(ConstDenseAttr));
   add("tfrt_test.error_tensorhandle", ASYNCRT_KERNEL(ErrorTensorHandle));

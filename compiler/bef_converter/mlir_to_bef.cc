@@ -8,6 +8,8 @@
 #include "asyncrt/bef/bef_writer.h"
 #include "asyncrt/compiler/stream_analysis.h"
 #include "asyncrt/dialects/corert/corert_dialect.h"
+#include "asyncrt/dialects/tfrt/tfrt_ops.h"
+#include "asyncrt/dialects/tfrt/tfrt_traits.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
@@ -24,8 +26,6 @@ namespace {
 
 using bef::AttributeKind;
 
-constexpr llvm::StringLiteral kReturnOp = "tfrt.return";
-
 // Abseil's string_view is its own type in this Abseil build.
 absl::string_view View(llvm::StringRef s) {
   return absl::string_view(s.data(), s.size());
@@ -36,17 +36,6 @@ std::string TypeString(mlir::Type type) {
   llvm::raw_string_ostream os(text);
   type.print(os);
   return text;
-}
-
-// Leading operands of region-holding ops that the regions cannot use as
-// data (conditions, trip counts, loop bounds).
-unsigned NumControlOperands(llvm::StringRef op_name) {
-  if (op_name == "tfrt.if" || op_name == "tfrt.repeat.i32" ||
-      op_name == "tfrt.case") {
-    return 1;
-  }
-  if (op_name.starts_with("tfrt.parallel_for")) return 3;
-  return 0;
 }
 
 class Converter {
@@ -123,12 +112,16 @@ class Converter {
   // Regions with block arguments (the tfrt dialect's, which are isolated
   // from above) receive exactly those; a region without any (an
   // unregistered op's) receives the op's data operands, which it may use
-  // directly.
+  // directly: those the op names through RegionOperandsOpInterface (its
+  // leading condition, trip count or loop bounds are not data), else all.
   static llvm::SmallVector<mlir::Value> CapturedOperands(mlir::Operation& op,
                                                          mlir::Region& region) {
     if (region.empty() || region.front().getNumArguments() > 0) return {};
-    return llvm::SmallVector<mlir::Value>(op.getOperands().drop_front(
-        NumControlOperands(op.getName().getStringRef())));
+    if (auto with_control =
+            mlir::dyn_cast<tfrt::RegionOperandsOpInterface>(&op)) {
+      return llvm::SmallVector<mlir::Value>(with_control.getRegionOperands());
+    }
+    return llvm::SmallVector<mlir::Value>(op.getOperands());
   }
 
   mlir::LogicalResult CheckTerminated(mlir::Region& region,
@@ -140,7 +133,7 @@ class Converter {
       return owner->emitError("BEF functions must have a single block");
     }
     mlir::Block& block = region.front();
-    if (block.empty() || block.back().getName().getStringRef() != kReturnOp) {
+    if (block.empty() || !mlir::isa<tfrt::ReturnOp>(block.back())) {
       mlir::Operation* at = block.empty() ? owner : &block.back();
       return at->emitError("all functions need to have a tfrt.return");
     }

@@ -15,6 +15,8 @@
 
 #define GET_TYPEDEF_CLASSES
 #include "asyncrt/dialects/tfrt/tfrt_types.cc.inc"
+
+#include "asyncrt/dialects/tfrt/tfrt_interfaces.cc.inc"
 // clang-format on
 
 namespace asyncrt::tfrt {

@@ -4,6 +4,7 @@
 #include "asyncrt/kernels/core_runtime_kernels.h"
 
 #include <bit>
+#include <complex>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -132,19 +133,16 @@ absl::Status AddAttributePairs(AsyncKernelFrame* frame, OpAttrs& attrs,
   return absl::OkStatus();
 }
 
-absl::string_view StringAttr(AsyncKernelFrame* frame, absl::string_view name) {
+// The string attribute the op names `name`.
+absl::StatusOr<absl::string_view> StringAttr(AsyncKernelFrame* frame,
+                                             absl::string_view name) {
   const bef::Attribute* attribute = frame->GetAttribute(name);
-  if (attribute && attribute->kind == AttributeKind::kString) {
-    return attribute->bytes;
+  if (attribute == nullptr || attribute->kind != AttributeKind::kString) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", frame->kernel_name(),
+                     "' needs a string attribute '", name, "'"));
   }
-  // Programs name it differently across TFRT versions: take the first
-  // string attribute.
-  for (size_t i = 0; i < frame->GetNumAttributes(); ++i) {
-    if (frame->GetAttributeAt(i).kind == AttributeKind::kString) {
-      return frame->GetAttributeAt(i).bytes;
-    }
-  }
-  return {};
+  return attribute->bytes;
 }
 
 // True if `error` is one of `arguments` (after forwarding): it was
@@ -389,8 +387,13 @@ void ExecuteOp(AsyncKernelFrame* frame) {
   ExecuteOpState* state = frame->GetOrCreateState<ExecuteOpState>([&] {
     auto made = std::make_unique<ExecuteOpState>();
     made->attrs = ExecuteOpAttrs(frame);
-    made->op_name = std::string(StringAttr(frame, "op_name"));
     made->handler = handler;
+    absl::StatusOr<absl::string_view> op_name = StringAttr(frame, "op_name");
+    if (!op_name.ok()) {
+      made->attrs = op_name.status();
+      return made;
+    }
+    made->op_name = std::string(*op_name);
     made->op = Runtime(frame).MakeOp(made->op_name, handler);
     return made;
   });
@@ -438,19 +441,48 @@ OpHandler* CreateLoggingOpHandler(OpHandler* wrapped, AsyncKernelFrame* frame) {
   return Runtime(frame).CreateLoggingOpHandler(wrapped, sync);
 }
 
-Chain RegisterOpHandler(OpHandler* handler, AsyncKernelFrame* frame) {
-  Runtime(frame).RegisterOpHandler(StringAttr(frame, "op_handler_name"),
-                                   handler);
+// corert.register_op_handler %handler {op_handler_name}; corert_sync's
+// returns no chain.
+absl::Status RegisterOpHandlerNamed(OpHandler* handler,
+                                    AsyncKernelFrame* frame) {
+  absl::StatusOr<absl::string_view> name = StringAttr(frame, "op_handler_name");
+  if (!name.ok()) return name.status();
+  Runtime(frame).RegisterOpHandler(*name, handler);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Chain> RegisterOpHandler(OpHandler* handler,
+                                        AsyncKernelFrame* frame) {
+  absl::Status status = RegisterOpHandlerNamed(handler, frame);
+  if (!status.ok()) return status;
   return Chain();
 }
 
-absl::StatusOr<OpHandler*> GetOpHandler(AsyncKernelFrame* frame) {
-  absl::string_view name = StringAttr(frame, "op_handler_name");
-  OpHandler* handler = Runtime(frame).GetOpHandler(name);
+absl::Status SyncRegisterOpHandler(OpHandler* handler,
+                                   AsyncKernelFrame* frame) {
+  return RegisterOpHandlerNamed(handler, frame);
+}
+
+// The op handler registered under the string attribute `attribute`.
+absl::StatusOr<OpHandler*> GetOpHandlerNamedBy(AsyncKernelFrame* frame,
+                                               absl::string_view attribute) {
+  absl::StatusOr<absl::string_view> name = StringAttr(frame, attribute);
+  if (!name.ok()) return name.status();
+  OpHandler* handler = Runtime(frame).GetOpHandler(*name);
   if (!handler) {
-    return absl::NotFoundError(absl::StrCat("op_handler not found: ", name));
+    return absl::NotFoundError(absl::StrCat("op_handler not found: ", *name));
   }
   return handler;
+}
+
+// corert.get_op_handler %ch {op_handler_name}.
+absl::StatusOr<OpHandler*> GetOpHandler(AsyncKernelFrame* frame) {
+  return GetOpHandlerNamedBy(frame, "op_handler_name");
+}
+
+// corert_sync.get_op_handler {device_name}.
+absl::StatusOr<OpHandler*> SyncGetOpHandler(AsyncKernelFrame* frame) {
+  return GetOpHandlerNamedBy(frame, "device_name");
 }
 
 //===--- Tensor handles ---------------------------------------------------===//
@@ -542,9 +574,11 @@ absl::StatusOr<TensorHandle> DenseHandle(HostContext* host,
 }
 
 // corert.const_dense_tensor {value = dense<...>}.
-absl::StatusOr<TensorHandle> ConstDenseTensor(RawAttribute value,
-                                              HostContext* host) {
-  auto tensor = DenseTensorFromAttribute(value.get(), *host->allocator());
+absl::StatusOr<TensorHandle> ConstDenseTensor(AsyncKernelFrame* frame) {
+  const bef::Attribute* value = frame->GetAttribute("value");
+  if (value == nullptr) return absl::InvalidArgumentError("missing 'value'");
+  HostContext* host = frame->GetHostContext();
+  auto tensor = DenseTensorFromAttribute(*value, *host->allocator());
   if (!tensor.ok()) return tensor.status();
   TensorMetadata metadata = tensor->metadata();
   return TensorHandle(
@@ -552,8 +586,12 @@ absl::StatusOr<TensorHandle> ConstDenseTensor(RawAttribute value,
       MakeAvailableAsyncValueRef<DenseHostTensor>(*std::move(tensor)));
 }
 
-// corert.create_dense_tensor.DTYPE {shape = [...], value = [...]}.
+// corert.create_dense_tensor.DTYPE {shape = [...], value = [...]}: `value`
+// holds elements of the op's dtype T, one (repeated) or one per element;
+// complex elements may be (real, imaginary) pairs of their float type.
+template <typename T>
 absl::StatusOr<TensorHandle> CreateDenseTensor(AsyncKernelFrame* frame) {
+  constexpr DType kDType = GetDType<T>();
   auto dims = DimensionsAttribute(frame->GetAttribute("shape"));
   if (!dims.ok()) return dims.status();
   const bef::Attribute* value = frame->GetAttribute("value");
@@ -566,15 +604,24 @@ absl::StatusOr<TensorHandle> CreateDenseTensor(AsyncKernelFrame* frame) {
     data = value->bytes.data();
     size = value->bytes.size();
     count = value->count;
+    const bool pairs = (kDType == DType::kComplex64 && dtype == DType::kF32) ||
+                       (kDType == DType::kComplex128 && dtype == DType::kF64);
+    if (pairs && count % 2 == 0) {
+      dtype = kDType;
+      count /= 2;
+    }
   } else if (value->IsScalar()) {
     dtype = DTypeOfAttributeKind(value->kind);
     data = &value->bits;
     size = bef::ScalarSize(value->kind);
     count = 1;
   }
-  if (!dtype) return absl::InvalidArgumentError("unsupported 'value'");
+  if (dtype != kDType) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'value' must hold ", DTypeName(kDType), " elements"));
+  }
   return DenseHandle(frame->GetHostContext(),
-                     TensorMetadata(*dtype, TensorShape(*dims)), data, size,
+                     TensorMetadata(kDType, TensorShape(*dims)), data, size,
                      count);
 }
 
@@ -593,10 +640,11 @@ absl::StatusOr<TensorHandle> ConstStringTensor(AsyncKernelFrame* frame) {
 //===--- Devices and transfers --------------------------------------------===//
 
 absl::StatusOr<RCReference<Device>> GetDevice(AsyncKernelFrame* frame) {
-  absl::string_view name = StringAttr(frame, "device_name");
+  absl::StatusOr<absl::string_view> name = StringAttr(frame, "device_name");
+  if (!name.ok()) return name.status();
   RCReference<Device> device =
-      frame->GetHostContext()->device_manager().GetDevice(name);
-  if (!device) return absl::NotFoundError(absl::StrCat("no device ", name));
+      frame->GetHostContext()->device_manager().GetDevice(*name);
+  if (!device) return absl::NotFoundError(absl::StrCat("no device ", *name));
   return device;
 }
 
@@ -901,8 +949,9 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
   add("corert.create_logging_op_handler",
       ASYNCRT_KERNEL(CreateLoggingOpHandler));
   add("corert.register_op_handler", ASYNCRT_KERNEL(RegisterOpHandler));
+  add("corert_sync.register_op_handler", ASYNCRT_KERNEL(SyncRegisterOpHandler));
   add("corert.get_op_handler", ASYNCRT_KERNEL(GetOpHandler));
-  add("corert_sync.get_op_handler", ASYNCRT_KERNEL(GetOpHandler));
+  add("corert_sync.get_op_handler", ASYNCRT_KERNEL(SyncGetOpHandler));
   add("corert.executeop", ExecuteOp<false>);
   add("corert_sync.executeop", ExecuteOp<false>);
   add("corert.executeop.seq", ExecuteOp<true>);
@@ -914,13 +963,33 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
   add("corert.ht_to_tensorhandle", ASYNCRT_KERNEL(HtToTensorHandle));
   add("corert.tensorhandle_to_int32", ASYNCRT_KERNEL(TensorHandleToInt32));
   add("corert.const_dense_tensor", ASYNCRT_KERNEL(ConstDenseTensor));
+  add("corert_sync.const_dense_tensor", ASYNCRT_KERNEL(ConstDenseTensor));
   add("corert.const_string_tensor", ASYNCRT_KERNEL(ConstStringTensor));
-  for (const char* dtype :
-       {"i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "f16",
-        "bf16", "f32", "f64", "bool"}) {
-    add(absl::StrCat("corert.create_dense_tensor.", dtype),
-        ASYNCRT_KERNEL(CreateDenseTensor));
-  }
+  // Bound to the element type of their dtype (bool and i1 are both bool).
+  auto add_create_dense_tensor = [&](absl::string_view dtype,
+                                     KernelDefinition kernel) {
+    for (absl::string_view dialect : {"corert", "corert_sync"}) {
+      add(absl::StrCat(dialect, ".create_dense_tensor.", dtype), kernel);
+    }
+  };
+  add_create_dense_tensor("i1", ASYNCRT_KERNEL(CreateDenseTensor<bool>));
+  add_create_dense_tensor("bool", ASYNCRT_KERNEL(CreateDenseTensor<bool>));
+  add_create_dense_tensor("i8", ASYNCRT_KERNEL(CreateDenseTensor<int8_t>));
+  add_create_dense_tensor("i16", ASYNCRT_KERNEL(CreateDenseTensor<int16_t>));
+  add_create_dense_tensor("i32", ASYNCRT_KERNEL(CreateDenseTensor<int32_t>));
+  add_create_dense_tensor("i64", ASYNCRT_KERNEL(CreateDenseTensor<int64_t>));
+  add_create_dense_tensor("ui8", ASYNCRT_KERNEL(CreateDenseTensor<uint8_t>));
+  add_create_dense_tensor("ui16", ASYNCRT_KERNEL(CreateDenseTensor<uint16_t>));
+  add_create_dense_tensor("ui32", ASYNCRT_KERNEL(CreateDenseTensor<uint32_t>));
+  add_create_dense_tensor("ui64", ASYNCRT_KERNEL(CreateDenseTensor<uint64_t>));
+  add_create_dense_tensor("f16", ASYNCRT_KERNEL(CreateDenseTensor<Half>));
+  add_create_dense_tensor("bf16", ASYNCRT_KERNEL(CreateDenseTensor<BFloat16>));
+  add_create_dense_tensor("f32", ASYNCRT_KERNEL(CreateDenseTensor<float>));
+  add_create_dense_tensor("f64", ASYNCRT_KERNEL(CreateDenseTensor<double>));
+  add_create_dense_tensor(
+      "complex64", ASYNCRT_KERNEL(CreateDenseTensor<std::complex<float>>));
+  add_create_dense_tensor(
+      "complex128", ASYNCRT_KERNEL(CreateDenseTensor<std::complex<double>>));
   add("tfrt.get_device", ASYNCRT_KERNEL(GetDevice));
   add("corert.get_dst_tensor_type", ASYNCRT_KERNEL(GetDstTensorType));
   add("corert.transfer", ASYNCRT_KERNEL(Transfer));

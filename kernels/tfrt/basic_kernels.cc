@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "asyncrt/bef_executor/kernel_frame.h"
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/host_context/chain.h"
 #include "asyncrt/kernels/tfrt_kernels.h"
@@ -18,9 +21,25 @@ AsyncValueRef<Chain> NewChain() { return GetReadyChain(); }
 // merging is just producing a chain.
 AsyncValueRef<Chain> MergeChains(RemainingArguments) { return GetReadyChain(); }
 
+// The scalar attribute the op names `name`, as a T. Read by name: a program
+// may give a kernel more attributes (`_tfrt_cost`), which sort anywhere.
 template <typename T>
-T Constant(Attribute<T> value) {
-  return *value;
+absl::StatusOr<T> ScalarAttribute(AsyncKernelFrame* frame,
+                                  absl::string_view name) {
+  const bef::Attribute* attribute = frame->GetAttribute(name);
+  if (attribute == nullptr ||
+      !internal::AttributeKindMatches<T>(attribute->kind)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", frame->kernel_name(), "' expects a scalar '",
+                     name, "' attribute of its type"));
+  }
+  return attribute->scalar<T>();
+}
+
+// tfrt.constant.TYPE {value}.
+template <typename T>
+absl::StatusOr<T> Constant(AsyncKernelFrame* frame) {
+  return ScalarAttribute<T>(frame, "value");
 }
 
 template <typename T>
@@ -44,9 +63,13 @@ T Minus(T a, T b) {
   }
 }
 
-// Attributes are passed in name order: `im` before `re`.
+// tfrt.constant.complexN {re, im}.
 template <typename T>
-std::complex<T> ComplexConstant(Attribute<T> im, Attribute<T> re) {
+absl::StatusOr<std::complex<T>> ComplexConstant(AsyncKernelFrame* frame) {
+  absl::StatusOr<T> re = ScalarAttribute<T>(frame, "re");
+  if (!re.ok()) return re.status();
+  absl::StatusOr<T> im = ScalarAttribute<T>(frame, "im");
+  if (!im.ok()) return im.status();
   return std::complex<T>(*re, *im);
 }
 

@@ -6,11 +6,12 @@
 
 namespace asyncrt {
 
-// Adds tfrt, tfrt_test, the host tensor dialects (tfrt_tensor/t, ht, ts,
-// tfrt_dht, tfrt_dht_sync, tfrt_sht, coo), corert, corert_sync and func (with
-// func's inliner extension) to `registry`. Dialects load lazily, when a
-// context first needs them. Each accepts unknown ops of its namespace in
-// generic form.
+// Adds tfrt, the test dialects (tfrt_test, tfrt_tutorial, vt), the host
+// tensor dialects (tfrt_tensor/t, ht, ts, tfrt_dht, tfrt_dht_sync, tfrt_sht,
+// coo), corert, corert_sync and func (with func's inliner extension) to
+// `registry`. Dialects load lazily, when a context first needs them. Each
+// registered op of ours is a kernel of the same name, unless it is
+// TFRT_CompileOnly (compiler/op_kernel_consistency_test.cc).
 void RegisterAllDialects(mlir::DialectRegistry& registry);
 
 }  // namespace asyncrt

@@ -275,8 +275,14 @@ class CoreRT_CreateDenseTensorOp<string dtype>
     : CoreRT_Op<"create_dense_tensor." # dtype, [Pure]> {
   let summary = "a constant " # dtype # " dense host tensor handle";
   let description = [{
+    `value` holds one element (repeated over the shape) or one per element,
+    of the op's dtype; complex elements are (real, imaginary) pairs of their
+    float type.
+
     ```mlir
     %th = corert.create_dense_tensor.ui64 {shape = [1], value = [2 : ui64]}
+    %c = corert.create_dense_tensor.complex64 {shape = [1],
+                                               value = [1.0 : f32, 2.0 : f32]}
     ```
   }];
   let arguments = (ins I64ArrayAttr:$shape, ArrayAttr:$value);
@@ -284,8 +290,9 @@ class CoreRT_CreateDenseTensorOp<string dtype>
   let assemblyFormat = "attr-dict";
 }
 
-defvar CoreRT_DTypes = ["ui8", "ui16", "ui32", "ui64", "i1", "i8", "i16",
-                        "i32", "i64", "bf16", "f16", "f32", "f64",
+// `bool` and `i1` both mean a one-byte boolean, as in tfrt_dht.
+defvar CoreRT_DTypes = ["ui8", "ui16", "ui32", "ui64", "bool", "i1", "i8",
+                        "i16", "i32", "i64", "bf16", "f16", "f32", "f64",
                         "complex64", "complex128"];
 
 foreach dtype = CoreRT_DTypes in {
@@ -417,6 +424,7 @@ def CoreRT_OpAttrsSetBoolOp
 def CoreRT_OpAttrsSetI32Op : CoreRT_OpAttrsSetOp<"op_attrs_set.i32", I32Attr>;
 def CoreRT_OpAttrsSetI64Op : CoreRT_OpAttrsSetOp<"op_attrs_set.i64", I64Attr>;
 def CoreRT_OpAttrsSetF32Op : CoreRT_OpAttrsSetOp<"op_attrs_set.f32", F32Attr>;
+def CoreRT_OpAttrsSetF64Op : CoreRT_OpAttrsSetOp<"op_attrs_set.f64", F64Attr>;
 def CoreRT_OpAttrsSetDTypeOp
     : CoreRT_OpAttrsSetOp<"op_attrs_set.dtype", TypeAttr>;
 def CoreRT_OpAttrsSetDenseOp
@@ -432,5 +440,9 @@ def CoreRT_OpAttrsSetArrayI64Op
     : CoreRT_OpAttrsSetOp<"op_attrs_set_array.i64", I64ArrayAttr>;
 def CoreRT_OpAttrsSetArrayF32Op
     : CoreRT_OpAttrsSetOp<"op_attrs_set_array.f32", F32ArrayAttr>;
+def CoreRT_OpAttrsSetArrayF64Op
+    : CoreRT_OpAttrsSetOp<"op_attrs_set_array.f64", F64ArrayAttr>;
+def CoreRT_OpAttrsSetArrayBoolOp
+    : CoreRT_OpAttrsSetOp<"op_attrs_set_array.bool", BoolArrayAttr>;
 
 #endif  // ASYNCRT_DIALECTS_CORERT_CORERT_OPS_TD_

@@ -79,12 +79,13 @@ def CoreRTSync_ConstDenseTensorOp
   let assemblyFormat = "$value attr-dict";
 }
 
-foreach dtype = ["ui8", "ui16", "ui32", "ui64", "i1", "i8", "i16", "i32",
-                 "i64", "bf16", "f16", "f32", "f64", "complex64",
+foreach dtype = ["ui8", "ui16", "ui32", "ui64", "bool", "i1", "i8", "i16",
+                 "i32", "i64", "bf16", "f16", "f32", "f64", "complex64",
                  "complex128"] in {
   def CoreRTSync_CreateDenseTensorOp_#dtype
       : CoreRTSync_Op<"create_dense_tensor." # dtype, [Pure]> {
     let summary = "a constant " # dtype # " dense host tensor handle";
+    let description = "As `corert.create_dense_tensor." # dtype # "`.";
     let arguments = (ins I64ArrayAttr:$shape, ArrayAttr:$value);
     let results = (outs CoreRT_TensorHandleType:$result);
     let assemblyFormat = "attr-dict";

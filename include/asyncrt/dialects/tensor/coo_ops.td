@@ -46,6 +46,8 @@ class Coo_TensorEqualOp<string dtype, int rank>
   let assemblyFormat = "$lhs `,` $rhs `,` $in_chain attr-dict";
 }
 
+// One kernel per dtype and rank (kernels/tensor/tensor_kernels.cc): keep
+// the two lists in step.
 foreach dtype = ["i32", "i64", "f32", "f64"] in {
   foreach rank = [0, 1, 2, 3, 4] in {
     def Coo_ConvertDhtToCooOp_#dtype#_#rank

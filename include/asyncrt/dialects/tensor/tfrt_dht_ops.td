@@ -30,7 +30,8 @@ class Dht_Op<string mnemonic, list<Trait> traits = []>
 defvar Dht_DTypes = ["bool", "i1", "i8", "i16", "i32", "i64", "ui8", "ui16",
                      "ui32", "ui64", "f16", "bf16", "f32", "f64", "complex64",
                      "complex128"];
-defvar Dht_Ranks = [0, 1, 2, 3, 4, 5];
+// Ranks of the per-rank ops (TFRT's kernels go up to 6).
+defvar Dht_Ranks = [0, 1, 2, 3, 4, 5, 6];
 
 class Dht_CreateUninitializedTensorOp<string dtype, int rank>
     : Dht_Op<"create_uninitialized_tensor." # dtype # "." # rank> {
@@ -134,8 +135,10 @@ foreach dtype = Dht_DTypes in {
       : Dht_CompareOp<"tensor_equal." # dtype, "equal">;
 }
 
-// Floating-point comparison within a tolerance; `.Nulp` variants allow N
-// units in the last place.
+// Floating-point comparison: the plain op allows |a - b| <= 1e-8 +
+// 1e-5 * |b| per element; the `.Nulp` variants allow elements at most N
+// units in the last place apart (N representable values of the dtype;
+// NaN is close to nothing, +0 and -0 are equal).
 foreach dtype = ["f16", "bf16", "f32", "f64"] in {
   def Dht_TensorAllCloseOp_#dtype
       : Dht_CompareOp<"tensor_allclose." # dtype, "close">;

@@ -63,14 +63,65 @@ class DhtSync_MakeTensorOp<string dtype>
   let assemblyFormat = "$buffer `,` $shape attr-dict";
 }
 
+class DhtSync_FillTensorWithConstantOp<string dtype>
+    : DhtSync_Op<"fill_tensor_with_constant." # dtype> {
+  let summary = "sets every element to `value`";
+  let description = [{
+    ```mlir
+    tfrt_dht_sync.fill_tensor_with_constant.i32 %t 0 : i32
+    ```
+  }];
+  let arguments = (ins TfrtTensor_TensorType:$tensor, AnyAttr:$value);
+  let assemblyFormat = "$tensor $value attr-dict";
+}
+
+class DhtSync_SetTensorWithValuesOp<string dtype>
+    : DhtSync_Op<"set_tensor_with_values." # dtype> {
+  let summary = "sets the elements to the scalar operands";
+  let description = [{
+    ```mlir
+    tfrt_dht_sync.set_tensor_with_values.i64 %t, %a, %b : i64, i64
+    ```
+  }];
+  let arguments = (ins TfrtTensor_TensorType:$tensor,
+                       Variadic<AnyType>:$values);
+  let assemblyFormat = [{
+    $tensor (`,` $values^ `:` type($values))? attr-dict
+  }];
+}
+
+class DhtSync_CompareOp<string mnemonic, string what> : DhtSync_Op<mnemonic> {
+  let summary = "whether two tensors are " # what # " (see tfrt_dht)";
+  let description = [{
+    ```mlir
+    %eq = tfrt_dht_sync.tensor_equal.i32 %a, %b
+    ```
+  }];
+  let arguments = (ins TfrtTensor_TensorType:$lhs,
+                       TfrtTensor_TensorType:$rhs);
+  let results = (outs I1:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict";
+}
+
 foreach dtype = DhtSync_DTypes in {
-  foreach rank = [0, 1, 2, 3, 4, 5] in {
+  foreach rank = [0, 1, 2, 3, 4, 5, 6] in {
     def DhtSync_CreateUninitializedTensorOp_#dtype#_#rank
         : DhtSync_CreateUninitializedTensorOp<dtype, rank>;
   }
+  def DhtSync_FillTensorWithConstantOp_#dtype
+      : DhtSync_FillTensorWithConstantOp<dtype>;
   def DhtSync_SetTensorWithConstantValuesOp_#dtype
       : DhtSync_SetTensorWithConstantValuesOp<dtype>;
+  def DhtSync_SetTensorWithValuesOp_#dtype
+      : DhtSync_SetTensorWithValuesOp<dtype>;
   def DhtSync_MakeTensorOp_#dtype : DhtSync_MakeTensorOp<dtype>;
+  def DhtSync_TensorEqualOp_#dtype
+      : DhtSync_CompareOp<"tensor_equal." # dtype, "equal">;
+}
+
+foreach dtype = ["f32", "f64"] in {
+  def DhtSync_TensorAllCloseOp_#dtype
+      : DhtSync_CompareOp<"tensor_allclose." # dtype, "close">;
 }
 
 def DhtSync_PrintTensorOp : DhtSync_Op<"print_tensor"> {
@@ -89,6 +140,19 @@ def DhtSync_GetTensorShapeOp : DhtSync_Op<"get_tensor_shape", [Pure]> {
   let arguments = (ins TfrtTensor_TensorType:$tensor);
   let results = (outs Ts_ShapeType:$shape);
   let assemblyFormat = "$tensor attr-dict";
+}
+
+def DhtSync_GetBufferOp : DhtSync_Op<"get_buffer"> {
+  let summary = "the host buffer behind a dense host tensor";
+  let arguments = (ins TfrtTensor_TensorType:$tensor);
+  let results = (outs Ht_HostBufferType:$buffer);
+  let assemblyFormat = "$tensor attr-dict";
+}
+
+def DhtSync_PrintBufferOp : DhtSync_Op<"print_buffer"> {
+  let summary = "prints `HostBuffer<pointer=0x..., size=N>`";
+  let arguments = (ins Ht_HostBufferType:$buffer);
+  let assemblyFormat = "$buffer attr-dict";
 }
 
 def DhtSync_AllocateBufferOp : DhtSync_Op<"allocate_buffer"> {

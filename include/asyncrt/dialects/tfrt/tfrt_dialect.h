@@ -1,10 +1,12 @@
-// The tfrt dialect and its types (!tfrt.chain, !tfrt.string).
+// The tfrt dialect and its types (!tfrt.chain, !tfrt.string), and the
+// traits every dialect's ops may carry (tfrt_traits.h).
 //
 // C++ namespace asyncrt::tfrt. Generated from tfrt_dialect.td and
 // tfrt_types.td; the .inc files live in the build tree.
 #ifndef ASYNCRT_DIALECTS_TFRT_TFRT_DIALECT_H_
 #define ASYNCRT_DIALECTS_TFRT_TFRT_DIALECT_H_
 
+#include "asyncrt/dialects/tfrt/tfrt_traits.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"

@@ -12,13 +12,15 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/DialectBase.td"
+include "asyncrt/dialects/tfrt/tfrt_traits.td"
 
 def Tfrt_Dialect : Dialect {
   let name = "tfrt";
   let summary = "AsyncRT host dialect, source compatible with TFRT's `tfrt`";
   let description = [{
     Every registered op is executed by the kernel of the same name
-    (`tfrt.add.i32` runs the kernel registered as "tfrt.add.i32"). Ops this
+    (`tfrt.add.i32` runs the kernel registered as "tfrt.add.i32"), unless
+    it is marked `TFRT_CompileOnly` (`tfrt.return`). Ops this
     dialect does not know are accepted as well, so that programs may name any
     `tfrt.*` kernel in generic form; so are unknown `!tfrt.*` types, which
     stay opaque.

@@ -1,7 +1,8 @@
 //===- tfrt_ops.td - Ops of the tfrt dialect ---------------*- tablegen -*-===//
 //
 // Every op here is executed by the kernel registered under the op's full
-// name (kernels/cpu/*_kernels.cc). Keep the two lists in step.
+// name (kernels/tfrt/*_kernels.cc), except those marked TFRT_CompileOnly;
+// compiler/op_kernel_consistency_test.cc keeps the two lists in step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,12 +75,46 @@ class Tfrt_ConstantOp<string suffix, Type type, Attr attr>
   let assemblyFormat = "$value attr-dict";
 }
 
+def Tfrt_F16Attr : FloatAttrBase<F16, "16-bit float attribute">;
+
 def Tfrt_ConstantI1Op : Tfrt_ConstantOp<"i1", I1, I1Attr>;
 def Tfrt_ConstantI32Op : Tfrt_ConstantOp<"i32", I32, I32Attr>;
 def Tfrt_ConstantI64Op : Tfrt_ConstantOp<"i64", I64, I64Attr>;
 def Tfrt_ConstantUI32Op : Tfrt_ConstantOp<"ui32", UI32, UI32Attr>;
+def Tfrt_ConstantF16Op : Tfrt_ConstantOp<"f16", F16, Tfrt_F16Attr>;
 def Tfrt_ConstantF32Op : Tfrt_ConstantOp<"f32", F32, F32Attr>;
 def Tfrt_ConstantF64Op : Tfrt_ConstantOp<"f64", F64, F64Attr>;
+
+// `_s`: the kernels of `tfrt.sync` functions (they run anywhere: each
+// finishes before it returns).
+class Tfrt_SyncConstantOp<string suffix, Type type, Attr attr>
+    : Tfrt_ConstantOp<suffix, type, attr> {
+  let opName = "constant_s." # suffix;
+}
+def Tfrt_ConstantSI1Op : Tfrt_SyncConstantOp<"i1", I1, I1Attr>;
+def Tfrt_ConstantSI32Op : Tfrt_SyncConstantOp<"i32", I32, I32Attr>;
+def Tfrt_ConstantSI64Op : Tfrt_SyncConstantOp<"i64", I64, I64Attr>;
+def Tfrt_ConstantSF16Op : Tfrt_SyncConstantOp<"f16", F16, Tfrt_F16Attr>;
+def Tfrt_ConstantSF32Op : Tfrt_SyncConstantOp<"f32", F32, F32Attr>;
+def Tfrt_ConstantSF64Op : Tfrt_SyncConstantOp<"f64", F64, F64Attr>;
+
+// Attribute names follow TFRT's: `re` and `im`.
+class Tfrt_ComplexConstantOp<string suffix, Type part, Attr part_attr>
+    : Tfrt_Op<"constant." # suffix, [Pure]> {
+  let summary = "a " # suffix # " constant";
+  let description = [{
+    ```mlir
+    %c = "tfrt.constant.complex64"() {re = 1.5 : f32, im = -2.0 : f32}
+        : () -> complex<f32>
+    ```
+  }];
+  let arguments = (ins part_attr:$re, part_attr:$im);
+  let results = (outs Complex<part>:$result);
+}
+def Tfrt_ConstantComplex64Op
+    : Tfrt_ComplexConstantOp<"complex64", F32, F32Attr>;
+def Tfrt_ConstantComplex128Op
+    : Tfrt_ComplexConstantOp<"complex128", F64, F64Attr>;
 
 //===----------------------------------------------------------------------===//
 // Arithmetic and comparison
@@ -112,6 +147,32 @@ def Tfrt_MultiplyI64Op : Tfrt_MultiplyOp<"i64", I64>;
 def Tfrt_MultiplyF32Op : Tfrt_MultiplyOp<"f32", F32>;
 def Tfrt_MultiplyF64Op : Tfrt_MultiplyOp<"f64", F64>;
 
+class Tfrt_MinusOp<string suffix, Type type>
+    : Tfrt_BinaryOp<"minus", suffix, type, type> {
+  let summary = "lhs - rhs (integers wrap)";
+}
+def Tfrt_MinusI32Op : Tfrt_MinusOp<"i32", I32>;
+def Tfrt_MinusI64Op : Tfrt_MinusOp<"i64", I64>;
+
+// Sync versions for `tfrt.sync` functions.
+class Tfrt_SyncAddOp<string suffix, Type type>
+    : Tfrt_BinaryOp<"add_s", suffix, type, type> {
+  let summary = "lhs + rhs (integers wrap), in a tfrt.sync function";
+}
+def Tfrt_AddSI32Op : Tfrt_SyncAddOp<"i32", I32>;
+def Tfrt_AddSI64Op : Tfrt_SyncAddOp<"i64", I64>;
+def Tfrt_AddSF32Op : Tfrt_SyncAddOp<"f32", F32>;
+def Tfrt_AddSF64Op : Tfrt_SyncAddOp<"f64", F64>;
+
+class Tfrt_SyncMultiplyOp<string suffix, Type type>
+    : Tfrt_BinaryOp<"mul_s", suffix, type, type> {
+  let summary = "lhs * rhs (integers wrap), in a tfrt.sync function";
+}
+def Tfrt_MulSI32Op : Tfrt_SyncMultiplyOp<"i32", I32>;
+def Tfrt_MulSI64Op : Tfrt_SyncMultiplyOp<"i64", I64>;
+def Tfrt_MulSF32Op : Tfrt_SyncMultiplyOp<"f32", F32>;
+def Tfrt_MulSF64Op : Tfrt_SyncMultiplyOp<"f64", F64>;
+
 class Tfrt_MinimumOp<string suffix, Type type>
     : Tfrt_BinaryOp<"minimum", suffix, type, type> {
   let summary = "min(lhs, rhs)";
@@ -123,19 +184,22 @@ def Tfrt_MinimumF64Op : Tfrt_MinimumOp<"f64", F64>;
 
 // Division can fail at run time (`Divide by zero`), so it is not
 // speculatable; an unused one may still be erased.
-def Tfrt_DivI32Op : Tfrt_Op<"div.i32", [NoMemoryEffect]> {
+class Tfrt_DivIntegerOp<string suffix, Type type>
+    : Tfrt_Op<"div." # suffix, [NoMemoryEffect]> {
   let summary = "quotient and remainder; error `Divide by zero` if rhs is 0";
   let description = [{
     ```mlir
     %q, %r = tfrt.div.i32 %a, %b
     ```
   }];
-  let arguments = (ins I32:$lhs, I32:$rhs, OptionalInChain:$in_chain);
+  let arguments = (ins type:$lhs, type:$rhs, OptionalInChain:$in_chain);
   // Unnamed so that they print as %0:2, like TFRT's (named results of
   // multi-result ops get ODS-made asm names).
-  let results = (outs I32, I32);
+  let results = (outs type, type);
   let assemblyFormat = "$lhs `,` $rhs (`,` $in_chain^)? attr-dict";
 }
+def Tfrt_DivI32Op : Tfrt_DivIntegerOp<"i32", I32>;
+def Tfrt_DivI64Op : Tfrt_DivIntegerOp<"i64", I64>;
 
 class Tfrt_DivFloatOp<string suffix, Type type>
     : Tfrt_BinaryOp<"div", suffix, type, type, [NoMemoryEffect]> {
@@ -191,13 +255,40 @@ def Tfrt_PrintI32Op : Tfrt_PrintOp<"i32", I32>;
 def Tfrt_PrintI64Op : Tfrt_PrintOp<"i64", I64>;
 def Tfrt_PrintF32Op : Tfrt_PrintOp<"f32", F32>;
 def Tfrt_PrintF64Op : Tfrt_PrintOp<"f64", F64>;
+def Tfrt_PrintF16Op : Tfrt_PrintOp<"f16", F16> {
+  let summary = "prints `f16 = BITS`, the half's bit pattern, as TFRT does";
+}
+def Tfrt_PrintComplex64Op : Tfrt_PrintOp<"complex64", Complex<F32>>;
+def Tfrt_PrintComplex128Op : Tfrt_PrintOp<"complex128", Complex<F64>>;
+
+//===----------------------------------------------------------------------===//
+// Devices
+//===----------------------------------------------------------------------===//
+
+// Opaque, as in TFRT (corert's ops take it too).
+def Tfrt_DeviceType : OpaqueType<"tfrt", "device", "!tfrt.device type">;
+
+def Tfrt_GetDeviceOp : Tfrt_Op<"get_device"> {
+  let summary = "the device registered under `device_name`";
+  let description = [{
+    Kernel in kernels/core_runtime. Fails at run time with `no device NAME`.
+
+    ```mlir
+    %cpu = "tfrt.get_device"(%ch) {device_name = "CPU:0"}
+        : (!tfrt.chain) -> !tfrt.device
+    ```
+  }];
+  let arguments = (ins Tfrt_ChainType:$in_chain, StrAttr:$device_name);
+  let results = (outs Tfrt_DeviceType:$device);
+}
 
 //===----------------------------------------------------------------------===//
 // Functions: call, return
 //===----------------------------------------------------------------------===//
 
 def Tfrt_CallOp : Tfrt_Op<"call",
-    [CallOpInterface, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [TFRT_NonStrict, CallOpInterface,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "calls a BEF or native (`tfrt.native`) function";
   let description = [{
     ```mlir
@@ -228,7 +319,8 @@ def Tfrt_CallOp : Tfrt_Op<"call",
   }];
 }
 
-def Tfrt_ReturnOp : Tfrt_Op<"return", [Pure, Terminator]> {
+def Tfrt_ReturnOp
+    : Tfrt_Op<"return", [TFRT_CompileOnly, Pure, Terminator]> {
   let summary = "results of a function or of a region";
   let description = [{
     Ends every function body and every region of the control-flow ops. Its
@@ -250,7 +342,8 @@ def Tfrt_ReturnOp : Tfrt_Op<"return", [Pure, Terminator]> {
 // Control flow with regions
 //===----------------------------------------------------------------------===//
 
-def Tfrt_IfOp : Tfrt_Op<"if", [IsolatedFromAbove]> {
+def Tfrt_IfOp : Tfrt_Op<"if", [TFRT_NonStrict, IsolatedFromAbove,
+    DeclareOpInterfaceMethods<TFRT_RegionOperandsOpInterface>]> {
   let summary = "runs the then or the else region";
   let description = [{
     Both regions take the operands after the condition as arguments (named
@@ -276,7 +369,9 @@ def Tfrt_IfOp : Tfrt_Op<"if", [IsolatedFromAbove]> {
   let hasVerifier = 1;
 }
 
-def Tfrt_RepeatI32Op : Tfrt_Op<"repeat.i32", [IsolatedFromAbove]> {
+def Tfrt_RepeatI32Op : Tfrt_Op<"repeat.i32", [TFRT_NonStrict,
+    IsolatedFromAbove,
+    DeclareOpInterfaceMethods<TFRT_RegionOperandsOpInterface>]> {
   let summary = "runs the body trip_count times, carrying values";
   let description = [{
     The body takes the loop-carried values (named like the operands after
@@ -299,7 +394,8 @@ def Tfrt_RepeatI32Op : Tfrt_Op<"repeat.i32", [IsolatedFromAbove]> {
   let hasVerifier = 1;
 }
 
-def Tfrt_ParallelForI32Op : Tfrt_Op<"parallel_for.i32", [IsolatedFromAbove]> {
+def Tfrt_ParallelForI32Op : Tfrt_Op<"parallel_for.i32", [IsolatedFromAbove,
+    DeclareOpInterfaceMethods<TFRT_RegionOperandsOpInterface>]> {
   let summary = "runs the body on blocks of [start, end) in parallel";
   let description = [{
     The body takes the block's start and end (named like `%start`/`%end`)
@@ -346,7 +442,7 @@ def Tfrt_ParallelCallI32Op : Tfrt_Op<"parallel_call.i32",
 }
 
 def Tfrt_CondOp : Tfrt_Op<"cond",
-    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [TFRT_NonStrict, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "calls the true or the false function";
   let description = [{
     The attribute names keep TFRT's `a_`/`b_` prefixes: BEF stores attributes

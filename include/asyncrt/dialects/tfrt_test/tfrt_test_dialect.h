@@ -1,10 +1,13 @@
-// The tfrt_test dialect (test kernels) and its ops.
+// The test dialects: tfrt_test (test kernels) and the namespaces of TFRT's
+// tutorial (tfrt_tutorial) and value-tracking (vt) test kernels.
 //
-// C++ namespace asyncrt::tfrt_test. Unknown tfrt_test.* ops are accepted;
-// the ops declared here are those with custom syntax or verification.
+// C++ namespaces asyncrt::tfrt_test, asyncrt::tfrt_tutorial, asyncrt::vt.
+// Each test kernel is an op here; unknown tfrt_test.* ops are accepted too.
 #ifndef ASYNCRT_DIALECTS_TFRT_TEST_TFRT_TEST_DIALECT_H_
 #define ASYNCRT_DIALECTS_TFRT_TEST_TFRT_TEST_DIALECT_H_
 
+#include "asyncrt/dialects/corert/corert_dialect.h"
+#include "asyncrt/dialects/tensor/tensor_dialects.h"
 #include "asyncrt/dialects/tfrt/tfrt_dialect.h"
 #include "asyncrt/dialects/tfrt/tfrt_ops.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -20,6 +23,18 @@
 
 #define GET_OP_CLASSES
 #include "asyncrt/dialects/tfrt_test/tfrt_test_ops.h.inc"
+
+#include "asyncrt/dialects/tfrt_test/tfrt_tutorial_dialect.h.inc"
+#define GET_TYPEDEF_CLASSES
+#include "asyncrt/dialects/tfrt_test/tfrt_tutorial_types.h.inc"
+#define GET_OP_CLASSES
+#include "asyncrt/dialects/tfrt_test/tfrt_tutorial_ops.h.inc"
+
+#include "asyncrt/dialects/tfrt_test/vt_dialect.h.inc"
+#define GET_TYPEDEF_CLASSES
+#include "asyncrt/dialects/tfrt_test/vt_types.h.inc"
+#define GET_OP_CLASSES
+#include "asyncrt/dialects/tfrt_test/vt_ops.h.inc"
 // clang-format on
 
 #endif  // ASYNCRT_DIALECTS_TFRT_TEST_TFRT_TEST_DIALECT_H_
