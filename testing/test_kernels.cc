@@ -1,5 +1,6 @@
-// Test kernels of the tfrt_test dialect (see ../shared/docs/tfrt-compat.md
-// for each kernel's contract) and the native functions test programs call.
+// Test kernels of the tfrt_test dialect (each kernel's contract is its ODS
+// op in include/asyncrt/dialects/tfrt_test/tfrt_test_ops.td and the lit
+// tests that run it) and the native functions test programs call.
 #include "testing/test_kernels.h"
 
 #include <algorithm>

@@ -139,18 +139,18 @@ inline std::string KernelTraceLocation(const BefProgram& program,
 
 // A function call's span in the Chrome trace (from its start to the end of
 // its last kernel), keyed by the call's address. Region bodies have no name.
+inline absl::string_view CallSpanName(const Function& function) {
+  return function.name().empty() ? absl::string_view("(region)")
+                                 : absl::string_view(function.name());
+}
 inline void BeginCallSpan(const Function& function, const void* call) {
   if (!tracing::IsChromeTraceActive()) return;
-  tracing::BeginAsyncSpan(function.name().empty()
-                              ? absl::string_view("(region)")
-                              : absl::string_view(function.name()),
+  tracing::BeginAsyncSpan(CallSpanName(function),
                           reinterpret_cast<uintptr_t>(call));
 }
 inline void EndCallSpan(const Function& function, const void* call) {
   if (!tracing::IsChromeTraceActive()) return;
-  tracing::EndAsyncSpan(function.name().empty()
-                            ? absl::string_view("(region)")
-                            : absl::string_view(function.name()),
+  tracing::EndAsyncSpan(CallSpanName(function),
                         reinterpret_cast<uintptr_t>(call));
 }
 

@@ -9,11 +9,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "asyncrt/core_runtime/op_handler_factory.h"
 #include "asyncrt/bef/bef_file.h"
 #include "asyncrt/bef/bef_format.h"
 #include "asyncrt/bef_executor/native_function.h"
 #include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/core_runtime/op_handler_factory.h"
 
 namespace asyncrt {
 
@@ -90,9 +90,9 @@ absl::Status Runtime::LoadPlugins() {
 absl::Status Runtime::RegisterDevices() {
   for (const std::string& device : options_.devices) {
     if (FindOpHandlerFactory(device) == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown device '", device, "' (known: ",
-                       absl::StrJoin(RegisteredDeviceTypes(), ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown device '", device,
+          "' (known: ", absl::StrJoin(RegisteredDeviceTypes(), ", "), ")"));
     }
     if (core_runtime_->GetOpHandler(device) == nullptr) {
       absl::StatusOr<OpHandler*> handler = core_runtime_->CreateOpHandler(
@@ -104,20 +104,21 @@ absl::Status Runtime::RegisterDevices() {
   return absl::OkStatus();
 }
 
-bool Runtime::LooksLikeBef(absl::Span<const uint8_t> data) {
-  return data.size() >= 2 && data[0] == bef::kMagic0 && data[1] == bef::kMagic1;
-}
-
-absl::StatusOr<std::vector<uint8_t>> Runtime::Translate(
-    absl::string_view text, absl::string_view buffer_name,
-    absl::string_view format) const {
-  ProgramTranslator translator = FindProgramTranslator(format);
+absl::StatusOr<std::vector<uint8_t>> Runtime::ToBef(absl::string_view data,
+                                                    absl::string_view name) {
+  const bool starts_like_bef = data.size() >= 2 &&
+                               static_cast<uint8_t>(data[0]) == bef::kMagic0 &&
+                               static_cast<uint8_t>(data[1]) == bef::kMagic1;
+  if (starts_like_bef || absl::EndsWith(name, ".bef")) {
+    return std::vector<uint8_t>(data.begin(), data.end());
+  }
+  ProgramTranslator translator = FindProgramTranslator("mlir");
   if (translator == nullptr) {
     return absl::FailedPreconditionError(
-        absl::StrCat("'", buffer_name, "' is not BEF, and this binary has no ",
-                     format, " translator (link asyncrt::mlir_translator)"));
+        absl::StrCat("'", name, "' is not BEF, and this binary has no mlir ",
+                     "translator (link asyncrt::mlir_translator)"));
   }
-  return translator(text, buffer_name);
+  return translator(data, name);
 }
 
 absl::StatusOr<RCReference<BefProgram>> Runtime::LoadBef(
@@ -133,16 +134,9 @@ absl::StatusOr<RCReference<BefProgram>> Runtime::LoadBef(
 
 absl::StatusOr<RCReference<BefProgram>> Runtime::LoadProgram(
     absl::string_view data, absl::string_view name) {
-  auto bytes = absl::MakeConstSpan(
-      reinterpret_cast<const uint8_t*>(data.data()), data.size());
-  // A .bef file is never translated: a damaged one is an error of the BEF
-  // loader, not an MLIR syntax error.
-  if (LooksLikeBef(bytes) || absl::EndsWith(name, ".bef")) {
-    return LoadBef(std::vector<uint8_t>(bytes.begin(), bytes.end()));
-  }
-  auto translated = Translate(data, name);
-  if (!translated.ok()) return translated.status();
-  return LoadBef(*std::move(translated));
+  absl::StatusOr<std::vector<uint8_t>> bytes = ToBef(data, name);
+  if (!bytes.ok()) return bytes.status();
+  return LoadBef(*std::move(bytes));
 }
 
 absl::StatusOr<RCReference<BefProgram>> Runtime::LoadProgramFile(

@@ -265,21 +265,13 @@ int Run() {
     std::fprintf(stderr, "error: cannot read '%s'\n", input_filename.c_str());
     return 1;
   }
-  std::vector<uint8_t> bytes(data.begin(), data.end());
-  // A .bef file is never compiled: an empty or damaged one is an error of
-  // the BEF loader, not an empty MLIR module.
-  if (!asyncrt::Runtime::LooksLikeBef(bytes) &&
-      !absl::EndsWith(input_filename, ".bef")) {
-    asyncrt::ProgramTranslator translate =
-        asyncrt::FindProgramTranslator("mlir");
-    auto compiled = translate(data, input_filename);
-    if (!compiled.ok()) {
-      // The compiler's diagnostics, as it prints them.
-      std::fprintf(stderr, "%s\n",
-                   std::string(compiled.status().message()).c_str());
-      return 1;
-    }
-    bytes = *std::move(compiled);
+  // Compiled first, so that MLIR diagnostics print as the compiler prints
+  // them; BEF errors come from the loader below.
+  absl::StatusOr<std::vector<uint8_t>> bytes =
+      asyncrt::Runtime::ToBef(data, input_filename);
+  if (!bytes.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(bytes.status().message()).c_str());
+    return 1;
   }
 
   ErrorCollector errors;
@@ -294,7 +286,7 @@ int Run() {
     return 1;
   }
   {
-    auto program = (*runtime)->LoadBef(std::move(bytes));
+    auto program = (*runtime)->LoadBef(*std::move(bytes));
     if (!program.ok() && !absl::IsNotFound(program.status())) {
       // A file the BEF loader rejects (NotFound: unknown kernels, already
       // reported at their locations and verified below).

@@ -99,20 +99,18 @@ class Runtime {
   ResourceContext& resources() { return resources_; }
   const RuntimeOptions& options() const { return options_; }
 
-  // True when `data` starts like a BEF file.
-  static bool LooksLikeBef(absl::Span<const uint8_t> data);
-
-  // MLIR text (or another translated format) to BEF bytes. FailedPrecondition
-  // when no translator for `format` is linked into this binary.
-  absl::StatusOr<std::vector<uint8_t>> Translate(
-      absl::string_view text, absl::string_view buffer_name,
-      absl::string_view format = "mlir") const;
+  // The BEF bytes of program `data` named `name`: `data` itself when it
+  // starts like BEF or `name` ends in ".bef" (a damaged .bef file is an
+  // error of the BEF loader, never parsed as text), else `data` translated
+  // from MLIR. Translation errors carry the translator's diagnostics;
+  // FailedPrecondition when no MLIR translator is linked into this binary.
+  static absl::StatusOr<std::vector<uint8_t>> ToBef(absl::string_view data,
+                                                    absl::string_view name);
 
   // Loads BEF bytes. Unknown kernels are also reported to the diagnostic
   // handler at their source locations.
   absl::StatusOr<RCReference<BefProgram>> LoadBef(std::vector<uint8_t> bytes);
-  // Loads `data`: BEF when it starts like BEF or `name` ends in ".bef",
-  // else translated as MLIR.
+  // Loads `data` (see ToBef).
   absl::StatusOr<RCReference<BefProgram>> LoadProgram(absl::string_view data,
                                                       absl::string_view name);
   // Reads and loads the file at `path`.
