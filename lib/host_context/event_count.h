@@ -16,8 +16,7 @@
 #define ASYNCRT_LIB_HOST_CONTEXT_EVENT_COUNT_H_
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
+#include <semaphore>
 
 namespace asyncrt::internal {
 
@@ -35,8 +34,10 @@ inline void FullFence() {
 #endif
 }
 
-// std::mutex rather than absl::Mutex: Debian's prebuilt Abseil is not
-// instrumented, so ThreadSanitizer cannot see absl::Mutex's synchronization.
+// Sleeping is a semaphore (a futex on Linux): a notifier makes one system
+// call, and only when a worker actually sleeps; the mutex and condition
+// variable this replaced cost a notifier up to three (a contended lock, the
+// signal, a contended unlock) and made it queue behind waking workers.
 class EventCount {
  public:
   void PrepareWait() {
@@ -48,9 +49,8 @@ class EventCount {
 
   // Blocks until a NotifyOne or NotifyAll that happens after PrepareWait.
   void CommitWait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return signals_ > 0; });
-    --signals_;
+    sleep_.acquire();
+    signals_.fetch_sub(1, std::memory_order_relaxed);
     waiters_.fetch_sub(1, std::memory_order_relaxed);
   }
 
@@ -58,30 +58,37 @@ class EventCount {
   // (see the protocol above).
   void NotifyOne() {
     if (waiters_.load(std::memory_order_relaxed) == 0) return;
-    std::lock_guard<std::mutex> lock(mutex_);
     // A signal left over from a waiter that cancelled wakes the next waiter
-    // spuriously; it re-checks for work and parks again. Cap the backlog.
-    if (signals_ < waiters_.load(std::memory_order_relaxed)) {
-      ++signals_;
-      cv_.notify_one();
-    }
+    // spuriously; it re-checks for work and parks again. Signals are capped
+    // at the number of waiters.
+    int signals = signals_.load(std::memory_order_relaxed);
+    do {
+      if (signals >= waiters_.load(std::memory_order_relaxed)) return;
+    } while (!signals_.compare_exchange_weak(signals, signals + 1,
+                                             std::memory_order_relaxed));
+    sleep_.release();
   }
 
   // Wakes every prepared or committed waiter.
   void NotifyAll() {
     FullFence();
-    std::lock_guard<std::mutex> lock(mutex_);
-    signals_ = waiters_.load(std::memory_order_relaxed);
-    cv_.notify_all();
+    int signals = signals_.load(std::memory_order_relaxed);
+    int missing;
+    do {
+      missing = waiters_.load(std::memory_order_relaxed) - signals;
+      if (missing <= 0) return;
+    } while (!signals_.compare_exchange_weak(signals, signals + missing,
+                                             std::memory_order_relaxed));
+    sleep_.release(missing);
   }
 
   int NumWaiters() const { return waiters_.load(std::memory_order_relaxed); }
 
  private:
   std::atomic<int> waiters_{0};
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  int signals_ = 0;  // Guarded by mutex_.
+  // Signals given and not yet consumed by a waiter (<= waiters_).
+  std::atomic<int> signals_{0};
+  std::counting_semaphore<> sleep_{0};
 };
 
 }  // namespace asyncrt::internal

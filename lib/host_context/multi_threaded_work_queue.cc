@@ -22,14 +22,6 @@
 namespace asyncrt {
 namespace {
 
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
-
 // Per-thread xorshift generator for picking workers and steal victims.
 uint32_t NextRandom() {
   thread_local uint64_t state =
@@ -75,24 +67,20 @@ class NonBlockingPool {
         RunInline(task);
         return;
       }
-    } else {
-      external_submitted_.fetch_add(1, std::memory_order_release);
-      const size_t n = workers_.size();
-      const size_t start = NextRandom() % n;
-      bool pushed = false;
-      for (size_t i = 0; i < n && !pushed; ++i) {
-        pushed = workers_[(start + i) % n]->deque.PushBack(task);
-      }
-      if (!pushed) {
-        RunInline(task);
-        return;
-      }
+    } else if (!PushFromOutside(task)) {
+      external_inline_submitted_.fetch_add(1, std::memory_order_release);
+      RunInline(task);
+      return;
     }
     // Wake a parked worker unless one is already spinning: a spinner finds
     // the task within its spin window, and waking costs tens of
-    // microseconds.
+    // microseconds. Waiters first: while every worker is busy that line
+    // stays unwritten (cached here), while spinning_ changes constantly.
     internal::FullFence();
-    if (spinning_.load(std::memory_order_relaxed) == 0) event_.NotifyOne();
+    if (event_.NumWaiters() != 0 &&
+        spinning_.load(std::memory_order_relaxed) == 0) {
+      event_.NotifyOne();
+    }
   }
 
   // Blocks until all tasks submitted before the call (and tasks they add)
@@ -116,9 +104,10 @@ class NonBlockingPool {
   }
 
   uint64_t SubmittedCount() const {
-    uint64_t submitted = external_submitted_.load(std::memory_order_acquire);
+    uint64_t submitted = external_inline_submitted_.load(std::memory_order_acquire);
     for (const auto& worker : workers_) {
-      submitted += worker->submitted.load(std::memory_order_acquire);
+      submitted += worker->submitted.load(std::memory_order_acquire) +
+                   worker->deque.PushedBackCount();
     }
     return submitted;
   }
@@ -141,6 +130,25 @@ class NonBlockingPool {
     alignas(64) std::atomic<uint64_t> submitted{0};
     std::atomic<uint64_t> completed{0};
   };
+
+  // A task from a thread outside the pool goes to the back of the first
+  // deque, from a random one on, whose back end no thief holds (oneTBB's
+  // lanes do the same): a submitter blocked on a mutex costs two system
+  // calls. Only when every deque is busy does it wait for one. Returns
+  // false if every deque is full.
+  bool PushFromOutside(TaskFunction& task) {
+    using PushResult = internal::TaskDeque<kDequeCapacity>::PushResult;
+    const size_t n = workers_.size();
+    const size_t start = NextRandom() % n;
+    size_t busy = n;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t index = (start + i) % n;
+      PushResult result = workers_[index]->deque.TryPushBack(task);
+      if (result == PushResult::kPushed) return true;
+      if (result == PushResult::kBusy && busy == n) busy = index;
+    }
+    return busy != n && workers_[busy]->deque.PushBack(task);
+  }
 
   void RunInline(TaskFunction& task) {
     task();
@@ -207,7 +215,7 @@ class NonBlockingPool {
     for (unsigned i = 1;; ++i) {
       if (FindWork(self, out)) return true;
       if (stop_.load(std::memory_order_relaxed)) return false;
-      CpuRelax();
+      internal::CpuRelax();
       if (i % 32 == 0 && std::chrono::steady_clock::now() > deadline) {
         return false;
       }
@@ -236,6 +244,13 @@ class NonBlockingPool {
           continue;
         }
       }
+      // Work that is queued but could not be taken (a thief or submitter
+      // held the back end): retry without touching the waiter count, which
+      // every submitter reads.
+      if (!AllDequesEmpty() && !stop_.load(std::memory_order_relaxed)) {
+        internal::CpuRelax();
+        continue;
+      }
       event_.PrepareWait();
       if (stop_.load(std::memory_order_relaxed)) {
         event_.CancelWait();
@@ -255,10 +270,13 @@ class NonBlockingPool {
   std::vector<std::unique_ptr<Worker>> workers_;
   const int max_spinning_;
   alignas(64) std::atomic<int> spinning_{0};
-  alignas(64) std::atomic<uint64_t> external_submitted_{0};
+  // Outside submissions that found every deque full and ran inline (the
+  // others are counted by the deque that took them).
+  alignas(64) std::atomic<uint64_t> external_inline_submitted_{0};
   alignas(64) std::atomic<uint64_t> inline_completed_{0};
   std::atomic<bool> stop_{false};
-  internal::EventCount event_;
+  // Its own line: submitters read it on every task.
+  alignas(64) internal::EventCount event_;
 };
 
 thread_local const NonBlockingPool* NonBlockingPool::current_pool = nullptr;

@@ -1,5 +1,5 @@
 // Tests of the work-stealing deque: owner LIFO and thief FIFO order,
-// capacity, batch steals, and a stress test where the owner pushes and pops
+// capacity, batch steals, pushes that never wait, and a stress test where the owner pushes and pops
 // while thieves steal and outsiders push at the back: every task runs
 // exactly once.
 #include "lib/host_context/task_deque.h"
@@ -61,6 +61,43 @@ TEST(TaskDequeTest, FullDequeRefusesAndKeepsTheTask) {
   EXPECT_EQ(log, (std::vector<int>{99}));
 }
 
+TEST(TaskDequeTest, TryPushBackNeverWaitsForTheBackEnd) {
+  using PushResult = TaskDeque<4>::PushResult;
+  TaskDeque<4> deque;
+  std::vector<int> log;
+  TaskFunction first = Recorder(&log, 1);
+  EXPECT_EQ(deque.TryPushBack(first), PushResult::kPushed);
+  EXPECT_EQ(deque.PushedBackCount(), 1u);
+
+  // Another thread holding the back end (as a thief does while it steals)
+  // makes the push busy at once, leaving the task with the caller.
+  std::atomic<bool> held{false}, release{false};
+  std::thread thief([&] {
+    std::lock_guard<SpinLock> lock(deque.back_lock_for_testing());
+    held.store(true);
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!held.load()) std::this_thread::yield();
+  TaskFunction second = Recorder(&log, 2);
+  EXPECT_EQ(deque.TryPushBack(second), PushResult::kBusy);
+  ASSERT_TRUE(second);  // Not moved from.
+  release.store(true);
+  thief.join();
+
+  EXPECT_EQ(deque.TryPushBack(second), PushResult::kPushed);
+  for (int i = 3; i <= 4; ++i) {
+    TaskFunction task = Recorder(&log, i);
+    ASSERT_EQ(deque.TryPushBack(task), PushResult::kPushed);
+  }
+  TaskFunction extra = Recorder(&log, 99);
+  EXPECT_EQ(deque.TryPushBack(extra), PushResult::kFull);
+  ASSERT_TRUE(extra);
+  EXPECT_EQ(deque.PushedBackCount(), 4u);
+  TaskFunction task;
+  while (deque.PopFront(&task)) task();
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 4}));
+}
+
 TEST(TaskDequeTest, BatchStealTakesAboutHalf) {
   TaskDeque<64> deque;
   std::vector<int> log;
@@ -105,12 +142,22 @@ TEST(TaskDequeStressTest, EveryTaskRunsExactlyOnce) {
       }
     });
   }
-  threads.emplace_back([&] {
-    for (int i = 0; i < kOutsideTasks; ++i) {
-      TaskFunction task = make_task(kOwnerTasks + i);
-      while (!deque.PushBack(task)) std::this_thread::yield();
-    }
-  });
+  // Two outsiders, one waiting for the back end and one never waiting.
+  for (int pusher = 0; pusher < 2; ++pusher) {
+    threads.emplace_back([&, pusher] {
+      for (int i = pusher; i < kOutsideTasks; i += 2) {
+        TaskFunction task = make_task(kOwnerTasks + i);
+        if (pusher == 0) {
+          while (!deque.PushBack(task)) std::this_thread::yield();
+        } else {
+          while (deque.TryPushBack(task) !=
+                 TaskDeque<256>::PushResult::kPushed) {
+            std::this_thread::yield();
+          }
+        }
+      }
+    });
+  }
   // The owner: pushes, and pops every few pushes (racing the thieves for
   // the last tasks); runs what it cannot push.
   TaskFunction popped;
@@ -131,6 +178,7 @@ TEST(TaskDequeStressTest, EveryTaskRunsExactlyOnce) {
   for (auto& thread : threads) thread.join();
   for (int id = 0; id < total; ++id) ASSERT_EQ(runs[id].load(), 1) << id;
   EXPECT_TRUE(deque.Empty());
+  EXPECT_EQ(deque.PushedBackCount(), static_cast<uint64_t>(kOutsideTasks));
 }
 
 }  // namespace

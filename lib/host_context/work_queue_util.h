@@ -12,6 +12,16 @@
 
 namespace asyncrt::internal {
 
+// Tells the CPU this is a spin-wait loop (saves power, yields the core to a
+// hyperthread sibling).
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
 // Exponential backoff for polling loops that wait on other threads: yields
 // first, then sleeps from 10 us up to 1 ms.
 class Backoff {
