@@ -18,7 +18,8 @@ CTEST_JOBS ?= $(JOBS)
 
 DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
         libgmock-dev libbenchmark-dev llvm-22-dev libmlir-22-dev \
-        mlir-22-tools llvm-22-tools python3-psutil clang libclang-rt-14-dev
+        mlir-22-tools llvm-22-tools python3-psutil clang libclang-rt-14-dev \
+        libdnnl-dev
 BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev
 
 CMAKE_COMMON := -G Ninja $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)

@@ -26,10 +26,11 @@ function(asyncrt_cc_library)
     asyncrt_${ARG_NAME})
 endfunction()
 
-# asyncrt_cc_test(NAME <name> SRCS ... [DEPS ...] [LABELS ...])
+# asyncrt_cc_test(NAME <name> SRCS ... [DEPS ...] [LABELS ...]
+#                 [ENVIRONMENT VAR=value ...])
 #   A GoogleTest binary registered with ctest, one ctest entry per test.
 function(asyncrt_cc_test)
-  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;LABELS;ENVIRONMENT" ${ARGN})
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest
@@ -37,6 +38,9 @@ function(asyncrt_cc_test)
   set(properties TIMEOUT 300)
   if(ARG_LABELS)
     list(APPEND properties LABELS "${ARG_LABELS}")
+  endif()
+  if(ARG_ENVIRONMENT)
+    list(APPEND properties ENVIRONMENT "${ARG_ENVIRONMENT}")
   endif()
   gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60
     PROPERTIES ${properties})

@@ -26,6 +26,10 @@ for tool in TOOLS:
     else:
         missing.append(tool)
 
+# The nn.* op library is built only where oneDNN was found.
+if config.asyncrt_have_onednn:
+    config.available_features.add("nn_ops")
+
 config.name = "AsyncRT"
 config.test_format = AsyncrtShTest(missing)
 config.suffixes = [".mlir"]

@@ -1,0 +1,417 @@
+// Tests of the nn.* op set through the eager API (the same registry graph
+// mode uses): results against naive reference implementations, shapes from
+// the shape functions, and errors that name the op.
+#include "asyncrt/backends/nn_ops.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/runtime/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace asyncrt::nn {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Tensor32 {
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+class NnOpsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RuntimeOptions options;
+    options.work_queue = "mstd:2";
+    runtime_ = *Runtime::Create(options);
+    core_ = &runtime_->core_runtime();
+    cpu_ = core_->GetOpHandler("cpu");
+    ASSERT_NE(cpu_, nullptr);
+    exec_ctx_.emplace(*runtime_->CreateExecutionContext());
+  }
+
+  // Runs `op` eagerly; the result, or the error as a status.
+  absl::StatusOr<Tensor32> Run(const std::string& op,
+                               const std::vector<Tensor32>& args,
+                               const OpAttrs& attrs = OpAttrs()) {
+    std::vector<TensorHandle> handles;
+    for (const Tensor32& arg : args) {
+      auto handle = core_->MakeDenseTensorHandle<float>(
+          arg.shape, absl::MakeConstSpan(arg.values));
+      if (!handle.ok()) return handle.status();
+      handles.push_back(*std::move(handle));
+    }
+    TensorHandle result;
+    core_->Execute(*exec_ctx_, op, cpu_, absl::MakeSpan(handles),
+                   attrs.Freeze(), absl::MakeSpan(&result, 1), nullptr);
+    const Tensor* tensor = core_->Await(result);
+    if (tensor == nullptr) return *result.GetErrorIfPresent();
+    const auto& dense = static_cast<const DenseHostTensor&>(*tensor);
+    Tensor32 out;
+    auto dims = dense.shape().GetDimensions();
+    out.shape.assign(dims.begin(), dims.end());
+    auto elements = dense.elements<float>();
+    out.values.assign(elements.begin(), elements.end());
+    return out;
+  }
+
+  std::unique_ptr<Runtime> runtime_;
+  CoreRuntime* core_ = nullptr;
+  OpHandler* cpu_ = nullptr;
+  std::optional<ExecutionContext> exec_ctx_;
+};
+
+std::vector<float> Random(size_t count, unsigned seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float& value : values) value = distribution(generator);
+  return values;
+}
+
+void ExpectNear(const std::vector<float>& actual,
+                const std::vector<float>& expected, float tolerance = 1e-5f) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i],
+                tolerance * std::max(1.0f, std::fabs(expected[i])))
+        << "element " << i;
+  }
+}
+
+//===--- Elementwise ------------------------------------------------------===//
+
+TEST_F(NnOpsTest, BinaryOpsBroadcastLikeNumpy) {
+  Tensor32 a{{2, 3}, {1, 2, 3, 4, 5, 6}};
+  auto row = Run("nn.add", {a, {{3}, {10, 20, 30}}});
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(row->values, (std::vector<float>{11, 22, 33, 14, 25, 36}));
+
+  auto outer = Run("nn.mul", {{{2, 1}, {2, 3}}, {{1, 3}, {1, 10, 100}}});
+  ASSERT_TRUE(outer.ok()) << outer.status();
+  EXPECT_EQ(outer->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(outer->values, (std::vector<float>{2, 20, 200, 3, 30, 300}));
+
+  auto scalar = Run("nn.sub", {{{}, {1}}, a});
+  ASSERT_TRUE(scalar.ok()) << scalar.status();
+  EXPECT_EQ(scalar->values, (std::vector<float>{0, -1, -2, -3, -4, -5}));
+
+  // A middle dimension broadcast: [2, 1, 2] / [3, 1] -> [2, 3, 2].
+  auto middle = Run("nn.div", {{{2, 1, 2}, {2, 4, 6, 8}}, {{3, 1}, {1, 2, 4}}});
+  ASSERT_TRUE(middle.ok()) << middle.status();
+  EXPECT_EQ(middle->shape, (std::vector<int64_t>{2, 3, 2}));
+  EXPECT_EQ(middle->values, (std::vector<float>{2, 4, 1, 2, 0.5, 1, 6, 8, 3,
+                                                4, 1.5, 2}));
+
+  auto power = Run("nn.pow", {{{3}, {1, 2, 3}}, {{1}, {2}}});
+  ASSERT_TRUE(power.ok());
+  EXPECT_EQ(power->values, (std::vector<float>{1, 4, 9}));
+  auto maximum = Run("nn.max", {{{3}, {1, 5, 3}}, {{3}, {4, 2, 3}}});
+  ASSERT_TRUE(maximum.ok());
+  EXPECT_EQ(maximum->values, (std::vector<float>{4, 5, 3}));
+}
+
+TEST_F(NnOpsTest, ShapesThatDoNotBroadcastFailNamingTheOp) {
+  auto result = Run("nn.add", {{{2, 3}, Random(6, 1)}, {{2}, {1, 2}}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("nn.add"));
+  EXPECT_THAT(result.status().message(), HasSubstr("do not broadcast"));
+}
+
+TEST_F(NnOpsTest, OtherDtypesFailNamingTheArgument) {
+  auto ints = core_->MakeDenseTensorHandle<int32_t>({2}, {{1, 2}});
+  ASSERT_TRUE(ints.ok());
+  TensorHandle args[2] = {ints->CopyRef(), ints->CopyRef()};
+  TensorHandle result;
+  core_->Execute(*exec_ctx_, "nn.mul", cpu_, args, OpAttrsRef(),
+                 absl::MakeSpan(&result, 1), nullptr);
+  ASSERT_EQ(core_->Await(result), nullptr);
+  EXPECT_THAT(result.GetErrorIfPresent()->message(),
+              HasSubstr("nn.mul: argument 0 is i32"));
+}
+
+TEST_F(NnOpsTest, UnaryOpsMatchTheirDefinitions) {
+  Tensor32 x{{5}, {-2, -0.5, 0, 0.5, 3}};
+  auto expect = [&](const std::string& op, auto f, const OpAttrs& attrs) {
+    auto result = Run(op, {x}, attrs);
+    ASSERT_TRUE(result.ok()) << op << ": " << result.status();
+    std::vector<float> expected;
+    for (float v : x.values) expected.push_back(f(v));
+    ExpectNear(result->values, expected);
+  };
+  expect("nn.relu", [](float v) { return v > 0 ? v : 0.0f; }, OpAttrs());
+  expect("nn.sigmoid", [](float v) { return 1 / (1 + std::exp(-v)); },
+         OpAttrs());
+  expect("nn.tanh", [](float v) { return std::tanh(v); }, OpAttrs());
+  expect("nn.erf", [](float v) { return std::erf(v); }, OpAttrs());
+  expect("nn.gelu",
+         [](float v) { return 0.5f * v * (1 + std::erf(v / std::sqrt(2.0f))); },
+         OpAttrs());
+  expect("nn.neg", [](float v) { return -v; }, OpAttrs());
+  expect("nn.abs", [](float v) { return std::fabs(v); }, OpAttrs());
+  expect("nn.hard_swish",
+         [](float v) { return v * std::clamp(v / 6 + 0.5f, 0.0f, 1.0f); },
+         OpAttrs());
+  OpAttrs alpha;
+  alpha.Set("alpha", 0.1f);
+  expect("nn.leaky_relu", [](float v) { return v >= 0 ? v : 0.1f * v; },
+         alpha);
+  OpAttrs relu6;
+  relu6.Set("min", 0.0f);
+  relu6.Set("max", 0.75f);
+  expect("nn.clip", [](float v) { return std::clamp(v, 0.0f, 0.75f); }, relu6);
+}
+
+TEST_F(NnOpsTest, SoftmaxAlongAnyAxis) {
+  Tensor32 x{{2, 3}, {1, 2, 3, 1, 1, 1}};
+  auto last = Run("nn.softmax", {x});
+  ASSERT_TRUE(last.ok()) << last.status();
+  const float e = std::exp(1.0f), e2 = std::exp(2.0f), e3 = std::exp(3.0f);
+  const float sum = e + e2 + e3;
+  ExpectNear(last->values,
+             {e / sum, e2 / sum, e3 / sum, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f});
+
+  OpAttrs axis0;
+  axis0.Set("axis", int64_t{0});
+  auto first = Run("nn.softmax", {x}, axis0);
+  ASSERT_TRUE(first.ok());
+  // Column 2: exp(3) and exp(1).
+  EXPECT_NEAR(first->values[2], e3 / (e3 + e), 1e-6);
+  EXPECT_NEAR(first->values[5], e / (e3 + e), 1e-6);
+
+  auto log = Run("nn.log_softmax", {x});
+  ASSERT_TRUE(log.ok());
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(log->values[i], std::log(last->values[i]), 1e-5);
+  }
+
+  OpAttrs bad;
+  bad.Set("axis", int64_t{2});
+  auto error = Run("nn.softmax", {x}, bad);
+  ASSERT_FALSE(error.ok());
+  EXPECT_THAT(error.status().message(),
+              HasSubstr("nn.softmax: axis 2 is out of range for rank 2"));
+}
+
+//===--- MatMul -----------------------------------------------------------===//
+
+// [batch, m, k] x [k, n] or [batch, k, n].
+std::vector<float> NaiveMatmul(const std::vector<float>& a,
+                               const std::vector<float>& b, int batch, int m,
+                               int k, int n, bool b_batched) {
+  std::vector<float> out(batch * m * n, 0.0f);
+  for (int p = 0; p < batch; ++p) {
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        float sum = 0;
+        for (int l = 0; l < k; ++l) {
+          sum += a[(p * m + i) * k + l] *
+                 b[(b_batched ? p * k * n : 0) + l * n + j];
+        }
+        out[(p * m + i) * n + j] = sum;
+      }
+    }
+  }
+  return out;
+}
+
+TEST_F(NnOpsTest, MatmulBatchesAndBroadcasts) {
+  std::vector<float> a = Random(2 * 3 * 5, 2), b = Random(5 * 4, 3);
+  auto plain = Run("nn.matmul", {{{3, 5}, {a.begin(), a.begin() + 15}},
+                                 {{5, 4}, b}});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->shape, (std::vector<int64_t>{3, 4}));
+  ExpectNear(plain->values,
+             NaiveMatmul({a.begin(), a.begin() + 15}, b, 1, 3, 5, 4, false));
+
+  auto broadcast = Run("nn.matmul", {{{2, 3, 5}, a}, {{5, 4}, b}});
+  ASSERT_TRUE(broadcast.ok()) << broadcast.status();
+  EXPECT_EQ(broadcast->shape, (std::vector<int64_t>{2, 3, 4}));
+  ExpectNear(broadcast->values, NaiveMatmul(a, b, 2, 3, 5, 4, false));
+
+  std::vector<float> b2 = Random(2 * 5 * 4, 4);
+  auto batched = Run("nn.matmul", {{{2, 3, 5}, a}, {{2, 5, 4}, b2}});
+  ASSERT_TRUE(batched.ok()) << batched.status();
+  ExpectNear(batched->values, NaiveMatmul(a, b2, 2, 3, 5, 4, true));
+
+  // Vectors: [5] x [5, 4] -> [4]; [3, 5] x [5] -> [3].
+  auto row = Run("nn.matmul", {{{5}, {a.begin(), a.begin() + 5}}, {{5, 4}, b}});
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->shape, (std::vector<int64_t>{4}));
+  ExpectNear(row->values,
+             NaiveMatmul({a.begin(), a.begin() + 5}, b, 1, 1, 5, 4, false));
+  auto column = Run("nn.matmul", {{{3, 5}, {a.begin(), a.begin() + 15}},
+                                  {{5}, {b.begin(), b.begin() + 5}}});
+  ASSERT_TRUE(column.ok()) << column.status();
+  EXPECT_EQ(column->shape, (std::vector<int64_t>{3}));
+  ExpectNear(column->values, NaiveMatmul({a.begin(), a.begin() + 15},
+                                         {b.begin(), b.begin() + 5}, 1, 3, 5,
+                                         1, false));
+
+  auto mismatch = Run("nn.matmul", {{{3, 5}, Random(15, 5)}, {{4, 2}, Random(8, 6)}});
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_THAT(mismatch.status().message(),
+              HasSubstr("nn.matmul: inner dimensions differ"));
+}
+
+//===--- Conv -------------------------------------------------------------===//
+
+struct ConvCase {
+  int n, c, h, w, m, kh, kw, group;
+  int stride, dilation, pad_top, pad_left, pad_bottom, pad_right;
+  bool bias;
+};
+
+// ONNX Conv, written out.
+std::vector<float> NaiveConv(const ConvCase& p, const std::vector<float>& x,
+                             const std::vector<float>& w,
+                             const std::vector<float>& bias, int oh, int ow) {
+  std::vector<float> out(p.n * p.m * oh * ow);
+  const int cg = p.c / p.group, mg = p.m / p.group;
+  for (int n = 0; n < p.n; ++n)
+    for (int m = 0; m < p.m; ++m)
+      for (int y = 0; y < oh; ++y)
+        for (int z = 0; z < ow; ++z) {
+          float sum = p.bias ? bias[m] : 0.0f;
+          const int g = m / mg;
+          for (int c = 0; c < cg; ++c)
+            for (int i = 0; i < p.kh; ++i)
+              for (int j = 0; j < p.kw; ++j) {
+                const int iy = y * p.stride - p.pad_top + i * p.dilation;
+                const int iz = z * p.stride - p.pad_left + j * p.dilation;
+                if (iy < 0 || iy >= p.h || iz < 0 || iz >= p.w) continue;
+                sum += x[((n * p.c + g * cg + c) * p.h + iy) * p.w + iz] *
+                       w[((m * cg + c) * p.kh + i) * p.kw + j];
+              }
+          out[((n * p.m + m) * oh + y) * ow + z] = sum;
+        }
+  return out;
+}
+
+TEST_F(NnOpsTest, ConvMatchesTheDefinition) {
+  const ConvCase cases[] = {
+      {1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},   // Same-size 3x3.
+      {2, 4, 9, 7, 6, 3, 2, 2, 2, 1, 0, 1, 2, 0, false},  // Groups, stride.
+      {1, 4, 10, 10, 4, 3, 3, 4, 1, 2, 2, 2, 2, 2, true},  // Depthwise, dilated.
+      {1, 2, 5, 5, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, false},  // Pointwise.
+  };
+  unsigned seed = 10;
+  for (const ConvCase& p : cases) {
+    SCOPED_TRACE(testing::Message() << "c=" << p.c << " group=" << p.group
+                                    << " stride=" << p.stride);
+    std::vector<float> x = Random(p.n * p.c * p.h * p.w, seed++);
+    std::vector<float> w = Random(p.m * (p.c / p.group) * p.kh * p.kw, seed++);
+    std::vector<float> bias = Random(p.m, seed++);
+    OpAttrs attrs;
+    attrs.SetArray<int64_t>("strides", {p.stride, p.stride});
+    attrs.SetArray<int64_t>("dilations", {p.dilation, p.dilation});
+    attrs.SetArray<int64_t>("pads",
+                            {p.pad_top, p.pad_left, p.pad_bottom, p.pad_right});
+    attrs.Set("group", int64_t{p.group});
+    std::vector<Tensor32> args = {{{p.n, p.c, p.h, p.w}, x},
+                                  {{p.m, p.c / p.group, p.kh, p.kw}, w}};
+    if (p.bias) args.push_back({{p.m}, bias});
+    auto result = Run("nn.conv", args, attrs);
+    ASSERT_TRUE(result.ok()) << result.status();
+    const int oh = (p.h + p.pad_top + p.pad_bottom - (p.kh - 1) * p.dilation - 1) /
+                       p.stride + 1;
+    const int ow = (p.w + p.pad_left + p.pad_right - (p.kw - 1) * p.dilation - 1) /
+                       p.stride + 1;
+    EXPECT_EQ(result->shape, (std::vector<int64_t>{p.n, p.m, oh, ow}));
+    ExpectNear(result->values, NaiveConv(p, x, w, bias, oh, ow), 1e-4f);
+  }
+}
+
+TEST_F(NnOpsTest, ConvAutoPadAndOneDimension) {
+  OpAttrs same;
+  same.SetString("auto_pad", "SAME_UPPER");
+  same.SetArray<int64_t>("strides", {2, 2});
+  auto padded = Run("nn.conv", {{{1, 1, 7, 7}, Random(49, 20)},
+                                {{2, 1, 3, 3}, Random(18, 21)}},
+                    same);
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  EXPECT_EQ(padded->shape, (std::vector<int64_t>{1, 2, 4, 4}));
+
+  // 1-D: [1, 2, 6] * [1, 2, 3] -> [1, 1, 4], checked against the 2-D case
+  // with a height of 1.
+  std::vector<float> x = Random(12, 22), w = Random(6, 23);
+  auto one = Run("nn.conv", {{{1, 2, 6}, x}, {{1, 2, 3}, w}});
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->shape, (std::vector<int64_t>{1, 1, 4}));
+  ConvCase p{1, 2, 1, 6, 1, 1, 3, 1, 1, 1, 0, 0, 0, 0, false};
+  ExpectNear(one->values, NaiveConv(p, x, w, {}, 1, 4), 1e-4f);
+}
+
+TEST_F(NnOpsTest, ConvRejectsInconsistentOperands) {
+  auto channels = Run("nn.conv", {{{1, 3, 4, 4}, Random(48, 30)},
+                                  {{2, 2, 3, 3}, Random(36, 31)}});
+  ASSERT_FALSE(channels.ok());
+  EXPECT_THAT(channels.status().message(),
+              HasSubstr("nn.conv: input channels 3"));
+  auto bias = Run("nn.conv", {{{1, 1, 4, 4}, Random(16, 32)},
+                              {{2, 1, 3, 3}, Random(18, 33)},
+                              {{3}, Random(3, 34)}});
+  ASSERT_FALSE(bias.ok());
+  EXPECT_THAT(bias.status().message(), HasSubstr("is not [2]"));
+  OpAttrs pad;
+  pad.SetString("auto_pad", "SOMETIMES");
+  auto auto_pad = Run("nn.conv", {{{1, 1, 4, 4}, Random(16, 35)},
+                                  {{2, 1, 3, 3}, Random(18, 36)}},
+                      pad);
+  ASSERT_FALSE(auto_pad.ok());
+  EXPECT_THAT(auto_pad.status().message(), HasSubstr("unknown auto_pad"));
+  auto window = Run("nn.conv", {{{1, 1, 2, 2}, Random(4, 37)},
+                                {{1, 1, 3, 3}, Random(9, 38)}});
+  ASSERT_FALSE(window.ok());
+  EXPECT_THAT(window.status().message(), HasSubstr("larger than"));
+}
+
+//===--- Pooling ----------------------------------------------------------===//
+
+TEST_F(NnOpsTest, Pooling) {
+  Tensor32 x{{1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+                            15, 16}};
+  OpAttrs two;
+  two.SetArray<int64_t>("kernel_shape", {2, 2});
+  two.SetArray<int64_t>("strides", {2, 2});
+  auto max = Run("nn.max_pool", {x}, two);
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_EQ(max->shape, (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(max->values, (std::vector<float>{6, 8, 14, 16}));
+
+  auto average = Run("nn.average_pool", {x}, two);
+  ASSERT_TRUE(average.ok()) << average.status();
+  EXPECT_EQ(average->values, (std::vector<float>{3.5, 5.5, 11.5, 13.5}));
+
+  // Padding is excluded from the average unless count_include_pad.
+  OpAttrs padded;
+  padded.SetArray<int64_t>("kernel_shape", {2, 2});
+  padded.SetArray<int64_t>("pads", {1, 1, 0, 0});
+  padded.SetArray<int64_t>("strides", {4, 4});
+  auto excluded = Run("nn.average_pool", {x}, padded);
+  ASSERT_TRUE(excluded.ok()) << excluded.status();
+  EXPECT_EQ(excluded->values, (std::vector<float>{1}));
+  padded.Set("count_include_pad", int64_t{1});
+  auto included = Run("nn.average_pool", {x}, padded);
+  ASSERT_TRUE(included.ok());
+  EXPECT_EQ(included->values, (std::vector<float>{0.25}));
+
+  auto global = Run("nn.global_average_pool", {x});
+  ASSERT_TRUE(global.ok()) << global.status();
+  EXPECT_EQ(global->shape, (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(global->values, (std::vector<float>{8.5}));
+
+  auto missing = Run("nn.max_pool", {x});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("kernel_shape"));
+}
+
+}  // namespace
+}  // namespace asyncrt::nn

@@ -1,0 +1,86 @@
+#include "backends/cpu/nn/nn_util.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace asyncrt::nn {
+
+void FailAll(OpInvocation& invocation, absl::string_view op,
+             absl::string_view message) {
+  RCReference<AsyncValue> error =
+      MakeErrorAsyncValueRef(absl::StrCat(op, ": ", message));
+  for (auto& result : invocation.results) result = error;
+}
+
+AsyncValueRef<DenseHostTensor> AllocateResult(OpInvocation& invocation,
+                                              absl::string_view op,
+                                              const TensorMetadata& metadata,
+                                              uint64_t reusable_arguments) {
+  AsyncValueRef<DenseHostTensor> tensor =
+      invocation.ReuseOrAllocateDense(metadata, reusable_arguments);
+  if (!tensor) {
+    FailAll(invocation, op,
+            absl::StrCat("cannot allocate ", metadata.shape.DebugString()));
+  }
+  return tensor;
+}
+
+absl::Status OpError(absl::string_view op, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(op, ": ", message));
+}
+
+absl::Status RequireF32(absl::string_view op, ArgumentMetadata args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].dtype != DType::kF32) {
+      return OpError(op, absl::StrCat("argument ", i, " is ",
+                                      DTypeName(args[i].dtype),
+                                      "; this op computes in f32 only"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TensorShape> BroadcastShapes(absl::string_view op,
+                                            const TensorShape& a,
+                                            const TensorShape& b) {
+  const int rank = std::max(a.GetRank(), b.GetRank());
+  Dims dims(rank);
+  for (int i = 0; i < rank; ++i) {
+    // Right-aligned: dimension i of the result.
+    const int ia = i - (rank - a.GetRank());
+    const int ib = i - (rank - b.GetRank());
+    const int64_t da = ia >= 0 ? a.GetDimensionSize(ia) : 1;
+    const int64_t db = ib >= 0 ? b.GetDimensionSize(ib) : 1;
+    if (da != db && da != 1 && db != 1) {
+      return OpError(op, absl::StrCat("shapes ", a.DebugString(), " and ",
+                                      b.DebugString(),
+                                      " do not broadcast"));
+    }
+    dims[i] = da == 1 ? db : da;
+  }
+  return TensorShape(dims);
+}
+
+Dims BroadcastStrides(const TensorShape& shape, const TensorShape& out) {
+  const int rank = out.GetRank();
+  Dims strides(rank, 0);
+  int64_t stride = 1;
+  for (int i = shape.GetRank() - 1; i >= 0; --i) {
+    const int64_t dim = shape.GetDimensionSize(i);
+    strides[i + rank - shape.GetRank()] = dim == 1 ? 0 : stride;
+    stride *= dim;
+  }
+  return strides;
+}
+
+absl::StatusOr<int> NormalizeAxis(absl::string_view op, int64_t axis,
+                                  int rank) {
+  if (axis < -rank || axis >= std::max(rank, 1)) {
+    return OpError(op, absl::StrCat("axis ", axis, " is out of range for rank ",
+                                    rank));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+}  // namespace asyncrt::nn

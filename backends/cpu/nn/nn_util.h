@@ -1,0 +1,56 @@
+// Helpers shared by the CPU implementations of the nn.* ops: result
+// allocation, errors that name the op, and numpy-style broadcasting.
+//
+// Internal to backends/cpu/nn; not installed.
+#ifndef ASYNCRT_BACKENDS_CPU_NN_NN_UTIL_H_
+#define ASYNCRT_BACKENDS_CPU_NN_NN_UTIL_H_
+
+#include <cstdint>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "asyncrt/core_runtime/op_registry.h"
+#include "asyncrt/tensor/dense_host_tensor.h"
+#include "asyncrt/tensor/tensor_shape.h"
+
+namespace asyncrt::nn {
+
+using Dims = absl::InlinedVector<int64_t, 6>;
+
+// Sets every result of `invocation` to an error "<op>: <message>".
+void FailAll(OpInvocation& invocation, absl::string_view op,
+             absl::string_view message);
+
+// A new (or, for an argument in the mask `reusable_arguments` that nobody
+// else sees, reused) dense tensor for `metadata`; null after FailAll on
+// allocation failure.
+AsyncValueRef<DenseHostTensor> AllocateResult(OpInvocation& invocation,
+                                              absl::string_view op,
+                                              const TensorMetadata& metadata,
+                                              uint64_t reusable_arguments = 0);
+
+// InvalidArgument "<op>: <message>".
+absl::Status OpError(absl::string_view op, absl::string_view message);
+
+// OK if every argument is f32 (the dtype this op library computes in);
+// else an error naming the op, the argument and its dtype.
+absl::Status RequireF32(absl::string_view op, ArgumentMetadata args);
+
+// The numpy broadcast of two shapes, or an error naming both.
+absl::StatusOr<TensorShape> BroadcastShapes(absl::string_view op,
+                                            const TensorShape& a,
+                                            const TensorShape& b);
+
+// Element strides of `shape` seen through `out` (right-aligned, rank of
+// `out`): 0 along broadcast dimensions.
+Dims BroadcastStrides(const TensorShape& shape, const TensorShape& out);
+
+// Normalizes an axis in [-rank, rank) to [0, rank); error otherwise.
+absl::StatusOr<int> NormalizeAxis(absl::string_view op, int64_t axis,
+                                  int rank);
+
+}  // namespace asyncrt::nn
+
+#endif  // ASYNCRT_BACKENDS_CPU_NN_NN_UTIL_H_

@@ -1,0 +1,490 @@
+// The heavy nn.* ops on oneDNN: nn.matmul, nn.conv and the pooling ops.
+//
+// Each call describes its operands in plain row-major layouts and asks
+// oneDNN for the primitive; oneDNN's primitive cache makes a repeated
+// shape cheap. (Creating primitives and weight reorders once per compiled
+// model, and blocked layouts between consecutive ops, come with model
+// compilation: docs/nn_ops.md.)
+//
+// Threading: Debian's oneDNN runs its primitives on OpenMP; see
+// docs/nn_ops.md for how the runtime keeps its workers and OpenMP teams
+// from oversubscribing the machine.
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "asyncrt/backends/nn_ops.h"
+#include "backends/cpu/nn/nn_util.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace asyncrt::nn {
+namespace {
+
+using dnnl::memory;
+
+dnnl::engine& CpuEngine() {
+  static auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+memory::dims ToDnnl(absl::Span<const int64_t> dims) {
+  return memory::dims(dims.begin(), dims.end());
+}
+
+// Row-major strides of `dims`.
+memory::dims DenseStrides(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * std::max<memory::dim>(dims[i + 1], 1);
+  }
+  return strides;
+}
+
+memory::desc PlainF32(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, DenseStrides(dims));
+}
+
+memory Wrap(const memory::desc& desc, const DenseHostTensor& tensor) {
+  return memory(desc, CpuEngine(), const_cast<void*>(tensor.data()));
+}
+
+// Runs `primitive` on the calling thread's stream and waits for it
+// (oneDNN's CPU engine computes on the calling thread and its OpenMP team).
+// Errors (an unsupported configuration, out of memory) fail the op.
+template <typename MakePrimitive>
+void RunPrimitive(OpInvocation& invocation, absl::string_view op,
+                  MakePrimitive make) {
+  try {
+    dnnl::stream stream(CpuEngine());
+    auto [primitive, args] = make();
+    primitive.execute(stream, args);
+    stream.wait();
+  } catch (const dnnl::error& error) {
+    FailAll(invocation, op, absl::StrCat("oneDNN: ", error.what()));
+  }
+}
+
+//===--- nn.matmul --------------------------------------------------------===//
+
+// numpy matmul: [..., M, K] x [..., K, N] -> [..., M, N], batch dimensions
+// broadcast; a rank-1 operand is a row (left) or a column (right) vector
+// whose dimension is dropped from the result.
+struct MatmulDims {
+  memory::dims a, b, out;  // Equal rank >= 2, as oneDNN takes them.
+  Dims result;             // The op's result shape.
+};
+
+absl::StatusOr<MatmulDims> MatmulShape(absl::string_view op,
+                                       const TensorShape& a,
+                                       const TensorShape& b) {
+  if (a.GetRank() == 0 || b.GetRank() == 0) {
+    return OpError(op, "operands must have rank >= 1");
+  }
+  memory::dims da = ToDnnl(a.GetDimensions());
+  memory::dims db = ToDnnl(b.GetDimensions());
+  const bool a_vector = da.size() == 1, b_vector = db.size() == 1;
+  if (a_vector) da.insert(da.begin(), 1);
+  if (b_vector) db.push_back(1);
+  if (da.back() != db[db.size() - 2]) {
+    return OpError(op, absl::StrCat("inner dimensions differ: ",
+                                    a.DebugString(), " x ", b.DebugString()));
+  }
+  const size_t rank = std::max(da.size(), db.size());
+  if (rank > DNNL_MAX_NDIMS) return OpError(op, "rank is too large");
+  da.insert(da.begin(), rank - da.size(), 1);
+  db.insert(db.begin(), rank - db.size(), 1);
+  MatmulDims dims{da, db, memory::dims(rank), {}};
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (da[i] != db[i] && da[i] != 1 && db[i] != 1) {
+      return OpError(op, absl::StrCat("batch dimensions do not broadcast: ",
+                                      a.DebugString(), " x ",
+                                      b.DebugString()));
+    }
+    dims.out[i] = da[i] == 1 ? db[i] : da[i];
+  }
+  dims.out[rank - 2] = da[rank - 2];
+  dims.out[rank - 1] = db[rank - 1];
+  // The padded rank is 2 + the larger batch rank, so every batch dimension
+  // of `out` is a result dimension; a vector operand's 1 is not.
+  dims.result.assign(dims.out.begin(), dims.out.end() - 2);
+  if (!a_vector) dims.result.push_back(dims.out[rank - 2]);
+  if (!b_vector) dims.result.push_back(dims.out[rank - 1]);
+  return dims;
+}
+
+absl::Status MatmulMetadata(ArgumentMetadata args, const OpAttrs&,
+                            absl::Span<TensorMetadata> results) {
+  constexpr absl::string_view kOp = "nn.matmul";
+  if (args.size() != 2 || results.size() != 1) {
+    return OpError(kOp, "takes 2 arguments and has 1 result");
+  }
+  if (absl::Status status = RequireF32(kOp, args); !status.ok()) return status;
+  absl::StatusOr<MatmulDims> dims =
+      MatmulShape(kOp, args[0].shape, args[1].shape);
+  if (!dims.ok()) return dims.status();
+  results[0] = TensorMetadata(DType::kF32, dims->result);
+  return absl::OkStatus();
+}
+
+void Matmul(OpInvocation& invocation) {
+  constexpr absl::string_view kOp = "nn.matmul";
+  const auto& a = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  const auto& b = static_cast<const DenseHostTensor&>(invocation.argument(1));
+  MatmulDims dims = *MatmulShape(kOp, a.shape(), b.shape());
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, kOp, invocation.result_metadata[0]);
+  if (!result) return;
+  if (result->shape().GetNumElements() == 0) {
+    invocation.results[0] = std::move(result);
+    return;
+  }
+  if (a.shape().GetNumElements() == 0 || b.shape().GetNumElements() == 0) {
+    // K == 0: a sum over nothing.
+    std::fill_n(result->elements<float>().data(),
+                result->shape().GetNumElements(), 0.0f);
+    invocation.results[0] = std::move(result);
+    return;
+  }
+  RunPrimitive(invocation, kOp, [&] {
+    memory::desc a_md = PlainF32(dims.a), b_md = PlainF32(dims.b),
+                 out_md = PlainF32(dims.out);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, out_md),
+                                    CpuEngine());
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, Wrap(a_md, a)},
+        {DNNL_ARG_WEIGHTS, Wrap(b_md, b)},
+        {DNNL_ARG_DST, Wrap(out_md, *result)}};
+    return std::make_pair(dnnl::primitive(dnnl::matmul(pd)), std::move(args));
+  });
+  if (!invocation.results[0]) invocation.results[0] = std::move(result);
+}
+
+//===--- nn.conv and pooling: spatial windows -----------------------------===//
+
+// The window of a convolution or pooling op over N, C, spatial... input
+// (1-D and 2-D; 1-D runs as 2-D with a height of 1).
+struct Window {
+  memory::dims kernel, strides, dilations /* oneDNN's: ONNX's - 1 */,
+      pad_begin, pad_end, output;
+};
+
+absl::StatusOr<Dims> IntArray(absl::string_view op, const OpAttrs& attrs,
+                              absl::string_view name, size_t size,
+                              int64_t fallback) {
+  auto values = attrs.GetIntegerArray(name);
+  if (!values) return Dims(size, fallback);
+  if (values->size() != size) {
+    return OpError(op, absl::StrCat("'", name, "' has ", values->size(),
+                                    " values, expected ", size));
+  }
+  return Dims(values->begin(), values->end());
+}
+
+// ONNX's window attributes: kernel_shape (pooling), strides, dilations,
+// pads ([begin..., end...]) and auto_pad (NOTSET, VALID, SAME_UPPER,
+// SAME_LOWER); `kernel` the spatial extent.
+absl::StatusOr<Window> MakeWindow(absl::string_view op, const OpAttrs& attrs,
+                                  absl::Span<const int64_t> input_spatial,
+                                  const Dims& kernel) {
+  const size_t rank = input_spatial.size();
+  absl::StatusOr<Dims> strides = IntArray(op, attrs, "strides", rank, 1);
+  absl::StatusOr<Dims> dilations = IntArray(op, attrs, "dilations", rank, 1);
+  absl::StatusOr<Dims> pads = IntArray(op, attrs, "pads", 2 * rank, 0);
+  for (const auto* status :
+       {&strides.status(), &dilations.status(), &pads.status()}) {
+    if (!status->ok()) return *status;
+  }
+  const std::string auto_pad(attrs.GetString("auto_pad").value_or("NOTSET"));
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER") {
+    return OpError(op, absl::StrCat("unknown auto_pad '", auto_pad, "'"));
+  }
+  Window window;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t in = input_spatial[i], k = kernel[i];
+    const int64_t s = (*strides)[i], d = (*dilations)[i];
+    if (k < 1 || s < 1 || d < 1) {
+      return OpError(op, "kernel, strides and dilations must be positive");
+    }
+    const int64_t extent = (k - 1) * d + 1;
+    int64_t begin = (*pads)[i], end = (*pads)[i + rank];
+    if (begin < 0 || end < 0) return OpError(op, "pads must be >= 0");
+    if (auto_pad == "VALID") {
+      begin = end = 0;
+    } else if (auto_pad != "NOTSET") {
+      const int64_t out = (in + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - in);
+      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    }
+    const int64_t out = (in + begin + end - extent) / s + 1;
+    if (in + begin + end < extent) {
+      return OpError(op, absl::StrCat("the window (", extent,
+                                      ") is larger than the padded input (",
+                                      in + begin + end, ")"));
+    }
+    window.kernel.push_back(k);
+    window.strides.push_back(s);
+    window.dilations.push_back(d - 1);
+    window.pad_begin.push_back(begin);
+    window.pad_end.push_back(end);
+    window.output.push_back(out);
+  }
+  // 1-D as 2-D: a leading spatial dimension of 1.
+  if (rank == 1) {
+    for (memory::dims* dims :
+         {&window.kernel, &window.strides, &window.dilations, &window.pad_begin,
+          &window.pad_end, &window.output}) {
+      dims->insert(dims->begin(), dims == &window.dilations ||
+                                          dims == &window.pad_begin ||
+                                          dims == &window.pad_end
+                                      ? 0
+                                      : 1);
+    }
+  }
+  return window;
+}
+
+// N, C, spatial... with the spatial rank raised from 1 to 2.
+memory::dims Spatial2d(absl::Span<const int64_t> dims) {
+  if (dims.size() != 3) return ToDnnl(dims);
+  return memory::dims{dims[0], dims[1], 1, dims[2]};
+}
+
+absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x) {
+  if (x.GetRank() != 3 && x.GetRank() != 4) {
+    return OpError(op, absl::StrCat("input must be N x C x W or N x C x H x W, "
+                                    "got ",
+                                    x.DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+// nn.conv(x, w[, bias]): ONNX Conv. w is M x C/group x kernel...
+struct ConvPlan {
+  Window window;
+  int64_t group;
+  Dims result;
+};
+
+absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
+  constexpr absl::string_view kOp = "nn.conv";
+  if (args.size() != 2 && args.size() != 3) {
+    return OpError(kOp, "takes x, w and an optional bias");
+  }
+  if (absl::Status status = RequireF32(kOp, args); !status.ok()) return status;
+  const TensorShape& x = args[0].shape;
+  const TensorShape& w = args[1].shape;
+  if (absl::Status status = CheckSpatialInput(kOp, x); !status.ok()) {
+    return status;
+  }
+  if (w.GetRank() != x.GetRank()) {
+    return OpError(kOp, absl::StrCat("weights ", w.DebugString(),
+                                     " do not match input ", x.DebugString()));
+  }
+  const int64_t group = attrs.GetInteger("group").value_or(1);
+  const int64_t channels = x.GetDimensionSize(1);
+  const int64_t filters = w.GetDimensionSize(0);
+  if (group < 1 || channels % group != 0 || filters % group != 0 ||
+      w.GetDimensionSize(1) * group != channels) {
+    return OpError(kOp, absl::StrCat("input channels ", channels,
+                                     ", weights ", w.DebugString(),
+                                     " and group ", group, " do not agree"));
+  }
+  if (args.size() == 3 && (args[2].shape.GetRank() != 1 ||
+                           args[2].shape.GetDimensionSize(0) != filters)) {
+    return OpError(kOp, absl::StrCat("bias ", args[2].shape.DebugString(),
+                                     " is not [", filters, "]"));
+  }
+  const auto spatial = x.GetDimensions().subspan(2);
+  Dims kernel(w.GetDimensions().begin() + 2, w.GetDimensions().end());
+  if (auto shape = attrs.GetIntegerArray("kernel_shape");
+      shape && Dims(shape->begin(), shape->end()) != kernel) {
+    return OpError(kOp, "kernel_shape does not match the weights");
+  }
+  absl::StatusOr<Window> window = MakeWindow(kOp, attrs, spatial, kernel);
+  if (!window.ok()) return window.status();
+  Dims result = {x.GetDimensionSize(0), filters};
+  // A 1-D window carries a leading spatial 1 that is not in the result.
+  const size_t skip = spatial.size() == 1 ? 1 : 0;
+  for (size_t i = skip; i < window->output.size(); ++i) {
+    result.push_back(window->output[i]);
+  }
+  return ConvPlan{*std::move(window), group, std::move(result)};
+}
+
+absl::Status ConvMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                          absl::Span<TensorMetadata> results) {
+  if (results.size() != 1) return OpError("nn.conv", "has 1 result");
+  absl::StatusOr<ConvPlan> plan = PlanConv(args, attrs);
+  if (!plan.ok()) return plan.status();
+  results[0] = TensorMetadata(DType::kF32, plan->result);
+  return absl::OkStatus();
+}
+
+void Conv(OpInvocation& invocation) {
+  constexpr absl::string_view kOp = "nn.conv";
+  const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  const auto& w = static_cast<const DenseHostTensor&>(invocation.argument(1));
+  const bool has_bias = invocation.arguments.size() == 3;
+  const TensorMetadata* arg_metadata[3] = {&x.metadata(), &w.metadata(),
+                                           nullptr};
+  if (has_bias) {
+    arg_metadata[2] =
+        &static_cast<const DenseHostTensor&>(invocation.argument(2)).metadata();
+  }
+  ConvPlan plan = *PlanConv(
+      ArgumentMetadata(absl::MakeConstSpan(arg_metadata, has_bias ? 3 : 2)),
+      invocation.attrs);
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, kOp, invocation.result_metadata[0]);
+  if (!result) return;
+  if (result->shape().GetNumElements() == 0) {
+    invocation.results[0] = std::move(result);
+    return;
+  }
+  RunPrimitive(invocation, kOp, [&] {
+    memory::desc x_md = PlainF32(Spatial2d(x.shape().GetDimensions()));
+    memory::dims w_dims = Spatial2d(w.shape().GetDimensions());
+    if (plan.group > 1) {
+      // oneDNN's grouped weights: G x M/G x C/G x kernel.
+      w_dims[0] /= plan.group;
+      w_dims.insert(w_dims.begin(), plan.group);
+    }
+    memory::desc w_md = PlainF32(w_dims);
+    memory::desc out_md = PlainF32(Spatial2d(result->shape().GetDimensions()));
+    memory::desc bias_md =
+        has_bias ? PlainF32({w.shape().GetDimensionSize(0)}) : memory::desc();
+    dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_inference,
+        dnnl::algorithm::convolution_direct, x_md, w_md, bias_md, out_md,
+        plan.window.strides, plan.window.dilations, plan.window.pad_begin,
+        plan.window.pad_end);
+    dnnl::convolution_forward::primitive_desc pd(desc, CpuEngine());
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, Wrap(x_md, x)},
+                                            {DNNL_ARG_WEIGHTS, Wrap(w_md, w)},
+                                            {DNNL_ARG_DST, Wrap(out_md, *result)}};
+    if (has_bias) {
+      args.emplace(DNNL_ARG_BIAS,
+                   Wrap(bias_md, static_cast<const DenseHostTensor&>(
+                                     invocation.argument(2))));
+    }
+    return std::make_pair(dnnl::primitive(dnnl::convolution_forward(pd)),
+                          std::move(args));
+  });
+  if (!invocation.results[0]) invocation.results[0] = std::move(result);
+}
+
+//===--- Pooling ----------------------------------------------------------===//
+
+enum class PoolKind { kMax, kAverage, kGlobalAverage };
+
+absl::StatusOr<Window> PlanPool(absl::string_view op, PoolKind kind,
+                                const TensorShape& x, const OpAttrs& attrs) {
+  if (absl::Status status = CheckSpatialInput(op, x); !status.ok()) {
+    return status;
+  }
+  const auto spatial = x.GetDimensions().subspan(2);
+  if (kind == PoolKind::kGlobalAverage) {
+    return MakeWindow(op, OpAttrs(), spatial, Dims(spatial.begin(), spatial.end()));
+  }
+  auto kernel = attrs.GetIntegerArray("kernel_shape");
+  if (!kernel || kernel->size() != spatial.size()) {
+    return OpError(op, "needs kernel_shape with one value per spatial dimension");
+  }
+  if (attrs.GetInteger("ceil_mode").value_or(0) != 0) {
+    return OpError(op, "ceil_mode = 1 is not supported");
+  }
+  return MakeWindow(op, attrs, spatial, Dims(kernel->begin(), kernel->end()));
+}
+
+template <PoolKind kKind>
+absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                          absl::Span<TensorMetadata> results);
+
+absl::string_view PoolName(PoolKind kind) {
+  switch (kind) {
+    case PoolKind::kMax:
+      return "nn.max_pool";
+    case PoolKind::kAverage:
+      return "nn.average_pool";
+    case PoolKind::kGlobalAverage:
+      return "nn.global_average_pool";
+  }
+  return "";
+}
+
+template <PoolKind kKind>
+absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                          absl::Span<TensorMetadata> results) {
+  const absl::string_view op = PoolName(kKind);
+  if (args.size() != 1 || results.size() != 1) {
+    return OpError(op, "takes 1 argument and has 1 result");
+  }
+  if (absl::Status status = RequireF32(op, args); !status.ok()) return status;
+  absl::StatusOr<Window> window = PlanPool(op, kKind, args[0].shape, attrs);
+  if (!window.ok()) return window.status();
+  Dims dims = {args[0].shape.GetDimensionSize(0),
+               args[0].shape.GetDimensionSize(1)};
+  const size_t skip = args[0].shape.GetRank() == 3 ? 1 : 0;
+  for (size_t i = skip; i < window->output.size(); ++i) {
+    dims.push_back(window->output[i]);
+  }
+  results[0] = TensorMetadata(DType::kF32, dims);
+  return absl::OkStatus();
+}
+
+template <PoolKind kKind>
+void Pool(OpInvocation& invocation) {
+  const absl::string_view op = PoolName(kKind);
+  const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  Window window = *PlanPool(op, kKind, x.shape(), invocation.attrs);
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, op, invocation.result_metadata[0]);
+  if (!result) return;
+  if (result->shape().GetNumElements() == 0) {
+    invocation.results[0] = std::move(result);
+    return;
+  }
+  // ONNX AveragePool excludes padding from the average unless
+  // count_include_pad = 1.
+  const dnnl::algorithm algorithm =
+      kKind == PoolKind::kMax ? dnnl::algorithm::pooling_max
+      : invocation.attrs.GetInteger("count_include_pad").value_or(0) != 0
+          ? dnnl::algorithm::pooling_avg_include_padding
+          : dnnl::algorithm::pooling_avg_exclude_padding;
+  RunPrimitive(invocation, op, [&] {
+    memory::desc x_md = PlainF32(Spatial2d(x.shape().GetDimensions()));
+    memory::desc out_md = PlainF32(Spatial2d(result->shape().GetDimensions()));
+    dnnl::pooling_v2_forward::desc desc(
+        dnnl::prop_kind::forward_inference, algorithm, x_md, out_md,
+        window.strides, window.kernel, window.dilations, window.pad_begin,
+        window.pad_end);
+    dnnl::pooling_v2_forward::primitive_desc pd(desc, CpuEngine());
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, Wrap(x_md, x)}, {DNNL_ARG_DST, Wrap(out_md, *result)}};
+    return std::make_pair(dnnl::primitive(dnnl::pooling_v2_forward(pd)),
+                          std::move(args));
+  });
+  if (!invocation.results[0]) invocation.results[0] = std::move(result);
+}
+
+}  // namespace
+
+void RegisterOneDnnOps(OpRegistry& registry) {
+  registry.AddOp("nn.matmul", MatmulMetadata);
+  registry.AddDispatch("nn.matmul", "cpu", Matmul);
+  registry.AddOp("nn.conv", ConvMetadata);
+  registry.AddDispatch("nn.conv", "cpu", Conv);
+  registry.AddOp("nn.max_pool", PoolMetadata<PoolKind::kMax>);
+  registry.AddDispatch("nn.max_pool", "cpu", Pool<PoolKind::kMax>);
+  registry.AddOp("nn.average_pool", PoolMetadata<PoolKind::kAverage>);
+  registry.AddDispatch("nn.average_pool", "cpu", Pool<PoolKind::kAverage>);
+  registry.AddOp("nn.global_average_pool",
+                 PoolMetadata<PoolKind::kGlobalAverage>);
+  registry.AddDispatch("nn.global_average_pool", "cpu",
+                       Pool<PoolKind::kGlobalAverage>);
+}
+
+}  // namespace asyncrt::nn

@@ -1,0 +1,6 @@
+// Always linked (see asyncrt_kernel_library): linking asyncrt::nn_ops is
+// what registers the nn.* ops.
+#include "asyncrt/backends/nn_ops.h"
+
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterElementwiseOps);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterOneDnnOps);
