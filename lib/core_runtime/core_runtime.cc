@@ -80,6 +80,43 @@ void FailDispatch(RCReference<AsyncValue> error,
 
 // Calls the implementation on `inputs` (their tensors in `input_tensors`,
 // all of a type it accepts).
+// Runs the implementation on a prepared invocation; returns the arguments
+// whose references the op took (see OpInvocation::may_take_arguments).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint64_t Invoke(
+    absl::string_view op_name, const OpImplementation& implementation,
+    OpInvocation& invocation) {
+  tracing::ScopedTrace trace(tracing::Level::kDebug, [&] {
+    std::string name =
+        absl::StrCat("RunDispatchFunction: ", op_name, "#op_name=", op_name);
+    // The op's name scope, from the program's name location.
+    if (std::optional<DecodedLocation> location =
+            invocation.exec_ctx.location().Decode();
+        location && !location->name.empty()) {
+      absl::StrAppend(&name, ",long_name=", location->name);
+    }
+    absl::StrAppend(
+        &name, ",Inputs=",
+        TraceMetadataList(invocation.argument_tensors,
+                          [](const Tensor* t) { return t->metadata(); }),
+        ",Results=",
+        TraceMetadataList(invocation.result_metadata,
+                          [](const TensorMetadata& m) { return m; }),
+        ",Attributes=");
+    invocation.attrs.Print(&name);
+    name.append("#");
+    return name;
+  });
+  implementation.dispatch(invocation);
+  for (auto& tensor : invocation.results) {
+    if (ABSL_PREDICT_FALSE(!tensor)) {
+      tensor = MakeErrorAsyncValueRef("op implementation produced no result");
+    }
+  }
+  return invocation.taken_arguments;
+}
+
+// Calls the implementation on `inputs` (their tensors in `input_tensors`,
+// all of a type it accepts).
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallImplementation(
     absl::string_view op_name, const OpImplementation& implementation,
     const ExecutionContext& exec_ctx, absl::Span<AsyncValue* const> inputs,
@@ -90,32 +127,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallImplementation(
   OpInvocation invocation{
       exec_ctx,        inputs,  input_tensors, attrs,
       result_metadata, tensors, chain,         unshared_arguments};
-  tracing::ScopedTrace trace(tracing::Level::kDebug, [&] {
-    std::string name =
-        absl::StrCat("RunDispatchFunction: ", op_name, "#op_name=", op_name);
-    // The op's name scope, from the program's name location.
-    if (std::optional<DecodedLocation> location = exec_ctx.location().Decode();
-        location && !location->name.empty()) {
-      absl::StrAppend(&name, ",long_name=", location->name);
-    }
-    absl::StrAppend(
-        &name, ",Inputs=",
-        TraceMetadataList(input_tensors,
-                          [](const Tensor* t) { return t->metadata(); }),
-        ",Results=",
-        TraceMetadataList(result_metadata,
-                          [](const TensorMetadata& m) { return m; }),
-        ",Attributes=");
-    attrs.Print(&name);
-    name.append("#");
-    return name;
-  });
-  implementation.dispatch(invocation);
-  for (auto& tensor : tensors) {
-    if (ABSL_PREDICT_FALSE(!tensor)) {
-      tensor = MakeErrorAsyncValueRef("op implementation produced no result");
-    }
-  }
+  Invoke(op_name, implementation, invocation);
 }
 
 // Dispatch's path for arguments the implementation does not take as they
@@ -293,6 +305,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
     std::destroy_n(result_metadata, num_results);
     std::destroy_n(outputs, num_results);
   };
+  // Built here, well before the call: filled just before it, its spans
+  // would be reloaded while their stores are still in flight (a failed
+  // store-to-load forwarding costs more than the rest of the setup).
+  OpInvocation invocation{exec_ctx,
+                          absl::MakeConstSpan(values, num_args),
+                          absl::MakeConstSpan(tensors, num_args),
+                          *attrs,
+                          absl::MakeConstSpan(result_metadata, num_results),
+                          absl::MakeSpan(outputs, num_results),
+                          chain,
+                          UnsharedArguments(
+                              absl::MakeConstSpan(values, num_args),
+                              consumed_arguments),
+                          /*may_take_arguments=*/true};
   {
     tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
     absl::Status status = entry.metadata_fn(
@@ -304,13 +330,13 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
     }
   }
   if (chain) *chain = GetReadyChain();
-  CallImplementation(entry.name, implementation, exec_ctx,
-                     absl::MakeConstSpan(values, num_args),
-                     absl::MakeConstSpan(tensors, num_args), *attrs,
-                     absl::MakeConstSpan(result_metadata, num_results),
-                     absl::MakeSpan(outputs, num_results), chain,
-                     UnsharedArguments(absl::MakeConstSpan(values, num_args),
-                                       consumed_arguments));
+  // The op adopted these handles' references: the handles, given up by
+  // their caller, forget them instead of dropping them.
+  for (uint64_t taken = Invoke(entry.name, implementation, invocation);
+       taken != 0; taken &= taken - 1) {
+    const_cast<TensorHandle&>(HandleAt(args, std::countr_zero(taken)))
+        .ForgetTakenTensor();
+  }
   SetResults(device, absl::MakeSpan(result_metadata, num_results), outputs,
              results);
   return true;
@@ -768,7 +794,12 @@ AsyncValueRef<DenseHostTensor> OpInvocation::ReuseOrAllocateDenseSlow(
     if (index >= argument_tensors.size()) break;
     if (AsyncValue* argument = ReusableArgument(index, metadata)) {
       // The argument's async value is the op's alone too: it becomes the
-      // result as it is (no value made for the result, none freed).
+      // result as it is (no value made for the result, none freed), with
+      // the caller's reference when the core runtime lets us take it.
+      if (may_take_arguments) {
+        taken_arguments |= uint64_t{1} << index;
+        return AsyncValueRef<DenseHostTensor>(TakeRef(argument));
+      }
       return AsyncValueRef<DenseHostTensor>(FormRef(argument));
     }
   }

@@ -400,8 +400,11 @@ TEST_F(CoreRuntimeTest, ConsumedUnsharedArgumentsLendTheirBuffers) {
   (*add)(*exec_ctx_, args, OpAttrsRef(), absl::MakeSpan(&sum, 1), nullptr,
          ArgumentUse::kConsume);
   EXPECT_EQ(BufferOf(sum), x_buffer);
-  // Its async value too: no value made for the result.
+  // Its async value too: no value made for the result, and the handle's
+  // reference moved to it (no reference added, none dropped).
   EXPECT_EQ(sum.GetAsyncTensor(), x_value);
+  EXPECT_TRUE(sum.GetAsyncTensor()->IsUnique());
+  EXPECT_FALSE(args[0].IsValid());
   EXPECT_EQ(Text(sum),
             "DenseHostTensor dtype = i32, shape = [3], values = [2, 3, 4]");
 

@@ -97,6 +97,13 @@ struct OpInvocation {
   // Bit i: the op holds the only reference to argument i (its caller gave
   // the handle up, see ArgumentUse::kConsume). Set by the core runtime.
   uint64_t unshared_arguments = 0;
+  // Set by the core runtime when it can take an unshared argument's
+  // reference back from the caller's handle: ReuseOrAllocateDense then
+  // adopts that reference for the result instead of adding one (and the
+  // handle's, dropped later, would be two atomic operations per in-place
+  // op), and records the argument in `taken_arguments`.
+  bool may_take_arguments = false;
+  mutable uint64_t taken_arguments = 0;
 
   const Tensor& argument(size_t index) const {
     return *argument_tensors[index];

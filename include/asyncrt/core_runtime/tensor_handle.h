@@ -83,6 +83,11 @@ class TensorHandle {
     return tensor_ ? tensor_->GetErrorIfPresent() : nullptr;
   }
 
+  // For the core runtime, after an op adopted this consumed handle's
+  // reference for its result: lets go of the tensor without dropping the
+  // reference. The handle is then invalid.
+  void ForgetTakenTensor() { (void)tensor_.release(); }
+
   // Prints the tensor if available ("DenseHostTensor dtype = ..."), the
   // error, or "future TensorHandle with metadata ...".
   void Print(std::string* out) const;
