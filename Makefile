@@ -20,7 +20,9 @@ DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
         libgmock-dev libbenchmark-dev llvm-22-dev libmlir-22-dev \
         mlir-22-tools llvm-22-tools python3-psutil clang libclang-rt-14-dev \
         libdnnl-dev
-BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev
+# OpenBLAS: libtorch's matmul peer uses the system BLAS, by default the
+# reference one.
+BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev libopenblas0-pthread
 
 CMAKE_COMMON := -G Ninja $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 RUNTIME_ONLY := -DASYNCRT_RUNTIME_ONLY=ON -DASYNCRT_BUILD_BENCHMARKS=OFF

@@ -27,7 +27,7 @@ function(asyncrt_cc_library)
 endfunction()
 
 # asyncrt_cc_test(NAME <name> SRCS ... [DEPS ...] [LABELS ...]
-#                 [ENVIRONMENT VAR=value ...])
+#                 [ENVIRONMENT VAR=value])
 #   A GoogleTest binary registered with ctest, one ctest entry per test.
 function(asyncrt_cc_test)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;LABELS;ENVIRONMENT" ${ARGN})
@@ -40,6 +40,8 @@ function(asyncrt_cc_test)
     list(APPEND properties LABELS "${ARG_LABELS}")
   endif()
   if(ARG_ENVIRONMENT)
+    # One variable: gtest_discover_tests passes a list on as separate
+    # property arguments.
     list(APPEND properties ENVIRONMENT "${ARG_ENVIRONMENT}")
   endif()
   gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60

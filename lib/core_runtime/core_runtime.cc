@@ -15,8 +15,8 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "asyncrt/core_runtime/op_handler_factory.h"
 #include "asyncrt/bef_executor/function.h"
+#include "asyncrt/core_runtime/op_handler_factory.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/concurrent_work_queue.h"
 #include "asyncrt/host_context/diagnostic.h"
@@ -308,17 +308,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
   // Built here, well before the call: filled just before it, its spans
   // would be reloaded while their stores are still in flight (a failed
   // store-to-load forwarding costs more than the rest of the setup).
-  OpInvocation invocation{exec_ctx,
-                          absl::MakeConstSpan(values, num_args),
-                          absl::MakeConstSpan(tensors, num_args),
-                          *attrs,
-                          absl::MakeConstSpan(result_metadata, num_results),
-                          absl::MakeSpan(outputs, num_results),
-                          chain,
-                          UnsharedArguments(
-                              absl::MakeConstSpan(values, num_args),
-                              consumed_arguments),
-                          /*may_take_arguments=*/true};
+  OpInvocation invocation{
+      exec_ctx,
+      absl::MakeConstSpan(values, num_args),
+      absl::MakeConstSpan(tensors, num_args),
+      *attrs,
+      absl::MakeConstSpan(result_metadata, num_results),
+      absl::MakeSpan(outputs, num_results),
+      chain,
+      UnsharedArguments(absl::MakeConstSpan(values, num_args),
+                        consumed_arguments),
+      /*may_take_arguments=*/true};
   {
     tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
     absl::Status status = entry.metadata_fn(
@@ -340,6 +340,34 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
   SetResults(device, absl::MakeSpan(result_metadata, num_results), outputs,
              results);
   return true;
+}
+
+// The shape function of an op issued before its arguments' metadata was
+// known, run once they are available (into the empty `result_metadata`),
+// so that implementations always get result metadata and a shape error is
+// still reported as one. Nothing to do if the metadata was known, the op
+// has no shape function, or an argument failed or is not a host tensor
+// (dispatch reports those).
+absl::Status LateMetadata(const OpEntry& entry,
+                          absl::Span<AsyncValue* const> arguments,
+                          const OpAttrs& attrs, MetadataVector& result_metadata,
+                          size_t num_results) {
+  if (!result_metadata.empty() || entry.metadata_fn == nullptr) {
+    return absl::OkStatus();
+  }
+  absl::InlinedVector<const TensorMetadata*, kStackArguments> arg_metadata;
+  for (AsyncValue* argument : arguments) {
+    const Tensor* tensor =
+        argument->IsError() ? nullptr : GetTensorIfPresent(*argument);
+    if (tensor == nullptr) return absl::OkStatus();
+    arg_metadata.push_back(&tensor->metadata());
+  }
+  MetadataVector computed(num_results);
+  absl::Status status =
+      entry.metadata_fn(ArgumentMetadata(absl::MakeConstSpan(arg_metadata)),
+                        attrs, absl::MakeSpan(computed));
+  if (status.ok()) result_metadata = std::move(computed);
+  return status;
 }
 
 // RunRegisteredOp for everything RunConcreteOp leaves: pending, failed or
@@ -429,6 +457,15 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
                 pending_chain = std::move(pending_chain)]() mutable {
                  absl::InlinedVector<AsyncValue*, 4> raw;
                  for (auto& value : held_args) raw.push_back(value.get());
+                 if (absl::Status status = LateMetadata(
+                         entry, raw, *attrs, result_metadata, pending.size());
+                     !status.ok()) {
+                   RCReference<AsyncValue> error =
+                       MakeErrorAsyncValueRef(std::move(status));
+                   for (auto& result : pending) result->ForwardTo(error);
+                   if (pending_chain) pending_chain->ForwardTo(error);
+                   return;
+                 }
                  ValueVector tensors(pending.size());
                  AsyncValueRef<Chain> op_chain = GetReadyChain();
                  Dispatch(entry.name, implementation, exec_ctx, raw, *attrs,
@@ -617,10 +654,10 @@ absl::StatusOr<OpHandler*> CoreRuntime::CreateOpHandler(
     absl::string_view device_type, OpHandler* fallback) {
   OpHandlerFactory factory = FindOpHandlerFactory(device_type);
   if (factory == nullptr) {
-    return absl::NotFoundError(absl::StrCat(
-        "no backend for device type '", device_type,
-        "' is linked into this binary (linked: ",
-        absl::StrJoin(RegisteredDeviceTypes(), ", "), ")"));
+    return absl::NotFoundError(
+        absl::StrCat("no backend for device type '", device_type,
+                     "' is linked into this binary (linked: ",
+                     absl::StrJoin(RegisteredDeviceTypes(), ", "), ")"));
   }
   return factory(this, fallback);
 }

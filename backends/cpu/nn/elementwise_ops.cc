@@ -83,11 +83,10 @@ void Binary(OpInvocation& invocation, absl::string_view op, F f) {
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, op, metadata, 0b11);
   if (!result) return;
-  BroadcastLoop(a.elements<float>().data(),
-                BroadcastStrides(a.shape(), metadata.shape),
-                b.elements<float>().data(),
-                BroadcastStrides(b.shape(), metadata.shape),
-                result->elements<float>().data(), metadata.shape, f);
+  BroadcastLoop(
+      a.elements<float>().data(), BroadcastStrides(a.shape(), metadata.shape),
+      b.elements<float>().data(), BroadcastStrides(b.shape(), metadata.shape),
+      result->elements<float>().data(), metadata.shape, f);
   invocation.results[0] = std::move(result);
 }
 
@@ -116,12 +115,6 @@ void Unary(OpInvocation& invocation, absl::string_view op, F f) {
   invocation.results[0] = std::move(result);
 }
 
-float FloatAttr(const OpAttrs& attrs, absl::string_view name, float fallback) {
-  if (auto value = attrs.Get<float>(name)) return *value;
-  if (auto value = attrs.Get<double>(name)) return static_cast<float>(*value);
-  return fallback;
-}
-
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 //===--- Softmax ----------------------------------------------------------===//
@@ -142,9 +135,8 @@ template <bool kLog>
 void Softmax(OpInvocation& invocation, absl::string_view op) {
   const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
   const TensorShape& shape = x.shape();
-  const int axis =
-      *NormalizeAxis(op, invocation.attrs.GetInteger("axis").value_or(-1),
-                     shape.GetRank());
+  const int axis = *NormalizeAxis(
+      op, invocation.attrs.GetInteger("axis").value_or(-1), shape.GetRank());
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, op, invocation.result_metadata[0], 0b1);
   if (!result) return;
@@ -186,11 +178,10 @@ void Softmax(OpInvocation& invocation, absl::string_view op) {
 // Lambdas without captures convert to the registry's function pointers.
 void RegisterElementwiseOps(OpRegistry& registry) {
 #define ASYNCRT_NN_BINARY(NAME, EXPR)                                      \
-  registry.AddOp("nn." NAME,                                               \
-                 [](ArgumentMetadata args, const OpAttrs&,                 \
-                    absl::Span<TensorMetadata> results) {                  \
-                   return BinaryMetadata("nn." NAME, args, results);       \
-                 });                                                       \
+  registry.AddOp("nn." NAME, [](ArgumentMetadata args, const OpAttrs&,     \
+                                absl::Span<TensorMetadata> results) {      \
+    return BinaryMetadata("nn." NAME, args, results);                      \
+  });                                                                      \
   registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) {   \
     Binary(invocation, "nn." NAME, [](float a, float b) { return EXPR; }); \
   })
@@ -204,15 +195,14 @@ void RegisterElementwiseOps(OpRegistry& registry) {
 #undef ASYNCRT_NN_BINARY
 
   // Unary ops: SETUP runs once per call with `attrs` in scope.
-#define ASYNCRT_NN_UNARY_WITH(NAME, SETUP, EXPR)                            \
-  registry.AddOp("nn." NAME,                                                \
-                 [](ArgumentMetadata args, const OpAttrs&,                  \
-                    absl::Span<TensorMetadata> results) {                   \
-                   return UnaryMetadata("nn." NAME, args, results);         \
-                 });                                                        \
-  registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) {    \
-    [[maybe_unused]] const OpAttrs& attrs = invocation.attrs;               \
-    SETUP;                                                                  \
+#define ASYNCRT_NN_UNARY_WITH(NAME, SETUP, EXPR)                           \
+  registry.AddOp("nn." NAME, [](ArgumentMetadata args, const OpAttrs&,     \
+                                absl::Span<TensorMetadata> results) {      \
+    return UnaryMetadata("nn." NAME, args, results);                       \
+  });                                                                      \
+  registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) {   \
+    [[maybe_unused]] const OpAttrs& attrs = invocation.attrs;              \
+    SETUP;                                                                 \
     Unary(invocation, "nn." NAME, [&](float x) -> float { return EXPR; }); \
   })
 #define ASYNCRT_NN_UNARY(NAME, EXPR) ASYNCRT_NN_UNARY_WITH(NAME, (void)0, EXPR)
@@ -234,16 +224,15 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   // ONNX Clip with its bounds as attributes (the importer folds constant
   // bound inputs); Relu6 is clip(0, 6).
   ASYNCRT_NN_UNARY_WITH(
-      "clip",
-      const float low =
-          FloatAttr(attrs, "min", -std::numeric_limits<float>::max());
+      "clip", const float low =
+                  FloatAttr(attrs, "min", -std::numeric_limits<float>::max());
       const float high =
           FloatAttr(attrs, "max", std::numeric_limits<float>::max()),
       std::min(std::max(x, low), high));
-  ASYNCRT_NN_UNARY_WITH(
-      "hard_sigmoid", const float alpha = FloatAttr(attrs, "alpha", 0.2f);
-      const float beta = FloatAttr(attrs, "beta", 0.5f),
-      std::min(std::max(alpha * x + beta, 0.0f), 1.0f));
+  ASYNCRT_NN_UNARY_WITH("hard_sigmoid",
+                        const float alpha = FloatAttr(attrs, "alpha", 0.2f);
+                        const float beta = FloatAttr(attrs, "beta", 0.5f),
+                        std::min(std::max(alpha * x + beta, 0.0f), 1.0f));
   ASYNCRT_NN_UNARY("hard_swish",
                    x * std::clamp(x * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f));
   ASYNCRT_NN_UNARY("identity", x);
@@ -257,12 +246,11 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   registry.AddDispatch("nn.softmax", "cpu", [](OpInvocation& invocation) {
     Softmax<false>(invocation, "nn.softmax");
   });
-  registry.AddOp("nn.log_softmax",
-                 [](ArgumentMetadata args, const OpAttrs& attrs,
-                    absl::Span<TensorMetadata> results) {
-                   return SoftmaxMetadata("nn.log_softmax", args, attrs,
-                                          results);
-                 });
+  registry.AddOp(
+      "nn.log_softmax", [](ArgumentMetadata args, const OpAttrs& attrs,
+                           absl::Span<TensorMetadata> results) {
+        return SoftmaxMetadata("nn.log_softmax", args, attrs, results);
+      });
   registry.AddDispatch("nn.log_softmax", "cpu", [](OpInvocation& invocation) {
     Softmax<true>(invocation, "nn.log_softmax");
   });

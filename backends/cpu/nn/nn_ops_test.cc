@@ -6,11 +6,13 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/runtime/runtime.h"
+#include "backends/cpu/nn/onednn_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -107,8 +109,8 @@ TEST_F(NnOpsTest, BinaryOpsBroadcastLikeNumpy) {
   auto middle = Run("nn.div", {{{2, 1, 2}, {2, 4, 6, 8}}, {{3, 1}, {1, 2, 4}}});
   ASSERT_TRUE(middle.ok()) << middle.status();
   EXPECT_EQ(middle->shape, (std::vector<int64_t>{2, 3, 2}));
-  EXPECT_EQ(middle->values, (std::vector<float>{2, 4, 1, 2, 0.5, 1, 6, 8, 3,
-                                                4, 1.5, 2}));
+  EXPECT_EQ(middle->values,
+            (std::vector<float>{2, 4, 1, 2, 0.5, 1, 6, 8, 3, 4, 1.5, 2}));
 
   auto power = Run("nn.pow", {{{3}, {1, 2, 3}}, {{1}, {2}}});
   ASSERT_TRUE(power.ok());
@@ -146,27 +148,35 @@ TEST_F(NnOpsTest, UnaryOpsMatchTheirDefinitions) {
     for (float v : x.values) expected.push_back(f(v));
     ExpectNear(result->values, expected);
   };
-  expect("nn.relu", [](float v) { return v > 0 ? v : 0.0f; }, OpAttrs());
-  expect("nn.sigmoid", [](float v) { return 1 / (1 + std::exp(-v)); },
-         OpAttrs());
-  expect("nn.tanh", [](float v) { return std::tanh(v); }, OpAttrs());
-  expect("nn.erf", [](float v) { return std::erf(v); }, OpAttrs());
-  expect("nn.gelu",
-         [](float v) { return 0.5f * v * (1 + std::erf(v / std::sqrt(2.0f))); },
-         OpAttrs());
-  expect("nn.neg", [](float v) { return -v; }, OpAttrs());
-  expect("nn.abs", [](float v) { return std::fabs(v); }, OpAttrs());
-  expect("nn.hard_swish",
-         [](float v) { return v * std::clamp(v / 6 + 0.5f, 0.0f, 1.0f); },
-         OpAttrs());
+  expect(
+      "nn.relu", [](float v) { return v > 0 ? v : 0.0f; }, OpAttrs());
+  expect(
+      "nn.sigmoid", [](float v) { return 1 / (1 + std::exp(-v)); }, OpAttrs());
+  expect(
+      "nn.tanh", [](float v) { return std::tanh(v); }, OpAttrs());
+  expect(
+      "nn.erf", [](float v) { return std::erf(v); }, OpAttrs());
+  expect(
+      "nn.gelu",
+      [](float v) { return 0.5f * v * (1 + std::erf(v / std::sqrt(2.0f))); },
+      OpAttrs());
+  expect(
+      "nn.neg", [](float v) { return -v; }, OpAttrs());
+  expect(
+      "nn.abs", [](float v) { return std::fabs(v); }, OpAttrs());
+  expect(
+      "nn.hard_swish",
+      [](float v) { return v * std::clamp(v / 6 + 0.5f, 0.0f, 1.0f); },
+      OpAttrs());
   OpAttrs alpha;
   alpha.Set("alpha", 0.1f);
-  expect("nn.leaky_relu", [](float v) { return v >= 0 ? v : 0.1f * v; },
-         alpha);
+  expect(
+      "nn.leaky_relu", [](float v) { return v >= 0 ? v : 0.1f * v; }, alpha);
   OpAttrs relu6;
   relu6.Set("min", 0.0f);
   relu6.Set("max", 0.75f);
-  expect("nn.clip", [](float v) { return std::clamp(v, 0.0f, 0.75f); }, relu6);
+  expect(
+      "nn.clip", [](float v) { return std::clamp(v, 0.0f, 0.75f); }, relu6);
 }
 
 TEST_F(NnOpsTest, SoftmaxAlongAnyAxis) {
@@ -224,8 +234,8 @@ std::vector<float> NaiveMatmul(const std::vector<float>& a,
 
 TEST_F(NnOpsTest, MatmulBatchesAndBroadcasts) {
   std::vector<float> a = Random(2 * 3 * 5, 2), b = Random(5 * 4, 3);
-  auto plain = Run("nn.matmul", {{{3, 5}, {a.begin(), a.begin() + 15}},
-                                 {{5, 4}, b}});
+  auto plain =
+      Run("nn.matmul", {{{3, 5}, {a.begin(), a.begin() + 15}}, {{5, 4}, b}});
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->shape, (std::vector<int64_t>{3, 4}));
   ExpectNear(plain->values,
@@ -251,11 +261,12 @@ TEST_F(NnOpsTest, MatmulBatchesAndBroadcasts) {
                                   {{5}, {b.begin(), b.begin() + 5}}});
   ASSERT_TRUE(column.ok()) << column.status();
   EXPECT_EQ(column->shape, (std::vector<int64_t>{3}));
-  ExpectNear(column->values, NaiveMatmul({a.begin(), a.begin() + 15},
-                                         {b.begin(), b.begin() + 5}, 1, 3, 5,
-                                         1, false));
+  ExpectNear(column->values,
+             NaiveMatmul({a.begin(), a.begin() + 15},
+                         {b.begin(), b.begin() + 5}, 1, 3, 5, 1, false));
 
-  auto mismatch = Run("nn.matmul", {{{3, 5}, Random(15, 5)}, {{4, 2}, Random(8, 6)}});
+  auto mismatch =
+      Run("nn.matmul", {{{3, 5}, Random(15, 5)}, {{4, 2}, Random(8, 6)}});
   ASSERT_FALSE(mismatch.ok());
   EXPECT_THAT(mismatch.status().message(),
               HasSubstr("nn.matmul: inner dimensions differ"));
@@ -299,7 +310,8 @@ TEST_F(NnOpsTest, ConvMatchesTheDefinition) {
   const ConvCase cases[] = {
       {1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},   // Same-size 3x3.
       {2, 4, 9, 7, 6, 3, 2, 2, 2, 1, 0, 1, 2, 0, false},  // Groups, stride.
-      {1, 4, 10, 10, 4, 3, 3, 4, 1, 2, 2, 2, 2, 2, true},  // Depthwise, dilated.
+      {1, 4, 10, 10, 4, 3, 3, 4, 1, 2, 2, 2, 2, 2,
+       true},                                             // Depthwise, dilated.
       {1, 2, 5, 5, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, false},  // Pointwise.
   };
   unsigned seed = 10;
@@ -320,10 +332,14 @@ TEST_F(NnOpsTest, ConvMatchesTheDefinition) {
     if (p.bias) args.push_back({{p.m}, bias});
     auto result = Run("nn.conv", args, attrs);
     ASSERT_TRUE(result.ok()) << result.status();
-    const int oh = (p.h + p.pad_top + p.pad_bottom - (p.kh - 1) * p.dilation - 1) /
-                       p.stride + 1;
-    const int ow = (p.w + p.pad_left + p.pad_right - (p.kw - 1) * p.dilation - 1) /
-                       p.stride + 1;
+    const int oh =
+        (p.h + p.pad_top + p.pad_bottom - (p.kh - 1) * p.dilation - 1) /
+            p.stride +
+        1;
+    const int ow =
+        (p.w + p.pad_left + p.pad_right - (p.kw - 1) * p.dilation - 1) /
+            p.stride +
+        1;
     EXPECT_EQ(result->shape, (std::vector<int64_t>{p.n, p.m, oh, ow}));
     ExpectNear(result->values, NaiveConv(p, x, w, bias, oh, ow), 1e-4f);
   }
@@ -333,9 +349,9 @@ TEST_F(NnOpsTest, ConvAutoPadAndOneDimension) {
   OpAttrs same;
   same.SetString("auto_pad", "SAME_UPPER");
   same.SetArray<int64_t>("strides", {2, 2});
-  auto padded = Run("nn.conv", {{{1, 1, 7, 7}, Random(49, 20)},
-                                {{2, 1, 3, 3}, Random(18, 21)}},
-                    same);
+  auto padded = Run(
+      "nn.conv",
+      {{{1, 1, 7, 7}, Random(49, 20)}, {{2, 1, 3, 3}, Random(18, 21)}}, same);
   ASSERT_TRUE(padded.ok()) << padded.status();
   EXPECT_EQ(padded->shape, (std::vector<int64_t>{1, 2, 4, 4}));
 
@@ -362,9 +378,9 @@ TEST_F(NnOpsTest, ConvRejectsInconsistentOperands) {
   EXPECT_THAT(bias.status().message(), HasSubstr("is not [2]"));
   OpAttrs pad;
   pad.SetString("auto_pad", "SOMETIMES");
-  auto auto_pad = Run("nn.conv", {{{1, 1, 4, 4}, Random(16, 35)},
-                                  {{2, 1, 3, 3}, Random(18, 36)}},
-                      pad);
+  auto auto_pad = Run(
+      "nn.conv",
+      {{{1, 1, 4, 4}, Random(16, 35)}, {{2, 1, 3, 3}, Random(18, 36)}}, pad);
   ASSERT_FALSE(auto_pad.ok());
   EXPECT_THAT(auto_pad.status().message(), HasSubstr("unknown auto_pad"));
   auto window = Run("nn.conv", {{{1, 1, 2, 2}, Random(4, 37)},
@@ -376,8 +392,8 @@ TEST_F(NnOpsTest, ConvRejectsInconsistentOperands) {
 //===--- Pooling ----------------------------------------------------------===//
 
 TEST_F(NnOpsTest, Pooling) {
-  Tensor32 x{{1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-                            15, 16}};
+  Tensor32 x{{1, 1, 4, 4},
+             {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
   OpAttrs two;
   two.SetArray<int64_t>("kernel_shape", {2, 2});
   two.SetArray<int64_t>("strides", {2, 2});
@@ -411,6 +427,98 @@ TEST_F(NnOpsTest, Pooling) {
   auto missing = Run("nn.max_pool", {x});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("kernel_shape"));
+}
+
+//===--- Arguments not yet computed ---------------------------------------===//
+
+// An op issued before its argument's metadata is known runs its shape
+// function once the argument arrives: the implementation still gets result
+// metadata, and a shape error is still one.
+TEST_F(NnOpsTest, OpsOnPendingArgumentsStillCheckShapes) {
+  TensorHandle x =
+      *core_->MakeDenseTensorHandle<float>({2, 3}, {{-1, 2, -3, 4, -5, 6}});
+  RCReference<IndirectAsyncValue> later = MakeIndirectAsyncValue();
+  TensorHandle pending[1] = {TensorHandle(x.device(), later)};
+  ASSERT_FALSE(pending[0].IsMetadataAvailable());
+  TensorHandle relu;
+  core_->Execute(*exec_ctx_, "nn.relu", cpu_, pending, OpAttrsRef(),
+                 absl::MakeSpan(&relu, 1), nullptr);
+
+  RCReference<IndirectAsyncValue> later_a = MakeIndirectAsyncValue();
+  TensorHandle b = *core_->MakeDenseTensorHandle<float>({4, 2}, {{1.0f}});
+  TensorHandle mismatched[2] = {TensorHandle(x.device(), later_a), b.CopyRef()};
+  TensorHandle product;
+  core_->Execute(*exec_ctx_, "nn.matmul", cpu_, mismatched, OpAttrsRef(),
+                 absl::MakeSpan(&product, 1), nullptr);
+
+  later->ForwardTo(x.CopyTensorRef());
+  later_a->ForwardTo(x.CopyTensorRef());
+  const Tensor* tensor = core_->Await(relu);
+  ASSERT_NE(tensor, nullptr) << relu.GetErrorIfPresent()->message();
+  auto values = static_cast<const DenseHostTensor*>(tensor)->elements<float>();
+  EXPECT_EQ(std::vector<float>(values.begin(), values.end()),
+            (std::vector<float>{0, 2, 0, 4, 0, 6}));
+  ASSERT_EQ(core_->Await(product), nullptr);
+  EXPECT_THAT(product.GetErrorIfPresent()->message(),
+              HasSubstr("nn.matmul: inner dimensions differ: [2, 3] x [4, 2]"));
+}
+
+//===--- Threading policy -------------------------------------------------===//
+
+// Several threads issue convolutions at once; every result must be right,
+// and in latency mode no two primitives may ever run together.
+void ConvFromManyThreads(CoreRuntime& core, OpHandler* cpu,
+                         const ExecutionContext& exec_ctx) {
+  const ConvCase p{1, 8, 12, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, false};
+  const std::vector<float> x = Random(p.n * p.c * p.h * p.w, 50);
+  const std::vector<float> w = Random(p.m * p.c * p.kh * p.kw, 51);
+  const std::vector<float> expected = NaiveConv(p, x, w, {}, 12, 12);
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  const OpAttrsRef frozen = attrs.Freeze();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) {
+        TensorHandle args[2] = {*core.MakeDenseTensorHandle<float>(
+                                    {1, 8, 12, 12}, absl::MakeConstSpan(x)),
+                                *core.MakeDenseTensorHandle<float>(
+                                    {8, 8, 3, 3}, absl::MakeConstSpan(w))};
+        TensorHandle result;
+        core.Execute(exec_ctx, "nn.conv", cpu, args, frozen,
+                     absl::MakeSpan(&result, 1), nullptr);
+        const Tensor* tensor = core.Await(result);
+        ASSERT_NE(tensor, nullptr);
+        auto values =
+            static_cast<const DenseHostTensor*>(tensor)->elements<float>();
+        ExpectNear(std::vector<float>(values.begin(), values.end()), expected,
+                   1e-4f);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+}
+
+TEST_F(NnOpsTest, LatencyModeRunsOnePrimitiveAtATime) {
+  const Threading saved = GetThreading();
+  SetThreading(Threading::kLatency);
+  EXPECT_EQ(GetThreading(), Threading::kLatency);
+  ResetMaxConcurrentPrimitives();
+  ConvFromManyThreads(*core_, cpu_, *exec_ctx_);
+  EXPECT_EQ(MaxConcurrentPrimitives(), 1);
+  SetThreading(saved);
+}
+
+TEST_F(NnOpsTest, ThroughputModeRunsPrimitivesSideBySide) {
+  const Threading saved = GetThreading();
+  SetThreading(Threading::kThroughput);
+  EXPECT_EQ(GetThreading(), Threading::kThroughput);
+  ResetMaxConcurrentPrimitives();
+  ConvFromManyThreads(*core_, cpu_, *exec_ctx_);
+  // Never more than the threads that called; results checked above.
+  EXPECT_GE(MaxConcurrentPrimitives(), 1);
+  EXPECT_LE(MaxConcurrentPrimitives(), 4);
+  SetThreading(saved);
 }
 
 }  // namespace

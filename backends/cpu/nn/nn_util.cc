@@ -33,9 +33,9 @@ absl::Status OpError(absl::string_view op, absl::string_view message) {
 absl::Status RequireF32(absl::string_view op, ArgumentMetadata args) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].dtype != DType::kF32) {
-      return OpError(op, absl::StrCat("argument ", i, " is ",
-                                      DTypeName(args[i].dtype),
-                                      "; this op computes in f32 only"));
+      return OpError(
+          op, absl::StrCat("argument ", i, " is ", DTypeName(args[i].dtype),
+                           "; this op computes in f32 only"));
     }
   }
   return absl::OkStatus();
@@ -54,8 +54,7 @@ absl::StatusOr<TensorShape> BroadcastShapes(absl::string_view op,
     const int64_t db = ib >= 0 ? b.GetDimensionSize(ib) : 1;
     if (da != db && da != 1 && db != 1) {
       return OpError(op, absl::StrCat("shapes ", a.DebugString(), " and ",
-                                      b.DebugString(),
-                                      " do not broadcast"));
+                                      b.DebugString(), " do not broadcast"));
     }
     dims[i] = da == 1 ? db : da;
   }
@@ -74,11 +73,17 @@ Dims BroadcastStrides(const TensorShape& shape, const TensorShape& out) {
   return strides;
 }
 
+float FloatAttr(const OpAttrs& attrs, absl::string_view name, float fallback) {
+  if (auto value = attrs.Get<float>(name)) return *value;
+  if (auto value = attrs.Get<double>(name)) return static_cast<float>(*value);
+  return fallback;
+}
+
 absl::StatusOr<int> NormalizeAxis(absl::string_view op, int64_t axis,
                                   int rank) {
   if (axis < -rank || axis >= std::max(rank, 1)) {
-    return OpError(op, absl::StrCat("axis ", axis, " is out of range for rank ",
-                                    rank));
+    return OpError(
+        op, absl::StrCat("axis ", axis, " is out of range for rank ", rank));
   }
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }

@@ -47,9 +47,11 @@ absl::StatusOr<TensorShape> BroadcastShapes(absl::string_view op,
 // `out`): 0 along broadcast dimensions.
 Dims BroadcastStrides(const TensorShape& shape, const TensorShape& out);
 
+// A float attribute given as f32 or f64; `fallback` if absent.
+float FloatAttr(const OpAttrs& attrs, absl::string_view name, float fallback);
+
 // Normalizes an axis in [-rank, rank) to [0, rank); error otherwise.
-absl::StatusOr<int> NormalizeAxis(absl::string_view op, int64_t axis,
-                                  int rank);
+absl::StatusOr<int> NormalizeAxis(absl::string_view op, int64_t axis, int rank);
 
 }  // namespace asyncrt::nn
 

@@ -10,23 +10,19 @@
 // docs/nn_ops.md for how the runtime keeps its workers and OpenMP teams
 // from oversubscribing the machine.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "asyncrt/backends/nn_ops.h"
 #include "backends/cpu/nn/nn_util.h"
-#include "oneapi/dnnl/dnnl.hpp"
+#include "backends/cpu/nn/onednn_util.h"
 
 namespace asyncrt::nn {
 namespace {
 
 using dnnl::memory;
-
-dnnl::engine& CpuEngine() {
-  static auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
 
 memory::dims ToDnnl(absl::Span<const int64_t> dims) {
   return memory::dims(dims.begin(), dims.end());
@@ -43,26 +39,6 @@ memory::dims DenseStrides(const memory::dims& dims) {
 
 memory::desc PlainF32(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, DenseStrides(dims));
-}
-
-memory Wrap(const memory::desc& desc, const DenseHostTensor& tensor) {
-  return memory(desc, CpuEngine(), const_cast<void*>(tensor.data()));
-}
-
-// Runs `primitive` on the calling thread's stream and waits for it
-// (oneDNN's CPU engine computes on the calling thread and its OpenMP team).
-// Errors (an unsupported configuration, out of memory) fail the op.
-template <typename MakePrimitive>
-void RunPrimitive(OpInvocation& invocation, absl::string_view op,
-                  MakePrimitive make) {
-  try {
-    dnnl::stream stream(CpuEngine());
-    auto [primitive, args] = make();
-    primitive.execute(stream, args);
-    stream.wait();
-  } catch (const dnnl::error& error) {
-    FailAll(invocation, op, absl::StrCat("oneDNN: ", error.what()));
-  }
 }
 
 //===--- nn.matmul --------------------------------------------------------===//
@@ -98,8 +74,7 @@ absl::StatusOr<MatmulDims> MatmulShape(absl::string_view op,
   for (size_t i = 0; i + 2 < rank; ++i) {
     if (da[i] != db[i] && da[i] != 1 && db[i] != 1) {
       return OpError(op, absl::StrCat("batch dimensions do not broadcast: ",
-                                      a.DebugString(), " x ",
-                                      b.DebugString()));
+                                      a.DebugString(), " x ", b.DebugString()));
     }
     dims.out[i] = da[i] == 1 ? db[i] : da[i];
   }
@@ -150,12 +125,12 @@ void Matmul(OpInvocation& invocation) {
     memory::desc a_md = PlainF32(dims.a), b_md = PlainF32(dims.b),
                  out_md = PlainF32(dims.out);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, out_md),
-                                    CpuEngine());
+                                    PrimitiveAttr(), CpuEngine());
     std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, Wrap(a_md, a)},
-        {DNNL_ARG_WEIGHTS, Wrap(b_md, b)},
-        {DNNL_ARG_DST, Wrap(out_md, *result)}};
-    return std::make_pair(dnnl::primitive(dnnl::matmul(pd)), std::move(args));
+        {DNNL_ARG_SRC, Wrap(a_md, a.data())},
+        {DNNL_ARG_WEIGHTS, Wrap(b_md, b.data())},
+        {DNNL_ARG_DST, Wrap(out_md, result->data())}};
+    return PrimitiveStep{dnnl::matmul(pd), std::move(args)};
   });
   if (!invocation.results[0]) invocation.results[0] = std::move(result);
 }
@@ -165,8 +140,8 @@ void Matmul(OpInvocation& invocation) {
 // The window of a convolution or pooling op over N, C, spatial... input
 // (1-D and 2-D; 1-D runs as 2-D with a height of 1).
 struct Window {
-  memory::dims kernel, strides, dilations /* oneDNN's: ONNX's - 1 */,
-      pad_begin, pad_end, output;
+  memory::dims kernel, strides, dilations /* oneDNN's: ONNX's - 1 */, pad_begin,
+      pad_end, output;
 };
 
 absl::StatusOr<Dims> IntArray(absl::string_view op, const OpAttrs& attrs,
@@ -288,9 +263,9 @@ absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
   const int64_t filters = w.GetDimensionSize(0);
   if (group < 1 || channels % group != 0 || filters % group != 0 ||
       w.GetDimensionSize(1) * group != channels) {
-    return OpError(kOp, absl::StrCat("input channels ", channels,
-                                     ", weights ", w.DebugString(),
-                                     " and group ", group, " do not agree"));
+    return OpError(kOp, absl::StrCat("input channels ", channels, ", weights ",
+                                     w.DebugString(), " and group ", group,
+                                     " do not agree"));
   }
   if (args.size() == 3 && (args[2].shape.GetRank() != 1 ||
                            args[2].shape.GetDimensionSize(0) != filters)) {
@@ -323,6 +298,68 @@ absl::Status ConvMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   return absl::OkStatus();
 }
 
+// A convolution's primitives for one configuration. oneDNN chooses the
+// layouts it computes fastest in (blocked by 8 or 16 channels); operands
+// in plain layouts are reordered into them and the result back, which
+// costs far less than oneDNN's generic code for plain layouts (4x slower
+// for depthwise).
+struct ConvPrimitives {
+  memory::desc x_md, w_md, bias_md, out_md;  // Plain, as the tensors are.
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward primitive;
+  std::optional<dnnl::reorder> src_reorder, weights_reorder, dst_reorder;
+};
+
+ConfigCache<ConvPrimitives>& ConvCache() {
+  static auto* cache = new ConfigCache<ConvPrimitives>(1024);
+  return *cache;
+}
+
+std::string DimsKey(absl::Span<const int64_t> dims) {
+  return absl::StrJoin(dims, "x");
+}
+
+// A reorder from `from` to `to`, or none if they are the same layout.
+std::optional<dnnl::reorder> ReorderIfNeeded(const memory::desc& from,
+                                             const memory::desc& to) {
+  if (from == to) return std::nullopt;
+  return dnnl::reorder(dnnl::reorder::primitive_desc(
+      CpuEngine(), from, CpuEngine(), to, PrimitiveAttr()));
+}
+
+ConvPrimitives MakeConvPrimitives(const DenseHostTensor& x,
+                                  const DenseHostTensor& w,
+                                  const DenseHostTensor& result,
+                                  const ConvPlan& plan, bool has_bias) {
+  ConvPrimitives conv;
+  conv.x_md = PlainF32(Spatial2d(x.shape().GetDimensions()));
+  memory::dims w_dims = Spatial2d(w.shape().GetDimensions());
+  if (plan.group > 1) {
+    // oneDNN's grouped weights: G x M/G x C/G x kernel.
+    w_dims[0] /= plan.group;
+    w_dims.insert(w_dims.begin(), plan.group);
+  }
+  conv.w_md = PlainF32(w_dims);
+  conv.out_md = PlainF32(Spatial2d(result.shape().GetDimensions()));
+  if (has_bias) conv.bias_md = PlainF32({w.shape().GetDimensionSize(0)});
+  auto any = [](const memory::desc& md) {
+    return memory::desc(md.dims(), memory::data_type::f32,
+                        memory::format_tag::any);
+  };
+  conv.pd = dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_inference,
+          dnnl::algorithm::convolution_direct, any(conv.x_md), any(conv.w_md),
+          conv.bias_md, any(conv.out_md), plan.window.strides,
+          plan.window.dilations, plan.window.pad_begin, plan.window.pad_end),
+      PrimitiveAttr(), CpuEngine());
+  conv.primitive = dnnl::convolution_forward(conv.pd);
+  conv.src_reorder = ReorderIfNeeded(conv.x_md, conv.pd.src_desc());
+  conv.weights_reorder = ReorderIfNeeded(conv.w_md, conv.pd.weights_desc());
+  conv.dst_reorder = ReorderIfNeeded(conv.pd.dst_desc(), conv.out_md);
+  return conv;
+}
+
 void Conv(OpInvocation& invocation) {
   constexpr absl::string_view kOp = "nn.conv";
   const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
@@ -345,33 +382,48 @@ void Conv(OpInvocation& invocation) {
     return;
   }
   RunPrimitive(invocation, kOp, [&] {
-    memory::desc x_md = PlainF32(Spatial2d(x.shape().GetDimensions()));
-    memory::dims w_dims = Spatial2d(w.shape().GetDimensions());
-    if (plan.group > 1) {
-      // oneDNN's grouped weights: G x M/G x C/G x kernel.
-      w_dims[0] /= plan.group;
-      w_dims.insert(w_dims.begin(), plan.group);
-    }
-    memory::desc w_md = PlainF32(w_dims);
-    memory::desc out_md = PlainF32(Spatial2d(result->shape().GetDimensions()));
-    memory::desc bias_md =
-        has_bias ? PlainF32({w.shape().GetDimensionSize(0)}) : memory::desc();
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference,
-        dnnl::algorithm::convolution_direct, x_md, w_md, bias_md, out_md,
-        plan.window.strides, plan.window.dilations, plan.window.pad_begin,
-        plan.window.pad_end);
-    dnnl::convolution_forward::primitive_desc pd(desc, CpuEngine());
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, Wrap(x_md, x)},
-                                            {DNNL_ARG_WEIGHTS, Wrap(w_md, w)},
-                                            {DNNL_ARG_DST, Wrap(out_md, *result)}};
+    std::shared_ptr<const ConvPrimitives> conv = ConvCache().GetOrCreate(
+        absl::StrCat(DimsKey(x.shape().GetDimensions()), "|",
+                     DimsKey(w.shape().GetDimensions()), "|", has_bias, "|",
+                     plan.group, "|", DimsKey(plan.window.strides), "|",
+                     DimsKey(plan.window.dilations), "|",
+                     DimsKey(plan.window.pad_begin), "|",
+                     DimsKey(plan.window.pad_end)),
+        [&] { return MakeConvPrimitives(x, w, *result, plan, has_bias); });
+    std::vector<PrimitiveStep> steps;
+    // An operand in the primitive's layout: the tensor itself, or a copy
+    // reordered into it.
+    auto operand = [&](const std::optional<dnnl::reorder>& reorder,
+                       const memory::desc& plain, const memory::desc& wanted,
+                       const void* data) {
+      memory given = Wrap(plain, data);
+      if (!reorder) return given;
+      memory copy(wanted, CpuEngine());
+      steps.push_back(
+          {*reorder, {{DNNL_ARG_FROM, given}, {DNNL_ARG_TO, copy}}});
+      return copy;
+    };
+    const auto& pd = conv->pd;
+    memory src =
+        operand(conv->src_reorder, conv->x_md, pd.src_desc(), x.data());
+    memory weights =
+        operand(conv->weights_reorder, conv->w_md, pd.weights_desc(), w.data());
+    memory out = Wrap(conv->out_md, result->data());
+    memory dst = conv->dst_reorder ? memory(pd.dst_desc(), CpuEngine()) : out;
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (has_bias) {
       args.emplace(DNNL_ARG_BIAS,
-                   Wrap(bias_md, static_cast<const DenseHostTensor&>(
-                                     invocation.argument(2))));
+                   Wrap(conv->bias_md, static_cast<const DenseHostTensor&>(
+                                           invocation.argument(2))
+                                           .data()));
     }
-    return std::make_pair(dnnl::primitive(dnnl::convolution_forward(pd)),
-                          std::move(args));
+    steps.push_back({conv->primitive, std::move(args)});
+    if (conv->dst_reorder) {
+      steps.push_back(
+          {*conv->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
+    }
+    return steps;
   });
   if (!invocation.results[0]) invocation.results[0] = std::move(result);
 }
@@ -387,11 +439,13 @@ absl::StatusOr<Window> PlanPool(absl::string_view op, PoolKind kind,
   }
   const auto spatial = x.GetDimensions().subspan(2);
   if (kind == PoolKind::kGlobalAverage) {
-    return MakeWindow(op, OpAttrs(), spatial, Dims(spatial.begin(), spatial.end()));
+    return MakeWindow(op, OpAttrs(), spatial,
+                      Dims(spatial.begin(), spatial.end()));
   }
   auto kernel = attrs.GetIntegerArray("kernel_shape");
   if (!kernel || kernel->size() != spatial.size()) {
-    return OpError(op, "needs kernel_shape with one value per spatial dimension");
+    return OpError(op,
+                   "needs kernel_shape with one value per spatial dimension");
   }
   if (attrs.GetInteger("ceil_mode").value_or(0) != 0) {
     return OpError(op, "ceil_mode = 1 is not supported");
@@ -457,15 +511,16 @@ void Pool(OpInvocation& invocation) {
   RunPrimitive(invocation, op, [&] {
     memory::desc x_md = PlainF32(Spatial2d(x.shape().GetDimensions()));
     memory::desc out_md = PlainF32(Spatial2d(result->shape().GetDimensions()));
-    dnnl::pooling_v2_forward::desc desc(
-        dnnl::prop_kind::forward_inference, algorithm, x_md, out_md,
-        window.strides, window.kernel, window.dilations, window.pad_begin,
-        window.pad_end);
-    dnnl::pooling_v2_forward::primitive_desc pd(desc, CpuEngine());
+    dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                        algorithm, x_md, out_md, window.strides,
+                                        window.kernel, window.dilations,
+                                        window.pad_begin, window.pad_end);
+    dnnl::pooling_v2_forward::primitive_desc pd(desc, PrimitiveAttr(),
+                                                CpuEngine());
     std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, Wrap(x_md, x)}, {DNNL_ARG_DST, Wrap(out_md, *result)}};
-    return std::make_pair(dnnl::primitive(dnnl::pooling_v2_forward(pd)),
-                          std::move(args));
+        {DNNL_ARG_SRC, Wrap(x_md, x.data())},
+        {DNNL_ARG_DST, Wrap(out_md, result->data())}};
+    return PrimitiveStep{dnnl::pooling_v2_forward(pd), std::move(args)};
   });
   if (!invocation.results[0]) invocation.results[0] = std::move(result);
 }

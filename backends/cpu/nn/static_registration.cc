@@ -4,3 +4,5 @@
 
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterElementwiseOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterOneDnnOps);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterShapeOps);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNormalizationOps);

@@ -7,15 +7,37 @@
 // ONNX's names: strides, pads, dilations, group, auto_pad, kernel_shape,
 // axis, alpha, ...). The op set and what each supports: docs/nn_ops.md.
 //
-// Computation is in f32; an argument of another dtype is an error that
-// names the op and the argument. Thread-safety: the ops may run
-// concurrently on any threads.
+// Arithmetic ops compute in f32, and an argument of another dtype is an
+// error that names the op and the argument; shape and data-movement ops
+// take every fixed-size dtype. Thread-safety: the ops may run concurrently
+// on any threads.
 #ifndef ASYNCRT_BACKENDS_NN_OPS_H_
 #define ASYNCRT_BACKENDS_NN_OPS_H_
 
 #include "asyncrt/core_runtime/op_registry.h"
 
 namespace asyncrt::nn {
+
+// How the ops on oneDNN share the machine. Debian's oneDNN computes a
+// primitive on the calling thread and an OpenMP team; several runtime
+// workers inside oneDNN with full teams at once would oversubscribe the
+// cores.
+enum class Threading {
+  // One primitive at a time gets the whole OpenMP team (OMP_NUM_THREADS,
+  // else every core): the lowest latency for one request. A worker that
+  // reaches a primitive while another runs waits for it (briefly blocking
+  // that worker) instead of starting a second team.
+  kLatency,
+  // Each primitive runs on its calling thread alone, and primitives on
+  // different workers run at once: the most requests per second when
+  // independent requests keep the workers busy.
+  kThroughput,
+};
+// The process-wide policy; initially $ASYNCRT_NN_THREADING ("latency" or
+// "throughput"), else kLatency. Thread-safe; applies to primitives started
+// after the call.
+void SetThreading(Threading threading);
+Threading GetThreading();
 
 // Elementwise ops: nn.add, nn.sub, nn.mul, nn.div, nn.pow, nn.max, nn.min
 // (numpy broadcasting), nn.relu, nn.leaky_relu, nn.clip, nn.sigmoid,
@@ -27,6 +49,16 @@ void RegisterElementwiseOps(OpRegistry& registry);
 // dilations, explicit and automatic padding, optional bias), nn.max_pool,
 // nn.average_pool, nn.global_average_pool.
 void RegisterOneDnnOps(OpRegistry& registry);
+
+// Shape and data-movement ops: nn.reshape, nn.flatten, nn.transpose,
+// nn.squeeze, nn.unsqueeze, nn.expand, nn.concat, nn.split, nn.slice,
+// nn.gather, nn.where, nn.cast, nn.pad, nn.shape, nn.constant_of_shape.
+void RegisterShapeOps(OpRegistry& registry);
+
+// Normalizations, reductions and Gemm: nn.batch_normalization,
+// nn.layer_normalization, nn.reduce_mean, nn.reduce_sum, nn.reduce_max,
+// nn.gemm.
+void RegisterNormalizationOps(OpRegistry& registry);
 
 }  // namespace asyncrt::nn
 

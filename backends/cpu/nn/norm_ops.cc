@@ -1,0 +1,643 @@
+// Normalizations, reductions and Gemm on the CPU: nn.batch_normalization
+// (inference), nn.layer_normalization, nn.reduce_{mean,sum,max} and
+// nn.gemm (its product on oneDNN matmul).
+//
+// Loops are written so that GCC vectorizes the contiguous inner dimension:
+// per-channel and per-row constants are computed outside it, and row sums
+// keep several independent partial sums, since strict IEEE semantics forbid
+// the compiler from reassociating a single accumulator.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "asyncrt/backends/nn_ops.h"
+#include "backends/cpu/nn/nn_util.h"
+#include "backends/cpu/nn/onednn_util.h"
+
+namespace asyncrt::nn {
+namespace {
+
+using dnnl::memory;
+
+// The metadata of the invocation's arguments, so that a dispatch function
+// can rebuild the plan its shape function validated.
+using MetadataPointers = absl::InlinedVector<const TensorMetadata*, 5>;
+
+MetadataPointers ArgumentMetadataOf(const OpInvocation& invocation) {
+  MetadataPointers pointers;
+  for (size_t i = 0; i < invocation.arguments.size(); ++i) {
+    pointers.push_back(&invocation.argument(i).metadata());
+  }
+  return pointers;
+}
+
+const float* Data(const OpInvocation& invocation, size_t index) {
+  return static_cast<const DenseHostTensor&>(invocation.argument(index))
+      .elements<float>()
+      .data();
+}
+
+absl::Status CheckCounts(absl::string_view op, ArgumentMetadata args,
+                         absl::Span<TensorMetadata> results, size_t min_args,
+                         size_t max_args) {
+  if (args.size() < min_args || args.size() > max_args || results.size() != 1) {
+    return OpError(op, min_args == max_args
+                           ? absl::StrCat("takes ", min_args,
+                                          " arguments and has 1 result")
+                           : absl::StrCat("takes ", min_args, " or ", max_args,
+                                          " arguments and has 1 result"));
+  }
+  return RequireF32(op, args);
+}
+
+// out[j] = f(j) for j in [0, n), in blocks of eight, which GCC vectorizes
+// under any cost model (at plain -O2 it takes only loops whose trip count
+// is a multiple of the vector width). Each block is computed before it is
+// stored, so `out` may alias what `f` reads at the same index.
+template <typename T, typename F>
+inline void ForRow(T* out, int64_t n, F f) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    T block[8];
+    for (int l = 0; l < 8; ++l) block[l] = f(j + l);
+    for (int l = 0; l < 8; ++l) out[j + l] = block[l];
+  }
+  for (; j < n; ++j) out[j] = f(j);
+}
+
+// Sum and sum of squares of x[0, n) in double. Eight partial sums: a loop
+// the compiler can vectorize, and accurate for long rows.
+void RowMoments(const float* x, int64_t n, double& sum, double& sum_sq) {
+  double s[8] = {}, q[8] = {};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; ++l) {
+      const double v = x[j + l];
+      s[l] += v;
+      q[l] += v * v;
+    }
+  }
+  sum = sum_sq = 0;
+  for (; j < n; ++j) {
+    sum += x[j];
+    sum_sq += static_cast<double>(x[j]) * x[j];
+  }
+  for (int l = 0; l < 8; ++l) {
+    sum += s[l];
+    sum_sq += q[l];
+  }
+}
+
+double RowSum(const float* x, int64_t n) {
+  double s[8] = {};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; ++l) s[l] += x[j + l];
+  }
+  double sum = 0;
+  for (; j < n; ++j) sum += x[j];
+  for (int l = 0; l < 8; ++l) sum += s[l];
+  return sum;
+}
+
+float RowMax(const float* x, int64_t n) {
+  float m[8];
+  std::fill_n(m, 8, -std::numeric_limits<float>::infinity());
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; ++l) m[l] = std::max(m[l], x[j + l]);
+  }
+  float max = -std::numeric_limits<float>::infinity();
+  for (; j < n; ++j) max = std::max(max, x[j]);
+  for (int l = 0; l < 8; ++l) max = std::max(max, m[l]);
+  return max;
+}
+
+//===--- nn.batch_normalization -------------------------------------------===//
+
+// ONNX BatchNormalization in inference mode: x [N, C, spatial...]; scale,
+// B, mean and var [C]; y = (x - mean) / sqrt(var + epsilon) * scale + B.
+absl::Status BatchNormMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                               absl::Span<TensorMetadata> results) {
+  constexpr absl::string_view kOp = "nn.batch_normalization";
+  if (absl::Status status = CheckCounts(kOp, args, results, 5, 5);
+      !status.ok()) {
+    return status;
+  }
+  if (attrs.GetInteger("training_mode").value_or(0) != 0) {
+    return OpError(kOp, "training_mode = 1 is not supported");
+  }
+  const TensorShape& x = args[0].shape;
+  if (x.GetRank() < 2) {
+    return OpError(
+        kOp, absl::StrCat("input must be N x C x ..., got ", x.DebugString()));
+  }
+  const int64_t channels = x.GetDimensionSize(1);
+  static constexpr const char* kNames[] = {"scale", "B", "mean", "var"};
+  for (int i = 1; i < 5; ++i) {
+    const TensorShape& param = args[i].shape;
+    if (param.GetRank() != 1 || param.GetDimensionSize(0) != channels) {
+      return OpError(kOp, absl::StrCat(kNames[i - 1], " ", param.DebugString(),
+                                       " is not [", channels, "]"));
+    }
+  }
+  results[0] = args[0];
+  return absl::OkStatus();
+}
+
+void BatchNorm(OpInvocation& invocation) {
+  constexpr absl::string_view kOp = "nn.batch_normalization";
+  const TensorShape& shape = invocation.argument(0).metadata().shape;
+  const float epsilon = FloatAttr(invocation.attrs, "epsilon", 1e-5f);
+  const int64_t batch = shape.GetDimensionSize(0);
+  const int64_t channels = shape.GetDimensionSize(1);
+  const int64_t inner = channels == 0 || batch == 0
+                            ? 0
+                            : shape.GetNumElements() / (batch * channels);
+  // Per channel, once: y = x * s + t.
+  std::vector<float> s(channels), t(channels);
+  const float *scale = Data(invocation, 1), *bias = Data(invocation, 2),
+              *mean = Data(invocation, 3), *var = Data(invocation, 4);
+  for (int64_t c = 0; c < channels; ++c) {
+    const double factor =
+        scale[c] / std::sqrt(static_cast<double>(var[c]) + epsilon);
+    s[c] = static_cast<float>(factor);
+    t[c] = static_cast<float>(bias[c] - mean[c] * factor);
+  }
+  const float* x = Data(invocation, 0);
+  // Element i is read before it is written: x's buffer may be the result's.
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, kOp, invocation.result_metadata[0], 0b1);
+  if (!result) return;
+  float* y = result->elements<float>().data();
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t offset = (n * channels + c) * inner;
+      const float sc = s[c], sh = t[c];
+      const float* in = x + offset;
+      float* out = y + offset;
+      ForRow(out, inner, [&](int64_t j) { return in[j] * sc + sh; });
+    }
+  }
+  invocation.results[0] = std::move(result);
+}
+
+//===--- nn.layer_normalization -------------------------------------------===//
+
+// ONNX LayerNormalization: each row (dims [axis, rank)) normalized to mean
+// 0 and variance 1, times scale, plus the optional bias; scale and bias
+// broadcast to the normalized dims.
+struct LayerNormPlan {
+  int axis;
+  int64_t rows, size;
+};
+
+absl::StatusOr<LayerNormPlan> PlanLayerNorm(ArgumentMetadata args,
+                                            const OpAttrs& attrs) {
+  constexpr absl::string_view kOp = "nn.layer_normalization";
+  const TensorShape& x = args[0].shape;
+  absl::StatusOr<int> axis =
+      NormalizeAxis(kOp, attrs.GetInteger("axis").value_or(-1), x.GetRank());
+  if (!axis.ok()) return axis.status();
+  const auto dims = x.GetDimensions();
+  const TensorShape normalized(dims.subspan(*axis));
+  for (size_t i = 1; i < args.size(); ++i) {
+    const TensorShape& param = args[i].shape;
+    absl::StatusOr<TensorShape> shape = BroadcastShapes(kOp, param, normalized);
+    if (!shape.ok() || *shape != normalized) {
+      return OpError(
+          kOp, absl::StrCat(i == 1 ? "scale " : "bias ", param.DebugString(),
+                            " does not broadcast to the "
+                            "normalized dimensions ",
+                            normalized.DebugString()));
+    }
+  }
+  LayerNormPlan plan{*axis, 1, normalized.GetNumElements()};
+  for (int d = 0; d < *axis; ++d) plan.rows *= dims[d];
+  return plan;
+}
+
+absl::Status LayerNormMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                               absl::Span<TensorMetadata> results) {
+  constexpr absl::string_view kOp = "nn.layer_normalization";
+  if (absl::Status status = CheckCounts(kOp, args, results, 2, 3);
+      !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<LayerNormPlan> plan = PlanLayerNorm(args, attrs);
+  if (!plan.ok()) return plan.status();
+  results[0] = args[0];
+  return absl::OkStatus();
+}
+
+// `param`'s elements broadcast to `normalized` (row-major, all of them):
+// the inner loop then reads one contiguous row of parameters.
+const float* ExpandParam(const DenseHostTensor& param,
+                         const TensorShape& normalized,
+                         std::vector<float>& storage) {
+  const float* data = param.elements<float>().data();
+  if (param.shape() == normalized) return data;
+  const Dims strides = BroadcastStrides(param.shape(), normalized);
+  const int rank = normalized.GetRank();
+  storage.resize(normalized.GetNumElements());
+  for (int64_t i = 0; i < static_cast<int64_t>(storage.size()); ++i) {
+    int64_t rest = i, offset = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t size = normalized.GetDimensionSize(d);
+      offset += rest % size * strides[d];
+      rest /= size;
+    }
+    storage[i] = data[offset];
+  }
+  return storage.data();
+}
+
+void LayerNorm(OpInvocation& invocation) {
+  constexpr absl::string_view kOp = "nn.layer_normalization";
+  const MetadataPointers metadata = ArgumentMetadataOf(invocation);
+  absl::StatusOr<LayerNormPlan> plan =
+      PlanLayerNorm(ArgumentMetadata(metadata), invocation.attrs);
+  if (!plan.ok()) return FailAll(invocation, kOp, plan.status().message());
+  const float epsilon = FloatAttr(invocation.attrs, "epsilon", 1e-5f);
+  const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  const TensorShape normalized(x.shape().GetDimensions().subspan(plan->axis));
+  std::vector<float> scale_storage, bias_storage;
+  const float* scale =
+      ExpandParam(static_cast<const DenseHostTensor&>(invocation.argument(1)),
+                  normalized, scale_storage);
+  const bool has_bias = invocation.arguments.size() == 3;
+  const float* bias =
+      has_bias
+          ? ExpandParam(
+                static_cast<const DenseHostTensor&>(invocation.argument(2)),
+                normalized, bias_storage)
+          : nullptr;
+  // Each row is read in full (its moments) before it is written.
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, kOp, invocation.result_metadata[0], 0b1);
+  if (!result) return;
+  const float* in_data = x.elements<float>().data();
+  float* out_data = result->elements<float>().data();
+  const int64_t size = plan->size;
+  for (int64_t r = 0; r < plan->rows && size > 0; ++r) {
+    const float* in = in_data + r * size;
+    float* out = out_data + r * size;
+    // One pass in double: sum and sum of squares.
+    double sum, sum_sq;
+    RowMoments(in, size, sum, sum_sq);
+    const double mean = sum / size;
+    const double variance = std::max(0.0, sum_sq / size - mean * mean);
+    const float m = static_cast<float>(mean);
+    const float inv = static_cast<float>(1.0 / std::sqrt(variance + epsilon));
+    if (has_bias) {
+      ForRow(out, size,
+             [&](int64_t j) { return (in[j] - m) * inv * scale[j] + bias[j]; });
+    } else {
+      ForRow(out, size,
+             [&](int64_t j) { return (in[j] - m) * inv * scale[j]; });
+    }
+  }
+  invocation.results[0] = std::move(result);
+}
+
+//===--- Reductions -------------------------------------------------------===//
+
+enum class ReduceKind { kMean, kSum, kMax };
+
+absl::string_view ReduceName(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kMean:
+      return "nn.reduce_mean";
+    case ReduceKind::kSum:
+      return "nn.reduce_sum";
+    case ReduceKind::kMax:
+      return "nn.reduce_max";
+  }
+  return "";
+}
+
+// ONNX Reduce*: `axes` (negative allowed; absent or empty: all of them,
+// or none with noop_with_empty_axes = 1), `keepdims` (default 1).
+struct ReducePlan {
+  absl::InlinedVector<bool, 6> reduced;  // Per input dimension.
+  Dims result;
+  bool noop = false;
+};
+
+absl::StatusOr<ReducePlan> PlanReduce(absl::string_view op,
+                                      const TensorShape& x,
+                                      const OpAttrs& attrs) {
+  const int rank = x.GetRank();
+  absl::InlinedVector<int64_t, 4> axes;
+  if (auto array = attrs.GetIntegerArray("axes")) {
+    axes = *std::move(array);
+  } else if (auto axis = attrs.GetInteger("axes")) {
+    axes = {*axis};
+  }
+  ReducePlan plan;
+  plan.reduced.assign(rank, axes.empty());
+  if (axes.empty() && attrs.GetInteger("noop_with_empty_axes").value_or(0)) {
+    plan.noop = true;
+    plan.result.assign(x.GetDimensions().begin(), x.GetDimensions().end());
+    return plan;
+  }
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank) {
+      return OpError(
+          op, absl::StrCat("axis ", axis, " is out of range for rank ", rank));
+    }
+    const int64_t d = axis < 0 ? axis + rank : axis;
+    if (plan.reduced[d]) {
+      return OpError(op, absl::StrCat("axis ", axis, " is repeated"));
+    }
+    plan.reduced[d] = true;
+  }
+  const bool keepdims = attrs.GetInteger("keepdims").value_or(1) != 0;
+  for (int d = 0; d < rank; ++d) {
+    if (!plan.reduced[d]) {
+      plan.result.push_back(x.GetDimensionSize(d));
+    } else if (keepdims) {
+      plan.result.push_back(1);
+    }
+  }
+  return plan;
+}
+
+template <ReduceKind kKind>
+absl::Status ReduceMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                            absl::Span<TensorMetadata> results) {
+  const absl::string_view op = ReduceName(kKind);
+  if (absl::Status status = CheckCounts(op, args, results, 1, 1);
+      !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<ReducePlan> plan = PlanReduce(op, args[0].shape, attrs);
+  if (!plan.ok()) return plan.status();
+  results[0] = TensorMetadata(DType::kF32, plan->result);
+  return absl::OkStatus();
+}
+
+template <ReduceKind kKind>
+void Reduce(OpInvocation& invocation) {
+  const absl::string_view op = ReduceName(kKind);
+  const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  absl::StatusOr<ReducePlan> plan = PlanReduce(op, x.shape(), invocation.attrs);
+  if (!plan.ok()) return FailAll(invocation, op, plan.status().message());
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, op, invocation.result_metadata[0]);
+  if (!result) return;
+  const float* in = x.elements<float>().data();
+  float* out = result->elements<float>().data();
+  const int64_t in_count = x.shape().GetNumElements();
+  const int64_t out_count = result->shape().GetNumElements();
+  if (plan->noop) {
+    if (in_count > 0) std::memcpy(out, in, in_count * sizeof(float));
+    invocation.results[0] = std::move(result);
+    return;
+  }
+  constexpr float kInit = kKind == ReduceKind::kMax
+                              ? -std::numeric_limits<float>::infinity()
+                              : 0.0f;
+  if (in_count == 0) {
+    // Reducing nothing: the identity, and the mean of nothing is NaN.
+    std::fill_n(out, out_count,
+                kKind == ReduceKind::kMean
+                    ? std::numeric_limits<float>::quiet_NaN()
+                    : kInit);
+    invocation.results[0] = std::move(result);
+    return;
+  }
+  // Collapse the input into alternating runs of kept and reduced
+  // dimensions (size-1 dimensions are either), e.g. [K, R, K]; the last run
+  // is the contiguous inner loop.
+  Dims sizes;
+  absl::InlinedVector<bool, 6> reduced;
+  for (int d = 0; d < x.shape().GetRank(); ++d) {
+    const int64_t size = x.shape().GetDimensionSize(d);
+    if (size == 1) continue;
+    if (!reduced.empty() && reduced.back() == plan->reduced[d]) {
+      sizes.back() *= size;
+    } else {
+      sizes.push_back(size);
+      reduced.push_back(plan->reduced[d]);
+    }
+  }
+  if (sizes.empty()) {
+    sizes.push_back(1);
+    reduced.push_back(false);
+  }
+  const int rank = sizes.size();
+  Dims out_strides(rank, 0);
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (!reduced[d]) {
+      out_strides[d] = stride;
+      stride *= sizes[d];
+    }
+  }
+  // Sums accumulate in double; max in the result itself.
+  using Acc = std::conditional_t<kKind == ReduceKind::kMax, float, double>;
+  std::vector<double> sums(kKind == ReduceKind::kMax ? 0 : out_count, 0.0);
+  Acc* acc;
+  if constexpr (kKind == ReduceKind::kMax) {
+    acc = out;
+    std::fill_n(out, out_count, kInit);
+  } else {
+    acc = sums.data();
+  }
+  const int64_t inner = sizes[rank - 1];
+  const bool inner_reduced = reduced[rank - 1];
+  Dims index(rank - 1, 0);
+  int64_t out_offset = 0;
+  for (int64_t row = 0; row < in_count / inner; ++row) {
+    const float* src = in + row * inner;
+    Acc* dst = acc + out_offset;
+    if (inner_reduced) {
+      if constexpr (kKind == ReduceKind::kMax) {
+        dst[0] = std::max(dst[0], RowMax(src, inner));
+      } else {
+        dst[0] += RowSum(src, inner);
+      }
+    } else {
+      ForRow(dst, inner, [&](int64_t j) -> Acc {
+        if constexpr (kKind == ReduceKind::kMax) {
+          return std::max(dst[j], src[j]);
+        } else {
+          return dst[j] + src[j];
+        }
+      });
+    }
+    // Next row: an odometer over the outer runs.
+    for (int d = rank - 2; d >= 0; --d) {
+      out_offset += out_strides[d];
+      if (++index[d] < sizes[d]) break;
+      out_offset -= out_strides[d] * index[d];
+      index[d] = 0;
+    }
+  }
+  if constexpr (kKind != ReduceKind::kMax) {
+    const double factor = kKind == ReduceKind::kMean
+                              ? static_cast<double>(out_count) / in_count
+                              : 1.0;
+    ForRow(out, out_count,
+           [&](int64_t i) { return static_cast<float>(sums[i] * factor); });
+  }
+  invocation.results[0] = std::move(result);
+}
+
+//===--- nn.gemm ----------------------------------------------------------===//
+
+// ONNX Gemm: Y = alpha * A' * B' + beta * C, A' = transA ? A^T : A
+// ([M, K]), B' = transB ? B^T : B ([K, N]), C unidirectionally broadcast
+// to [M, N].
+struct GemmPlan {
+  bool trans_a, trans_b;
+  int64_t m, k, n;
+};
+
+absl::StatusOr<GemmPlan> PlanGemm(ArgumentMetadata args, const OpAttrs& attrs) {
+  constexpr absl::string_view kOp = "nn.gemm";
+  const TensorShape& a = args[0].shape;
+  const TensorShape& b = args[1].shape;
+  if (a.GetRank() != 2 || b.GetRank() != 2) {
+    return OpError(
+        kOp, absl::StrCat("A and B must have rank 2, got ", a.DebugString(),
+                          " and ", b.DebugString()));
+  }
+  const int64_t trans_a = attrs.GetInteger("transA").value_or(0);
+  const int64_t trans_b = attrs.GetInteger("transB").value_or(0);
+  if ((trans_a != 0 && trans_a != 1) || (trans_b != 0 && trans_b != 1)) {
+    return OpError(kOp, "transA and transB must be 0 or 1");
+  }
+  GemmPlan plan{trans_a == 1, trans_b == 1, a.GetDimensionSize(trans_a),
+                a.GetDimensionSize(1 - trans_a),
+                b.GetDimensionSize(1 - trans_b)};
+  if (b.GetDimensionSize(trans_b) != plan.k) {
+    return OpError(kOp,
+                   absl::StrCat("inner dimensions differ: A ", a.DebugString(),
+                                " (transA ", trans_a, ") x B ", b.DebugString(),
+                                " (transB ", trans_b, ")"));
+  }
+  if (args.size() == 3) {
+    const TensorShape& c = args[2].shape;
+    const TensorShape out({plan.m, plan.n});
+    absl::StatusOr<TensorShape> shape = BroadcastShapes(kOp, c, out);
+    if (!shape.ok() || *shape != out) {
+      return OpError(
+          kOp, absl::StrCat("C ", c.DebugString(), " does not broadcast to ",
+                            out.DebugString()));
+    }
+  }
+  return plan;
+}
+
+absl::Status GemmMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                          absl::Span<TensorMetadata> results) {
+  constexpr absl::string_view kOp = "nn.gemm";
+  if (absl::Status status = CheckCounts(kOp, args, results, 2, 3);
+      !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<GemmPlan> plan = PlanGemm(args, attrs);
+  if (!plan.ok()) return plan.status();
+  results[0] = TensorMetadata(DType::kF32, {plan->m, plan->n});
+  return absl::OkStatus();
+}
+
+// A [rows, cols] operand stored row-major as given (`transposed`: stored as
+// [cols, rows]); a transpose is a stride swap, not a copy.
+memory::desc MatrixF32(int64_t rows, int64_t cols, bool transposed) {
+  const memory::dims strides =
+      transposed ? memory::dims{1, rows} : memory::dims{cols, 1};
+  return memory::desc({rows, cols}, memory::data_type::f32, strides);
+}
+
+void Gemm(OpInvocation& invocation) {
+  constexpr absl::string_view kOp = "nn.gemm";
+  const MetadataPointers metadata = ArgumentMetadataOf(invocation);
+  absl::StatusOr<GemmPlan> plan =
+      PlanGemm(ArgumentMetadata(metadata), invocation.attrs);
+  if (!plan.ok()) return FailAll(invocation, kOp, plan.status().message());
+  const float alpha = FloatAttr(invocation.attrs, "alpha", 1.0f);
+  const float beta = FloatAttr(invocation.attrs, "beta", 1.0f);
+  const bool has_c = invocation.arguments.size() == 3;
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, kOp, invocation.result_metadata[0]);
+  if (!result) return;
+  const int64_t m = plan->m, k = plan->k, n = plan->n;
+  float* y = result->elements<float>().data();
+  if (m * n == 0) {
+    invocation.results[0] = std::move(result);
+    return;
+  }
+  // Y starts as beta * C (broadcast), which oneDNN's sum post-op adds to
+  // alpha * A' * B'.
+  if (has_c) {
+    const TensorShape& c_shape = invocation.argument(2).metadata().shape;
+    const Dims strides = BroadcastStrides(c_shape, TensorShape({m, n}));
+    const float* c = Data(invocation, 2);
+    for (int64_t i = 0; i < m; ++i) {
+      const float* c_row = c + i * strides[0];
+      float* y_row = y + i * n;
+      if (strides[1] == 1) {
+        ForRow(y_row, n, [&](int64_t j) { return beta * c_row[j]; });
+      } else {
+        std::fill_n(y_row, n, beta * c_row[0]);
+      }
+    }
+  } else if (k == 0) {
+    std::fill_n(y, m * n, 0.0f);
+  }
+  if (k == 0) {  // A sum over nothing: Y is beta * C.
+    invocation.results[0] = std::move(result);
+    return;
+  }
+  RunPrimitive(invocation, kOp, [&] {
+    // A dimension of 1 reads the same memory either way; dense strides
+    // keep oneDNN's plain-layout checks simple.
+    memory::desc a_md = MatrixF32(m, k, plan->trans_a && m > 1 && k > 1);
+    memory::desc b_md = MatrixF32(k, n, plan->trans_b && k > 1 && n > 1);
+    memory::desc y_md = MatrixF32(m, n, false);
+    dnnl::primitive_attr attr = PrimitiveAttr();
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    if (has_c) {
+      dnnl::post_ops post_ops;
+      post_ops.append_sum(1.0f);
+      attr.set_post_ops(post_ops);
+    }
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), attr,
+                                    CpuEngine());
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, Wrap(a_md, Data(invocation, 0))},
+        {DNNL_ARG_WEIGHTS, Wrap(b_md, Data(invocation, 1))},
+        {DNNL_ARG_DST, Wrap(y_md, y)}};
+    return PrimitiveStep{dnnl::matmul(pd), std::move(args)};
+  });
+  if (!invocation.results[0]) invocation.results[0] = std::move(result);
+}
+
+}  // namespace
+
+void RegisterNormalizationOps(OpRegistry& registry) {
+  registry.AddOp("nn.batch_normalization", BatchNormMetadata);
+  registry.AddDispatch("nn.batch_normalization", "cpu", BatchNorm);
+  registry.AddOp("nn.layer_normalization", LayerNormMetadata);
+  registry.AddDispatch("nn.layer_normalization", "cpu", LayerNorm);
+  registry.AddOp("nn.reduce_mean", ReduceMetadata<ReduceKind::kMean>);
+  registry.AddDispatch("nn.reduce_mean", "cpu", Reduce<ReduceKind::kMean>);
+  registry.AddOp("nn.reduce_sum", ReduceMetadata<ReduceKind::kSum>);
+  registry.AddDispatch("nn.reduce_sum", "cpu", Reduce<ReduceKind::kSum>);
+  registry.AddOp("nn.reduce_max", ReduceMetadata<ReduceKind::kMax>);
+  registry.AddDispatch("nn.reduce_max", "cpu", Reduce<ReduceKind::kMax>);
+  registry.AddOp("nn.gemm", GemmMetadata);
+  registry.AddDispatch("nn.gemm", "cpu", Gemm);
+}
+
+}  // namespace asyncrt::nn

@@ -1,0 +1,106 @@
+#include "backends/cpu/nn/onednn_util.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "asyncrt/backends/nn_ops.h"
+
+namespace asyncrt::nn {
+namespace {
+
+Threading ThreadingFromEnvironment() {
+  const char* value = std::getenv("ASYNCRT_NN_THREADING");
+  return value != nullptr && std::string(value) == "throughput"
+             ? Threading::kThroughput
+             : Threading::kLatency;
+}
+
+std::atomic<Threading>& CurrentThreading() {
+  static std::atomic<Threading> threading{ThreadingFromEnvironment()};
+  return threading;
+}
+
+// The OpenMP team a primitive gets in latency mode: OpenMP's default for
+// the process (OMP_NUM_THREADS, else the cores), read once from the
+// initial thread's settings, not from a runtime worker's.
+int FullTeam() {
+  static const int threads = omp_get_max_threads();
+  return threads;
+}
+[[maybe_unused]] const int full_team_at_startup = FullTeam();
+
+std::mutex& LatencyMutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+
+std::atomic<int> running{0};
+std::atomic<int> max_running{0};
+
+// Counts the primitives running at once (relaxed: a statistic).
+class RunningScope {
+ public:
+  RunningScope() {
+    const int now = running.fetch_add(1, std::memory_order_relaxed) + 1;
+    int max = max_running.load(std::memory_order_relaxed);
+    while (now > max && !max_running.compare_exchange_weak(
+                            max, now, std::memory_order_relaxed)) {
+    }
+  }
+  ~RunningScope() { running.fetch_sub(1, std::memory_order_relaxed); }
+};
+
+}  // namespace
+
+void SetThreading(Threading threading) {
+  CurrentThreading().store(threading, std::memory_order_relaxed);
+}
+
+Threading GetThreading() {
+  return CurrentThreading().load(std::memory_order_relaxed);
+}
+
+void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {
+  // OpenMP's team size is a per-thread setting: set it on this thread for
+  // this call (cheap; a thread may serve both modes over its life).
+  const Threading threading = GetThreading();
+  const int team = threading == Threading::kThroughput ? 1 : FullTeam();
+  if (omp_get_max_threads() != team) omp_set_num_threads(team);
+  dnnl::stream stream(CpuEngine());
+  auto run = [&] {
+    RunningScope scope;
+    for (const PrimitiveStep& step : steps) {
+      const dnnl_memory_desc_t* scratchpad = dnnl_primitive_desc_query_md(
+          step.primitive.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+      if (scratchpad == nullptr || scratchpad->ndims == 0) {
+        step.primitive.execute(stream, step.args);
+        continue;
+      }
+      std::unordered_map<int, dnnl::memory> args = step.args;
+      args.emplace(DNNL_ARG_SCRATCHPAD,
+                   dnnl::memory(dnnl::memory::desc(*scratchpad), CpuEngine()));
+      step.primitive.execute(stream, args);
+    }
+    stream.wait();
+  };
+  if (threading == Threading::kThroughput) return run();
+  // One full team at a time: a second worker waits for the first team
+  // rather than start a second one on the same cores.
+  std::lock_guard<std::mutex> lock(LatencyMutex());
+  run();
+}
+
+int MaxConcurrentPrimitives() {
+  return max_running.load(std::memory_order_relaxed);
+}
+
+void ResetMaxConcurrentPrimitives() {
+  max_running.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace asyncrt::nn

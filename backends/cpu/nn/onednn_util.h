@@ -1,0 +1,117 @@
+// What the nn.* ops on oneDNN share: the CPU engine and running one
+// primitive with oneDNN's errors turned into op errors.
+//
+// Internal to backends/cpu/nn; not installed. Thread-safe.
+#ifndef ASYNCRT_BACKENDS_CPU_NN_ONEDNN_UTIL_H_
+#define ASYNCRT_BACKENDS_CPU_NN_ONEDNN_UTIL_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "backends/cpu/nn/nn_util.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace asyncrt::nn {
+
+// The process's oneDNN CPU engine (never destroyed: ops may run during
+// static destruction of other objects).
+inline dnnl::engine& CpuEngine() {
+  static auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+// A oneDNN view of host memory the op reads or writes; no copy.
+inline dnnl::memory Wrap(const dnnl::memory::desc& desc, const void* data) {
+  return dnnl::memory(desc, CpuEngine(), const_cast<void*>(data));
+}
+
+// Attributes every primitive of the nn ops is created with: the caller
+// provides the scratchpad (ExecutePrimitives, per execution). oneDNN's
+// default library scratchpad is shared by every execution of a primitive,
+// so one cached primitive run from two threads at once would corrupt it.
+inline dnnl::primitive_attr PrimitiveAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// What an op derives once per configuration (shapes and attributes) and
+// reuses: oneDNN primitive descriptors and primitives. Creating a
+// descriptor that lets oneDNN choose layouts walks its implementations
+// (milliseconds for a convolution), which oneDNN's own primitive cache
+// does not save. Bounded: when full it starts over (configurations of a
+// model are few; a process cycling through more pays creation again).
+// Thread-safe; creation runs outside the lock, so two threads may both
+// create an entry and one copy wins.
+template <typename Value>
+class ConfigCache {
+ public:
+  explicit ConfigCache(size_t capacity) : capacity_(capacity) {}
+
+  // The entry for `key`, made by `make()` (which may throw dnnl::error)
+  // if absent.
+  template <typename Make>
+  std::shared_ptr<const Value> GetOrCreate(const std::string& key, Make make) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = entries_.find(key); it != entries_.end()) {
+        return it->second;
+      }
+    }
+    auto made = std::make_shared<const Value>(make());
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.size() >= capacity_) entries_.clear();
+    return entries_.try_emplace(key, std::move(made)).first->second;
+  }
+
+ private:
+  const size_t capacity_;
+  std::mutex mutex_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const Value>> entries_;
+};
+
+// One primitive and its arguments.
+struct PrimitiveStep {
+  dnnl::primitive primitive;
+  std::unordered_map<int, dnnl::memory> args;
+};
+
+// Runs `steps` in order on a stream of the calling thread and waits, under
+// the process's threading policy (nn::SetThreading): oneDNN's CPU engine
+// computes on the calling thread and its OpenMP team. Each step that needs
+// a scratchpad gets its own (primitives are made with PrimitiveAttr()).
+// Throws dnnl::error.
+void ExecutePrimitives(absl::Span<const PrimitiveStep> steps);
+
+// The most primitives that ever ran at once (for tests of the policy).
+int MaxConcurrentPrimitives();
+void ResetMaxConcurrentPrimitives();
+
+// Makes the steps of an op with `make` (returning a PrimitiveStep or a
+// vector of them) and executes them. oneDNN errors (an unsupported
+// configuration, out of memory) fail every result of the op.
+template <typename MakeSteps>
+void RunPrimitive(OpInvocation& invocation, absl::string_view op,
+                  MakeSteps make) {
+  try {
+    auto steps = make();
+    if constexpr (std::is_same_v<decltype(steps), PrimitiveStep>) {
+      ExecutePrimitives(absl::MakeConstSpan(&steps, 1));
+    } else {
+      ExecutePrimitives(steps);
+    }
+  } catch (const dnnl::error& error) {
+    FailAll(invocation, op, absl::StrCat("oneDNN: ", error.what()));
+  }
+}
+
+}  // namespace asyncrt::nn
+
+#endif  // ASYNCRT_BACKENDS_CPU_NN_ONEDNN_UTIL_H_
