@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/runtime/runtime.h"
+#include "backends/cpu/nn/nn_test_util.h"
 #include "backends/cpu/nn/onednn_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,53 +22,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Tensor32 {
-  std::vector<int64_t> shape;
-  std::vector<float> values;
-};
-
-class NnOpsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    RuntimeOptions options;
-    options.work_queue = "mstd:2";
-    runtime_ = *Runtime::Create(options);
-    core_ = &runtime_->core_runtime();
-    cpu_ = core_->GetOpHandler("cpu");
-    ASSERT_NE(cpu_, nullptr);
-    exec_ctx_.emplace(*runtime_->CreateExecutionContext());
-  }
-
-  // Runs `op` eagerly; the result, or the error as a status.
-  absl::StatusOr<Tensor32> Run(const std::string& op,
-                               const std::vector<Tensor32>& args,
-                               const OpAttrs& attrs = OpAttrs()) {
-    std::vector<TensorHandle> handles;
-    for (const Tensor32& arg : args) {
-      auto handle = core_->MakeDenseTensorHandle<float>(
-          arg.shape, absl::MakeConstSpan(arg.values));
-      if (!handle.ok()) return handle.status();
-      handles.push_back(*std::move(handle));
-    }
-    TensorHandle result;
-    core_->Execute(*exec_ctx_, op, cpu_, absl::MakeSpan(handles),
-                   attrs.Freeze(), absl::MakeSpan(&result, 1), nullptr);
-    const Tensor* tensor = core_->Await(result);
-    if (tensor == nullptr) return *result.GetErrorIfPresent();
-    const auto& dense = static_cast<const DenseHostTensor&>(*tensor);
-    Tensor32 out;
-    auto dims = dense.shape().GetDimensions();
-    out.shape.assign(dims.begin(), dims.end());
-    auto elements = dense.elements<float>();
-    out.values.assign(elements.begin(), elements.end());
-    return out;
-  }
-
-  std::unique_ptr<Runtime> runtime_;
-  CoreRuntime* core_ = nullptr;
-  OpHandler* cpu_ = nullptr;
-  std::optional<ExecutionContext> exec_ctx_;
-};
+class NnOpsTest : public EagerOpTest {};
 
 std::vector<float> Random(size_t count, unsigned seed) {
   std::mt19937 generator(seed);
@@ -264,6 +219,14 @@ TEST_F(NnOpsTest, MatmulBatchesAndBroadcasts) {
   ExpectNear(column->values,
              NaiveMatmul({a.begin(), a.begin() + 15},
                          {b.begin(), b.begin() + 5}, 1, 3, 5, 1, false));
+
+  // Empty operands: an empty result, and a sum over nothing (K = 0).
+  auto empty = Run("nn.matmul", {{{0, 3}, {}}, {{3, 4}, Random(12, 7)}});
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->shape, (std::vector<int64_t>{0, 4}));
+  auto no_k = Run("nn.matmul", {{{2, 0}, {}}, {{0, 3}, {}}});
+  ASSERT_TRUE(no_k.ok()) << no_k.status();
+  EXPECT_EQ(no_k->values, (std::vector<float>(6, 0.0f)));
 
   auto mismatch =
       Run("nn.matmul", {{{3, 5}, Random(15, 5)}, {{4, 2}, Random(8, 6)}});

@@ -599,7 +599,7 @@ void Gemm(OpInvocation& invocation) {
     invocation.results[0] = std::move(result);
     return;
   }
-  RunPrimitive(invocation, kOp, [&] {
+  RunPrimitive(invocation, kOp, result.CopyRef(), [&] {
     // A dimension of 1 reads the same memory either way; dense strides
     // keep oneDNN's plain-layout checks simple.
     memory::desc a_md = MatrixF32(m, k, plan->trans_a && m > 1 && k > 1);
@@ -620,7 +620,6 @@ void Gemm(OpInvocation& invocation) {
         {DNNL_ARG_DST, Wrap(y_md, y)}};
     return PrimitiveStep{dnnl::matmul(pd), std::move(args)};
   });
-  if (!invocation.results[0]) invocation.results[0] = std::move(result);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "asyncrt/backends/nn_ops.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/runtime/runtime.h"
+#include "backends/cpu/nn/nn_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -21,48 +22,8 @@ namespace {
 using ::testing::HasSubstr;
 using Shape = std::vector<int64_t>;
 
-struct Tensor32 {
-  Shape shape;
-  std::vector<float> values;
-};
-
-class NormOpsTest : public ::testing::Test {
+class NormOpsTest : public EagerOpTest {
  protected:
-  void SetUp() override {
-    RuntimeOptions options;
-    options.work_queue = "mstd:2";
-    runtime_ = *Runtime::Create(options);
-    core_ = &runtime_->core_runtime();
-    cpu_ = core_->GetOpHandler("cpu");
-    ASSERT_NE(cpu_, nullptr);
-    exec_ctx_.emplace(*runtime_->CreateExecutionContext());
-  }
-
-  // Runs `op` eagerly; the result, or the error as a status.
-  absl::StatusOr<Tensor32> Run(const std::string& op,
-                               const std::vector<Tensor32>& args,
-                               const OpAttrs& attrs = OpAttrs()) {
-    std::vector<TensorHandle> handles;
-    for (const Tensor32& arg : args) {
-      auto handle = core_->MakeDenseTensorHandle<float>(
-          arg.shape, absl::MakeConstSpan(arg.values));
-      if (!handle.ok()) return handle.status();
-      handles.push_back(*std::move(handle));
-    }
-    TensorHandle result;
-    core_->Execute(*exec_ctx_, op, cpu_, absl::MakeSpan(handles),
-                   attrs.Freeze(), absl::MakeSpan(&result, 1), nullptr);
-    const Tensor* tensor = core_->Await(result);
-    if (tensor == nullptr) return *result.GetErrorIfPresent();
-    const auto& dense = static_cast<const DenseHostTensor&>(*tensor);
-    Tensor32 out;
-    auto dims = dense.shape().GetDimensions();
-    out.shape.assign(dims.begin(), dims.end());
-    auto elements = dense.elements<float>();
-    out.values.assign(elements.begin(), elements.end());
-    return out;
-  }
-
   // Expects `op` to fail with a message naming it and containing `what`.
   void ExpectError(const std::string& op, const std::vector<Tensor32>& args,
                    const OpAttrs& attrs, const std::string& what) {
@@ -74,11 +35,6 @@ class NormOpsTest : public ::testing::Test {
     EXPECT_THAT(message, HasSubstr(op + ": "));
     EXPECT_THAT(message, HasSubstr(what));
   }
-
-  std::unique_ptr<Runtime> runtime_;
-  CoreRuntime* core_ = nullptr;
-  OpHandler* cpu_ = nullptr;
-  std::optional<ExecutionContext> exec_ctx_;
 };
 
 int64_t Count(const Shape& shape) {

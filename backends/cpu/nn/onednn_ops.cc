@@ -107,13 +107,8 @@ void Matmul(OpInvocation& invocation) {
   const auto& a = static_cast<const DenseHostTensor&>(invocation.argument(0));
   const auto& b = static_cast<const DenseHostTensor&>(invocation.argument(1));
   MatmulDims dims = *MatmulShape(kOp, a.shape(), b.shape());
-  AsyncValueRef<DenseHostTensor> result =
-      AllocateResult(invocation, kOp, invocation.result_metadata[0]);
+  AsyncValueRef<DenseHostTensor> result = PrimitiveResult(invocation, kOp);
   if (!result) return;
-  if (result->shape().GetNumElements() == 0) {
-    invocation.results[0] = std::move(result);
-    return;
-  }
   if (a.shape().GetNumElements() == 0 || b.shape().GetNumElements() == 0) {
     // K == 0: a sum over nothing.
     std::fill_n(result->elements<float>().data(),
@@ -121,7 +116,7 @@ void Matmul(OpInvocation& invocation) {
     invocation.results[0] = std::move(result);
     return;
   }
-  RunPrimitive(invocation, kOp, [&] {
+  RunPrimitive(invocation, kOp, result.CopyRef(), [&] {
     memory::desc a_md = PlainF32(dims.a), b_md = PlainF32(dims.b),
                  out_md = PlainF32(dims.out);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, out_md),
@@ -132,7 +127,6 @@ void Matmul(OpInvocation& invocation) {
         {DNNL_ARG_DST, Wrap(out_md, result->data())}};
     return PrimitiveStep{dnnl::matmul(pd), std::move(args)};
   });
-  if (!invocation.results[0]) invocation.results[0] = std::move(result);
 }
 
 //===--- nn.conv and pooling: spatial windows -----------------------------===//
@@ -374,14 +368,9 @@ void Conv(OpInvocation& invocation) {
   ConvPlan plan = *PlanConv(
       ArgumentMetadata(absl::MakeConstSpan(arg_metadata, has_bias ? 3 : 2)),
       invocation.attrs);
-  AsyncValueRef<DenseHostTensor> result =
-      AllocateResult(invocation, kOp, invocation.result_metadata[0]);
+  AsyncValueRef<DenseHostTensor> result = PrimitiveResult(invocation, kOp);
   if (!result) return;
-  if (result->shape().GetNumElements() == 0) {
-    invocation.results[0] = std::move(result);
-    return;
-  }
-  RunPrimitive(invocation, kOp, [&] {
+  RunPrimitive(invocation, kOp, result.CopyRef(), [&] {
     std::shared_ptr<const ConvPrimitives> conv = ConvCache().GetOrCreate(
         absl::StrCat(DimsKey(x.shape().GetDimensions()), "|",
                      DimsKey(w.shape().GetDimensions()), "|", has_bias, "|",
@@ -425,7 +414,6 @@ void Conv(OpInvocation& invocation) {
     }
     return steps;
   });
-  if (!invocation.results[0]) invocation.results[0] = std::move(result);
 }
 
 //===--- Pooling ----------------------------------------------------------===//
@@ -494,13 +482,8 @@ void Pool(OpInvocation& invocation) {
   const absl::string_view op = PoolName(kKind);
   const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
   Window window = *PlanPool(op, kKind, x.shape(), invocation.attrs);
-  AsyncValueRef<DenseHostTensor> result =
-      AllocateResult(invocation, op, invocation.result_metadata[0]);
+  AsyncValueRef<DenseHostTensor> result = PrimitiveResult(invocation, op);
   if (!result) return;
-  if (result->shape().GetNumElements() == 0) {
-    invocation.results[0] = std::move(result);
-    return;
-  }
   // ONNX AveragePool excludes padding from the average unless
   // count_include_pad = 1.
   const dnnl::algorithm algorithm =
@@ -508,7 +491,7 @@ void Pool(OpInvocation& invocation) {
       : invocation.attrs.GetInteger("count_include_pad").value_or(0) != 0
           ? dnnl::algorithm::pooling_avg_include_padding
           : dnnl::algorithm::pooling_avg_exclude_padding;
-  RunPrimitive(invocation, op, [&] {
+  RunPrimitive(invocation, op, result.CopyRef(), [&] {
     memory::desc x_md = PlainF32(Spatial2d(x.shape().GetDimensions()));
     memory::desc out_md = PlainF32(Spatial2d(result->shape().GetDimensions()));
     dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference,
@@ -522,7 +505,6 @@ void Pool(OpInvocation& invocation) {
         {DNNL_ARG_DST, Wrap(out_md, result->data())}};
     return PrimitiveStep{dnnl::pooling_v2_forward(pd), std::move(args)};
   });
-  if (!invocation.results[0]) invocation.results[0] = std::move(result);
 }
 
 }  // namespace

@@ -94,12 +94,28 @@ void ExecutePrimitives(absl::Span<const PrimitiveStep> steps);
 int MaxConcurrentPrimitives();
 void ResetMaxConcurrentPrimitives();
 
+// The op's result tensor, for a primitive to compute; null when there is
+// nothing to compute: the allocation failed (the op has failed) or the
+// result is empty (then it is already the op's result: oneDNN takes no
+// zero-sized memory).
+inline AsyncValueRef<DenseHostTensor> PrimitiveResult(OpInvocation& invocation,
+                                                      absl::string_view op) {
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, op, invocation.result_metadata[0]);
+  if (result && result->shape().GetNumElements() == 0) {
+    invocation.results[0] = std::move(result);
+    return AsyncValueRef<DenseHostTensor>();
+  }
+  return result;
+}
+
 // Makes the steps of an op with `make` (returning a PrimitiveStep or a
-// vector of them) and executes them. oneDNN errors (an unsupported
-// configuration, out of memory) fail every result of the op.
+// vector of them) and executes them; then `result`, which they computed,
+// becomes the op's result. oneDNN errors (an unsupported configuration,
+// out of memory) fail every result of the op instead.
 template <typename MakeSteps>
 void RunPrimitive(OpInvocation& invocation, absl::string_view op,
-                  MakeSteps make) {
+                  AsyncValueRef<DenseHostTensor> result, MakeSteps make) {
   try {
     auto steps = make();
     if constexpr (std::is_same_v<decltype(steps), PrimitiveStep>) {
@@ -107,6 +123,7 @@ void RunPrimitive(OpInvocation& invocation, absl::string_view op,
     } else {
       ExecutePrimitives(steps);
     }
+    invocation.results[0] = std::move(result);
   } catch (const dnnl::error& error) {
     FailAll(invocation, op, absl::StrCat("oneDNN: ", error.what()));
   }

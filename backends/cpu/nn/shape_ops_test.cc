@@ -9,6 +9,7 @@
 #include "asyncrt/backends/nn_ops.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/runtime/runtime.h"
+#include "backends/cpu/nn/nn_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -72,18 +73,8 @@ AnyTensor IotaF32(Shape shape) {
   return t;
 }
 
-class ShapeOpsTest : public ::testing::Test {
+class ShapeOpsTest : public EagerOpTest {
  protected:
-  void SetUp() override {
-    RuntimeOptions options;
-    options.work_queue = "mstd:2";
-    runtime_ = *Runtime::Create(options);
-    core_ = &runtime_->core_runtime();
-    cpu_ = core_->GetOpHandler("cpu");
-    ASSERT_NE(cpu_, nullptr);
-    exec_ctx_.emplace(*runtime_->CreateExecutionContext());
-  }
-
   TensorHandle Handle(const AnyTensor& t) {
     auto tensor = DenseHostTensor::CreateUninitialized(
         TensorMetadata(t.dtype, t.shape),
@@ -139,11 +130,6 @@ class ShapeOpsTest : public ::testing::Test {
     EXPECT_FALSE(results.ok()) << op << " succeeded";
     return results.ok() ? "" : std::string(results.status().message());
   }
-
-  std::unique_ptr<Runtime> runtime_;
-  CoreRuntime* core_ = nullptr;
-  OpHandler* cpu_ = nullptr;
-  std::optional<ExecutionContext> exec_ctx_;
 };
 
 OpAttrs Ints(const std::string& name, std::initializer_list<int64_t> values) {
