@@ -19,7 +19,8 @@ CTEST_JOBS ?= $(JOBS)
 DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
         libgmock-dev libbenchmark-dev llvm-22-dev libmlir-22-dev \
         mlir-22-tools llvm-22-tools python3-psutil clang libclang-rt-14-dev \
-        libdnnl-dev
+        libdnnl-dev libonnx-dev libonnx-testdata libprotobuf-dev \
+        python3-torch python3-torchvision python3-onnx libopenblas0-pthread
 # OpenBLAS: libtorch's matmul peer uses the system BLAS, by default the
 # reference one.
 BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev libopenblas0-pthread

@@ -1,6 +1,9 @@
 #include "asyncrt/dialects/register_dialects.h"
 
 #include "asyncrt/dialects/corert/corert_dialect.h"
+#ifdef ASYNCRT_HAVE_NN_DIALECT
+#include "asyncrt/dialects/nn/nn_dialect.h"
+#endif
 #include "asyncrt/dialects/tensor/tensor_dialects.h"
 #include "asyncrt/dialects/tfrt/tfrt_dialect.h"
 #include "asyncrt/dialects/tfrt_test/tfrt_test_dialect.h"
@@ -21,6 +24,10 @@ void RegisterAllDialects(mlir::DialectRegistry& registry) {
                   coo::CooDialect>();
   // Core runtime.
   registry.insert<corert::CoreRTDialect, corert_sync::CoreRTSyncDialect>();
+#ifdef ASYNCRT_HAVE_NN_DIALECT
+  // Model-level neural-network ops (the ONNX importer's output).
+  registry.insert<nn::NNDialect>();
+#endif
   // Without it -inline leaves calls into func.func bodies alone.
   mlir::func::registerInlinerExtension(registry);
 }

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/SymbolTable.h"
@@ -363,6 +364,28 @@ class Converter {
       llvm::ArrayRef<int64_t> dims = shape.getDims();
       return writer_.AddShapeAttribute(
           absl::MakeConstSpan(dims.data(), dims.size()));
+    }
+    if (auto resource =
+            mlir::dyn_cast<mlir::DenseResourceElementsAttr>(attribute)) {
+      // Weights of imported models: the blob is already the row-major
+      // little-endian elements (one byte per i1), as BEF stores them.
+      auto kind = ElementKind(resource.getElementType());
+      mlir::AsmResourceBlob* blob = resource.getRawHandle().getBlob();
+      if (!kind || !blob || mlir::isa<mlir::ComplexType>(resource.getElementType())) {
+        return cannot_encode();
+      }
+      llvm::ArrayRef<char> bytes = blob->getData();
+      if (bytes.size() != bef::ScalarSize(*kind) *
+                              static_cast<size_t>(resource.getNumElements())) {
+        op->emitError() << "attribute '" << name
+                        << "': its resource holds " << bytes.size()
+                        << " bytes, not what its type needs";
+        return mlir::failure();
+      }
+      std::vector<uint8_t> data(bytes.begin(), bytes.end());
+      std::vector<int64_t> shape(resource.getType().getShape().begin(),
+                                 resource.getType().getShape().end());
+      return writer_.AddDenseAttribute(*kind, shape, data);
     }
     if (auto dense =
             mlir::dyn_cast<mlir::DenseIntOrFPElementsAttr>(attribute)) {

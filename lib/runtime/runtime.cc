@@ -112,11 +112,12 @@ absl::StatusOr<std::vector<uint8_t>> Runtime::ToBef(absl::string_view data,
   if (starts_like_bef || absl::EndsWith(name, ".bef")) {
     return std::vector<uint8_t>(data.begin(), data.end());
   }
-  ProgramTranslator translator = FindProgramTranslator("mlir");
+  const char* format = absl::EndsWith(name, ".onnx") ? "onnx" : "mlir";
+  ProgramTranslator translator = FindProgramTranslator(format);
   if (translator == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("'", name, "' is not BEF, and this binary has no mlir ",
-                     "translator (link asyncrt::mlir_translator)"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", name, "' is not BEF, and this binary has no ", format,
+        " translator (link asyncrt::", format, "_translator)"));
   }
   return translator(data, name);
 }

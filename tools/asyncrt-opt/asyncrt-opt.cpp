@@ -18,6 +18,11 @@ int main(int argc, char** argv) {
   mlir::registerSymbolDCEPass();
   // TFRT's test passes.
   asyncrt::compiler::RegisterPrintStreamPass();
+#ifdef ASYNCRT_HAVE_MODEL_COMPILER
+  // The model compiler's passes.
+  asyncrt::compiler::RegisterNnToCoreRtPass();
+  asyncrt::compiler::RegisterModelPipeline();
+#endif
 
   mlir::DialectRegistry registry;
   asyncrt::RegisterAllDialects(registry);

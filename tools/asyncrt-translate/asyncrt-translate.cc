@@ -2,6 +2,7 @@
 //
 //   asyncrt-translate -mlir-to-bef prog.mlir -o prog.bef
 //   asyncrt-translate -bef-to-mlir prog.bef
+//   asyncrt-translate -import-onnx model.onnx   (nn dialect, to asyncrt-opt)
 //
 // Supports -split-input-file and -verify-diagnostics (MLIR's diagnostic
 // verifier) for tests of the converter's errors. Ops of unregistered
@@ -10,6 +11,9 @@
 
 #include "asyncrt/bef_converter/bef_to_mlir.h"
 #include "asyncrt/bef_converter/mlir_to_bef.h"
+#ifdef ASYNCRT_HAVE_ONNX_IMPORTER
+#include "asyncrt/compiler/onnx_importer.h"
+#endif
 #include "asyncrt/dialects/register_dialects.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -35,6 +39,13 @@ cl::opt<bool> mlir_to_bef("mlir-to-bef",
                           cl::desc("Translate an MLIR module to BEF"));
 cl::opt<bool> bef_to_mlir("bef-to-mlir",
                           cl::desc("Translate a BEF file back to MLIR"));
+cl::opt<bool> import_onnx(
+    "import-onnx",
+    cl::desc("Import an ONNX model into the nn dialect (MLIR text)"));
+cl::opt<int64_t> default_dimension(
+    "onnx-default-dimension",
+    cl::desc("The size of symbolic ONNX input dimensions (default 1)"),
+    cl::init(1));
 cl::opt<bool> disable_optional_sections(
     "disable-optional-sections",
     cl::desc("Leave out the optional BEF sections (debug info, location "
@@ -88,9 +99,9 @@ int main(int argc, char** argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "AsyncRT MLIR <-> BEF translator\n");
-  if (mlir_to_bef == bef_to_mlir) {
-    llvm::errs() << "error: choose one translation: -mlir-to-bef or "
-                    "-bef-to-mlir\n";
+  if (int{mlir_to_bef} + int{bef_to_mlir} + int{import_onnx} != 1) {
+    llvm::errs() << "error: choose one translation: -mlir-to-bef, "
+                    "-bef-to-mlir or -import-onnx\n";
     return 1;
   }
   std::string error;
@@ -105,6 +116,28 @@ int main(int argc, char** argv) {
   if (!output) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
+  }
+  if (import_onnx) {
+#ifdef ASYNCRT_HAVE_ONNX_IMPORTER
+    mlir::DialectRegistry registry;
+    asyncrt::RegisterAllDialects(registry);
+    mlir::MLIRContext context(registry);
+    context.printOpOnDiagnostic(false);
+    llvm::SourceMgr source_mgr;
+    mlir::SourceMgrDiagnosticHandler handler(source_mgr, &context);
+    asyncrt::OnnxImportOptions options;
+    options.default_dimension = default_dimension;
+    mlir::OwningOpRef<mlir::ModuleOp> module = asyncrt::ImportOnnxModel(
+        input->getBuffer(), input_filename, &context, options);
+    if (!module) return 1;
+    module->print(output->os());
+    output->keep();
+    return 0;
+#else
+    llvm::errs() << "error: this asyncrt-translate has no ONNX importer "
+                    "(configure with libonnx-dev installed)\n";
+    return 1;
+#endif
   }
   if (bef_to_mlir) {
     mlir::DialectRegistry registry;

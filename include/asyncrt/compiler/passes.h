@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace asyncrt::compiler {
 
@@ -19,6 +20,21 @@ std::unique_ptr<mlir::Pass> CreatePrintStreamPass();
 // Makes `-tfrt-print-stream` known to the pass pipeline parser (MlirOptMain).
 // Call once, before parsing the command line; not thread-safe.
 void RegisterPrintStreamPass();
+
+// `-nn-to-corert`: lowers every function of a module from the nn dialect
+// (tensors) to the form BEF runs: tensor arguments and results become
+// !corert.tensorhandle, each nn op a corert.executeop of the runtime op of
+// the same name on the "cpu" op handler (looked up once per function),
+// with its attributes as op attributes, nn.constant a
+// corert.const_dense_tensor and func.return tfrt.return.
+std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass();
+void RegisterNnToCoreRtPass();
+
+// The model pipeline, from a module in the nn dialect (an imported model)
+// to one that the BEF converter takes: today -nn-to-corert. Registered as
+// `-asyncrt-model-pipeline` by RegisterModelPipeline.
+void AddModelPipeline(mlir::OpPassManager& pipeline);
+void RegisterModelPipeline();
 
 }  // namespace asyncrt::compiler
 

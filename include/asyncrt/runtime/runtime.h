@@ -101,9 +101,11 @@ class Runtime {
 
   // The BEF bytes of program `data` named `name`: `data` itself when it
   // starts like BEF or `name` ends in ".bef" (a damaged .bef file is an
-  // error of the BEF loader, never parsed as text), else `data` translated
-  // from MLIR. Translation errors carry the translator's diagnostics;
-  // FailedPrecondition when no MLIR translator is linked into this binary.
+  // error of the BEF loader, never parsed as text), else `data` translated:
+  // an ONNX model when `name` ends in ".onnx" (asyncrt::onnx_translator),
+  // MLIR text otherwise (asyncrt::mlir_translator). Translation errors carry
+  // the translator's diagnostics; FailedPrecondition when the translator is
+  // not linked into this binary.
   static absl::StatusOr<std::vector<uint8_t>> ToBef(absl::string_view data,
                                                     absl::string_view name);
 

@@ -1,0 +1,142 @@
+// -nn-to-corert: lowers model-level nn ops to corert.executeop, the form
+// that BEF runs (see passes.h).
+#include <string>
+
+#include "asyncrt/compiler/passes.h"
+#include "asyncrt/dialects/corert/corert_dialect.h"
+#include "asyncrt/dialects/nn/nn_dialect.h"
+#include "asyncrt/dialects/tfrt/tfrt_dialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassRegistry.h"
+
+namespace asyncrt::compiler {
+namespace {
+
+class NnToCoreRtPass
+    : public mlir::PassWrapper<NnToCoreRtPass,
+                               mlir::OperationPass<mlir::ModuleOp>> {
+ public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NnToCoreRtPass)
+
+  llvm::StringRef getArgument() const final { return "nn-to-corert"; }
+  llvm::StringRef getDescription() const final {
+    return "Lower nn ops on tensors to corert.executeop on tensor handles";
+  }
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    registry.insert<corert::CoreRTDialect, tfrt::TfrtDialect>();
+  }
+
+  void runOnOperation() override {
+    for (auto function : getOperation().getOps<mlir::func::FuncOp>()) {
+      if (function.isDeclaration()) continue;
+      if (mlir::failed(Lower(function))) return signalPassFailure();
+    }
+  }
+
+ private:
+  static bool IsTensor(mlir::Type type) {
+    return mlir::isa<mlir::TensorType>(type);
+  }
+
+  mlir::LogicalResult Lower(mlir::func::FuncOp function) {
+    mlir::MLIRContext* context = &getContext();
+    if (!function.getBody().hasOneBlock()) {
+      return function.emitError("nn-to-corert: expects one block");
+    }
+    mlir::Type handle_type = corert::TensorHandleType::get(context);
+    mlir::Block& block = function.getBody().front();
+    mlir::OpBuilder builder(context);
+    builder.setInsertionPointToStart(&block);
+    mlir::Location loc = function.getLoc();
+
+    // The CPU op handler, once per function (the devices issue brings
+    // placement).
+    mlir::OperationState chain_state(loc, "tfrt.new.chain");
+    chain_state.addTypes(tfrt::ChainType::get(context));
+    mlir::Value chain = builder.create(chain_state)->getResult(0);
+    mlir::OperationState handler_state(loc, "corert.get_op_handler");
+    handler_state.addOperands(chain);
+    handler_state.addAttribute("op_handler_name", builder.getStringAttr("cpu"));
+    handler_state.addTypes(corert::OpHandlerType::get(context));
+    mlir::Value cpu = builder.create(handler_state)->getResult(0);
+
+    for (mlir::BlockArgument argument : block.getArguments()) {
+      if (IsTensor(argument.getType())) argument.setType(handle_type);
+    }
+
+    for (mlir::Operation& op : llvm::make_early_inc_range(block)) {
+      builder.setInsertionPoint(&op);
+      if (auto constant = mlir::dyn_cast<nn::ConstantOp>(op)) {
+        mlir::OperationState state(op.getLoc(), "corert.const_dense_tensor");
+        state.addAttribute("value", constant.getValue());
+        state.addTypes(handle_type);
+        mlir::Operation* lowered = builder.create(state);
+        op.getResult(0).replaceAllUsesWith(lowered->getResult(0));
+        op.erase();
+        continue;
+      }
+      if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
+        mlir::OperationState state(op.getLoc(), "tfrt.return");
+        state.addOperands(ret.getOperands());
+        builder.create(state);
+        op.erase();
+        continue;
+      }
+      if (op.getDialect() == nullptr ||
+          op.getDialect()->getNamespace() != "nn") {
+        continue;
+      }
+      // Attributes as corert.executeop's ["key", value] pairs.
+      llvm::SmallVector<mlir::Attribute> pairs;
+      for (mlir::NamedAttribute attribute : op.getAttrs()) {
+        pairs.push_back(
+            builder.getArrayAttr({attribute.getName(), attribute.getValue()}));
+      }
+      mlir::OperationState state(op.getLoc(), "corert.executeop");
+      state.addOperands(cpu);
+      state.addOperands(op.getOperands());
+      state.addAttribute("op_attrs", builder.getArrayAttr(pairs));
+      state.addAttribute("op_func_attrs", builder.getArrayAttr({}));
+      state.addAttribute("op_name",
+                         builder.getStringAttr(op.getName().getStringRef()));
+      state.addTypes(
+          llvm::SmallVector<mlir::Type>(op.getNumResults(), handle_type));
+      mlir::Operation* lowered = builder.create(state);
+      op.replaceAllUsesWith(lowered->getResults());
+      op.erase();
+    }
+
+    llvm::SmallVector<mlir::Type> results;
+    for (mlir::Type type : function.getResultTypes()) {
+      results.push_back(IsTensor(type) ? handle_type : type);
+    }
+    function.setFunctionType(
+        mlir::FunctionType::get(context, block.getArgumentTypes(), results));
+    return mlir::success();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass() {
+  return std::make_unique<NnToCoreRtPass>();
+}
+
+void RegisterNnToCoreRtPass() { mlir::PassRegistration<NnToCoreRtPass>(); }
+
+void AddModelPipeline(mlir::OpPassManager& pipeline) {
+  pipeline.addPass(CreateNnToCoreRtPass());
+}
+
+void RegisterModelPipeline() {
+  mlir::PassPipelineRegistration<>(
+      "asyncrt-model-pipeline",
+      "Compile a model in the nn dialect to the corert form BEF runs",
+      [](mlir::OpPassManager& pipeline) { AddModelPipeline(pipeline); });
+}
+
+}  // namespace asyncrt::compiler

@@ -1,0 +1,165 @@
+//===- nn_ops.td - The model-level nn dialect --------------*- tablegen -*-===//
+//
+// `nn.*`: neural-network ops on tensors at the model level, what the ONNX
+// importer produces and the model compiler's passes rewrite. Each op is the
+// runtime op of the same name (docs/nn_ops.md): the same operands, the same
+// attributes (ONNX's names) and the same shape function. Operands are
+// declared here; attributes are not, because the runtime's shape function
+// is their single definition: the RuntimeShapeFunction trait runs it in the
+// verifier, so a module verifies exactly when the runtime would accept each
+// op on its operand types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ASYNCRT_DIALECTS_NN_NN_OPS_TD_
+#define ASYNCRT_DIALECTS_NN_NN_OPS_TD_
+
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/DialectBase.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def NN_Dialect : Dialect {
+  let name = "nn";
+  let summary = "neural-network ops at the model level (ONNX semantics)";
+  let description = [{
+    Ops on ranked tensors, one per runtime `nn.*` op. Their attributes keep
+    ONNX's names and are checked, with the operand types, by the runtime
+    op's shape function; the result types must be what it infers.
+  }];
+  let cppNamespace = "::asyncrt::nn";
+  let usePropertiesForAttributes = 0;
+}
+
+// Verifies the op with the runtime op's shape function (nn_dialect.h).
+def NN_RuntimeShapeFunction : NativeOpTrait<"RuntimeShapeFunction"> {
+  let cppNamespace = "::asyncrt::nn";
+}
+
+class NN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<NN_Dialect, mnemonic, !listconcat([Pure, NN_RuntimeShapeFunction],
+                                           traits)> {
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+}
+
+class NN_UnaryOp<string mnemonic, string what> : NN_Op<mnemonic> {
+  let summary = what;
+  let arguments = (ins AnyTensor:$x);
+}
+
+class NN_BinaryOp<string mnemonic, string what> : NN_Op<mnemonic> {
+  let summary = what # " with numpy broadcasting";
+  let arguments = (ins AnyTensor:$a, AnyTensor:$b);
+}
+
+def NN_AddOp : NN_BinaryOp<"add", "a + b">;
+def NN_SubOp : NN_BinaryOp<"sub", "a - b">;
+def NN_MulOp : NN_BinaryOp<"mul", "a * b">;
+def NN_DivOp : NN_BinaryOp<"div", "a / b">;
+def NN_PowOp : NN_BinaryOp<"pow", "a ** b">;
+def NN_MaxOp : NN_BinaryOp<"max", "max(a, b)">;
+def NN_MinOp : NN_BinaryOp<"min", "min(a, b)">;
+def NN_MatMulOp : NN_BinaryOp<"matmul", "numpy matmul">;
+
+def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
+def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
+def NN_ErfOp : NN_UnaryOp<"erf", "erf(x)">;
+def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)">;
+def NN_LogOp : NN_UnaryOp<"log", "log(x)">;
+def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)">;
+def NN_NegOp : NN_UnaryOp<"neg", "-x">;
+def NN_AbsOp : NN_UnaryOp<"abs", "|x|">;
+def NN_IdentityOp : NN_UnaryOp<"identity", "x">;
+def NN_GeluOp : NN_UnaryOp<"gelu", "x * Phi(x) (exact, erf form)">;
+def NN_LeakyReluOp : NN_UnaryOp<"leaky_relu", "x or alpha * x">;
+def NN_ClipOp : NN_UnaryOp<"clip", "x clamped to [min, max]">;
+def NN_HardSigmoidOp : NN_UnaryOp<"hard_sigmoid", "clamp(alpha * x + beta)">;
+def NN_HardSwishOp : NN_UnaryOp<"hard_swish", "x * hard_sigmoid(x)">;
+def NN_SoftmaxOp : NN_UnaryOp<"softmax", "softmax along `axis`">;
+def NN_LogSoftmaxOp : NN_UnaryOp<"log_softmax", "log of softmax">;
+def NN_MaxPoolOp : NN_UnaryOp<"max_pool", "max pooling">;
+def NN_AveragePoolOp : NN_UnaryOp<"average_pool", "average pooling">;
+def NN_GlobalAveragePoolOp
+    : NN_UnaryOp<"global_average_pool", "mean over spatial dimensions">;
+def NN_ReduceMeanOp : NN_UnaryOp<"reduce_mean", "mean over `axes`">;
+def NN_ReduceSumOp : NN_UnaryOp<"reduce_sum", "sum over `axes`">;
+def NN_ReduceMaxOp : NN_UnaryOp<"reduce_max", "max over `axes`">;
+def NN_ReshapeOp : NN_UnaryOp<"reshape", "x with shape `shape`">;
+def NN_FlattenOp : NN_UnaryOp<"flatten", "x as a matrix split at `axis`">;
+def NN_SqueezeOp : NN_UnaryOp<"squeeze", "x without unit `axes`">;
+def NN_UnsqueezeOp : NN_UnaryOp<"unsqueeze", "x with unit `axes` added">;
+def NN_TransposeOp : NN_UnaryOp<"transpose", "x permuted by `perm`">;
+def NN_ExpandOp : NN_UnaryOp<"expand", "x broadcast to `shape`">;
+def NN_CastOp : NN_UnaryOp<"cast", "x converted to dtype `to`">;
+def NN_PadOp : NN_UnaryOp<"pad", "x padded by `pads`">;
+def NN_SliceOp : NN_UnaryOp<"slice", "x sliced by `starts`, `ends`, ...">;
+def NN_ShapeOp : NN_UnaryOp<"shape", "the shape of x (i64)">;
+
+def NN_ConvOp : NN_Op<"conv"> {
+  let summary = "convolution (1-D and 2-D, grouped, dilated)";
+  let arguments = (ins AnyTensor:$x, AnyTensor:$w, Optional<AnyTensor>:$bias);
+}
+
+def NN_GemmOp : NN_Op<"gemm"> {
+  let summary = "alpha * op(A) x op(B) + beta * C";
+  let arguments = (ins AnyTensor:$a, AnyTensor:$b, Optional<AnyTensor>:$c);
+}
+
+def NN_BatchNormalizationOp : NN_Op<"batch_normalization"> {
+  let summary = "inference batch normalization";
+  let arguments = (ins AnyTensor:$x, AnyTensor:$scale, AnyTensor:$bias,
+                   AnyTensor:$mean, AnyTensor:$variance);
+}
+
+def NN_LayerNormalizationOp : NN_Op<"layer_normalization"> {
+  let summary = "layer normalization over dimensions [axis, rank)";
+  let arguments = (ins AnyTensor:$x, AnyTensor:$scale,
+                   Optional<AnyTensor>:$bias);
+}
+
+def NN_GatherOp : NN_Op<"gather"> {
+  let summary = "entries of `data` along `axis` at `indices`";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$indices);
+}
+
+def NN_WhereOp : NN_Op<"where"> {
+  let summary = "x where condition, else y (numpy broadcasting)";
+  let arguments = (ins AnyTensor:$condition, AnyTensor:$x, AnyTensor:$y);
+}
+
+def NN_ConcatOp : NN_Op<"concat"> {
+  let summary = "tensors joined along `axis`";
+  let arguments = (ins Variadic<AnyTensor>:$inputs);
+}
+
+def NN_SplitOp : NN_Op<"split"> {
+  let summary = "x cut along `axis` into one result per part";
+  let arguments = (ins AnyTensor:$x);
+  let results = (outs Variadic<AnyTensor>:$outputs);
+}
+
+def NN_ConstantOfShapeOp : NN_Op<"constant_of_shape"> {
+  let summary = "a tensor of `shape` filled with `value`";
+  let arguments = (ins);
+}
+
+// Not a runtime op: a constant tensor (an ONNX initializer or Constant
+// node), lowered to corert.const_dense_tensor.
+def NN_ConstantOp : Op<NN_Dialect, "constant", [Pure, ConstantLike]> {
+  let summary = "a constant tensor";
+  let description = [{
+    Initializers keep their ONNX names in `name`; their values are dense
+    resources (`dense_resource<...>`) so that large weights are stored
+    once, as bytes.
+  }];
+  let arguments = (ins ElementsAttr:$value, OptionalAttr<StrAttr>:$name);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+#endif  // ASYNCRT_DIALECTS_NN_NN_OPS_TD_
