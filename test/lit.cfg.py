@@ -30,6 +30,13 @@ for tool in TOOLS:
 if config.asyncrt_have_onednn:
     config.available_features.add("nn_ops")
 
+# The ONNX importer is built where libonnx-dev was found; its tests read
+# models of ONNX's own test data (libonnx-testdata).
+ONNX_DATA = "/usr/share/libonnx-testdata/data"
+if config.asyncrt_have_onnx and os.path.isdir(ONNX_DATA):
+    config.available_features.add("onnx")
+config.substitutions.append(("%onnx_data", ONNX_DATA))
+
 config.name = "AsyncRT"
 config.test_format = AsyncrtShTest(missing)
 config.suffixes = [".mlir"]
