@@ -129,6 +129,7 @@ std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass() {
 void RegisterNnToCoreRtPass() { mlir::PassRegistration<NnToCoreRtPass>(); }
 
 void AddModelPipeline(mlir::OpPassManager& pipeline) {
+  pipeline.addPass(CreateNnFusionPass());
   pipeline.addPass(CreateNnToCoreRtPass());
 }
 

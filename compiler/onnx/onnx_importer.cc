@@ -52,40 +52,6 @@ struct GraphValue {
   bool initializer = false;
 };
 
-mlir::Type MlirElementType(DType dtype, mlir::MLIRContext* context) {
-  mlir::Builder b(context);
-  switch (dtype) {
-    case DType::kI1:
-      return b.getI1Type();
-    case DType::kI8:
-      return b.getIntegerType(8);
-    case DType::kI16:
-      return b.getIntegerType(16);
-    case DType::kI32:
-      return b.getI32Type();
-    case DType::kI64:
-      return b.getI64Type();
-    case DType::kUI8:
-      return b.getIntegerType(8, /*isSigned=*/false);
-    case DType::kUI16:
-      return b.getIntegerType(16, /*isSigned=*/false);
-    case DType::kUI32:
-      return b.getIntegerType(32, /*isSigned=*/false);
-    case DType::kUI64:
-      return b.getIntegerType(64, /*isSigned=*/false);
-    case DType::kF16:
-      return b.getF16Type();
-    case DType::kBF16:
-      return b.getBF16Type();
-    case DType::kF32:
-      return b.getF32Type();
-    case DType::kF64:
-      return b.getF64Type();
-    default:
-      return nullptr;
-  }
-}
-
 // The integers of a constant of integer dtype.
 std::optional<std::vector<int64_t>> Integers(const ConstTensor& tensor) {
   std::vector<int64_t> values(tensor.NumElements());
@@ -270,7 +236,7 @@ class Importer {
   mlir::Value Materialize(const std::string& name, GraphValue& value);
   mlir::Type TensorType(const ConstTensor& tensor) {
     return mlir::RankedTensorType::get(tensor.dims,
-                                       MlirElementType(tensor.dtype, context_));
+                                       nn::MlirTypeOf(tensor.dtype, context_));
   }
 
   mlir::MLIRContext* context_;
@@ -377,7 +343,7 @@ mlir::LogicalResult Importer::ImportGraph(const onnx::GraphProto& graph) {
     }
     argument_names.push_back(input.name());
     argument_types.push_back(
-        mlir::RankedTensorType::get(dims, MlirElementType(*dtype, context_)));
+        mlir::RankedTensorType::get(dims, nn::MlirTypeOf(*dtype, context_)));
   }
 
   auto function =
@@ -783,7 +749,7 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
                            << OnnxTypeName(attribute.i());
       }
       spec.attributes.set("to",
-                          mlir::TypeAttr::get(MlirElementType(*to, context_)));
+                          mlir::TypeAttr::get(nn::MlirTypeOf(*to, context_)));
     }
     if (!spec.attributes.get("to")) return Error(node) << "no 'to' attribute";
     return mlir::success();

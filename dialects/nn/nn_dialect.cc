@@ -25,7 +25,6 @@
 // clang-format on
 
 namespace asyncrt::nn {
-namespace {
 
 std::optional<DType> DTypeOf(mlir::Type type) {
   if (type.isInteger(1)) return DType::kI1;
@@ -86,6 +85,8 @@ mlir::Type MlirTypeOf(DType dtype, mlir::MLIRContext* context) {
   }
 }
 
+namespace {
+
 // The OpAttrs scalar type of an integer or float attribute's type.
 std::optional<OpAttrType> ScalarAttrType(mlir::Type type) {
   std::optional<DType> dtype = DTypeOf(type);
@@ -115,27 +116,6 @@ void ScalarBits(mlir::Attribute attribute, OpAttrType type, void* out,
     bits = f.getValue().bitcastToAPInt().getZExtValue();
   }
   std::memcpy(out, &bits, size);  // Little-endian: the low bytes.
-}
-
-size_t ScalarSize(OpAttrType type) {
-  switch (type) {
-    case OpAttrType::kBool:
-    case OpAttrType::kI8:
-    case OpAttrType::kUI8:
-    case OpAttrType::kChar:
-      return 1;
-    case OpAttrType::kI16:
-    case OpAttrType::kUI16:
-    case OpAttrType::kF16:
-    case OpAttrType::kBF16:
-      return 2;
-    case OpAttrType::kI32:
-    case OpAttrType::kUI32:
-    case OpAttrType::kF32:
-      return 4;
-    default:
-      return 8;
-  }
 }
 
 // The row-major bytes of a dense elements attribute, one byte per i1.
@@ -199,7 +179,7 @@ mlir::LogicalResult AddOpAttr(llvm::StringRef name, mlir::Attribute value,
     std::optional<OpAttrType> attr_type = ScalarAttrType(type);
     if (!attr_type) return mlir::failure();
     uint64_t bits = 0;
-    const size_t size = ScalarSize(*attr_type);
+    const size_t size = DTypeSize(*DTypeOf(type));
     ScalarBits(value, *attr_type, &bits, size);
     attrs.SetRaw(key, *attr_type, /*is_array=*/false, &bits, size, 1);
     return mlir::success();
@@ -231,11 +211,14 @@ mlir::LogicalResult AddOpAttr(llvm::StringRef name, mlir::Attribute value,
     }
     // Homogeneous scalars pack into a typed array, as in BEF.
     std::optional<OpAttrType> element_type;
+    size_t size = 0;
     bool homogeneous = true;
     for (mlir::Attribute element : array) {
       std::optional<OpAttrType> type;
       if (mlir::isa<mlir::IntegerAttr, mlir::FloatAttr>(element)) {
-        type = ScalarAttrType(mlir::cast<mlir::TypedAttr>(element).getType());
+        mlir::Type scalar = mlir::cast<mlir::TypedAttr>(element).getType();
+        type = ScalarAttrType(scalar);
+        if (type) size = DTypeSize(*DTypeOf(scalar));
       }
       if (!type || (element_type && *element_type != *type)) {
         homogeneous = false;
@@ -244,7 +227,6 @@ mlir::LogicalResult AddOpAttr(llvm::StringRef name, mlir::Attribute value,
       element_type = type;
     }
     if (homogeneous) {
-      const size_t size = ScalarSize(*element_type);
       std::vector<char> data(size * array.size());
       for (size_t i = 0; i < array.size(); ++i) {
         ScalarBits(array[i], *element_type, &data[i * size], size);

@@ -578,7 +578,9 @@ absl::StatusOr<TensorHandle> ConstDenseTensor(AsyncKernelFrame* frame) {
   const bef::Attribute* value = frame->GetAttribute("value");
   if (value == nullptr) return absl::InvalidArgumentError("missing 'value'");
   HostContext* host = frame->GetHostContext();
-  auto tensor = DenseTensorFromAttribute(*value, *host->allocator());
+  // Decoded once per file; every call shares the read-only tensor.
+  auto tensor = ConstantTensorFromAttribute(frame->bef_file(), *value,
+                                            *host->allocator());
   if (!tensor.ok()) return tensor.status();
   TensorMetadata metadata = tensor->metadata();
   return TensorHandle(

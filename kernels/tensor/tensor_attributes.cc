@@ -1,6 +1,8 @@
 #include "asyncrt/kernels/tensor_attributes.h"
 
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -11,22 +13,38 @@ using bef::AttributeKind;
 
 std::optional<DType> DTypeOfAttributeKind(AttributeKind kind) {
   switch (kind) {
-    case AttributeKind::kBool: return DType::kI1;
-    case AttributeKind::kI8: return DType::kI8;
-    case AttributeKind::kI16: return DType::kI16;
-    case AttributeKind::kI32: return DType::kI32;
-    case AttributeKind::kI64: return DType::kI64;
-    case AttributeKind::kUI8: return DType::kUI8;
-    case AttributeKind::kUI16: return DType::kUI16;
-    case AttributeKind::kUI32: return DType::kUI32;
-    case AttributeKind::kUI64: return DType::kUI64;
-    case AttributeKind::kF16: return DType::kF16;
-    case AttributeKind::kBF16: return DType::kBF16;
-    case AttributeKind::kF32: return DType::kF32;
-    case AttributeKind::kF64: return DType::kF64;
-    case AttributeKind::kComplex64: return DType::kComplex64;
-    case AttributeKind::kComplex128: return DType::kComplex128;
-    default: return std::nullopt;
+    case AttributeKind::kBool:
+      return DType::kI1;
+    case AttributeKind::kI8:
+      return DType::kI8;
+    case AttributeKind::kI16:
+      return DType::kI16;
+    case AttributeKind::kI32:
+      return DType::kI32;
+    case AttributeKind::kI64:
+      return DType::kI64;
+    case AttributeKind::kUI8:
+      return DType::kUI8;
+    case AttributeKind::kUI16:
+      return DType::kUI16;
+    case AttributeKind::kUI32:
+      return DType::kUI32;
+    case AttributeKind::kUI64:
+      return DType::kUI64;
+    case AttributeKind::kF16:
+      return DType::kF16;
+    case AttributeKind::kBF16:
+      return DType::kBF16;
+    case AttributeKind::kF32:
+      return DType::kF32;
+    case AttributeKind::kF64:
+      return DType::kF64;
+    case AttributeKind::kComplex64:
+      return DType::kComplex64;
+    case AttributeKind::kComplex128:
+      return DType::kComplex128;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -64,8 +82,7 @@ absl::StatusOr<std::vector<int64_t>> DimensionsAttribute(
   if (!dims.ok()) return dims;
   for (int64_t d : *dims) {
     if (d < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("negative dimension ", d));
+      return absl::InvalidArgumentError(absl::StrCat("negative dimension ", d));
     }
   }
   return dims;
@@ -87,6 +104,45 @@ absl::StatusOr<DenseHostTensor> DenseTensorFromAttribute(
     std::memcpy(tensor->data(), dense.bytes.data(), dense.bytes.size());
   }
   return std::move(*tensor);
+}
+
+absl::StatusOr<DenseHostTensor> ConstantTensorFromAttribute(
+    const bef::BefFile& file, const bef::Attribute& dense,
+    HostAllocator& allocator) {
+  auto decode = [&]() -> std::shared_ptr<const void> {
+    auto dtype = DTypeOfAttributeKind(dense.element_kind);
+    if (dense.kind != AttributeKind::kDense || !dtype) return nullptr;
+    TensorMetadata metadata(*dtype, TensorShape(dense.shape));
+    if (static_cast<size_t>(metadata.shape.GetNumElements()) *
+            DTypeSize(*dtype) !=
+        dense.bytes.size()) {
+      return nullptr;
+    }
+    RCReference<HostBuffer> buffer;
+    if (reinterpret_cast<uintptr_t>(dense.bytes.data()) %
+            DTypeAlignment(*dtype) ==
+        0) {
+      // The bytes stay in the file, which the buffer keeps alive.
+      buffer = HostBuffer::CreateFromExternal(
+          const_cast<char*>(dense.bytes.data()), dense.bytes.size(),
+          [keep_alive = file.keep_alive()](void*, size_t) {});
+    } else {
+      auto copy = DenseTensorFromAttribute(dense, allocator);
+      if (!copy.ok()) return nullptr;
+      buffer = copy->ReleaseBuffer();
+    }
+    if (!buffer) return nullptr;
+    buffer->MarkReadOnly();
+    return std::make_shared<const DenseHostTensor>(metadata, std::move(buffer));
+  };
+  std::shared_ptr<const void> decoded = file.GetOrDecode(dense, decode);
+  if (decoded == nullptr) {
+    // Not decodable: the copying path says why.
+    auto copy = DenseTensorFromAttribute(dense, allocator);
+    if (!copy.ok()) return copy.status();
+    return absl::InternalError("cannot decode a constant tensor");
+  }
+  return static_cast<const DenseHostTensor*>(decoded.get())->CopyRef();
 }
 
 absl::StatusOr<StringHostTensor> StringTensorFromAttributes(

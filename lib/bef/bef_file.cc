@@ -325,8 +325,8 @@ class BefFile::Decoder {
       uint64_t dim;
       BEF_RETURN_IF_ERROR(reader.ReadU64(&dim));
       if (static_cast<int64_t>(dim) < -1) {
-        return reader.Error(absl::StrCat("shape dimension ",
-                                         static_cast<int64_t>(dim)));
+        return reader.Error(
+            absl::StrCat("shape dimension ", static_cast<int64_t>(dim)));
       }
       file_.i64_pool_.push_back(static_cast<int64_t>(dim));
     }
@@ -572,14 +572,26 @@ absl::StatusOr<std::unique_ptr<BefFile>> BefFile::Open(
   std::unique_ptr<BefFile> file(new BefFile());
   if (keep_alive == nullptr ||
       reinterpret_cast<uintptr_t>(bytes.data()) % 8 != 0) {
-    file->owned_bytes_.assign(bytes.begin(), bytes.end());
-    bytes = file->owned_bytes_;
+    auto owned =
+        std::make_shared<std::vector<uint8_t>>(bytes.begin(), bytes.end());
+    bytes = *owned;
+    file->keep_alive_ = std::move(owned);
   } else {
     file->keep_alive_ = std::move(keep_alive);
   }
   absl::Status status = Decoder(*file, bytes).Decode();
   if (!status.ok()) return status;
   return file;
+}
+
+std::shared_ptr<const void> BefFile::GetOrDecode(
+    const Attribute& attribute,
+    absl::FunctionRef<std::shared_ptr<const void>()> decode) const {
+  const uint32_t index = static_cast<uint32_t>(&attribute - attributes_.data());
+  std::lock_guard<std::mutex> lock(decoded_mutex_);
+  auto [it, inserted] = decoded_.try_emplace(index);
+  if (inserted || it->second == nullptr) it->second = decode();
+  return it->second;
 }
 
 const Function* BefFile::GetFunction(absl::string_view name) const {
@@ -591,9 +603,9 @@ const Function* BefFile::GetFunction(absl::string_view name) const {
 
 Location BefFile::location(uint32_t index) const {
   const LocationEntry& entry = locations_[index];
-  return Location{strings_[files_[entry.file]], entry.line, entry.column,
-                  entry.name == 0 ? absl::string_view()
-                                  : strings_[entry.name - 1]};
+  return Location{
+      strings_[files_[entry.file]], entry.line, entry.column,
+      entry.name == 0 ? absl::string_view() : strings_[entry.name - 1]};
 }
 
 }  // namespace asyncrt::bef

@@ -178,7 +178,8 @@ TEST(BefFileTest, RejectsLocationNamesOutOfRange) {
   // Points the named location's entry in the location names section (found
   // through the header) past the strings.
   std::vector<uint8_t> bytes = SampleFile();
-  uint32_t sections = bytes[4] | bytes[5] << 8 | bytes[6] << 16 | bytes[7] << 24;
+  uint32_t sections =
+      bytes[4] | bytes[5] << 8 | bytes[6] << 16 | bytes[7] << 24;
   bool found = false;
   for (uint32_t i = 0; i < sections; ++i) {
     const uint8_t* entry = bytes.data() + kHeaderSize + i * kSectionEntrySize;
@@ -204,6 +205,33 @@ TEST(BefFileTest, UsesAlignedCallerBufferInPlace) {
   EXPECT_EQ((*file)->GetFunction("main")->name.data() >=
                 reinterpret_cast<const char*>(owner->data()),
             true);
+}
+
+TEST(BefFileTest, DecodesEachAttributeOnceAndKeepsItsBytesAlive) {
+  auto file = BefFile::Open(SampleFile());
+  ASSERT_TRUE(file.ok());
+  // Copied bytes are owned through keep_alive, so views may outlive the file.
+  std::shared_ptr<const void> bytes = (*file)->keep_alive();
+  ASSERT_NE(bytes, nullptr);
+  const Attribute& first = (*file)->attribute(0);
+  const Attribute& second = (*file)->attribute(1);
+  int decodes = 0;
+  auto decode = [&]() -> std::shared_ptr<const void> {
+    ++decodes;
+    return std::make_shared<int>(decodes);
+  };
+  auto a = (*file)->GetOrDecode(first, decode);
+  auto again = (*file)->GetOrDecode(first, decode);
+  auto b = (*file)->GetOrDecode(second, decode);
+  EXPECT_EQ(a, again);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(decodes, 2);
+  // A failed (null) decode is not kept.
+  const Attribute& third = (*file)->attribute(2);
+  EXPECT_EQ((*file)->GetOrDecode(third, [] { return nullptr; }), nullptr);
+  EXPECT_NE((*file)->GetOrDecode(third, decode), nullptr);
+  file->reset();
+  EXPECT_EQ(bytes.use_count(), 1);  // Still alive here.
 }
 
 //===--- Validation

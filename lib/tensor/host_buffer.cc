@@ -41,6 +41,7 @@ RCReference<HostBuffer> HostBuffer::CreateSlice(RCReference<HostBuffer> parent,
   }
   auto* buffer = new HostBuffer(static_cast<char*>(parent->data()) + offset,
                                 size, Kind::kSlice);
+  buffer->read_only_ = parent->IsReadOnly();
   buffer->parent_ = parent.release();
   return TakeRef(buffer);
 }
@@ -61,8 +62,7 @@ HostBuffer::~HostBuffer() {
   }
 }
 
-void HostBuffer::operator delete(HostBuffer* buffer,
-                                 std::destroying_delete_t) {
+void HostBuffer::operator delete(HostBuffer* buffer, std::destroying_delete_t) {
   if (buffer->kind_ != Kind::kOwned) {
     buffer->~HostBuffer();
     ::operator delete(buffer);

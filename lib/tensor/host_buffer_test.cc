@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 
+#include "asyncrt/tensor/dense_host_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -131,6 +132,24 @@ TEST(HostBufferTest, ExternalBufferRunsDeallocatorOnce) {
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(seen_ptr, storage.get());
   EXPECT_EQ(seen_size, 16u);
+}
+
+TEST(HostBufferTest, ReadOnlyBuffersAndTheirSlicesAreNeverWrittenInPlace) {
+  float bytes[4] = {1, 2, 3, 4};
+  DenseHostTensor tensor(TensorMetadata(DType::kF32, {4}),
+                         HostBuffer::CreateFromExternal(bytes, sizeof(bytes),
+                                                        [](void*, size_t) {}));
+  EXPECT_TRUE(tensor.IsBufferUnique());
+  tensor.buffer()->MarkReadOnly();
+  EXPECT_TRUE(tensor.buffer()->IsReadOnly());
+  // The only holder still may not write: the bytes are a model's weights.
+  EXPECT_FALSE(tensor.IsBufferUnique());
+  RCReference<HostBuffer> slice =
+      HostBuffer::CreateSlice(tensor.buffer(), 4, 8);
+  ASSERT_TRUE(slice);
+  EXPECT_TRUE(slice->IsReadOnly());
+  DenseHostTensor view(TensorMetadata(DType::kF32, {2}), std::move(slice));
+  EXPECT_FALSE(view.IsBufferUnique());
 }
 
 TEST(HostBufferTest, DebugString) {

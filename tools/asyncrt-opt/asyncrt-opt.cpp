@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   asyncrt::compiler::RegisterPrintStreamPass();
 #ifdef ASYNCRT_HAVE_MODEL_COMPILER
   // The model compiler's passes.
+  asyncrt::compiler::RegisterNnFusionPass();
   asyncrt::compiler::RegisterNnToCoreRtPass();
   asyncrt::compiler::RegisterModelPipeline();
 #endif

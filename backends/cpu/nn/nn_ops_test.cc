@@ -3,6 +3,7 @@
 // the shape functions, and errors that name the op.
 #include "asyncrt/backends/nn_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -326,6 +327,66 @@ TEST_F(NnOpsTest, ConvAutoPadAndOneDimension) {
   EXPECT_EQ(one->shape, (std::vector<int64_t>{1, 1, 4}));
   ConvCase p{1, 2, 1, 6, 1, 1, 3, 1, 1, 1, 0, 0, 0, 0, false};
   ExpectNear(one->values, NaiveConv(p, x, w, {}, 1, 4), 1e-4f);
+}
+
+// The fusions of the model compiler: a residual sum, then an activation,
+// both as oneDNN post-ops, against the unfused definition.
+TEST_F(NnOpsTest, ConvFusesSumAndActivation) {
+  for (int group : {1, 4}) {  // Blocked layouts; depthwise.
+    SCOPED_TRACE(testing::Message() << "group=" << group);
+    ConvCase p{1, 4, 6, 6, 4, 3, 3, group, 1, 1, 1, 1, 1, 1, true};
+    std::vector<float> x = Random(144, 40), w = Random(144 / group, 41);
+    std::vector<float> bias = Random(4, 42), sum = Random(144, 43);
+    std::vector<float> conv = NaiveConv(p, x, w, bias, 6, 6);
+    struct Activation {
+      const char* name;
+      float alpha, beta;
+      float (*apply)(float, float, float);
+    };
+    const Activation activations[] = {
+        {"relu", 0, 0, [](float v, float, float) { return v > 0 ? v : 0; }},
+        {"leaky_relu", 0.1f, 0,
+         [](float v, float a, float) { return v > 0 ? v : a * v; }},
+        {"clip", -0.5f, 0.5f,
+         [](float v, float lo, float hi) { return std::clamp(v, lo, hi); }},
+    };
+    for (const Activation& activation : activations) {
+      SCOPED_TRACE(activation.name);
+      OpAttrs attrs;
+      attrs.SetArray<int64_t>("pads", {1, 1, 1, 1});
+      attrs.Set("group", int64_t{group});
+      attrs.SetString("activation", activation.name);
+      attrs.Set("activation_alpha", activation.alpha);
+      attrs.Set("activation_beta", activation.beta);
+      auto fused = Run("nn.conv",
+                       {{{1, 4, 6, 6}, x},
+                        {{4, 4 / group, 3, 3}, w},
+                        {{4}, bias},
+                        {{1, 4, 6, 6}, sum}},
+                       attrs);
+      ASSERT_TRUE(fused.ok()) << fused.status();
+      std::vector<float> expected(conv.size());
+      for (size_t i = 0; i < conv.size(); ++i) {
+        expected[i] = activation.apply(conv[i] + sum[i], activation.alpha,
+                                       activation.beta);
+      }
+      ExpectNear(fused->values, expected, 1e-4f);
+    }
+  }
+  OpAttrs unknown;
+  unknown.SetString("activation", "swish");
+  auto bad = Run("nn.conv",
+                 {{{1, 1, 3, 3}, Random(9, 44)}, {{1, 1, 1, 1}, Random(1, 45)}},
+                 unknown);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("unknown activation 'swish'"));
+  auto wrong_sum = Run("nn.conv", {{{1, 1, 3, 3}, Random(9, 46)},
+                                   {{1, 1, 1, 1}, Random(1, 47)},
+                                   {{1}, Random(1, 48)},
+                                   {{1, 1, 2, 2}, Random(4, 49)}});
+  ASSERT_FALSE(wrong_sum.ok());
+  EXPECT_THAT(wrong_sum.status().message(),
+              HasSubstr("is not the result's shape"));
 }
 
 TEST_F(NnOpsTest, ConvRejectsInconsistentOperands) {

@@ -10,6 +10,10 @@
 // docs/nn_ops.md for how the runtime keeps its workers and OpenMP teams
 // from oversubscribing the machine.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -230,17 +234,47 @@ absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x) {
   return absl::OkStatus();
 }
 
-// nn.conv(x, w[, bias]): ONNX Conv. w is M x C/group x kernel...
+// nn.conv(x, w[, bias[, sum]]): ONNX Conv. w is M x C/group x kernel...
+// The model compiler fuses what follows a convolution into it, as oneDNN
+// post-ops: `sum` (a residual of the result's shape) is added to the
+// result, then `activation` ("relu", "leaky_relu" with
+// `activation_alpha`, "clip" between `activation_alpha` and
+// `activation_beta`) is applied.
 struct ConvPlan {
   Window window;
   int64_t group;
   Dims result;
+  bool has_sum = false;
+  std::optional<dnnl::algorithm> activation;
+  float alpha = 0, beta = 0;
 };
+
+// The fused activation of `attrs`, or an error for an unknown one.
+absl::Status PlanActivation(absl::string_view op, const OpAttrs& attrs,
+                            ConvPlan& plan) {
+  std::optional<absl::string_view> name = attrs.GetString("activation");
+  if (!name) return absl::OkStatus();
+  if (*name == "relu") {
+    plan.activation = dnnl::algorithm::eltwise_relu;
+  } else if (*name == "leaky_relu") {
+    plan.activation = dnnl::algorithm::eltwise_relu;
+    plan.alpha = FloatAttr(attrs, "activation_alpha", 0.01f);
+  } else if (*name == "clip") {
+    plan.activation = dnnl::algorithm::eltwise_clip;
+    plan.alpha = FloatAttr(attrs, "activation_alpha",
+                           -std::numeric_limits<float>::max());
+    plan.beta =
+        FloatAttr(attrs, "activation_beta", std::numeric_limits<float>::max());
+  } else {
+    return OpError(op, absl::StrCat("unknown activation '", *name, "'"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
   constexpr absl::string_view kOp = "nn.conv";
-  if (args.size() != 2 && args.size() != 3) {
-    return OpError(kOp, "takes x, w and an optional bias");
+  if (args.size() < 2 || args.size() > 4) {
+    return OpError(kOp, "takes x, w, an optional bias and an optional sum");
   }
   if (absl::Status status = RequireF32(kOp, args); !status.ok()) return status;
   const TensorShape& x = args[0].shape;
@@ -261,7 +295,7 @@ absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
                                      w.DebugString(), " and group ", group,
                                      " do not agree"));
   }
-  if (args.size() == 3 && (args[2].shape.GetRank() != 1 ||
+  if (args.size() >= 3 && (args[2].shape.GetRank() != 1 ||
                            args[2].shape.GetDimensionSize(0) != filters)) {
     return OpError(kOp, absl::StrCat("bias ", args[2].shape.DebugString(),
                                      " is not [", filters, "]"));
@@ -280,7 +314,22 @@ absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
   for (size_t i = skip; i < window->output.size(); ++i) {
     result.push_back(window->output[i]);
   }
-  return ConvPlan{*std::move(window), group, std::move(result)};
+  ConvPlan plan;
+  plan.window = *std::move(window);
+  plan.group = group;
+  plan.result = std::move(result);
+  if (args.size() == 4) {
+    if (args[3].shape.GetDimensions() != absl::MakeConstSpan(plan.result)) {
+      return OpError(kOp, absl::StrCat("sum ", args[3].shape.DebugString(),
+                                       " is not the result's shape [",
+                                       absl::StrJoin(plan.result, ", "), "]"));
+    }
+    plan.has_sum = true;
+  }
+  if (absl::Status status = PlanActivation(kOp, attrs, plan); !status.ok()) {
+    return status;
+  }
+  return plan;
 }
 
 absl::Status ConvMetadata(ArgumentMetadata args, const OpAttrs& attrs,
@@ -302,6 +351,8 @@ struct ConvPrimitives {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward primitive;
   std::optional<dnnl::reorder> src_reorder, weights_reorder, dst_reorder;
+  // A fused sum in a plain result's layout into the primitive's dst.
+  std::optional<dnnl::reorder> sum_reorder;
 };
 
 ConfigCache<ConvPrimitives>& ConvCache() {
@@ -340,45 +391,86 @@ ConvPrimitives MakeConvPrimitives(const DenseHostTensor& x,
     return memory::desc(md.dims(), memory::data_type::f32,
                         memory::format_tag::any);
   };
+  dnnl::primitive_attr attr = PrimitiveAttr();
+  dnnl::post_ops post_ops;
+  if (plan.has_sum) post_ops.append_sum(1.0f);
+  if (plan.activation) {
+    post_ops.append_eltwise(1.0f, *plan.activation, plan.alpha, plan.beta);
+  }
+  attr.set_post_ops(post_ops);
   conv.pd = dnnl::convolution_forward::primitive_desc(
       dnnl::convolution_forward::desc(
           dnnl::prop_kind::forward_inference,
           dnnl::algorithm::convolution_direct, any(conv.x_md), any(conv.w_md),
           conv.bias_md, any(conv.out_md), plan.window.strides,
           plan.window.dilations, plan.window.pad_begin, plan.window.pad_end),
-      PrimitiveAttr(), CpuEngine());
+      attr, CpuEngine());
   conv.primitive = dnnl::convolution_forward(conv.pd);
   conv.src_reorder = ReorderIfNeeded(conv.x_md, conv.pd.src_desc());
   conv.weights_reorder = ReorderIfNeeded(conv.w_md, conv.pd.weights_desc());
   conv.dst_reorder = ReorderIfNeeded(conv.pd.dst_desc(), conv.out_md);
+  if (plan.has_sum) {
+    conv.sum_reorder = ReorderIfNeeded(conv.out_md, conv.pd.dst_desc());
+  }
   return conv;
+}
+
+// Weights of a read-only tensor (a model's constant) in a convolution's
+// layout, reordered once. Holding the source buffer keeps its address from
+// being reused while the entry exists.
+struct ReorderedWeights {
+  RCReference<HostBuffer> source;
+  memory weights;
+};
+
+ConfigCache<ReorderedWeights>& ReorderedWeightsCache() {
+  static auto* cache = new ConfigCache<ReorderedWeights>(1024);
+  return *cache;
 }
 
 void Conv(OpInvocation& invocation) {
   constexpr absl::string_view kOp = "nn.conv";
   const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
   const auto& w = static_cast<const DenseHostTensor&>(invocation.argument(1));
-  const bool has_bias = invocation.arguments.size() == 3;
-  const TensorMetadata* arg_metadata[3] = {&x.metadata(), &w.metadata(),
-                                           nullptr};
-  if (has_bias) {
-    arg_metadata[2] =
-        &static_cast<const DenseHostTensor&>(invocation.argument(2)).metadata();
+  const size_t num_args = invocation.arguments.size();
+  const bool has_bias = num_args >= 3;
+  const TensorMetadata* arg_metadata[4] = {};
+  for (size_t i = 0; i < num_args; ++i) {
+    arg_metadata[i] = &invocation.argument(i).metadata();
   }
-  ConvPlan plan = *PlanConv(
-      ArgumentMetadata(absl::MakeConstSpan(arg_metadata, has_bias ? 3 : 2)),
-      invocation.attrs);
-  AsyncValueRef<DenseHostTensor> result = PrimitiveResult(invocation, kOp);
+  ConvPlan plan =
+      *PlanConv(ArgumentMetadata(absl::MakeConstSpan(arg_metadata, num_args)),
+                invocation.attrs);
+  // A fused sum nobody else holds becomes the result in place.
+  AsyncValueRef<DenseHostTensor> result =
+      PrimitiveResult(invocation, kOp, plan.has_sum ? 0b1000 : 0);
   if (!result) return;
   RunPrimitive(invocation, kOp, result.CopyRef(), [&] {
+    const std::string key = absl::StrCat(
+        DimsKey(x.shape().GetDimensions()), "|",
+        DimsKey(w.shape().GetDimensions()), "|", has_bias, "|", plan.group, "|",
+        DimsKey(plan.window.strides), "|", DimsKey(plan.window.dilations), "|",
+        DimsKey(plan.window.pad_begin), "|", DimsKey(plan.window.pad_end), "|",
+        plan.has_sum, "|",
+        plan.activation ? static_cast<int>(*plan.activation) : -1, "|",
+        plan.alpha, "|", plan.beta);
     std::shared_ptr<const ConvPrimitives> conv = ConvCache().GetOrCreate(
-        absl::StrCat(DimsKey(x.shape().GetDimensions()), "|",
-                     DimsKey(w.shape().GetDimensions()), "|", has_bias, "|",
-                     plan.group, "|", DimsKey(plan.window.strides), "|",
-                     DimsKey(plan.window.dilations), "|",
-                     DimsKey(plan.window.pad_begin), "|",
-                     DimsKey(plan.window.pad_end)),
-        [&] { return MakeConvPrimitives(x, w, *result, plan, has_bias); });
+        key, [&] { return MakeConvPrimitives(x, w, *result, plan, has_bias); });
+    // Constant weights are reordered into the primitive's layout once, not
+    // per call.
+    std::shared_ptr<const ReorderedWeights> cached_weights;
+    if (conv->weights_reorder && w.buffer() && w.buffer()->IsReadOnly()) {
+      cached_weights = ReorderedWeightsCache().GetOrCreate(
+          absl::StrCat(reinterpret_cast<uintptr_t>(w.buffer().get()), "|", key),
+          [&] {
+            memory reordered(conv->pd.weights_desc(), CpuEngine());
+            PrimitiveStep step{*conv->weights_reorder,
+                               {{DNNL_ARG_FROM, Wrap(conv->w_md, w.data())},
+                                {DNNL_ARG_TO, reordered}}};
+            ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+            return ReorderedWeights{w.buffer().CopyRef(), reordered};
+          });
+    }
     std::vector<PrimitiveStep> steps;
     // An operand in the primitive's layout: the tensor itself, or a copy
     // reordered into it.
@@ -395,10 +487,23 @@ void Conv(OpInvocation& invocation) {
     const auto& pd = conv->pd;
     memory src =
         operand(conv->src_reorder, conv->x_md, pd.src_desc(), x.data());
-    memory weights =
-        operand(conv->weights_reorder, conv->w_md, pd.weights_desc(), w.data());
+    memory weights = cached_weights ? cached_weights->weights
+                                    : operand(conv->weights_reorder, conv->w_md,
+                                              pd.weights_desc(), w.data());
     memory out = Wrap(conv->out_md, result->data());
     memory dst = conv->dst_reorder ? memory(pd.dst_desc(), CpuEngine()) : out;
+    if (plan.has_sum) {
+      // The sum post-op adds dst's contents: put the sum there first.
+      const auto& sum =
+          static_cast<const DenseHostTensor&>(invocation.argument(3));
+      if (conv->sum_reorder) {
+        steps.push_back({*conv->sum_reorder,
+                         {{DNNL_ARG_FROM, Wrap(conv->out_md, sum.data())},
+                          {DNNL_ARG_TO, dst}}});
+      } else if (sum.data() != result->data()) {
+        std::memcpy(result->data(), sum.data(), sum.DataSizeInBytes());
+      }
+    }
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (has_bias) {

@@ -28,9 +28,12 @@ std::atomic<Threading>& CurrentThreading() {
 // The OpenMP team a primitive gets in latency mode: OpenMP's default for
 // the process (OMP_NUM_THREADS, else the cores), read once from the
 // initial thread's settings, not from a runtime worker's.
+std::atomic<int> team_size_override{0};
+
 int FullTeam() {
   static const int threads = omp_get_max_threads();
-  return threads;
+  const int override = team_size_override.load(std::memory_order_relaxed);
+  return override > 0 ? override : threads;
 }
 [[maybe_unused]] const int full_team_at_startup = FullTeam();
 
@@ -63,6 +66,10 @@ void SetThreading(Threading threading) {
 
 Threading GetThreading() {
   return CurrentThreading().load(std::memory_order_relaxed);
+}
+
+void SetTeamSize(int threads) {
+  team_size_override.store(threads, std::memory_order_relaxed);
 }
 
 void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {

@@ -98,10 +98,13 @@ void ResetMaxConcurrentPrimitives();
 // nothing to compute: the allocation failed (the op has failed) or the
 // result is empty (then it is already the op's result: oneDNN takes no
 // zero-sized memory).
-inline AsyncValueRef<DenseHostTensor> PrimitiveResult(OpInvocation& invocation,
-                                                      absl::string_view op) {
-  AsyncValueRef<DenseHostTensor> result =
-      AllocateResult(invocation, op, invocation.result_metadata[0]);
+// `reusable_arguments` (bit i: argument i) may hold the result in place
+// when nobody else holds them (see OpInvocation::ReuseOrAllocateDense).
+inline AsyncValueRef<DenseHostTensor> PrimitiveResult(
+    OpInvocation& invocation, absl::string_view op,
+    uint64_t reusable_arguments = 0) {
+  AsyncValueRef<DenseHostTensor> result = AllocateResult(
+      invocation, op, invocation.result_metadata[0], reusable_arguments);
   if (result && result->shape().GetNumElements() == 0) {
     invocation.results[0] = std::move(result);
     return AsyncValueRef<DenseHostTensor>();

@@ -39,6 +39,11 @@ enum class Threading {
 void SetThreading(Threading threading);
 Threading GetThreading();
 
+// The OpenMP team of a primitive in latency mode: `threads`, or OpenMP's
+// default for the process (OMP_NUM_THREADS, else every core) when 0.
+// Thread-safe; applies to primitives started after the call.
+void SetTeamSize(int threads);
+
 // Elementwise ops: nn.add, nn.sub, nn.mul, nn.div, nn.pow, nn.max, nn.min
 // (numpy broadcasting), nn.relu, nn.leaky_relu, nn.clip, nn.sigmoid,
 // nn.hard_sigmoid, nn.hard_swish, nn.tanh, nn.erf, nn.gelu, nn.exp, nn.log,

@@ -7,18 +7,22 @@
 // decoded form. Strings and array/dense attribute data point into the
 // buffer, which the BefFile keeps alive.
 //
-// Thread-safety: immutable after Open; safe to share across threads.
+// Thread-safety: immutable after Open (but for the once-per-attribute
+// decode cache, which locks); safe to share across threads.
 #ifndef ASYNCRT_BEF_BEF_FILE_H_
 #define ASYNCRT_BEF_BEF_FILE_H_
 
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -34,14 +38,14 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 struct Attribute {
   AttributeKind kind = AttributeKind::kUnit;
   AttributeKind element_kind = AttributeKind::kUnit;  // kArray, kDense.
-  uint64_t bits = 0;  // Scalars; kShape: 1 if ranked.
-  absl::string_view bytes;          // kString; raw elements of kArray, kDense.
-  uint32_t count = 0;               // Elements of kArray.
+  uint64_t bits = 0;        // Scalars; kShape: 1 if ranked.
+  absl::string_view bytes;  // kString; raw elements of kArray, kDense.
+  uint32_t count = 0;       // Elements of kArray.
   // kType: type index; kFunction: function; kCompilationUnit: the root
   // symbol's string index (`bytes` is the module text, `elements` the
   // nested symbols' string indices).
   uint32_t index = 0;
-  absl::Span<const int64_t> shape;  // kDense; kShape (-1: unknown).
+  absl::Span<const int64_t> shape;      // kDense; kShape (-1: unknown).
   absl::Span<const uint32_t> elements;  // kAggregate: attribute indices.
 
   bool IsScalar() const { return ScalarSize(kind) != 0 && !IsComplex(kind); }
@@ -137,12 +141,28 @@ class BefFile {
   size_t num_locations() const { return locations_.size(); }
   bool has_debug_info() const { return has_debug_info_; }
 
+  // What keeps the file's bytes alive (never null once opened): a value
+  // that views attribute bytes in place (a model's weights as a constant
+  // tensor) holds it, so it may outlive the file.
+  const std::shared_ptr<const void>& keep_alive() const { return keep_alive_; }
+
+  // A value decoded from `attribute` (one of this file's) once per file:
+  // `decode`'s result on the first call for that attribute, the same object
+  // on later calls. A null result is not kept (the next call decodes
+  // again). Thread-safe: concurrent first calls decode once, the others
+  // wait (blocking) for it.
+  std::shared_ptr<const void> GetOrDecode(
+      const Attribute& attribute,
+      absl::FunctionRef<std::shared_ptr<const void>()> decode) const;
+
  private:
   BefFile() = default;
   class Decoder;
 
   std::shared_ptr<const void> keep_alive_;
-  std::vector<uint8_t> owned_bytes_;
+  mutable std::mutex decoded_mutex_;
+  mutable absl::flat_hash_map<uint32_t, std::shared_ptr<const void>>
+      decoded_;  // By attribute index; guarded by decoded_mutex_.
   uint8_t version_major_ = 0;
   uint8_t version_minor_ = 0;
   std::vector<absl::string_view> strings_;

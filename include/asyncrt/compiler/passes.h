@@ -30,8 +30,19 @@ void RegisterPrintStreamPass();
 std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass();
 void RegisterNnToCoreRtPass();
 
+// `-nn-fuse`: folds what follows a convolution into it, as oneDNN
+// post-ops: an nn.add of the convolution's result (its only use) and a
+// tensor of the same shape makes that tensor the convolution's fused sum
+// (a residual connection; a zero bias is added where the convolution had
+// none), then nn.relu, nn.leaky_relu or nn.clip of it becomes its
+// `activation`. Greedy; results are bitwise those of the unfused ops up to
+// oneDNN's accumulation order.
+std::unique_ptr<mlir::Pass> CreateNnFusionPass();
+void RegisterNnFusionPass();
+
 // The model pipeline, from a module in the nn dialect (an imported model)
-// to one that the BEF converter takes: today -nn-to-corert. Registered as
+// to one that the BEF converter takes: -nn-fuse, then -nn-to-corert.
+// Registered as
 // `-asyncrt-model-pipeline` by RegisterModelPipeline.
 void AddModelPipeline(mlir::OpPassManager& pipeline);
 void RegisterModelPipeline();

@@ -30,6 +30,15 @@ absl::StatusOr<std::vector<int64_t>> DimensionsAttribute(
 absl::StatusOr<DenseHostTensor> DenseTensorFromAttribute(
     const bef::Attribute& dense, HostAllocator& allocator);
 
+// The constant tensor of a dense elements attribute of `file`, decoded
+// once per file (BefFile::GetOrDecode) and shared by every call: its
+// read-only buffer views the attribute's bytes in the file (copied once
+// only if they are not aligned for the dtype), so loading a model's
+// weights neither copies them per call nor lets an op write into them.
+absl::StatusOr<DenseHostTensor> ConstantTensorFromAttribute(
+    const bef::BefFile& file, const bef::Attribute& dense,
+    HostAllocator& allocator);
+
 // A string tensor of `shape` from `values`: one string (splatted) or one
 // per element.
 absl::StatusOr<StringHostTensor> StringTensorFromAttributes(

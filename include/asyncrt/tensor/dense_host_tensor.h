@@ -73,9 +73,12 @@ class DenseHostTensor final : public Tensor {
   // Gives the buffer (+1) to the caller, leaving this tensor without one.
   RCReference<HostBuffer> ReleaseBuffer() { return std::move(buffer_); }
   // True if this tensor holds the only reference to its buffer, so the
-  // bytes may be overwritten without affecting anyone else. A slice buffer
-  // counts as shared only if the slice itself is.
-  bool IsBufferUnique() const { return buffer_ && buffer_->IsUnique(); }
+  // bytes may be overwritten without affecting anyone else; never for a
+  // read-only buffer. A slice buffer counts as shared only if the slice
+  // itself is.
+  bool IsBufferUnique() const {
+    return buffer_ && buffer_->IsUnique() && !buffer_->IsReadOnly();
+  }
 
   // The elements as T, which must be the dtype's C++ type (asserted).
   template <typename T>

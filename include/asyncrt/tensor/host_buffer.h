@@ -60,6 +60,13 @@ class HostBuffer : public ReferenceCounted<HostBuffer> {
   const void* data() const { return data_; }
   size_t size() const { return size_; }
 
+  // A read-only buffer's bytes never change: ops must not write into it in
+  // place even when they hold its only reference (a constant viewing a
+  // model's weights in its BEF file). Slices of it are read-only too. Mark
+  // a buffer before sharing it.
+  void MarkReadOnly() { read_only_ = true; }
+  bool IsReadOnly() const { return read_only_; }
+
   // "HostBuffer<pointer=0x55d..., size=24>".
   std::string DebugString() const;
 
@@ -82,6 +89,7 @@ class HostBuffer : public ReferenceCounted<HostBuffer> {
   void* const data_;
   const size_t size_;
   const Kind kind_;
+  bool read_only_ = false;
   // Set only for an owned buffer: the alignment it was allocated with.
   uint32_t alignment_ = 0;
   union {

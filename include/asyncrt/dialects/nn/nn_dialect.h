@@ -13,8 +13,10 @@
 #ifndef ASYNCRT_DIALECTS_NN_NN_DIALECT_H_
 #define ASYNCRT_DIALECTS_NN_NN_DIALECT_H_
 
+#include <optional>
 #include <string>
 
+#include "asyncrt/tensor/dtype.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -42,6 +44,13 @@ mlir::FailureOr<llvm::SmallVector<mlir::Type>> InferResultTypes(
     mlir::MLIRContext* context, llvm::StringRef op_name,
     mlir::TypeRange operand_types, mlir::DictionaryAttr attributes,
     unsigned num_results, std::string& error);
+
+// The runtime dtype of an MLIR element type (i1, i8 ... ui64, f16, bf16,
+// f32, f64; index as i64); nullopt for others.
+std::optional<DType> DTypeOf(mlir::Type type);
+// The MLIR element type of a runtime dtype; null for dtypes MLIR tensors
+// of the nn dialect do not hold (strings, complex, quantized).
+mlir::Type MlirTypeOf(DType dtype, mlir::MLIRContext* context);
 
 // True for a ranked tensor type of static shape.
 bool IsStaticTensorType(mlir::Type type);

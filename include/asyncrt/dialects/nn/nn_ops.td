@@ -99,8 +99,16 @@ def NN_SliceOp : NN_UnaryOp<"slice", "x sliced by `starts`, `ends`, ...">;
 def NN_ShapeOp : NN_UnaryOp<"shape", "the shape of x (i64)">;
 
 def NN_ConvOp : NN_Op<"conv"> {
-  let summary = "convolution (1-D and 2-D, grouped, dilated)";
-  let arguments = (ins AnyTensor:$x, AnyTensor:$w, Optional<AnyTensor>:$bias);
+  let summary = "convolution (1-D and 2-D, grouped, dilated), with fusions";
+  let description = [{
+    `nn.conv %x, %w[, %bias[, %sum]]`. The fusion pass folds what follows a
+    convolution into it: `%sum` (a residual of the result's shape) is added
+    to the result, then `activation` ("relu", "leaky_relu" with
+    `activation_alpha`, "clip" between `activation_alpha` and
+    `activation_beta`) is applied, both as oneDNN post-ops.
+  }];
+  let arguments = (ins AnyTensor:$x, AnyTensor:$w,
+                   Variadic<AnyTensor>:$bias_and_sum);
 }
 
 def NN_GemmOp : NN_Op<"gemm"> {

@@ -1,0 +1,42 @@
+// -nn-fuse folds residual adds and activations into convolutions.
+// REQUIRES: nn_ops
+// RUN: asyncrt-opt -nn-fuse %s | FileCheck %s
+
+// A ResNet block's tail: conv, add the shortcut, relu.
+// CHECK-LABEL: func.func @residual_relu
+func.func @residual_relu(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %shortcut: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // CHECK: %[[Y:.*]] = nn.conv %arg0, %arg1, %arg2, %arg3 {activation = "relu", pads = [1, 1, 1, 1]}
+  // CHECK-NEXT: return %[[Y]]
+  %c = nn.conv %x, %w, %b {pads = [1, 1, 1, 1]} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %s = nn.add %shortcut, %c : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %r = nn.relu %s : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %r : tensor<1x4x8x8xf32>
+}
+
+// MobileNet's Relu6 as a clip; a convolution without bias gets a zero bias
+// when it takes a sum.
+// CHECK-LABEL: func.func @clip_and_sum_without_bias
+func.func @clip_and_sum_without_bias(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %y: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  // CHECK: %[[ZERO:.*]] = nn.constant dense<0.000000e+00> : tensor<2xf32>
+  // CHECK: nn.conv %arg0, %arg1 {activation = "clip", activation_alpha = 0.000000e+00 : f32, activation_beta = 6.000000e+00 : f32}
+  %c = nn.conv %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r6 = nn.clip %c {min = 0.0 : f32, max = 6.0 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: nn.conv %arg0, %arg1, %[[ZERO]], %arg2 :
+  %d = nn.conv %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = nn.add %d, %y : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %r6, %s : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
+
+// Not fused: a convolution with a second use, and an add that broadcasts.
+// CHECK-LABEL: func.func @not_fused
+func.func @not_fused(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %bias: tensor<1x2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  // CHECK: %[[C:.*]] = nn.conv %arg0, %arg1 :
+  // CHECK: nn.relu %[[C]]
+  %c = nn.conv %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = nn.relu %c : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: %[[D:.*]] = nn.conv %arg0, %arg1 :
+  // CHECK: nn.add %[[D]], %arg2
+  %d = nn.conv %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %e = nn.add %d, %bias : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %c, %r, %e : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
