@@ -23,7 +23,7 @@ DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
         python3-torch python3-torchvision python3-onnx libopenblas0-pthread
 # OpenBLAS: libtorch's matmul peer uses the system BLAS, by default the
 # reference one.
-BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev libopenblas0-pthread
+BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev libopenblas0-pthread nodejs npm
 
 CMAKE_COMMON := -G Ninja $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 RUNTIME_ONLY := -DASYNCRT_RUNTIME_ONLY=ON -DASYNCRT_BUILD_BENCHMARKS=OFF

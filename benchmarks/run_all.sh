@@ -2,6 +2,12 @@
 # Runs every benchmark program of a build with repetitions (interleaved, so
 # drift on a noisy machine hits AsyncRT and its peers alike), then pairs
 # AsyncRT with its peers into <build>/bench/summary.json and prints the table.
+# Then the model benchmarks (benchmarks/models/run_model_bench.py: ResNet-50,
+# MobileNetV2 and BERT against ONNX Runtime and PyTorch, about 6 minutes on 2
+# cores; BENCH_MODEL_ROUNDS rounds, default 3; BENCH_MODELS=0 skips them)
+# merge their Model* records into the same summary. They export missing
+# models into <build>/models and install onnxruntime-node into
+# <build>/bench/ort on first use.
 set -euo pipefail
 build_dir=${1:-build}
 out_dir="$build_dir/bench"
@@ -18,3 +24,7 @@ for bench in "$build_dir"/bin/*_benchmark; do
   results+=("$out_dir/$name.json")
 done
 python3 "$(dirname "$0")/summarize.py" -o "$out_dir/summary.json" "${results[@]}"
+if [[ "${BENCH_MODELS:-1}" != 0 ]]; then
+  echo "== model benchmarks"
+  python3 "$(dirname "$0")/models/run_model_bench.py" --build "$build_dir"
+fi

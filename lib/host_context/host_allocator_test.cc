@@ -60,10 +60,33 @@ TEST(HostAllocatorTest, MallocReusesSmallBlocksOfTheSameThread) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(second) % 64, 0u);
   // Freed on another thread, a block joins that thread's cache.
   std::thread([&] { allocator->DeallocateBytes(second, 8); }).join();
-  void* large = allocator->AllocateBytes(1 << 20, 64);  // Never cached.
+  void* large = allocator->AllocateBytes(1 << 20, 64);
   ASSERT_NE(large, nullptr);
   std::memset(large, 0x5A, 1 << 20);
   allocator->DeallocateBytes(large, 1 << 20);
+}
+
+TEST(HostAllocatorTest, MallocReusesLargeBlocksAcrossThreads) {
+  // A model's activations: freed large blocks are kept process-wide, so the
+  // next call does not page-fault its working set in again.
+  auto allocator = CreateMallocAllocator();
+  constexpr size_t kSize = (3 << 20) + 100000;  // A class of 3.5 MiB.
+  void* first = allocator->AllocateBytes(kSize, 64);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+  std::memset(first, 0x5A, kSize);
+  allocator->DeallocateBytes(first, kSize);
+  void* second = nullptr;
+  // A slightly smaller request of the same size class, on another thread.
+  std::thread([&] {
+    second = allocator->AllocateBytes(kSize - 1000, 64);
+  }).join();
+  ASSERT_NE(second, nullptr);
+  if (kBlockCacheEnabled) {
+    EXPECT_EQ(second, first);
+  }
+  std::memset(second, 0x5B, kSize - 1000);
+  allocator->DeallocateBytes(second, kSize - 1000);
 }
 
 TEST(BlockCacheTest, ClassesAndReuse) {

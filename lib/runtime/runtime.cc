@@ -1,6 +1,10 @@
 #include "asyncrt/runtime/runtime.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -126,7 +130,12 @@ absl::StatusOr<RCReference<BefProgram>> Runtime::LoadBef(
     std::vector<uint8_t> bytes) {
   // The file keeps the bytes alive instead of copying them.
   auto owned = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
-  auto file = bef::BefFile::Open(*owned, owned);
+  return LoadBefInPlace(*owned, owned);
+}
+
+absl::StatusOr<RCReference<BefProgram>> Runtime::LoadBefInPlace(
+    absl::Span<const uint8_t> bytes, std::shared_ptr<const void> keep_alive) {
+  auto file = bef::BefFile::Open(bytes, std::move(keep_alive));
   if (!file.ok()) return file.status();
   BefProgramOptions program_options;
   program_options.mode = options_.executor_mode;
@@ -140,8 +149,43 @@ absl::StatusOr<RCReference<BefProgram>> Runtime::LoadProgram(
   return LoadBef(*std::move(bytes));
 }
 
+namespace {
+
+// `path` mapped read-only, or null if it cannot be (then it is read).
+std::shared_ptr<const absl::Span<const uint8_t>> MapFile(
+    const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat info;
+  void* data = MAP_FAILED;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
+    data = mmap(nullptr, info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  }
+  close(fd);  // The mapping stays valid.
+  if (data == MAP_FAILED) return nullptr;
+  const size_t size = info.st_size;
+  return std::shared_ptr<const absl::Span<const uint8_t>>(
+      new absl::Span<const uint8_t>(static_cast<const uint8_t*>(data), size),
+      [size](const absl::Span<const uint8_t>* span) {
+        munmap(const_cast<uint8_t*>(span->data()), size);
+        delete span;
+      });
+}
+
+}  // namespace
+
 absl::StatusOr<RCReference<BefProgram>> Runtime::LoadProgramFile(
     absl::string_view path) {
+  // BEF is mapped, not read: the file's pages are the program (a model's
+  // weights included, which constant tensors view in place).
+  if (auto mapped = MapFile(std::string(path))) {
+    const absl::Span<const uint8_t> bytes = *mapped;
+    const bool is_bef = bytes.size() >= 2 && bytes[0] == bef::kMagic0 &&
+                        bytes[1] == bef::kMagic1;
+    if (is_bef || absl::EndsWith(path, ".bef")) {
+      return LoadBefInPlace(bytes, std::move(mapped));
+    }
+  }
   std::ifstream file{std::string(path), std::ios::binary};
   if (!file) {
     return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));

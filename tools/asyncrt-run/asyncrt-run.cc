@@ -53,11 +53,15 @@ cl::opt<int> iterations("iterations", cl::init(20),
                         cl::desc("Timed calls (20)"));
 cl::opt<int> threads(
     "num_threads", cl::init(0),
-    cl::desc("Runtime workers and oneDNN's team size (default: every core)"));
+    cl::desc("oneDNN's team size in latency mode, the runtime's workers in "
+             "throughput mode (default: every core)"));
 cl::opt<std::string> threading(
     "threading", cl::init("latency"),
     cl::desc("latency (one op gets the whole team) | throughput"));
 cl::opt<bool> json("json", cl::desc("Print the benchmark as one JSON object"));
+cl::opt<std::string> work_queue(
+    "work_queue", cl::desc("The runtime's work queue (default: mstd with "
+                           "--num_threads workers)"));
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "asyncrt-run: %s\n", message.c_str());
@@ -94,8 +98,16 @@ int Run() {
                                           : nn::Threading::kThroughput);
   if (threads > 0) nn::SetTeamSize(threads);
   RuntimeOptions options;
-  options.work_queue =
-      threads > 0 ? absl::StrCat("mstd:", static_cast<int>(threads)) : "mstd";
+  // Latency: one worker runs the ops and each oneDNN primitive gets the
+  // OpenMP team (more workers would spin on the team's cores).
+  // Throughput: a worker per thread, one thread per primitive.
+  const std::string workers = threading == "latency" ? "1"
+                              : threads > 0
+                                  ? std::to_string(static_cast<int>(threads))
+                                  : "";
+  options.work_queue = !work_queue.empty() ? std::string(work_queue)
+                       : workers.empty()   ? "mstd"
+                                           : absl::StrCat("mstd:", workers);
   auto runtime = Runtime::Create(options);
   if (!runtime.ok()) return Fail(std::string(runtime.status().message()));
   CoreRuntime& core = (*runtime)->core_runtime();

@@ -11,7 +11,8 @@ Every .pb file is one serialized onnx.TensorProto, made with
 onnx.numpy_helper.from_array(array, name=<graph input/output name>). The
 graph's input is named "input" and its output "output".
 
-Models (fp32, batch 1, static shapes, opset 13, constant folding on):
+Models (fp32, batch 1 unless named otherwise, static shapes, opset 13,
+constant folding on):
 
   resnet50     torchvision ResNet-50, input [1, 3, 224, 224].
   mobilenetv2  torchvision MobileNetV2, input [1, 3, 224, 224].
@@ -19,6 +20,10 @@ Models (fp32, batch 1, static shapes, opset 13, constant folding on):
                hidden 768, 12 heads, FFN 3072, GELU, LayerNorm eps 1e-12,
                sequence 128. Its input is already-embedded activations
                [1, 128, 768] (no embedding lookup, no attention mask).
+  resnet50_b8  resnet50 (the same weights) at a static batch of 8, input
+               [8, 3, 224, 224]. For the batch-8 benchmark
+               (benchmarks/models/run_model_bench.py); exported only when
+               named in --models.
 
 Why random weights: nothing may be downloaded (no pretrained checkpoints),
 and an importer test only needs the graph structure, real-sized tensors and
@@ -139,7 +144,12 @@ MODELS = {
     "mobilenetv2": (lambda: torchvision.models.mobilenet_v2(weights=None),
                     (1, 3, 224, 224)),
     "bert": (BertEncoder, (1, 128, 768)),
+    # Same seed and calibration batches as resnet50, so the same weights.
+    "resnet50_b8": (lambda: torchvision.models.resnet50(weights=None),
+                    (8, 3, 224, 224)),
 }
+# What --models exports by default (the model test's set).
+DEFAULT_MODELS = ("resnet50", "mobilenetv2", "bert")
 
 
 def randomize(model, input_shape):
@@ -286,7 +296,7 @@ def main():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--out", required=True, help="output root directory")
-    parser.add_argument("--models", default=",".join(MODELS),
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
                         help="comma-separated subset of " + ",".join(MODELS))
     parser.add_argument("--force", action="store_true",
                         help="re-export models whose files already exist")

@@ -189,7 +189,8 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   ASYNCRT_NN_BINARY("sub", a - b);
   ASYNCRT_NN_BINARY("mul", a * b);
   ASYNCRT_NN_BINARY("div", a / b);
-  ASYNCRT_NN_BINARY("pow", std::pow(a, b));
+  // x ** 2 (layer norms written out as ops) without powf.
+  ASYNCRT_NN_BINARY("pow", b == 2.0f ? a * a : std::pow(a, b));
   ASYNCRT_NN_BINARY("max", std::max(a, b));
   ASYNCRT_NN_BINARY("min", std::min(a, b));
 #undef ASYNCRT_NN_BINARY

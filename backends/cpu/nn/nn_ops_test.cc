@@ -389,6 +389,35 @@ TEST_F(NnOpsTest, ConvFusesSumAndActivation) {
               HasSubstr("is not the result's shape"));
 }
 
+// Constant weights (read-only buffers) take the paths that reorder them
+// once into oneDNN's preferred layout and reuse them: the results must be
+// those of plain weights, call after call.
+TEST_F(NnOpsTest, ConstantWeightsGiveTheSameResults) {
+  std::vector<Tensor32> matmul_args = {{{2, 3, 16}, Random(96, 50)},
+                                       {{16, 24}, Random(384, 51)}};
+  auto plain = Run("nn.matmul", matmul_args);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (int call = 0; call < 2; ++call) {
+    auto constant =
+        Run("nn.matmul", matmul_args, OpAttrs(), /*read_only=*/0b10);
+    ASSERT_TRUE(constant.ok()) << constant.status();
+    EXPECT_EQ(constant->shape, (std::vector<int64_t>{2, 3, 24}));
+    ExpectNear(constant->values, plain->values, 1e-4f);
+  }
+  OpAttrs pads;
+  pads.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  std::vector<Tensor32> conv_args = {{{1, 8, 6, 6}, Random(288, 52)},
+                                     {{16, 8, 3, 3}, Random(1152, 53)},
+                                     {{16}, Random(16, 54)}};
+  auto conv = Run("nn.conv", conv_args, pads);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  for (int call = 0; call < 2; ++call) {
+    auto constant = Run("nn.conv", conv_args, pads, /*read_only=*/0b110);
+    ASSERT_TRUE(constant.ok()) << constant.status();
+    ExpectNear(constant->values, conv->values, 1e-4f);
+  }
+}
+
 TEST_F(NnOpsTest, ConvRejectsInconsistentOperands) {
   auto channels = Run("nn.conv", {{{1, 3, 4, 4}, Random(48, 30)},
                                   {{2, 2, 3, 3}, Random(36, 31)}});

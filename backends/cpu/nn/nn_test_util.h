@@ -3,6 +3,8 @@
 #ifndef ASYNCRT_BACKENDS_CPU_NN_NN_TEST_UTIL_H_
 #define ASYNCRT_BACKENDS_CPU_NN_NN_TEST_UTIL_H_
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,15 +35,23 @@ class EagerOpTest : public ::testing::Test {
   }
 
   // Runs `op` eagerly on f32 tensors; the result, or the error as a status.
+  // Arguments whose bit is set in `read_only` get read-only buffers, as a
+  // model's constants (weights) have.
   absl::StatusOr<Tensor32> Run(const std::string& op,
                                const std::vector<Tensor32>& args,
-                               const OpAttrs& attrs = OpAttrs()) {
+                               const OpAttrs& attrs = OpAttrs(),
+                               uint64_t read_only = 0) {
     std::vector<TensorHandle> handles;
-    for (const Tensor32& arg : args) {
-      auto handle = core_->MakeDenseTensorHandle<float>(
-          arg.shape, absl::MakeConstSpan(arg.values));
-      if (!handle.ok()) return handle.status();
-      handles.push_back(*std::move(handle));
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Tensor32& arg = args[i];
+      auto tensor = DenseHostTensor::CreateUninitialized(
+          TensorMetadata(DType::kF32, arg.shape),
+          *runtime_->host().allocator());
+      if (!tensor) return absl::ResourceExhaustedError("out of memory");
+      std::copy(arg.values.begin(), arg.values.end(),
+                tensor->elements<float>().begin());
+      if (read_only >> i & 1) tensor->buffer()->MarkReadOnly();
+      handles.push_back(core_->MakeTensorHandle(*std::move(tensor)));
     }
     TensorHandle result;
     core_->Execute(*exec_ctx_, op, cpu_, absl::MakeSpan(handles),

@@ -45,6 +45,19 @@ memory::desc PlainF32(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, DenseStrides(dims));
 }
 
+// Weights of a read-only tensor (a model's constant) in the layout a
+// primitive (convolution, matmul) prefers, reordered once. Holding the source
+// buffer keeps its address from being reused while the entry exists.
+struct ReorderedWeights {
+  RCReference<HostBuffer> source;
+  memory weights;
+};
+
+ConfigCache<ReorderedWeights>& ReorderedWeightsCache() {
+  static auto* cache = new ConfigCache<ReorderedWeights>(1024);
+  return *cache;
+}
+
 //===--- nn.matmul --------------------------------------------------------===//
 
 // numpy matmul: [..., M, K] x [..., K, N] -> [..., M, N], batch dimensions
@@ -106,6 +119,71 @@ absl::Status MatmulMetadata(ArgumentMetadata args, const OpAttrs&,
   return absl::OkStatus();
 }
 
+// A matmul by constant weights [K, N] (a linear layer): the batch
+// dimensions of `a` fold into its rows, and oneDNN computes from the
+// weights in the layout it prefers, reordered once (ReorderedWeights).
+struct ConstantMatmul {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul primitive;
+  memory::desc b_md;  // Plain, as the tensor is.
+  std::optional<dnnl::reorder> weights_reorder;
+};
+
+ConfigCache<ConstantMatmul>& ConstantMatmulCache() {
+  static auto* cache = new ConfigCache<ConstantMatmul>(1024);
+  return *cache;
+}
+
+void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
+                           const DenseHostTensor& b, const MatmulDims& dims,
+                           AsyncValueRef<DenseHostTensor> result) {
+  const int64_t k = dims.b[dims.b.size() - 2], n = dims.b.back();
+  const int64_t rows = a.shape().GetNumElements() / k;
+  RunPrimitive(invocation, "nn.matmul", result.CopyRef(), [&] {
+    const std::string key = absl::StrCat(rows, "x", k, "x", n);
+    std::shared_ptr<const ConstantMatmul> matmul =
+        ConstantMatmulCache().GetOrCreate(key, [&] {
+          ConstantMatmul made;
+          made.b_md = PlainF32({k, n});
+          memory::desc any_b({k, n}, memory::data_type::f32,
+                             memory::format_tag::any);
+          made.pd = dnnl::matmul::primitive_desc(
+              dnnl::matmul::desc(PlainF32({rows, k}), any_b,
+                                 PlainF32({rows, n})),
+              PrimitiveAttr(), CpuEngine());
+          made.primitive = dnnl::matmul(made.pd);
+          if (made.pd.weights_desc() != made.b_md) {
+            made.weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+                CpuEngine(), made.b_md, CpuEngine(), made.pd.weights_desc(),
+                PrimitiveAttr()));
+          }
+          return made;
+        });
+    memory weights = Wrap(matmul->b_md, b.data());
+    if (matmul->weights_reorder) {
+      weights =
+          ReorderedWeightsCache()
+              .GetOrCreate(
+                  absl::StrCat(reinterpret_cast<uintptr_t>(b.buffer().get()),
+                               "|matmul|", key),
+                  [&] {
+                    memory reordered(matmul->pd.weights_desc(), CpuEngine());
+                    PrimitiveStep step{
+                        *matmul->weights_reorder,
+                        {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, reordered}}};
+                    ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+                    return ReorderedWeights{b.buffer().CopyRef(), reordered};
+                  })
+              ->weights;
+    }
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, Wrap(matmul->pd.src_desc(), a.data())},
+        {DNNL_ARG_WEIGHTS, weights},
+        {DNNL_ARG_DST, Wrap(matmul->pd.dst_desc(), result->data())}};
+    return PrimitiveStep{matmul->primitive, std::move(args)};
+  });
+}
+
 void Matmul(OpInvocation& invocation) {
   constexpr absl::string_view kOp = "nn.matmul";
   const auto& a = static_cast<const DenseHostTensor&>(invocation.argument(0));
@@ -119,6 +197,11 @@ void Matmul(OpInvocation& invocation) {
                 result->shape().GetNumElements(), 0.0f);
     invocation.results[0] = std::move(result);
     return;
+  }
+  if (b.buffer() && b.buffer()->IsReadOnly() && dims.b.size() >= 2 &&
+      std::all_of(dims.b.begin(), dims.b.end() - 2,
+                  [](int64_t d) { return d == 1; })) {
+    return MatmulConstantWeights(invocation, a, b, dims, std::move(result));
   }
   RunPrimitive(invocation, kOp, result.CopyRef(), [&] {
     memory::desc a_md = PlainF32(dims.a), b_md = PlainF32(dims.b),
@@ -413,19 +496,6 @@ ConvPrimitives MakeConvPrimitives(const DenseHostTensor& x,
     conv.sum_reorder = ReorderIfNeeded(conv.out_md, conv.pd.dst_desc());
   }
   return conv;
-}
-
-// Weights of a read-only tensor (a model's constant) in a convolution's
-// layout, reordered once. Holding the source buffer keeps its address from
-// being reused while the entry exists.
-struct ReorderedWeights {
-  RCReference<HostBuffer> source;
-  memory weights;
-};
-
-ConfigCache<ReorderedWeights>& ReorderedWeightsCache() {
-  static auto* cache = new ConfigCache<ReorderedWeights>(1024);
-  return *cache;
 }
 
 void Conv(OpInvocation& invocation) {

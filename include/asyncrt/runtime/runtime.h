@@ -115,7 +115,8 @@ class Runtime {
   // Loads `data` (see ToBef).
   absl::StatusOr<RCReference<BefProgram>> LoadProgram(absl::string_view data,
                                                       absl::string_view name);
-  // Reads and loads the file at `path`.
+  // Loads the file at `path`: BEF is mapped (read-only, never copied: a
+  // model's weights are used in place), anything else read and translated.
   absl::StatusOr<RCReference<BefProgram>> LoadProgramFile(
       absl::string_view path);
 
@@ -140,6 +141,9 @@ class Runtime {
 
  private:
   explicit Runtime(RuntimeOptions options) : options_(std::move(options)) {}
+  // Loads BEF `bytes` without copying them; `keep_alive` owns them.
+  absl::StatusOr<RCReference<BefProgram>> LoadBefInPlace(
+      absl::Span<const uint8_t> bytes, std::shared_ptr<const void> keep_alive);
   absl::Status LoadPlugins();
   absl::Status RegisterDevices();
 

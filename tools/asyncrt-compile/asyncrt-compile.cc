@@ -1,0 +1,100 @@
+// asyncrt-compile: a model to BEF in one command.
+//
+//   asyncrt-compile model.onnx -o model.bef
+//   asyncrt-compile model.mlir -o model.bef     (nn dialect, e.g. edited)
+//   asyncrt-compile model.onnx -emit-mlir        (after the model pipeline)
+//
+// The same steps as asyncrt-translate -import-onnx | asyncrt-opt
+// -asyncrt-model-pipeline | asyncrt-translate -mlir-to-bef, in one process
+// and without printing the weights as text. Load the result with
+// Runtime::LoadProgramFile or asyncrt-run: BEF files are mapped, so the
+// weights are never copied.
+#include <string>
+
+#include "asyncrt/bef_converter/mlir_to_bef.h"
+#include "asyncrt/compiler/onnx_importer.h"
+#include "asyncrt/compiler/passes.h"
+#include "asyncrt/dialects/register_dialects.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+
+namespace {
+
+namespace cl = llvm::cl;
+
+cl::opt<std::string> input_filename(cl::Positional, cl::Required,
+                                    cl::desc("<model.onnx|model.mlir>"));
+cl::opt<std::string> output_filename("o", cl::desc("Output file"),
+                                     cl::value_desc("filename"),
+                                     cl::init("-"));
+cl::opt<int64_t> default_dimension(
+    "onnx-default-dimension",
+    cl::desc("The size of symbolic ONNX input dimensions (default 1)"),
+    cl::init(1));
+cl::opt<bool> emit_mlir(
+    "emit-mlir", cl::desc("Print the compiled module instead of BEF"));
+
+int Compile() {
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(input_filename, &error);
+  if (!input) {
+    llvm::errs() << "asyncrt-compile: " << error << "\n";
+    return 1;
+  }
+  mlir::DialectRegistry registry;
+  asyncrt::RegisterAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr source_mgr;
+  mlir::SourceMgrDiagnosticHandler handler(source_mgr, &context);
+
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (llvm::StringRef(input_filename).ends_with(".mlir")) {
+    source_mgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    module = mlir::parseSourceFile<mlir::ModuleOp>(source_mgr, &context);
+  } else {
+    asyncrt::OnnxImportOptions options;
+    options.default_dimension = default_dimension;
+    module = asyncrt::ImportOnnxModel(input->getBuffer(), input_filename,
+                                      &context, options);
+  }
+  if (!module) return 1;
+  mlir::PassManager pipeline(&context);
+  asyncrt::compiler::AddModelPipeline(pipeline);
+  if (mlir::failed(pipeline.run(*module))) return 1;
+
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(output_filename, &error);
+  if (!output) {
+    llvm::errs() << "asyncrt-compile: " << error << "\n";
+    return 1;
+  }
+  if (emit_mlir) {
+    module->print(output->os());
+  } else {
+    mlir::FailureOr<std::vector<uint8_t>> bef =
+        asyncrt::ConvertMlirToBef(*module);
+    if (mlir::failed(bef)) return 1;
+    output->os().write(reinterpret_cast<const char*>(bef->data()),
+                       bef->size());
+  }
+  output->keep();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "AsyncRT model compiler\n");
+  return Compile();
+}
