@@ -127,10 +127,8 @@ def _fmt_ns(ns):
     return f"{ns:.2f}"
 
 
-def format_table(records):
-    header = ("benchmark", "peer", "asyncrt ns", "peer ns", "ratio")
-    rows = [(r["name"], r["peer"], _fmt_ns(r["asyncrt_ns"]),
-             _fmt_ns(r["peer_ns"]), f"{r['ratio']:.2f}") for r in records]
+def text_table(header, rows):
+    """Five columns (name, peer, AsyncRT, peer, ratio) as aligned text."""
     widths = [max(len(row[i]) for row in [header] + rows)
               for i in range(len(header))]
     # Text columns left-aligned, numbers right-aligned.
@@ -143,6 +141,13 @@ def format_table(records):
     out = [line(header), "  ".join("-" * w for w in widths)]
     out.extend(line(row) for row in rows)
     return "\n".join(out)
+
+
+def format_table(records):
+    header = ("benchmark", "peer", "asyncrt ns", "peer ns", "ratio")
+    rows = [(r["name"], r["peer"], _fmt_ns(r["asyncrt_ns"]),
+             _fmt_ns(r["peer_ns"]), f"{r['ratio']:.2f}") for r in records]
+    return text_table(header, rows)
 
 
 def main(argv):

@@ -1,5 +1,7 @@
 // -nn-fuse: folds what follows a convolution into it (see passes.h).
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "asyncrt/compiler/passes.h"
@@ -112,6 +114,189 @@ struct FuseResidualAdd : public mlir::OpRewritePattern<nn::AddOp> {
   }
 };
 
+// The value of a one-element (or splat) f32 constant, or nullopt.
+std::optional<float> ScalarConstant(mlir::Value value) {
+  auto constant = value.getDefiningOp<nn::ConstantOp>();
+  if (!constant) return std::nullopt;
+  auto dense = mlir::dyn_cast<mlir::DenseFPElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat() || !dense.getElementType().isF32()) {
+    return std::nullopt;
+  }
+  return dense.getSplatValue<float>();
+}
+
+bool Near(std::optional<float> value, float expected) {
+  return value && std::abs(*value - expected) <= 1e-5f * std::abs(expected);
+}
+
+// The operand of a commutative binary op that `match` accepts, with the
+// other operand; false if neither does.
+template <typename Match>
+bool EitherOperand(mlir::Operation* op, Match match, mlir::Value& other) {
+  for (int i = 0; i < 2; ++i) {
+    if (match(op->getOperand(i))) {
+      other = op->getOperand(1 - i);
+      return true;
+    }
+  }
+  return false;
+}
+
+// add(matmul(x, w), bias) with bias a constant of one value per column
+// -> matmul(x, w, bias) (a linear layer, as torch exports it on 3-D input).
+struct FuseMatmulBias : public mlir::OpRewritePattern<nn::AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(
+      nn::AddOp add, mlir::PatternRewriter& rewriter) const override {
+    for (int i = 0; i < 2; ++i) {
+      auto matmul = add->getOperand(i).getDefiningOp<nn::MatMulOp>();
+      mlir::Value bias = add->getOperand(1 - i);
+      auto bias_type = mlir::dyn_cast<mlir::RankedTensorType>(bias.getType());
+      auto type = mlir::dyn_cast<mlir::RankedTensorType>(add.getType());
+      if (!matmul || !matmul->hasOneUse() || matmul->getNumOperands() != 2 ||
+          !bias.getDefiningOp<nn::ConstantOp>() || !bias_type || !type ||
+          bias_type.getRank() != 1 || type.getRank() < 1 ||
+          bias_type.getDimSize(0) != type.getShape().back() ||
+          matmul.getType() != add.getType()) {
+        continue;
+      }
+      rewriter.setInsertionPoint(add);
+      mlir::OperationState state(matmul.getLoc(), matmul->getName());
+      state.addOperands({matmul->getOperand(0), matmul->getOperand(1), bias});
+      state.addAttributes(matmul->getAttrs());
+      state.addTypes(type);
+      rewriter.replaceOp(add, rewriter.create(state)->getResults());
+      rewriter.eraseOp(matmul);
+      return mlir::success();
+    }
+    return mlir::failure();
+  }
+};
+
+// GELU as exported from torch.nn.GELU(): x * (1 + erf(x / sqrt(2))) * 0.5
+// (either order of the products) -> nn.gelu(x).
+struct FuseGelu : public mlir::OpRewritePattern<nn::MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(
+      nn::MulOp root, mlir::PatternRewriter& rewriter) const override {
+    mlir::Value product;
+    if (!EitherOperand(
+            root, [](mlir::Value v) { return Near(ScalarConstant(v), 0.5f); },
+            product)) {
+      return mlir::failure();
+    }
+    auto mul = product.getDefiningOp<nn::MulOp>();
+    if (!mul) return mlir::failure();
+    for (int i = 0; i < 2; ++i) {
+      mlir::Value x = mul->getOperand(i);
+      auto plus_one = mul->getOperand(1 - i).getDefiningOp<nn::AddOp>();
+      mlir::Value erf_value;
+      if (!plus_one ||
+          !EitherOperand(
+              plus_one,
+              [](mlir::Value v) { return Near(ScalarConstant(v), 1.0f); },
+              erf_value)) {
+        continue;
+      }
+      auto erf = erf_value.getDefiningOp<nn::ErfOp>();
+      auto div = erf ? erf->getOperand(0).getDefiningOp<nn::DivOp>() : nullptr;
+      if (!div || div->getOperand(0) != x ||
+          !Near(ScalarConstant(div->getOperand(1)), 1.41421356f) ||
+          x.getType() != root.getType()) {
+        continue;
+      }
+      rewriter.replaceOpWithNewOp<nn::GeluOp>(root, root.getType(), x);
+      return mlir::success();
+    }
+    return mlir::failure();
+  }
+};
+
+// The `axes` of a reduction as one normalized axis, or nullopt.
+std::optional<int64_t> SingleAxis(mlir::Operation* reduce, int64_t rank) {
+  auto axes = reduce->getAttrOfType<mlir::ArrayAttr>("axes");
+  if (!axes || axes.size() != 1) return std::nullopt;
+  auto axis = mlir::dyn_cast<mlir::IntegerAttr>(axes[0]);
+  if (!axis) return std::nullopt;
+  int64_t value = axis.getInt();
+  return value < 0 ? value + rank : value;
+}
+
+// Layer normalization over the last axis as exported from torch.nn
+// .LayerNorm at opset 13: d = x - mean(x); y = d / sqrt(mean(d ** 2) + eps)
+// * gamma + beta -> nn.layer_normalization(x, gamma, beta).
+struct FuseLayerNorm : public mlir::OpRewritePattern<nn::AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(
+      nn::AddOp root, mlir::PatternRewriter& rewriter) const override {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(root.getType());
+    if (!type || type.getRank() < 1) return mlir::failure();
+    const int64_t rank = type.getRank();
+    const int64_t channels = type.getShape().back();
+    auto is_vector = [&](mlir::Value v) {
+      auto t = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
+      return v.getDefiningOp<nn::ConstantOp>() && t && t.getRank() == 1 &&
+             t.getDimSize(0) == channels;
+    };
+    for (int i = 0; i < 2; ++i) {
+      mlir::Value beta = root->getOperand(i);
+      auto scale = root->getOperand(1 - i).getDefiningOp<nn::MulOp>();
+      mlir::Value normalized;
+      if (!is_vector(beta) || !scale ||
+          !EitherOperand(scale, is_vector, normalized)) {
+        continue;
+      }
+      mlir::Value gamma = scale->getOperand(0) == normalized
+                              ? scale->getOperand(1)
+                              : scale->getOperand(0);
+      auto div = normalized.getDefiningOp<nn::DivOp>();
+      auto centered =
+          div ? div->getOperand(0).getDefiningOp<nn::SubOp>() : nullptr;
+      auto sqrt =
+          div ? div->getOperand(1).getDefiningOp<nn::SqrtOp>() : nullptr;
+      if (!centered || !sqrt) continue;
+      mlir::Value x = centered->getOperand(0);
+      auto mean = centered->getOperand(1).getDefiningOp<nn::ReduceMeanOp>();
+      if (!mean || mean->getOperand(0) != x || x.getType() != type ||
+          SingleAxis(mean, rank) != rank - 1) {
+        continue;
+      }
+      auto plus_eps = sqrt->getOperand(0).getDefiningOp<nn::AddOp>();
+      mlir::Value variance_value;
+      std::optional<float> epsilon;
+      if (!plus_eps || !EitherOperand(
+                           plus_eps,
+                           [&](mlir::Value v) {
+                             epsilon = ScalarConstant(v);
+                             return epsilon.has_value();
+                           },
+                           variance_value)) {
+        continue;
+      }
+      auto variance = variance_value.getDefiningOp<nn::ReduceMeanOp>();
+      auto square = variance
+                        ? variance->getOperand(0).getDefiningOp<nn::PowOp>()
+                        : nullptr;
+      if (!square || square->getOperand(0) != centered.getResult() ||
+          !Near(ScalarConstant(square->getOperand(1)), 2.0f) ||
+          SingleAxis(variance, rank) != rank - 1) {
+        continue;
+      }
+      mlir::OperationState state(root.getLoc(), "nn.layer_normalization");
+      state.addOperands({x, gamma, beta});
+      state.addAttribute("axis", rewriter.getI64IntegerAttr(-1));
+      state.addAttribute("epsilon", rewriter.getF32FloatAttr(*epsilon));
+      state.addTypes(type);
+      rewriter.replaceOp(root, rewriter.create(state)->getResults());
+      return mlir::success();
+    }
+    return mlir::failure();
+  }
+};
+
 class NnFusionPass
     : public mlir::PassWrapper<NnFusionPass,
                                mlir::OperationPass<mlir::ModuleOp>> {
@@ -126,7 +311,8 @@ class NnFusionPass
 
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
-    patterns.add<FuseActivation, FuseResidualAdd>(&getContext());
+    patterns.add<FuseActivation, FuseResidualAdd, FuseGelu, FuseLayerNorm,
+                 FuseMatmulBias>(&getContext());
     if (mlir::failed(
             mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       signalPassFailure();

@@ -85,6 +85,11 @@ import subprocess
 import sys
 import time
 
+# The table format of benchmarks/summarize.py (this file's parent folder).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.dont_write_bytecode = True
+import summarize  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir))
 EXPORT_SCRIPT = os.path.join(REPO, "tools", "models", "export_models.py")
@@ -481,17 +486,7 @@ def format_table(records):
     rows = [(r["name"], r["peer"], _fmt(r["asyncrt_ns"], r["unit"]),
              _fmt(r["peer_ns"], r["unit"]), _fmt_ratio(r["ratio"]))
             for r in records]
-    widths = [max(len(row[i]) for row in [header] + rows)
-              for i in range(len(header))]
-    align = ("<", "<", ">", ">", ">")
-
-    def line(row):
-        return "  ".join(f"{cell:{a}{w}}"
-                         for cell, a, w in zip(row, align, widths))
-
-    out = [line(header), "  ".join("-" * w for w in widths)]
-    out.extend(line(row) for row in rows)
-    return "\n".join(out)
+    return summarize.text_table(header, rows)
 
 
 def main(argv):

@@ -40,3 +40,45 @@ func.func @not_fused(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %bias: te
   %e = nn.add %d, %bias : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   return %c, %r, %e : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// GELU and layer normalization as PyTorch exports them.
+// CHECK-LABEL: func.func @gelu_layer_norm
+func.func @gelu_layer_norm(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %sqrt2 = nn.constant dense<1.41421354> : tensor<f32> : tensor<f32>
+  %one = nn.constant dense<1.0> : tensor<f32> : tensor<f32>
+  %half = nn.constant dense<0.5> : tensor<f32> : tensor<f32>
+  %two = nn.constant dense<2.0> : tensor<f32> : tensor<f32>
+  %eps = nn.constant dense<1.0e-12> : tensor<f32> : tensor<f32>
+  %gamma = nn.constant dense<1.5> : tensor<8xf32> : tensor<8xf32>
+  %beta = nn.constant dense<0.25> : tensor<8xf32> : tensor<8xf32>
+  // CHECK: %[[G:.*]] = nn.gelu %arg0
+  %d = nn.div %x, %sqrt2 : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e = nn.erf %d : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %p = nn.add %e, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %m = nn.mul %x, %p : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %g = nn.mul %m, %half : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  // CHECK: %[[N:.*]] = nn.layer_normalization %[[G]], %{{.*}}, %{{.*}} {axis = -1 : i64, epsilon = 9.99999996E-13 : f32}
+  // CHECK-NEXT: return %[[N]]
+  %mean = nn.reduce_mean %g {axes = [-1]} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %c = nn.sub %g, %mean : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+  %sq = nn.pow %c, %two : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %var = nn.reduce_mean %sq {axes = [-1]} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %ve = nn.add %var, %eps : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %sd = nn.sqrt %ve : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  %n = nn.div %c, %sd : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+  %s = nn.mul %n, %gamma : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %y = nn.add %beta, %s : (tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// A linear layer on 3-D input: matmul, then the bias added.
+// CHECK-LABEL: func.func @matmul_bias
+func.func @matmul_bias(%x: tensor<1x4x8xf32>) -> tensor<1x4x3xf32> {
+  %w = nn.constant dense<0.5> : tensor<8x3xf32> : tensor<8x3xf32>
+  %b = nn.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32> : tensor<3xf32>
+  // CHECK: %[[Y:.*]] = nn.matmul %arg0, %{{.*}}, %{{.*}} :
+  // CHECK-NEXT: return %[[Y]]
+  %m = nn.matmul %x, %w : (tensor<1x4x8xf32>, tensor<8x3xf32>) -> tensor<1x4x3xf32>
+  %y = nn.add %b, %m : (tensor<3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  return %y : tensor<1x4x3xf32>
+}

@@ -404,6 +404,21 @@ TEST_F(NnOpsTest, ConstantWeightsGiveTheSameResults) {
     EXPECT_EQ(constant->shape, (std::vector<int64_t>{2, 3, 24}));
     ExpectNear(constant->values, plain->values, 1e-4f);
   }
+  // A fused bias, on both paths (constant weights, and batched plain ones).
+  std::vector<float> bias = Random(24, 55);
+  std::vector<Tensor32> biased = matmul_args;
+  biased.push_back({{24}, bias});
+  std::vector<float> expected = plain->values;
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] += bias[i % 24];
+  for (uint64_t read_only : {0b010, 0b110, 0b000}) {
+    auto with_bias = Run("nn.matmul", biased, OpAttrs(), read_only);
+    ASSERT_TRUE(with_bias.ok()) << with_bias.status();
+    ExpectNear(with_bias->values, expected, 1e-4f);
+  }
+  auto bad_bias = Run("nn.matmul",
+                      {matmul_args[0], matmul_args[1], {{23}, Random(23, 56)}});
+  ASSERT_FALSE(bad_bias.ok());
+  EXPECT_THAT(bad_bias.status().message(), HasSubstr("is not [24]"));
   OpAttrs pads;
   pads.SetArray<int64_t>("pads", {1, 1, 1, 1});
   std::vector<Tensor32> conv_args = {{{1, 8, 6, 6}, Random(288, 52)},

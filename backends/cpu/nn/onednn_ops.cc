@@ -108,13 +108,20 @@ absl::StatusOr<MatmulDims> MatmulShape(absl::string_view op,
 absl::Status MatmulMetadata(ArgumentMetadata args, const OpAttrs&,
                             absl::Span<TensorMetadata> results) {
   constexpr absl::string_view kOp = "nn.matmul";
-  if (args.size() != 2 || results.size() != 1) {
-    return OpError(kOp, "takes 2 arguments and has 1 result");
+  if (args.size() < 2 || args.size() > 3 || results.size() != 1) {
+    return OpError(kOp, "takes a, b and an optional bias, and has 1 result");
   }
   if (absl::Status status = RequireF32(kOp, args); !status.ok()) return status;
   absl::StatusOr<MatmulDims> dims =
       MatmulShape(kOp, args[0].shape, args[1].shape);
   if (!dims.ok()) return dims.status();
+  // A fused bias (the model compiler's -nn-fuse): one value per column.
+  if (args.size() == 3 &&
+      (args[2].shape.GetRank() != 1 ||
+       args[2].shape.GetDimensionSize(0) != dims->out.back())) {
+    return OpError(kOp, absl::StrCat("bias ", args[2].shape.DebugString(),
+                                     " is not [", dims->out.back(), "]"));
+  }
   results[0] = TensorMetadata(DType::kF32, dims->result);
   return absl::OkStatus();
 }
@@ -140,7 +147,8 @@ void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
   const int64_t k = dims.b[dims.b.size() - 2], n = dims.b.back();
   const int64_t rows = a.shape().GetNumElements() / k;
   RunPrimitive(invocation, "nn.matmul", result.CopyRef(), [&] {
-    const std::string key = absl::StrCat(rows, "x", k, "x", n);
+    const bool has_bias = invocation.arguments.size() == 3;
+    const std::string key = absl::StrCat(rows, "x", k, "x", n, "|", has_bias);
     std::shared_ptr<const ConstantMatmul> matmul =
         ConstantMatmulCache().GetOrCreate(key, [&] {
           ConstantMatmul made;
@@ -148,8 +156,11 @@ void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
           memory::desc any_b({k, n}, memory::data_type::f32,
                              memory::format_tag::any);
           made.pd = dnnl::matmul::primitive_desc(
-              dnnl::matmul::desc(PlainF32({rows, k}), any_b,
-                                 PlainF32({rows, n})),
+              has_bias
+                  ? dnnl::matmul::desc(PlainF32({rows, k}), any_b,
+                                       PlainF32({1, n}), PlainF32({rows, n}))
+                  : dnnl::matmul::desc(PlainF32({rows, k}), any_b,
+                                       PlainF32({rows, n})),
               PrimitiveAttr(), CpuEngine());
           made.primitive = dnnl::matmul(made.pd);
           if (made.pd.weights_desc() != made.b_md) {
@@ -180,6 +191,12 @@ void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
         {DNNL_ARG_SRC, Wrap(matmul->pd.src_desc(), a.data())},
         {DNNL_ARG_WEIGHTS, weights},
         {DNNL_ARG_DST, Wrap(matmul->pd.dst_desc(), result->data())}};
+    if (has_bias) {
+      args.emplace(DNNL_ARG_BIAS,
+                   Wrap(PlainF32({1, n}), static_cast<const DenseHostTensor&>(
+                                              invocation.argument(2))
+                                              .data()));
+    }
     return PrimitiveStep{matmul->primitive, std::move(args)};
   });
 }
@@ -192,9 +209,17 @@ void Matmul(OpInvocation& invocation) {
   AsyncValueRef<DenseHostTensor> result = PrimitiveResult(invocation, kOp);
   if (!result) return;
   if (a.shape().GetNumElements() == 0 || b.shape().GetNumElements() == 0) {
-    // K == 0: a sum over nothing.
-    std::fill_n(result->elements<float>().data(),
-                result->shape().GetNumElements(), 0.0f);
+    // K == 0: a sum over nothing (plus the bias).
+    float* out = result->elements<float>().data();
+    const int64_t count = result->shape().GetNumElements();
+    std::fill_n(out, count, 0.0f);
+    if (invocation.arguments.size() == 3 && count > 0) {
+      const auto& bias =
+          static_cast<const DenseHostTensor&>(invocation.argument(2));
+      const float* values = bias.elements<float>().data();
+      const int64_t columns = bias.shape().GetNumElements();
+      for (int64_t i = 0; i < count; ++i) out[i] = values[i % columns];
+    }
     invocation.results[0] = std::move(result);
     return;
   }
@@ -206,12 +231,25 @@ void Matmul(OpInvocation& invocation) {
   RunPrimitive(invocation, kOp, result.CopyRef(), [&] {
     memory::desc a_md = PlainF32(dims.a), b_md = PlainF32(dims.b),
                  out_md = PlainF32(dims.out);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, out_md),
-                                    PrimitiveAttr(), CpuEngine());
+    const bool has_bias = invocation.arguments.size() == 3;
+    // The bias broadcasts over every dimension but the last.
+    memory::dims bias_dims(dims.out.size(), 1);
+    bias_dims.back() = dims.out.back();
+    memory::desc bias_md = PlainF32(bias_dims);
+    dnnl::matmul::primitive_desc pd(
+        has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, out_md)
+                 : dnnl::matmul::desc(a_md, b_md, out_md),
+        PrimitiveAttr(), CpuEngine());
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, Wrap(a_md, a.data())},
         {DNNL_ARG_WEIGHTS, Wrap(b_md, b.data())},
         {DNNL_ARG_DST, Wrap(out_md, result->data())}};
+    if (has_bias) {
+      args.emplace(DNNL_ARG_BIAS,
+                   Wrap(bias_md, static_cast<const DenseHostTensor&>(
+                                     invocation.argument(2))
+                                     .data()));
+    }
     return PrimitiveStep{dnnl::matmul(pd), std::move(args)};
   });
 }

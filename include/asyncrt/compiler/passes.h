@@ -35,8 +35,10 @@ void RegisterNnToCoreRtPass();
 // tensor of the same shape makes that tensor the convolution's fused sum
 // (a residual connection; a zero bias is added where the convolution had
 // none), then nn.relu, nn.leaky_relu or nn.clip of it becomes its
-// `activation`. Greedy; results are bitwise those of the unfused ops up to
-// oneDNN's accumulation order.
+// `activation`. Also recognizes GELU and last-axis layer normalization as
+// PyTorch exports them (written out in elementwise ops and reductions) and
+// makes them nn.gelu and nn.layer_normalization. Greedy; results equal the
+// unfused ops' up to accumulation order.
 std::unique_ptr<mlir::Pass> CreateNnFusionPass();
 void RegisterNnFusionPass();
 

@@ -61,7 +61,14 @@ def NN_DivOp : NN_BinaryOp<"div", "a / b">;
 def NN_PowOp : NN_BinaryOp<"pow", "a ** b">;
 def NN_MaxOp : NN_BinaryOp<"max", "max(a, b)">;
 def NN_MinOp : NN_BinaryOp<"min", "min(a, b)">;
-def NN_MatMulOp : NN_BinaryOp<"matmul", "numpy matmul">;
+def NN_MatMulOp : NN_Op<"matmul"> {
+  let summary = "numpy matmul, with an optional fused bias";
+  let description = [{
+    `nn.matmul %a, %b[, %bias]`: `%bias` (one value per column) is added to
+    the product; the fusion pass folds a following add into it.
+  }];
+  let arguments = (ins AnyTensor:$a, AnyTensor:$b, Optional<AnyTensor>:$bias);
+}
 
 def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
 def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
