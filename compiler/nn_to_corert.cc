@@ -2,6 +2,7 @@
 // that BEF runs (see passes.h).
 #include <string>
 
+#include "asyncrt/bef_converter/mlir_to_bef.h"
 #include "asyncrt/compiler/passes.h"
 #include "asyncrt/dialects/corert/corert_dialect.h"
 #include "asyncrt/dialects/nn/nn_dialect.h"
@@ -131,6 +132,13 @@ void RegisterNnToCoreRtPass() { mlir::PassRegistration<NnToCoreRtPass>(); }
 void AddModelPipeline(mlir::OpPassManager& pipeline) {
   pipeline.addPass(CreateNnFusionPass());
   pipeline.addPass(CreateNnToCoreRtPass());
+}
+
+mlir::FailureOr<std::vector<uint8_t>> CompileModelToBef(mlir::ModuleOp module) {
+  mlir::PassManager pipeline(module.getContext());
+  AddModelPipeline(pipeline);
+  if (mlir::failed(pipeline.run(module))) return mlir::failure();
+  return ConvertMlirToBef(module);
 }
 
 void RegisterModelPipeline() {

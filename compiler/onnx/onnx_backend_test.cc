@@ -32,7 +32,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "asyncrt/bef_converter/mlir_to_bef.h"
 #include "asyncrt/compiler/onnx_importer.h"
 #include "asyncrt/compiler/onnx_tensors.h"
 #include "asyncrt/compiler/passes.h"
@@ -42,7 +41,6 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 #include "onnx/onnx_pb.h"
 
 namespace asyncrt {
@@ -269,10 +267,8 @@ class BackendRunner {
         ImportOnnxModel(bytes, name, &context, options);
     if (!module) return std::nullopt;
     compile_failed_ = true;
-    mlir::PassManager pipeline(&context);
-    compiler::AddModelPipeline(pipeline);
-    if (mlir::failed(pipeline.run(*module))) return std::nullopt;
-    mlir::FailureOr<std::vector<uint8_t>> bef = ConvertMlirToBef(*module);
+    mlir::FailureOr<std::vector<uint8_t>> bef =
+        compiler::CompileModelToBef(*module);
     if (mlir::failed(bef)) return std::nullopt;
     compile_failed_ = false;
     return *std::move(bef);

@@ -6,7 +6,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "asyncrt/bef_converter/mlir_to_bef.h"
 #include "asyncrt/compiler/onnx_importer.h"
 #include "asyncrt/compiler/passes.h"
 #include "asyncrt/dialects/register_dialects.h"
@@ -15,7 +14,6 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 
 namespace asyncrt {
 namespace {
@@ -42,10 +40,8 @@ absl::StatusOr<std::vector<uint8_t>> TranslateOnnxToBef(
       ImportOnnxModel(llvm::StringRef(bytes.data(), bytes.size()),
                       llvm::StringRef(name.data(), name.size()), &context);
   if (!module) return failed();
-  mlir::PassManager pipeline(&context);
-  compiler::AddModelPipeline(pipeline);
-  if (mlir::failed(pipeline.run(*module))) return failed();
-  mlir::FailureOr<std::vector<uint8_t>> bef = ConvertMlirToBef(*module);
+  mlir::FailureOr<std::vector<uint8_t>> bef =
+      compiler::CompileModelToBef(*module);
   if (mlir::failed(bef)) return failed();
   return *std::move(bef);
 }

@@ -4,8 +4,11 @@
 #ifndef ASYNCRT_COMPILER_PASSES_H_
 #define ASYNCRT_COMPILER_PASSES_H_
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -48,6 +51,10 @@ void RegisterNnFusionPass();
 // `-asyncrt-model-pipeline` by RegisterModelPipeline.
 void AddModelPipeline(mlir::OpPassManager& pipeline);
 void RegisterModelPipeline();
+
+// Runs the model pipeline on `module` (in place), then converts it to BEF.
+// Errors are the context's diagnostics.
+mlir::FailureOr<std::vector<uint8_t>> CompileModelToBef(mlir::ModuleOp module);
 
 }  // namespace asyncrt::compiler
 
