@@ -43,7 +43,12 @@ config.suffixes = [".mlir"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "asyncrt_lit.py"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(config.asyncrt_obj_root, "test")
+# lit.X and lit.X.reference run at the same time under `ctest -j`: each
+# executor gets its own output tree so that their %t files never collide.
+config.test_exec_root = os.path.join(
+    config.asyncrt_obj_root,
+    "test" if os.environ.get("ASYNCRT_EXECUTOR", "") in ("", "fast")
+    else "test-" + os.environ["ASYNCRT_EXECUTOR"])
 
 config.environment["PATH"] = os.pathsep.join(
     [config.asyncrt_tools_dir, config.llvm_tools_dir,
