@@ -131,6 +131,7 @@ void RegisterNnToCoreRtPass() { mlir::PassRegistration<NnToCoreRtPass>(); }
 
 void AddModelPipeline(mlir::OpPassManager& pipeline) {
   pipeline.addPass(CreateNnFusionPass());
+  pipeline.addPass(CreateNnAssignLayoutsPass());
   pipeline.addPass(CreateNnToCoreRtPass());
 }
 

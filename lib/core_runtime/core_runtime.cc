@@ -52,6 +52,9 @@ bool Accepts(const OpImplementation& implementation, TensorType type) {
   if (type == ScalarHostTensorType()) return accepted & kOpAcceptsScalarHost;
   if (type == CooHostTensorType()) return accepted & kOpAcceptsCooHost;
   if (type == StringHostTensorType()) return accepted & kOpAcceptsStringHost;
+  if (type.id() > internal::kNumBuiltinTensorTypes) {
+    return accepted & kOpAcceptsRegisteredHost;
+  }
   return false;
 }
 

@@ -497,6 +497,104 @@ TEST_F(NnOpsTest, Pooling) {
   EXPECT_THAT(missing.status().message(), HasSubstr("kernel_shape"));
 }
 
+//===--- oneDNN layouts between ops ---------------------------------------===//
+
+// Handles (move-only) as one argument list.
+template <typename... Handles>
+std::vector<TensorHandle> Args(Handles... handles) {
+  std::vector<TensorHandle> args;
+  (args.push_back(std::move(handles)), ...);
+  return args;
+}
+
+// A chain as the model compiler's -nn-assign-layouts leaves it: conv ->
+// conv (its input and its fused residual in oneDNN's layout) -> max_pool ->
+// global_average_pool, each asked for result_layout = "onednn" but the
+// last. The results must be those of the plain chain; a OneDnnTensor
+// handed to an op that does not take it (nn.relu) is converted first.
+TEST_F(NnOpsTest, OneDnnLayoutsBetweenOpsGiveThePlainResults) {
+  const Tensor32 x{{1, 16, 8, 8}, Random(1024, 80)};
+  const Tensor32 w1{{16, 16, 3, 3}, Random(2304, 81)};
+  const Tensor32 w2{{16, 1, 3, 3}, Random(144, 82)};  // Depthwise.
+  const Tensor32 bias{{16}, Random(16, 83)};
+  for (bool onednn : {false, true}) {
+    SCOPED_TRACE(onednn ? "onednn" : "plain");
+    OpAttrs conv1;
+    conv1.SetArray<int64_t>("pads", {1, 1, 1, 1});
+    conv1.SetString("activation", "relu");
+    OpAttrs conv2;
+    conv2.SetArray<int64_t>("pads", {1, 1, 1, 1});
+    conv2.Set("group", int64_t{16});
+    OpAttrs pool;
+    pool.SetArray<int64_t>("kernel_shape", {2, 2});
+    pool.SetArray<int64_t>("strides", {2, 2});
+    if (onednn) {
+      for (OpAttrs* attrs : {&conv1, &conv2, &pool}) {
+        attrs->SetString("result_layout", "onednn");
+      }
+    }
+    auto handle = [&](const Tensor32& t, bool read_only) {
+      absl::StatusOr<TensorHandle> made = Handle(t, read_only);
+      EXPECT_TRUE(made.ok());
+      return *std::move(made);
+    };
+    TensorHandle y1 = Execute(
+        "nn.conv",
+        Args(handle(x, false), handle(w1, true), handle(bias, true)), conv1);
+    const Tensor* first = core_->Await(y1);
+    ASSERT_NE(first, nullptr) << *y1.GetErrorIfPresent();
+    if (onednn) {
+      EXPECT_EQ(first->tensor_type().name(), "OneDnnHost");
+      EXPECT_THAT(first->ToString(),
+                  HasSubstr("OneDnnTensor dtype = f32, shape = [1, 16, 8, 8], "
+                            "layout = "));
+    } else {
+      EXPECT_EQ(first->tensor_type(), DenseHostTensorType());
+    }
+    // y2 = depthwise(y1) + y1: y1 is both the input and the residual.
+    TensorHandle y2 =
+        Execute("nn.conv",
+                Args(y1.CopyRef(), handle(w2, true), handle(bias, true),
+                     y1.CopyRef()),
+                conv2);
+    TensorHandle pooled = Execute("nn.max_pool", Args(y2.CopyRef()), pool);
+    TensorHandle global = Execute("nn.global_average_pool", Args(pooled.CopyRef()));
+    TensorHandle relu = Execute("nn.relu", Args(y2.CopyRef()));
+    absl::StatusOr<Tensor32> global_values = Read(global);
+    absl::StatusOr<Tensor32> relu_values = Read(relu);
+    absl::StatusOr<Tensor32> y2_values = Read(y2);
+    ASSERT_TRUE(global_values.ok()) << global_values.status();
+    ASSERT_TRUE(relu_values.ok()) << relu_values.status();
+    ASSERT_TRUE(y2_values.ok()) << y2_values.status();
+    EXPECT_EQ(global_values->shape, (std::vector<int64_t>{1, 16, 1, 1}));
+    // Against the plain ops run one by one on dense tensors.
+    OpAttrs plain1 = conv1, plain2 = conv2, plain_pool = pool;
+    for (OpAttrs* attrs : {&plain1, &plain2, &plain_pool}) {
+      attrs->SetString("result_layout", "plain");
+    }
+    auto e1 = Run("nn.conv", {x, w1, bias}, plain1);
+    ASSERT_TRUE(e1.ok()) << e1.status();
+    auto e2 = Run("nn.conv", {*e1, w2, bias, *e1}, plain2);
+    ASSERT_TRUE(e2.ok()) << e2.status();
+    auto e_pool = Run("nn.max_pool", {*e2}, plain_pool);
+    auto e_global = Run("nn.global_average_pool", {*e_pool});
+    auto e_relu = Run("nn.relu", {*e2});
+    ASSERT_TRUE(e_global.ok() && e_relu.ok());
+    ExpectNear(y2_values->values, e2->values, 1e-5f);
+    ExpectNear(global_values->values, e_global->values, 1e-5f);
+    ExpectNear(relu_values->values, e_relu->values, 1e-5f);
+  }
+  OpAttrs unknown;
+  unknown.SetString("result_layout", "nhwc");
+  auto bad = Run("nn.conv", {x, w1}, unknown);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("nn.conv: unknown result_layout 'nhwc'"));
+  auto bad_pool = Run("nn.global_average_pool", {x}, unknown);
+  ASSERT_FALSE(bad_pool.ok());
+  EXPECT_THAT(bad_pool.status().message(), HasSubstr("unknown result_layout"));
+}
+
 //===--- Arguments not yet computed ---------------------------------------===//
 
 // An op issued before its argument's metadata is known runs its shape

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/runtime/runtime.h"
+#include "asyncrt/tensor/conversion_registry.h"
 #include "gtest/gtest.h"
 
 namespace asyncrt::nn {
@@ -43,21 +44,47 @@ class EagerOpTest : public ::testing::Test {
                                uint64_t read_only = 0) {
     std::vector<TensorHandle> handles;
     for (size_t i = 0; i < args.size(); ++i) {
-      const Tensor32& arg = args[i];
-      auto tensor = DenseHostTensor::CreateUninitialized(
-          TensorMetadata(DType::kF32, arg.shape),
-          *runtime_->host().allocator());
-      if (!tensor) return absl::ResourceExhaustedError("out of memory");
-      std::copy(arg.values.begin(), arg.values.end(),
-                tensor->elements<float>().begin());
-      if (read_only >> i & 1) tensor->buffer()->MarkReadOnly();
-      handles.push_back(core_->MakeTensorHandle(*std::move(tensor)));
+      absl::StatusOr<TensorHandle> handle = Handle(args[i], read_only >> i & 1);
+      if (!handle.ok()) return handle.status();
+      handles.push_back(*std::move(handle));
     }
+    return Read(Execute(op, std::move(handles), attrs));
+  }
+
+  // A handle of a dense f32 tensor holding `arg`.
+  absl::StatusOr<TensorHandle> Handle(const Tensor32& arg,
+                                      bool read_only = false) {
+    auto tensor = DenseHostTensor::CreateUninitialized(
+        TensorMetadata(DType::kF32, arg.shape), *runtime_->host().allocator());
+    if (!tensor) return absl::ResourceExhaustedError("out of memory");
+    std::copy(arg.values.begin(), arg.values.end(),
+              tensor->elements<float>().begin());
+    if (read_only) tensor->buffer()->MarkReadOnly();
+    return core_->MakeTensorHandle(*std::move(tensor));
+  }
+
+  // Issues `op` on `args` (given up to the op, as a program's last use).
+  TensorHandle Execute(const std::string& op, std::vector<TensorHandle> args,
+                       const OpAttrs& attrs = OpAttrs()) {
     TensorHandle result;
-    core_->Execute(*exec_ctx_, op, cpu_, absl::MakeSpan(handles),
-                   attrs.Freeze(), absl::MakeSpan(&result, 1), nullptr);
-    const Tensor* tensor = core_->Await(result);
-    if (tensor == nullptr) return *result.GetErrorIfPresent();
+    core_->Execute(*exec_ctx_, op, cpu_, absl::MakeSpan(args), attrs.Freeze(),
+                   absl::MakeSpan(&result, 1), nullptr);
+    return result;
+  }
+
+  // The f32 values of `handle` once computed (a tensor of another type is
+  // converted to a dense one first), or its error.
+  absl::StatusOr<Tensor32> Read(const TensorHandle& handle) {
+    const Tensor* tensor = core_->Await(handle);
+    if (tensor == nullptr) return *handle.GetErrorIfPresent();
+    RCReference<AsyncValue> converted;
+    if (tensor->tensor_type() != DenseHostTensorType()) {
+      Device& host = runtime_->host().host_device();
+      converted = ConvertTensor(*tensor, host, host, DenseHostTensorType(),
+                                *exec_ctx_);
+      if (converted->IsError()) return converted->GetError();
+      tensor = &converted->get<DenseHostTensor>();
+    }
     const auto& dense = static_cast<const DenseHostTensor&>(*tensor);
     Tensor32 out;
     auto dims = dense.shape().GetDimensions();

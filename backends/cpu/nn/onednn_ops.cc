@@ -20,7 +20,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "asyncrt/backends/nn_ops.h"
+#include "asyncrt/host_context/host_context.h"
+#include "asyncrt/tensor/conversion_registry.h"
 #include "backends/cpu/nn/nn_util.h"
+#include "backends/cpu/nn/onednn_tensor.h"
 #include "backends/cpu/nn/onednn_util.h"
 
 namespace asyncrt::nn {
@@ -30,19 +33,6 @@ using dnnl::memory;
 
 memory::dims ToDnnl(absl::Span<const int64_t> dims) {
   return memory::dims(dims.begin(), dims.end());
-}
-
-// Row-major strides of `dims`.
-memory::dims DenseStrides(const memory::dims& dims) {
-  memory::dims strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
-    strides[i] = strides[i + 1] * std::max<memory::dim>(dims[i + 1], 1);
-  }
-  return strides;
-}
-
-memory::desc PlainF32(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, DenseStrides(dims));
 }
 
 // Weights of a read-only tensor (a model's constant) in the layout a
@@ -458,6 +448,9 @@ absl::Status ConvMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   if (results.size() != 1) return OpError("nn.conv", "has 1 result");
   absl::StatusOr<ConvPlan> plan = PlanConv(args, attrs);
   if (!plan.ok()) return plan.status();
+  if (auto layout = WantsOneDnnResult("nn.conv", attrs); !layout.ok()) {
+    return layout.status();
+  }
   results[0] = TensorMetadata(DType::kF32, plan->result);
   return absl::OkStatus();
 }
@@ -493,21 +486,22 @@ std::optional<dnnl::reorder> ReorderIfNeeded(const memory::desc& from,
       CpuEngine(), from, CpuEngine(), to, PrimitiveAttr()));
 }
 
-ConvPrimitives MakeConvPrimitives(const DenseHostTensor& x,
-                                  const DenseHostTensor& w,
-                                  const DenseHostTensor& result,
+ConvPrimitives MakeConvPrimitives(const memory::dims& x_dims,
+                                  const memory::dims& w_logical_dims,
+                                  const memory::dims& out_dims,
                                   const ConvPlan& plan, bool has_bias) {
   ConvPrimitives conv;
-  conv.x_md = PlainF32(Spatial2d(x.shape().GetDimensions()));
-  memory::dims w_dims = Spatial2d(w.shape().GetDimensions());
+  conv.x_md = PlainF32(x_dims);
+  memory::dims w_dims = w_logical_dims;
+  const int64_t filters = w_dims[0];
   if (plan.group > 1) {
     // oneDNN's grouped weights: G x M/G x C/G x kernel.
     w_dims[0] /= plan.group;
     w_dims.insert(w_dims.begin(), plan.group);
   }
   conv.w_md = PlainF32(w_dims);
-  conv.out_md = PlainF32(Spatial2d(result.shape().GetDimensions()));
-  if (has_bias) conv.bias_md = PlainF32({w.shape().GetDimensionSize(0)});
+  conv.out_md = PlainF32(out_dims);
+  if (has_bias) conv.bias_md = PlainF32({filters});
   auto any = [](const memory::desc& md) {
     return memory::desc(md.dims(), memory::data_type::f32,
                         memory::format_tag::any);
@@ -536,10 +530,93 @@ ConvPrimitives MakeConvPrimitives(const DenseHostTensor& x,
   return conv;
 }
 
+// Steps that bring `given` into the layout `wanted`: none when it is
+// already there, else a reorder into a new buffer (`cached` when the
+// layouts are the ones it was made for).
+memory InLayout(std::vector<PrimitiveStep>& steps, const OneDnnOperand& given,
+                const memory::desc& wanted, const memory::desc& cached_from,
+                const std::optional<dnnl::reorder>& cached) {
+  memory source = Wrap(given.desc, given.data);
+  if (given.desc == wanted) return source;
+  memory copy(wanted, CpuEngine());
+  dnnl::reorder reorder = cached && given.desc == cached_from
+                              ? *cached
+                              : *ReorderIfNeeded(given.desc, wanted);
+  steps.push_back({reorder, {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, copy}}});
+  return copy;
+}
+
+// Puts `sum` into `dst` (the sum post-op adds dst's contents): nothing if
+// dst already holds it, a copy in the same layout, else a reorder.
+void PlaceSum(std::vector<PrimitiveStep>& steps, const OneDnnOperand& sum,
+              const memory& dst, const ConvPrimitives& conv) {
+  void* dst_data = dst.get_data_handle();
+  if (sum.data == dst_data) return;
+  if (sum.desc == dst.get_desc()) {
+    std::memcpy(dst_data, sum.data, dst.get_desc().get_size());
+    return;
+  }
+  dnnl::reorder reorder = conv.sum_reorder && sum.desc == conv.out_md
+                              ? *conv.sum_reorder
+                              : *ReorderIfNeeded(sum.desc, dst.get_desc());
+  steps.push_back(
+      {reorder, {{DNNL_ARG_FROM, Wrap(sum.desc, sum.data)}, {DNNL_ARG_TO, dst}}});
+}
+
+// Argument `index` of `invocation` as a DenseHostTensor: the argument, or a
+// conversion of it that `keep` holds. Null after FailAll if it converts to
+// none.
+const DenseHostTensor* PlainArgument(OpInvocation& invocation,
+                                     absl::string_view op, size_t index,
+                                     std::vector<RCReference<AsyncValue>>& keep) {
+  const Tensor& tensor = invocation.argument(index);
+  if (tensor.tensor_type() == DenseHostTensorType()) {
+    return static_cast<const DenseHostTensor*>(&tensor);
+  }
+  Device& host = invocation.host()->host_device();
+  RCReference<AsyncValue> converted = ConvertTensor(
+      tensor, host, host, DenseHostTensorType(), invocation.exec_ctx);
+  if (!converted->IsAvailable() || converted->IsError() ||
+      !converted->IsType<DenseHostTensor>()) {
+    FailAll(invocation, op,
+            absl::StrCat("argument ", index, " (", tensor.tensor_type().name(),
+                         ") does not convert to a DenseHostTensor"));
+    return nullptr;
+  }
+  keep.push_back(std::move(converted));
+  return &keep.back()->get<DenseHostTensor>();
+}
+
+// The result of a convolution or pooling in oneDNN's layout `desc`: the
+// fused sum's buffer (argument `sum_index`, if >= 0) when the op alone
+// holds it in that layout (computed in place), else a new buffer. Null
+// after FailAll if the allocation fails.
+RCReference<HostBuffer> OneDnnResultBuffer(OpInvocation& invocation,
+                                           absl::string_view op,
+                                           const memory::desc& desc,
+                                           int sum_index) {
+  if (sum_index >= 0 && (invocation.unshared_arguments >> sum_index & 1)) {
+    const Tensor& sum = invocation.argument(sum_index);
+    if (sum.tensor_type() == OneDnnTensor::Type()) {
+      const auto& onednn = static_cast<const OneDnnTensor&>(sum);
+      if (onednn.desc() == desc && onednn.buffer()->IsUnique() &&
+          !onednn.buffer()->IsReadOnly()) {
+        return onednn.buffer();
+      }
+    }
+  }
+  RCReference<HostBuffer> buffer = HostBuffer::CreateUninitialized(
+      desc.get_size(), kTensorAlignment, *invocation.host()->allocator());
+  if (!buffer) {
+    FailAll(invocation, op,
+            absl::StrCat("cannot allocate ", invocation.result_metadata[0]
+                                                 .shape.DebugString()));
+  }
+  return buffer;
+}
+
 void Conv(OpInvocation& invocation) {
   constexpr absl::string_view kOp = "nn.conv";
-  const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
-  const auto& w = static_cast<const DenseHostTensor&>(invocation.argument(1));
   const size_t num_args = invocation.arguments.size();
   const bool has_bias = num_args >= 3;
   const TensorMetadata* arg_metadata[4] = {};
@@ -549,84 +626,111 @@ void Conv(OpInvocation& invocation) {
   ConvPlan plan =
       *PlanConv(ArgumentMetadata(absl::MakeConstSpan(arg_metadata, num_args)),
                 invocation.attrs);
-  // A fused sum nobody else holds becomes the result in place.
-  AsyncValueRef<DenseHostTensor> result =
-      PrimitiveResult(invocation, kOp, plan.has_sum ? 0b1000 : 0);
-  if (!result) return;
-  RunPrimitive(invocation, kOp, result.CopyRef(), [&] {
+  // x and the sum may come in oneDNN's layouts; weights and bias are
+  // constants, read as plain tensors.
+  std::vector<RCReference<AsyncValue>> converted;
+  const DenseHostTensor* w = PlainArgument(invocation, kOp, 1, converted);
+  if (!w) return;
+  const DenseHostTensor* bias =
+      has_bias ? PlainArgument(invocation, kOp, 2, converted) : nullptr;
+  if (has_bias && !bias) return;
+  const Tensor& x = invocation.argument(0);
+  const memory::dims x_dims = Spatial2d(x.shape().GetDimensions());
+  const memory::dims out_dims = Spatial2d(plan.result);
+  absl::StatusOr<OneDnnOperand> src_operand = GetOneDnnOperand(kOp, x, x_dims);
+  absl::StatusOr<OneDnnOperand> sum_operand =
+      plan.has_sum ? GetOneDnnOperand(kOp, invocation.argument(3), out_dims)
+                   : OneDnnOperand{};
+  absl::StatusOr<bool> onednn_result = WantsOneDnnResult(kOp, invocation.attrs);
+  for (const absl::Status* status : {&src_operand.status(),
+                                     &sum_operand.status(),
+                                     &onednn_result.status()}) {
+    if (!status->ok()) return FailAll(invocation, kOp, status->message());
+  }
+  // A plain result (also for an empty one: oneDNN takes no zero-sized
+  // memory): a fused sum nobody else holds becomes it in place.
+  AsyncValueRef<DenseHostTensor> plain_result;
+  if (!*onednn_result ||
+      invocation.result_metadata[0].shape.GetNumElements() == 0) {
+    plain_result = PrimitiveResult(
+        invocation, kOp,
+        plan.has_sum && invocation.argument(3).tensor_type() ==
+                            DenseHostTensorType()
+            ? 0b1000
+            : 0);
+    if (!plain_result) return;
+  }
+  try {
     const std::string key = absl::StrCat(
         DimsKey(x.shape().GetDimensions()), "|",
-        DimsKey(w.shape().GetDimensions()), "|", has_bias, "|", plan.group, "|",
-        DimsKey(plan.window.strides), "|", DimsKey(plan.window.dilations), "|",
-        DimsKey(plan.window.pad_begin), "|", DimsKey(plan.window.pad_end), "|",
-        plan.has_sum, "|",
+        DimsKey(w->shape().GetDimensions()), "|", has_bias, "|", plan.group,
+        "|", DimsKey(plan.window.strides), "|", DimsKey(plan.window.dilations),
+        "|", DimsKey(plan.window.pad_begin), "|",
+        DimsKey(plan.window.pad_end), "|", plan.has_sum, "|",
         plan.activation ? static_cast<int>(*plan.activation) : -1, "|",
         plan.alpha, "|", plan.beta);
-    std::shared_ptr<const ConvPrimitives> conv = ConvCache().GetOrCreate(
-        key, [&] { return MakeConvPrimitives(x, w, *result, plan, has_bias); });
+    std::shared_ptr<const ConvPrimitives> conv =
+        ConvCache().GetOrCreate(key, [&] {
+          return MakeConvPrimitives(
+              x_dims, Spatial2d(w->shape().GetDimensions()), out_dims, plan,
+              has_bias);
+        });
+    const auto& pd = conv->pd;
     // Constant weights are reordered into the primitive's layout once, not
     // per call.
     std::shared_ptr<const ReorderedWeights> cached_weights;
-    if (conv->weights_reorder && w.buffer() && w.buffer()->IsReadOnly()) {
+    if (conv->weights_reorder && w->buffer() && w->buffer()->IsReadOnly()) {
       cached_weights = ReorderedWeightsCache().GetOrCreate(
-          absl::StrCat(reinterpret_cast<uintptr_t>(w.buffer().get()), "|", key),
+          absl::StrCat(reinterpret_cast<uintptr_t>(w->buffer().get()), "|",
+                       key),
           [&] {
-            memory reordered(conv->pd.weights_desc(), CpuEngine());
+            memory reordered(pd.weights_desc(), CpuEngine());
             PrimitiveStep step{*conv->weights_reorder,
-                               {{DNNL_ARG_FROM, Wrap(conv->w_md, w.data())},
+                               {{DNNL_ARG_FROM, Wrap(conv->w_md, w->data())},
                                 {DNNL_ARG_TO, reordered}}};
             ExecutePrimitives(absl::MakeConstSpan(&step, 1));
-            return ReorderedWeights{w.buffer().CopyRef(), reordered};
+            return ReorderedWeights{w->buffer().CopyRef(), reordered};
           });
     }
     std::vector<PrimitiveStep> steps;
-    // An operand in the primitive's layout: the tensor itself, or a copy
-    // reordered into it.
-    auto operand = [&](const std::optional<dnnl::reorder>& reorder,
-                       const memory::desc& plain, const memory::desc& wanted,
-                       const void* data) {
-      memory given = Wrap(plain, data);
-      if (!reorder) return given;
-      memory copy(wanted, CpuEngine());
-      steps.push_back(
-          {*reorder, {{DNNL_ARG_FROM, given}, {DNNL_ARG_TO, copy}}});
-      return copy;
-    };
-    const auto& pd = conv->pd;
-    memory src =
-        operand(conv->src_reorder, conv->x_md, pd.src_desc(), x.data());
-    memory weights = cached_weights ? cached_weights->weights
-                                    : operand(conv->weights_reorder, conv->w_md,
-                                              pd.weights_desc(), w.data());
-    memory out = Wrap(conv->out_md, result->data());
-    memory dst = conv->dst_reorder ? memory(pd.dst_desc(), CpuEngine()) : out;
-    if (plan.has_sum) {
-      // The sum post-op adds dst's contents: put the sum there first.
-      const auto& sum =
-          static_cast<const DenseHostTensor&>(invocation.argument(3));
-      if (conv->sum_reorder) {
-        steps.push_back({*conv->sum_reorder,
-                         {{DNNL_ARG_FROM, Wrap(conv->out_md, sum.data())},
-                          {DNNL_ARG_TO, dst}}});
-      } else if (sum.data() != result->data()) {
-        std::memcpy(result->data(), sum.data(), sum.DataSizeInBytes());
-      }
+    memory src = InLayout(steps, *src_operand, pd.src_desc(), conv->x_md,
+                          conv->src_reorder);
+    memory weights =
+        cached_weights
+            ? cached_weights->weights
+            : InLayout(steps, OneDnnOperand{conv->w_md, w->data()},
+                       pd.weights_desc(), conv->w_md, conv->weights_reorder);
+    RCReference<HostBuffer> onednn_buffer;
+    memory dst, out;
+    if (plain_result) {
+      out = Wrap(conv->out_md, plain_result->data());
+      dst = conv->dst_reorder ? memory(pd.dst_desc(), CpuEngine()) : out;
+    } else {
+      onednn_buffer = OneDnnResultBuffer(invocation, kOp, pd.dst_desc(),
+                                         plan.has_sum ? 3 : -1);
+      if (!onednn_buffer) return;
+      dst = Wrap(pd.dst_desc(), onednn_buffer->data());
     }
+    if (plan.has_sum) PlaceSum(steps, *sum_operand, dst, *conv);
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-    if (has_bias) {
-      args.emplace(DNNL_ARG_BIAS,
-                   Wrap(conv->bias_md, static_cast<const DenseHostTensor&>(
-                                           invocation.argument(2))
-                                           .data()));
-    }
+    if (has_bias) args.emplace(DNNL_ARG_BIAS, Wrap(conv->bias_md, bias->data()));
     steps.push_back({conv->primitive, std::move(args)});
-    if (conv->dst_reorder) {
+    if (plain_result && conv->dst_reorder) {
       steps.push_back(
           {*conv->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
     }
-    return steps;
-  });
+    ExecutePrimitives(steps);
+    if (plain_result) {
+      invocation.results[0] = std::move(plain_result);
+    } else {
+      invocation.results[0] = MakeAvailableAsyncValueRef<OneDnnTensor>(
+          invocation.result_metadata[0], pd.dst_desc(),
+          std::move(onednn_buffer));
+    }
+  } catch (const dnnl::error& error) {
+    FailAll(invocation, kOp, absl::StrCat("oneDNN: ", error.what()));
+  }
 }
 
 //===--- Pooling ----------------------------------------------------------===//
@@ -680,6 +784,9 @@ absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   if (absl::Status status = RequireF32(op, args); !status.ok()) return status;
   absl::StatusOr<Window> window = PlanPool(op, kKind, args[0].shape, attrs);
   if (!window.ok()) return window.status();
+  if (auto layout = WantsOneDnnResult(op, attrs); !layout.ok()) {
+    return layout.status();
+  }
   Dims dims = {args[0].shape.GetDimensionSize(0),
                args[0].shape.GetDimensionSize(1)};
   const size_t skip = args[0].shape.GetRank() == 3 ? 1 : 0;
@@ -693,10 +800,23 @@ absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
 template <PoolKind kKind>
 void Pool(OpInvocation& invocation) {
   const absl::string_view op = PoolName(kKind);
-  const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  const Tensor& x = invocation.argument(0);
   Window window = *PlanPool(op, kKind, x.shape(), invocation.attrs);
-  AsyncValueRef<DenseHostTensor> result = PrimitiveResult(invocation, op);
-  if (!result) return;
+  const memory::dims x_dims = Spatial2d(x.shape().GetDimensions());
+  const memory::dims out_dims =
+      Spatial2d(invocation.result_metadata[0].shape.GetDimensions());
+  absl::StatusOr<OneDnnOperand> src = GetOneDnnOperand(op, x, x_dims);
+  if (!src.ok()) return FailAll(invocation, op, src.status().message());
+  absl::StatusOr<bool> onednn_result = WantsOneDnnResult(op, invocation.attrs);
+  if (!onednn_result.ok()) {
+    return FailAll(invocation, op, onednn_result.status().message());
+  }
+  AsyncValueRef<DenseHostTensor> plain_result;
+  if (!*onednn_result ||
+      invocation.result_metadata[0].shape.GetNumElements() == 0) {
+    plain_result = PrimitiveResult(invocation, op);
+    if (!plain_result) return;
+  }
   // ONNX AveragePool excludes padding from the average unless
   // count_include_pad = 1.
   const dnnl::algorithm algorithm =
@@ -704,20 +824,50 @@ void Pool(OpInvocation& invocation) {
       : invocation.attrs.GetInteger("count_include_pad").value_or(0) != 0
           ? dnnl::algorithm::pooling_avg_include_padding
           : dnnl::algorithm::pooling_avg_exclude_padding;
-  RunPrimitive(invocation, op, result.CopyRef(), [&] {
-    memory::desc x_md = PlainF32(Spatial2d(x.shape().GetDimensions()));
-    memory::desc out_md = PlainF32(Spatial2d(result->shape().GetDimensions()));
-    dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                        algorithm, x_md, out_md, window.strides,
-                                        window.kernel, window.dilations,
-                                        window.pad_begin, window.pad_end);
-    dnnl::pooling_v2_forward::primitive_desc pd(desc, PrimitiveAttr(),
-                                                CpuEngine());
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, Wrap(x_md, x.data())},
-        {DNNL_ARG_DST, Wrap(out_md, result->data())}};
-    return PrimitiveStep{dnnl::pooling_v2_forward(pd), std::move(args)};
-  });
+  try {
+    // The result in the input's layout family (oneDNN picks it from the
+    // source), then reordered if a plain one was asked for.
+    dnnl::pooling_v2_forward::primitive_desc pd(
+        dnnl::pooling_v2_forward::desc(
+            dnnl::prop_kind::forward_inference, algorithm, src->desc,
+            memory::desc(out_dims, memory::data_type::f32,
+                         memory::format_tag::any),
+            window.strides, window.kernel, window.dilations, window.pad_begin,
+            window.pad_end),
+        PrimitiveAttr(), CpuEngine());
+    std::vector<PrimitiveStep> steps;
+    RCReference<HostBuffer> onednn_buffer;
+    memory dst;
+    if (plain_result) {
+      memory out = Wrap(PlainF32(out_dims), plain_result->data());
+      dst = pd.dst_desc() == out.get_desc() ? out
+                                            : memory(pd.dst_desc(), CpuEngine());
+      steps.push_back({dnnl::pooling_v2_forward(pd),
+                       {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
+                        {DNNL_ARG_DST, dst}}});
+      if (dst.get_data_handle() != out.get_data_handle()) {
+        steps.push_back({*ReorderIfNeeded(dst.get_desc(), out.get_desc()),
+                         {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
+      }
+    } else {
+      onednn_buffer = OneDnnResultBuffer(invocation, op, pd.dst_desc(), -1);
+      if (!onednn_buffer) return;
+      steps.push_back({dnnl::pooling_v2_forward(pd),
+                       {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
+                        {DNNL_ARG_DST,
+                         Wrap(pd.dst_desc(), onednn_buffer->data())}}});
+    }
+    ExecutePrimitives(steps);
+    if (plain_result) {
+      invocation.results[0] = std::move(plain_result);
+    } else {
+      invocation.results[0] = MakeAvailableAsyncValueRef<OneDnnTensor>(
+          invocation.result_metadata[0], pd.dst_desc(),
+          std::move(onednn_buffer));
+    }
+  } catch (const dnnl::error& error) {
+    FailAll(invocation, op, absl::StrCat("oneDNN: ", error.what()));
+  }
 }
 
 }  // namespace
@@ -726,15 +876,20 @@ void RegisterOneDnnOps(OpRegistry& registry) {
   registry.AddOp("nn.matmul", MatmulMetadata);
   registry.AddDispatch("nn.matmul", "cpu", Matmul);
   registry.AddOp("nn.conv", ConvMetadata);
-  registry.AddDispatch("nn.conv", "cpu", Conv);
+  // Convolutions and pooling take and give OneDnnTensors too.
+  RegisterOneDnnTensor();
+  registry.AddDispatch("nn.conv", "cpu", Conv, kOpAcceptsRegisteredHost);
   registry.AddOp("nn.max_pool", PoolMetadata<PoolKind::kMax>);
-  registry.AddDispatch("nn.max_pool", "cpu", Pool<PoolKind::kMax>);
+  registry.AddDispatch("nn.max_pool", "cpu", Pool<PoolKind::kMax>,
+                       kOpAcceptsRegisteredHost);
   registry.AddOp("nn.average_pool", PoolMetadata<PoolKind::kAverage>);
-  registry.AddDispatch("nn.average_pool", "cpu", Pool<PoolKind::kAverage>);
+  registry.AddDispatch("nn.average_pool", "cpu", Pool<PoolKind::kAverage>,
+                       kOpAcceptsRegisteredHost);
   registry.AddOp("nn.global_average_pool",
                  PoolMetadata<PoolKind::kGlobalAverage>);
   registry.AddDispatch("nn.global_average_pool", "cpu",
-                       Pool<PoolKind::kGlobalAverage>);
+                       Pool<PoolKind::kGlobalAverage>,
+                       kOpAcceptsRegisteredHost);
 }
 
 }  // namespace asyncrt::nn

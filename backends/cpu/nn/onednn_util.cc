@@ -58,6 +58,28 @@ class RunningScope {
   ~RunningScope() { running.fetch_sub(1, std::memory_order_relaxed); }
 };
 
+// Scratchpad memory for the primitives run on this thread, kept between
+// calls: a convolution's scratchpad can be megabytes, which malloc would
+// map and unmap (and the kernel fault in again) on every call. Grows to the
+// largest asked for; a primitive runs to completion before the next one on
+// the thread starts, so one buffer serves them all.
+void* ThreadScratchpad(size_t size) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t size = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (size > buffer.size) {
+    std::free(buffer.data);
+    const size_t rounded = (size + 4095) / 4096 * 4096;
+    buffer.data = std::aligned_alloc(4096, rounded);
+    buffer.size = buffer.data ? rounded : 0;
+    if (!buffer.data) throw dnnl::error(dnnl_out_of_memory, "scratchpad");
+  }
+  return buffer.data;
+}
+
 }  // namespace
 
 void SetThreading(Threading threading) {
@@ -89,8 +111,10 @@ void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {
         continue;
       }
       std::unordered_map<int, dnnl::memory> args = step.args;
+      const dnnl::memory::desc scratchpad_desc(*scratchpad);
       args.emplace(DNNL_ARG_SCRATCHPAD,
-                   dnnl::memory(dnnl::memory::desc(*scratchpad), CpuEngine()));
+                   dnnl::memory(scratchpad_desc, CpuEngine(),
+                                ThreadScratchpad(scratchpad_desc.get_size())));
       step.primitive.execute(stream, args);
     }
     stream.wait();

@@ -5,6 +5,7 @@
 #ifndef ASYNCRT_BACKENDS_CPU_NN_ONEDNN_UTIL_H_
 #define ASYNCRT_BACKENDS_CPU_NN_ONEDNN_UTIL_H_
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +26,15 @@ namespace asyncrt::nn {
 inline dnnl::engine& CpuEngine() {
   static auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return *engine;
+}
+
+// The plain (row-major, dense) f32 layout of `dims`.
+inline dnnl::memory::desc PlainF32(const dnnl::memory::dims& dims) {
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * std::max<dnnl::memory::dim>(dims[i + 1], 1);
+  }
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
 // A oneDNN view of host memory the op reads or writes; no copy.
@@ -118,7 +128,7 @@ inline AsyncValueRef<DenseHostTensor> PrimitiveResult(
 // out of memory) fail every result of the op instead.
 template <typename MakeSteps>
 void RunPrimitive(OpInvocation& invocation, absl::string_view op,
-                  AsyncValueRef<DenseHostTensor> result, MakeSteps make) {
+                  RCReference<AsyncValue> result, MakeSteps make) {
   try {
     auto steps = make();
     if constexpr (std::is_same_v<decltype(steps), PrimitiveStep>) {

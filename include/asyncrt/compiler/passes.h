@@ -45,8 +45,19 @@ void RegisterNnToCoreRtPass();
 std::unique_ptr<mlir::Pass> CreateNnFusionPass();
 void RegisterNnFusionPass();
 
+// `-nn-assign-layouts`: layout assignment. A convolution or pooling op
+// whose every use reads oneDNN's layouts as they are (a convolution's
+// input or fused sum, a pooling's input) gets `result_layout = "onednn"`:
+// at run time its result stays in the layout oneDNN computed it in (a
+// OneDnnTensor) instead of being reordered to the plain layout and back by
+// the next op. Values that reach other ops or the function's results stay
+// plain, so reorders happen only at the edges of such chains.
+std::unique_ptr<mlir::Pass> CreateNnAssignLayoutsPass();
+void RegisterNnAssignLayoutsPass();
+
 // The model pipeline, from a module in the nn dialect (an imported model)
-// to one that the BEF converter takes: -nn-fuse, then -nn-to-corert.
+// to one that the BEF converter takes: -nn-fuse, -nn-assign-layouts, then
+// -nn-to-corert.
 // Registered as
 // `-asyncrt-model-pipeline` by RegisterModelPipeline.
 void AddModelPipeline(mlir::OpPassManager& pipeline);

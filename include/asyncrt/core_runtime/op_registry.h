@@ -162,6 +162,10 @@ enum OpAcceptedTensors : uint32_t {
   kOpAcceptsScalarHost = 1u << 0,
   kOpAcceptsCooHost = 1u << 1,
   kOpAcceptsStringHost = 1u << 2,
+  // Tensor types an op library registers itself (TensorType::Register, ids
+  // past the built-in four), such as the nn library's tensors in oneDNN's
+  // layouts: the op takes them as they are and handles each type it meets.
+  kOpAcceptsRegisteredHost = 1u << 3,
   kOpAcceptsAnyHost = ~0u,
 };
 

@@ -1,0 +1,51 @@
+// -nn-assign-layouts keeps oneDNN's layouts between convolutions and
+// pooling: an op whose every use takes them gets result_layout = "onednn".
+// REQUIRES: nn_ops
+// RUN: asyncrt-opt -nn-assign-layouts %s | FileCheck %s
+// RUN: asyncrt-opt -asyncrt-model-pipeline %s | asyncrt-translate -mlir-to-bef -o %t.bef
+// RUN: bef_executor --devices=cpu --functions=main %t.bef 2>&1 | FileCheck %s --check-prefix=EXEC
+
+// conv -> conv (input and residual) -> max_pool -> global_average_pool ->
+// flatten: the chain stays in oneDNN's layout up to the global pooling,
+// whose user (flatten) reads plain tensors.
+// CHECK-LABEL: func.func @chain
+func.func @chain(%x: tensor<1x8x4x4xf32>, %w: tensor<8x8x3x3xf32>, %dw: tensor<8x1x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x8xf32> {
+  // CHECK: %[[A:.*]] = nn.conv %arg0, %arg1, %arg3 {activation = "relu", pads = [1, 1, 1, 1], result_layout = "onednn"}
+  %a = nn.conv %x, %w, %b {activation = "relu", pads = [1, 1, 1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32>
+  // CHECK: %[[B:.*]] = nn.conv %[[A]], %arg2, %arg3, %[[A]] {group = 8 : i64, pads = [1, 1, 1, 1], result_layout = "onednn"}
+  %c = nn.conv %a, %dw, %b, %a {group = 8 : i64, pads = [1, 1, 1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  // CHECK: %[[P:.*]] = nn.max_pool %[[B]] {kernel_shape = [2, 2], result_layout = "onednn", strides = [2, 2]}
+  %p = nn.max_pool %c {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf32>
+  // CHECK: %[[G:.*]] = nn.global_average_pool %[[P]] :
+  %g = nn.global_average_pool %p : (tensor<1x8x2x2xf32>) -> tensor<1x8x1x1xf32>
+  %f = nn.flatten %g : (tensor<1x8x1x1xf32>) -> tensor<1x8xf32>
+  return %f : tensor<1x8xf32>
+}
+
+// Plain where any use is not a oneDNN layout reader, and for results the
+// function returns; a convolution's weights are read plain.
+// CHECK-LABEL: func.func @edges
+func.func @edges(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) {
+  // CHECK: nn.conv %arg0, %arg1 :
+  %a = nn.conv %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %b = nn.conv %a, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = nn.relu %a : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: nn.conv %{{.*}}, %arg1 :
+  // CHECK: nn.max_pool %arg1 {kernel_shape = [1, 1]} :
+  %wp = nn.max_pool %w {kernel_shape = [1, 1]} : (tensor<2x2x1x1xf32>) -> tensor<2x2x1x1xf32>
+  %c = nn.conv %x, %wp : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %b, %r, %wp : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>
+}
+
+// The compiled chain runs (graph_mode.mlir checks such values).
+// EXEC-NOT: error
+// EXEC: 'main' returned !corert.tensorhandle value
+func.func @main() -> tensor<1x2x1x1xf32> {
+  %x = nn.constant dense<1.0> : tensor<1x2x2x2xf32> : tensor<1x2x2x2xf32>
+  %w = nn.constant dense<1.0> : tensor<2x2x1x1xf32> : tensor<2x2x1x1xf32>
+  %a = nn.conv %x, %w : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %zero = nn.constant dense<0.0> : tensor<2xf32> : tensor<2xf32>
+  %b = nn.conv %a, %w, %zero, %a : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %g = nn.global_average_pool %b : (tensor<1x2x2x2xf32>) -> tensor<1x2x1x1xf32>
+  return %g : tensor<1x2x1x1xf32>
+}
