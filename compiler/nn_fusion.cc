@@ -1,4 +1,5 @@
-// -nn-fuse: folds what follows a convolution into it (see passes.h).
+// -nn-fuse: folds what follows a convolution or matmul into it (see
+// passes.h).
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -16,104 +17,6 @@
 namespace asyncrt::compiler {
 namespace {
 
-// The convolution that produces `value` for nobody else, with no
-// activation fused yet; null otherwise.
-nn::ConvOp SoleConvProducer(mlir::Value value) {
-  auto conv = value.getDefiningOp<nn::ConvOp>();
-  if (!conv || !conv->hasOneUse() || conv->hasAttr("activation")) {
-    return nullptr;
-  }
-  return conv;
-}
-
-float FloatOr(mlir::Operation* op, llvm::StringRef name, float fallback) {
-  if (auto attr = op->getAttrOfType<mlir::FloatAttr>(name)) {
-    return static_cast<float>(attr.getValueAsDouble());
-  }
-  return fallback;
-}
-
-// relu / leaky_relu / clip (conv) -> conv {activation}.
-struct FuseActivation : public mlir::RewritePattern {
-  explicit FuseActivation(mlir::MLIRContext* context)
-      : RewritePattern(mlir::Pattern::MatchAnyOpTypeTag(), /*benefit=*/1,
-                       context) {}
-
-  mlir::LogicalResult matchAndRewrite(
-      mlir::Operation* op, mlir::PatternRewriter& rewriter) const override {
-    if (!mlir::isa<nn::ReluOp, nn::LeakyReluOp, nn::ClipOp>(op)) {
-      return mlir::failure();
-    }
-    nn::ConvOp conv = SoleConvProducer(op->getOperand(0));
-    if (!conv || conv.getType() != op->getResult(0).getType()) {
-      return mlir::failure();
-    }
-    rewriter.modifyOpInPlace(conv, [&] {
-      if (mlir::isa<nn::ReluOp>(op)) {
-        conv->setAttr("activation", rewriter.getStringAttr("relu"));
-      } else if (mlir::isa<nn::LeakyReluOp>(op)) {
-        conv->setAttr("activation", rewriter.getStringAttr("leaky_relu"));
-        conv->setAttr("activation_alpha",
-                      rewriter.getF32FloatAttr(FloatOr(op, "alpha", 0.01f)));
-      } else {
-        conv->setAttr("activation", rewriter.getStringAttr("clip"));
-        conv->setAttr("activation_alpha",
-                      rewriter.getF32FloatAttr(FloatOr(
-                          op, "min", -std::numeric_limits<float>::max())));
-        conv->setAttr("activation_beta",
-                      rewriter.getF32FloatAttr(FloatOr(
-                          op, "max", std::numeric_limits<float>::max())));
-      }
-    });
-    rewriter.replaceOp(op, conv.getResult());
-    return mlir::success();
-  }
-};
-
-// add(conv(x, w[, b]), y) -> conv(x, w, b, y): y, of the result's shape,
-// becomes the convolution's fused sum (a residual connection).
-struct FuseResidualAdd : public mlir::OpRewritePattern<nn::AddOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  mlir::LogicalResult matchAndRewrite(
-      nn::AddOp add, mlir::PatternRewriter& rewriter) const override {
-    for (int i = 0; i < 2; ++i) {
-      nn::ConvOp conv = SoleConvProducer(add->getOperand(i));
-      mlir::Value residual = add->getOperand(1 - i);
-      if (!conv || conv->getNumOperands() > 3 ||
-          residual.getType() != add.getType() ||
-          conv.getType() != add.getType()) {
-        continue;
-      }
-      llvm::SmallVector<mlir::Value> operands(conv->getOperands());
-      if (operands.size() == 2) {  // A zero bias keeps the operand order.
-        auto weights =
-            mlir::cast<mlir::RankedTensorType>(operands[1].getType());
-        auto bias_type = mlir::RankedTensorType::get({weights.getDimSize(0)},
-                                                     weights.getElementType());
-        rewriter.setInsertionPoint(conv);
-        operands.push_back(nn::ConstantOp::create(
-            rewriter, conv.getLoc(), bias_type,
-            mlir::DenseElementsAttr::get(bias_type,
-                                         rewriter.getF32FloatAttr(0.0f)),
-            nullptr));
-      }
-      operands.push_back(residual);
-      // At the add: every operand (the residual too) is defined before it.
-      rewriter.setInsertionPoint(add);
-      mlir::OperationState state(conv.getLoc(), conv->getName());
-      state.addOperands(operands);
-      state.addAttributes(conv->getAttrs());
-      state.addTypes(conv.getType());
-      mlir::Operation* fused = rewriter.create(state);
-      rewriter.replaceOp(add, fused->getResults());
-      rewriter.eraseOp(conv);
-      return mlir::success();
-    }
-    return mlir::failure();
-  }
-};
-
 // The value of a one-element (or splat) f32 constant, or nullopt.
 std::optional<float> ScalarConstant(mlir::Value value) {
   auto constant = value.getDefiningOp<nn::ConstantOp>();
@@ -124,6 +27,140 @@ std::optional<float> ScalarConstant(mlir::Value value) {
   }
   return dense.getSplatValue<float>();
 }
+
+// The convolution or matmul that produces `value` for nobody else, with no
+// activation fused yet (what follows it can become a post-op); null
+// otherwise.
+mlir::Operation* SolePostOpProducer(mlir::Value value) {
+  mlir::Operation* producer = value.getDefiningOp();
+  if (!producer || !mlir::isa<nn::ConvOp, nn::MatMulOp>(producer) ||
+      !producer->hasOneUse() || producer->hasAttr("activation")) {
+    return nullptr;
+  }
+  return producer;
+}
+
+float FloatOr(mlir::Operation* op, llvm::StringRef name, float fallback) {
+  if (auto attr = op->getAttrOfType<mlir::FloatAttr>(name)) {
+    return static_cast<float>(attr.getValueAsDouble());
+  }
+  return fallback;
+}
+
+// relu / leaky_relu / clip / gelu of a convolution or matmul, and its
+// product with or quotient by a constant scalar, become the producer's
+// `activation` (a oneDNN eltwise post-op; "linear" for the scaling).
+struct FuseActivation : public mlir::RewritePattern {
+  explicit FuseActivation(mlir::MLIRContext* context)
+      : RewritePattern(mlir::Pattern::MatchAnyOpTypeTag(), /*benefit=*/1,
+                       context) {}
+
+  mlir::LogicalResult matchAndRewrite(
+      mlir::Operation* op, mlir::PatternRewriter& rewriter) const override {
+    mlir::Value input;
+    std::optional<float> scale;
+    if (mlir::isa<nn::ReluOp, nn::LeakyReluOp, nn::ClipOp, nn::GeluOp>(op)) {
+      input = op->getOperand(0);
+    } else if (mlir::isa<nn::DivOp>(op)) {
+      input = op->getOperand(0);
+      std::optional<float> divisor = ScalarConstant(op->getOperand(1));
+      if (!divisor || *divisor == 0.0f) return mlir::failure();
+      scale = 1.0f / *divisor;
+    } else if (mlir::isa<nn::MulOp>(op)) {
+      for (int i = 0; i < 2 && !scale; ++i) {
+        scale = ScalarConstant(op->getOperand(i));
+        input = op->getOperand(1 - i);
+      }
+      if (!scale) return mlir::failure();
+    } else {
+      return mlir::failure();
+    }
+    mlir::Operation* producer = SolePostOpProducer(input);
+    if (!producer || producer->getResult(0).getType() !=
+                         op->getResult(0).getType()) {
+      return mlir::failure();
+    }
+    rewriter.modifyOpInPlace(producer, [&] {
+      auto set = [&](llvm::StringRef name, mlir::Attribute value) {
+        producer->setAttr(name, value);
+      };
+      if (mlir::isa<nn::ReluOp>(op)) {
+        set("activation", rewriter.getStringAttr("relu"));
+      } else if (mlir::isa<nn::LeakyReluOp>(op)) {
+        set("activation", rewriter.getStringAttr("leaky_relu"));
+        set("activation_alpha",
+            rewriter.getF32FloatAttr(FloatOr(op, "alpha", 0.01f)));
+      } else if (mlir::isa<nn::ClipOp>(op)) {
+        set("activation", rewriter.getStringAttr("clip"));
+        set("activation_alpha",
+            rewriter.getF32FloatAttr(
+                FloatOr(op, "min", -std::numeric_limits<float>::max())));
+        set("activation_beta",
+            rewriter.getF32FloatAttr(
+                FloatOr(op, "max", std::numeric_limits<float>::max())));
+      } else if (mlir::isa<nn::GeluOp>(op)) {
+        set("activation", rewriter.getStringAttr("gelu"));
+      } else {
+        set("activation", rewriter.getStringAttr("linear"));
+        set("activation_alpha", rewriter.getF32FloatAttr(*scale));
+      }
+    });
+    rewriter.replaceOp(op, producer->getResult(0));
+    return mlir::success();
+  }
+};
+
+// add(conv(x, w[, b]), y) -> conv(x, w, b, y), and the same for matmul: y,
+// of the result's shape, becomes the producer's fused sum (a residual
+// connection).
+struct FuseResidualAdd : public mlir::OpRewritePattern<nn::AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(
+      nn::AddOp add, mlir::PatternRewriter& rewriter) const override {
+    for (int i = 0; i < 2; ++i) {
+      mlir::Operation* producer = SolePostOpProducer(add->getOperand(i));
+      mlir::Value residual = add->getOperand(1 - i);
+      auto type = mlir::dyn_cast<mlir::RankedTensorType>(add.getType());
+      if (!producer || !type || type.getRank() == 0 ||
+          producer->getNumOperands() > 3 ||
+          residual.getType() != add.getType() ||
+          producer->getResult(0).getType() != add.getType()) {
+        continue;
+      }
+      llvm::SmallVector<mlir::Value> operands(producer->getOperands());
+      if (operands.size() == 2) {  // A zero bias keeps the operand order.
+        // One value per output channel (conv: the weights' first
+        // dimension) or column (matmul: the result's last).
+        const int64_t size =
+            mlir::isa<nn::ConvOp>(producer)
+                ? mlir::cast<mlir::RankedTensorType>(operands[1].getType())
+                      .getDimSize(0)
+                : type.getShape().back();
+        auto bias_type =
+            mlir::RankedTensorType::get({size}, type.getElementType());
+        rewriter.setInsertionPoint(producer);
+        operands.push_back(nn::ConstantOp::create(
+            rewriter, producer->getLoc(), bias_type,
+            mlir::DenseElementsAttr::get(bias_type,
+                                         rewriter.getF32FloatAttr(0.0f)),
+            nullptr));
+      }
+      operands.push_back(residual);
+      // At the add: every operand (the residual too) is defined before it.
+      rewriter.setInsertionPoint(add);
+      mlir::OperationState state(producer->getLoc(), producer->getName());
+      state.addOperands(operands);
+      state.addAttributes(producer->getAttrs());
+      state.addTypes(producer->getResult(0).getType());
+      mlir::Operation* fused = rewriter.create(state);
+      rewriter.replaceOp(add, fused->getResults());
+      rewriter.eraseOp(producer);
+      return mlir::success();
+    }
+    return mlir::failure();
+  }
+};
 
 bool Near(std::optional<float> value, float expected) {
   return value && std::abs(*value - expected) <= 1e-5f * std::abs(expected);
@@ -305,8 +342,8 @@ class NnFusionPass
 
   llvm::StringRef getArgument() const final { return "nn-fuse"; }
   llvm::StringRef getDescription() const final {
-    return "Fuse residual adds and activations into nn.conv (oneDNN "
-           "post-ops)";
+    return "Fuse biases, residual adds and activations into nn.conv and "
+           "nn.matmul (oneDNN post-ops)";
   }
 
   void runOnOperation() override {

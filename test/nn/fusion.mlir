@@ -82,3 +82,31 @@ func.func @matmul_bias(%x: tensor<1x4x8xf32>) -> tensor<1x4x3xf32> {
   %y = nn.add %b, %m : (tensor<3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
   return %y : tensor<1x4x3xf32>
 }
+
+// A transformer layer's matmuls: attention scores divided by a constant
+// (a "linear" activation), a feed-forward layer with GELU, and the
+// residual added to the output projection (the fused sum).
+// CHECK-LABEL: func.func @transformer_matmuls
+func.func @transformer_matmuls(%q: tensor<2x4x8xf32>, %k: tensor<2x8x4xf32>, %x: tensor<4x8xf32>) -> (tensor<2x4x4xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %scale = nn.constant dense<8.0> : tensor<f32> : tensor<f32>
+  %w = nn.constant dense<0.5> : tensor<8x8xf32> : tensor<8x8xf32>
+  %b = nn.constant dense<0.25> : tensor<8xf32> : tensor<8xf32>
+  // CHECK: %[[S:.*]] = nn.matmul %arg0, %arg1 {activation = "linear", activation_alpha = 1.250000e-01 : f32}
+  %s = nn.matmul %q, %k : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %scaled = nn.div %s, %scale : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  // CHECK: %[[H:.*]] = nn.matmul %arg2, %[[W:.*]], %[[B:.*]] {activation = "gelu"}
+  %h = nn.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %hb = nn.add %h, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %g = nn.gelu %hb : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK: %[[O:.*]] = nn.matmul %[[H]], %[[W]], %[[B]], %arg2 :
+  %o = nn.matmul %g, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %ob = nn.add %o, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %r = nn.add %x, %ob : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  // Not fused: a product with a tensor that is not a scalar constant.
+  // CHECK: %[[M:.*]] = nn.matmul %arg2, %[[W]] :
+  // CHECK: nn.mul %[[M]], %arg2
+  %m = nn.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %mm = nn.mul %m, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK: return %[[S]], %[[O]], %{{.*}}
+  return %scaled, %r, %mm : tensor<2x4x4xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -12,8 +12,8 @@
 // CHECK-NEXT: %[[CPU:.*]] = corert.get_op_handler %[[CH]] "cpu"
 // CHECK-DAG: %[[X:.*]] = corert.const_dense_tensor dense<{{.*}}> : tensor<1x2xf32>
 // CHECK-DAG: %[[W:.*]] = corert.const_dense_tensor dense<{{.*}}> : tensor<2x2xf32>
-// CHECK: %[[MM:.*]] = corert.executeop(%[[CPU]]) "nn.matmul"(%[[X]], %[[W]]) : 1
-// CHECK: %[[R:.*]] = corert.executeop(%[[CPU]]) "nn.leaky_relu"(%[[MM]]) {alpha = 1.000000e-01 : f32} : 1
+// The leaky relu is fused into the matmul (-nn-fuse).
+// CHECK: %[[R:.*]] = corert.executeop(%[[CPU]]) "nn.matmul"(%[[X]], %[[W]]) {activation = "leaky_relu", activation_alpha = 1.000000e-01 : f32} : 1
 // CHECK: tfrt.return %[[R]] : !corert.tensorhandle
 func.func @main() -> tensor<1x2xf32> {
   %x = nn.constant dense<[[1.0, 1.0]]> : tensor<1x2xf32> : tensor<1x2xf32>

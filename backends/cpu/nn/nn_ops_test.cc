@@ -236,6 +236,70 @@ TEST_F(NnOpsTest, MatmulBatchesAndBroadcasts) {
               HasSubstr("nn.matmul: inner dimensions differ"));
 }
 
+// What -nn-fuse folds into a matmul: bias, residual sum and an activation
+// (gelu, a scaling as "linear", relu), on plain and on constant weights
+// (the path that folds batch into rows), and with K = 0.
+TEST_F(NnOpsTest, MatmulFusesSumAndActivation) {
+  std::vector<float> a = Random(2 * 3 * 5, 90), b = Random(5 * 4, 91);
+  std::vector<float> bias = Random(4, 92), sum = Random(2 * 3 * 4, 93);
+  std::vector<float> product = NaiveMatmul(a, b, 2, 3, 5, 4, false);
+  struct Activation {
+    const char* name;
+    float alpha, beta;
+    float (*apply)(float, float, float);
+  };
+  const Activation activations[] = {
+      {"gelu", 0, 0,
+       [](float v, float, float) {
+         return 0.5f * v * (1.0f + std::erf(v / std::sqrt(2.0f)));
+       }},
+      {"linear", 0.125f, 0.5f,
+       [](float v, float alpha, float beta) { return alpha * v + beta; }},
+      {"relu", 0, 0, [](float v, float, float) { return v > 0 ? v : 0; }},
+  };
+  for (const Activation& activation : activations) {
+    for (uint64_t read_only : {0b0, 0b110}) {
+      SCOPED_TRACE(testing::Message() << activation.name << " read_only="
+                                      << read_only);
+      OpAttrs attrs;
+      attrs.SetString("activation", activation.name);
+      attrs.Set("activation_alpha", activation.alpha);
+      attrs.Set("activation_beta", activation.beta);
+      auto fused = Run("nn.matmul",
+                       {{{2, 3, 5}, a}, {{5, 4}, b}, {{4}, bias},
+                        {{2, 3, 4}, sum}},
+                       attrs, read_only);
+      ASSERT_TRUE(fused.ok()) << fused.status();
+      std::vector<float> expected(product.size());
+      for (size_t i = 0; i < product.size(); ++i) {
+        expected[i] = activation.apply(product[i] + bias[i % 4] + sum[i],
+                                       activation.alpha, activation.beta);
+      }
+      ExpectNear(fused->values, expected, 1e-4f);
+    }
+  }
+  // K = 0: bias + sum, then the activation.
+  OpAttrs relu;
+  relu.SetString("activation", "relu");
+  auto no_k = Run("nn.matmul",
+                  {{{2, 0}, {}}, {{0, 2}, {}}, {{2}, {1, -5}}, {{2, 2}, {1, 2, 3, 4}}},
+                  relu);
+  ASSERT_TRUE(no_k.ok()) << no_k.status();
+  EXPECT_EQ(no_k->values, (std::vector<float>{2, 0, 4, 0}));
+
+  auto wrong_sum = Run("nn.matmul", {{{3, 5}, Random(15, 94)},
+                                     {{5, 4}, b}, {{4}, bias},
+                                     {{3, 5}, Random(15, 95)}});
+  ASSERT_FALSE(wrong_sum.ok());
+  EXPECT_THAT(wrong_sum.status().message(),
+              HasSubstr("nn.matmul: sum [3, 5] is not the result's shape"));
+  OpAttrs unknown;
+  unknown.SetString("activation", "swish");
+  auto bad = Run("nn.matmul", {{{3, 5}, Random(15, 96)}, {{5, 4}, b}}, unknown);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("unknown activation 'swish'"));
+}
+
 //===--- Conv -------------------------------------------------------------===//
 
 struct ConvCase {

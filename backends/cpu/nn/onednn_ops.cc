@@ -48,6 +48,64 @@ ConfigCache<ReorderedWeights>& ReorderedWeightsCache() {
   return *cache;
 }
 
+// What the model compiler fuses after a convolution or a matmul, run as
+// oneDNN post-ops in this order: `sum` (the op's last operand, of the
+// result's shape: a residual connection) is added to the result, then
+// `activation` is applied: "relu", "leaky_relu" (slope
+// `activation_alpha`), "clip" (between `activation_alpha` and
+// `activation_beta`), "gelu" (with erf) or "linear"
+// (`activation_alpha` * x + `activation_beta`, a division by a constant).
+struct PostOps {
+  bool has_sum = false;
+  std::optional<dnnl::algorithm> activation;
+  float alpha = 0, beta = 0;
+
+  // PrimitiveAttr() with these post-ops.
+  dnnl::primitive_attr Attr() const {
+    dnnl::primitive_attr attr = PrimitiveAttr();
+    dnnl::post_ops post_ops;
+    if (has_sum) post_ops.append_sum(1.0f);
+    if (activation) post_ops.append_eltwise(1.0f, *activation, alpha, beta);
+    attr.set_post_ops(post_ops);
+    return attr;
+  }
+  // Tells configurations apart in a primitive cache key.
+  std::string Key() const {
+    return absl::StrCat(has_sum, "|",
+                        activation ? static_cast<int>(*activation) : -1, "|",
+                        alpha, "|", beta);
+  }
+};
+
+// The fused activation of `attrs` into `post_ops`, or an error for an
+// unknown one.
+absl::Status PlanActivation(absl::string_view op, const OpAttrs& attrs,
+                            PostOps& post_ops) {
+  std::optional<absl::string_view> name = attrs.GetString("activation");
+  if (!name) return absl::OkStatus();
+  if (*name == "relu") {
+    post_ops.activation = dnnl::algorithm::eltwise_relu;
+  } else if (*name == "leaky_relu") {
+    post_ops.activation = dnnl::algorithm::eltwise_relu;
+    post_ops.alpha = FloatAttr(attrs, "activation_alpha", 0.01f);
+  } else if (*name == "clip") {
+    post_ops.activation = dnnl::algorithm::eltwise_clip;
+    post_ops.alpha = FloatAttr(attrs, "activation_alpha",
+                               -std::numeric_limits<float>::max());
+    post_ops.beta =
+        FloatAttr(attrs, "activation_beta", std::numeric_limits<float>::max());
+  } else if (*name == "gelu") {
+    post_ops.activation = dnnl::algorithm::eltwise_gelu_erf;
+  } else if (*name == "linear") {
+    post_ops.activation = dnnl::algorithm::eltwise_linear;
+    post_ops.alpha = FloatAttr(attrs, "activation_alpha", 1.0f);
+    post_ops.beta = FloatAttr(attrs, "activation_beta", 0.0f);
+  } else {
+    return OpError(op, absl::StrCat("unknown activation '", *name, "'"));
+  }
+  return absl::OkStatus();
+}
+
 //===--- nn.matmul --------------------------------------------------------===//
 
 // numpy matmul: [..., M, K] x [..., K, N] -> [..., M, N], batch dimensions
@@ -95,22 +153,36 @@ absl::StatusOr<MatmulDims> MatmulShape(absl::string_view op,
   return dims;
 }
 
-absl::Status MatmulMetadata(ArgumentMetadata args, const OpAttrs&,
+absl::Status MatmulMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                             absl::Span<TensorMetadata> results) {
   constexpr absl::string_view kOp = "nn.matmul";
-  if (args.size() < 2 || args.size() > 3 || results.size() != 1) {
-    return OpError(kOp, "takes a, b and an optional bias, and has 1 result");
+  if (args.size() < 2 || args.size() > 4 || results.size() != 1) {
+    return OpError(kOp,
+                   "takes a, b, an optional bias and an optional sum, and has "
+                   "1 result");
   }
   if (absl::Status status = RequireF32(kOp, args); !status.ok()) return status;
   absl::StatusOr<MatmulDims> dims =
       MatmulShape(kOp, args[0].shape, args[1].shape);
   if (!dims.ok()) return dims.status();
   // A fused bias (the model compiler's -nn-fuse): one value per column.
-  if (args.size() == 3 &&
+  if (args.size() >= 3 &&
       (args[2].shape.GetRank() != 1 ||
        args[2].shape.GetDimensionSize(0) != dims->out.back())) {
     return OpError(kOp, absl::StrCat("bias ", args[2].shape.DebugString(),
                                      " is not [", dims->out.back(), "]"));
+  }
+  // A fused sum (a residual connection) has the result's shape.
+  if (args.size() == 4 &&
+      args[3].shape.GetDimensions() != absl::MakeConstSpan(dims->result)) {
+    return OpError(kOp, absl::StrCat("sum ", args[3].shape.DebugString(),
+                                     " is not the result's shape [",
+                                     absl::StrJoin(dims->result, ", "), "]"));
+  }
+  PostOps post_ops;
+  if (absl::Status status = PlanActivation(kOp, attrs, post_ops);
+      !status.ok()) {
+    return status;
   }
   results[0] = TensorMetadata(DType::kF32, dims->result);
   return absl::OkStatus();
@@ -133,12 +205,14 @@ ConfigCache<ConstantMatmul>& ConstantMatmulCache() {
 
 void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
                            const DenseHostTensor& b, const MatmulDims& dims,
+                           const PostOps& post_ops,
                            AsyncValueRef<DenseHostTensor> result) {
   const int64_t k = dims.b[dims.b.size() - 2], n = dims.b.back();
   const int64_t rows = a.shape().GetNumElements() / k;
   RunPrimitive(invocation, "nn.matmul", result.CopyRef(), [&] {
-    const bool has_bias = invocation.arguments.size() == 3;
-    const std::string key = absl::StrCat(rows, "x", k, "x", n, "|", has_bias);
+    const bool has_bias = invocation.arguments.size() >= 3;
+    const std::string key = absl::StrCat(rows, "x", k, "x", n, "|", has_bias,
+                                         "|", post_ops.Key());
     std::shared_ptr<const ConstantMatmul> matmul =
         ConstantMatmulCache().GetOrCreate(key, [&] {
           ConstantMatmul made;
@@ -151,7 +225,7 @@ void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
                                        PlainF32({1, n}), PlainF32({rows, n}))
                   : dnnl::matmul::desc(PlainF32({rows, k}), any_b,
                                        PlainF32({rows, n})),
-              PrimitiveAttr(), CpuEngine());
+              post_ops.Attr(), CpuEngine());
           made.primitive = dnnl::matmul(made.pd);
           if (made.pd.weights_desc() != made.b_md) {
             made.weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
@@ -191,37 +265,82 @@ void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
   });
 }
 
+// K == 0: a sum over nothing, plus the bias and the fused post-ops.
+void MatmulOverNothing(OpInvocation& invocation, const PostOps& post_ops,
+                       AsyncValueRef<DenseHostTensor> result) {
+  float* out = result->elements<float>().data();
+  const int64_t count = result->shape().GetNumElements();
+  std::fill_n(out, count, 0.0f);
+  if (count == 0) {
+    invocation.results[0] = std::move(result);
+    return;
+  }
+  if (invocation.arguments.size() >= 3) {
+    const auto& bias =
+        static_cast<const DenseHostTensor&>(invocation.argument(2));
+    const float* values = bias.elements<float>().data();
+    const int64_t columns = bias.shape().GetNumElements();
+    for (int64_t i = 0; i < count; ++i) out[i] = values[i % columns];
+  }
+  if (post_ops.has_sum) {
+    const float* sum = static_cast<const DenseHostTensor&>(
+                           invocation.argument(3))
+                           .elements<float>()
+                           .data();
+    for (int64_t i = 0; i < count; ++i) out[i] += sum[i];
+  }
+  RunPrimitive(invocation, "nn.matmul", result.CopyRef(), [&] {
+    std::vector<PrimitiveStep> steps;
+    if (post_ops.activation) {
+      memory::desc md = PlainF32({count});
+      steps.push_back(
+          {dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
+               dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                           *post_ops.activation, md,
+                                           post_ops.alpha, post_ops.beta),
+               PrimitiveAttr(), CpuEngine())),
+           {{DNNL_ARG_SRC, Wrap(md, out)}, {DNNL_ARG_DST, Wrap(md, out)}}});
+    }
+    return steps;
+  });
+}
+
 void Matmul(OpInvocation& invocation) {
   constexpr absl::string_view kOp = "nn.matmul";
   const auto& a = static_cast<const DenseHostTensor&>(invocation.argument(0));
   const auto& b = static_cast<const DenseHostTensor&>(invocation.argument(1));
   MatmulDims dims = *MatmulShape(kOp, a.shape(), b.shape());
-  AsyncValueRef<DenseHostTensor> result = PrimitiveResult(invocation, kOp);
+  PostOps post_ops;
+  post_ops.has_sum = invocation.arguments.size() == 4;
+  if (absl::Status status = PlanActivation(kOp, invocation.attrs, post_ops);
+      !status.ok()) {
+    return FailAll(invocation, kOp, status.message());
+  }
+  // A fused sum nobody else holds becomes the result in place; else the
+  // sum post-op adds what the result holds before: a copy of the sum.
+  AsyncValueRef<DenseHostTensor> result =
+      PrimitiveResult(invocation, kOp, post_ops.has_sum ? 0b1000 : 0);
   if (!result) return;
-  if (a.shape().GetNumElements() == 0 || b.shape().GetNumElements() == 0) {
-    // K == 0: a sum over nothing (plus the bias).
-    float* out = result->elements<float>().data();
-    const int64_t count = result->shape().GetNumElements();
-    std::fill_n(out, count, 0.0f);
-    if (invocation.arguments.size() == 3 && count > 0) {
-      const auto& bias =
-          static_cast<const DenseHostTensor&>(invocation.argument(2));
-      const float* values = bias.elements<float>().data();
-      const int64_t columns = bias.shape().GetNumElements();
-      for (int64_t i = 0; i < count; ++i) out[i] = values[i % columns];
+  if (post_ops.has_sum) {
+    const auto& sum =
+        static_cast<const DenseHostTensor&>(invocation.argument(3));
+    if (sum.data() != result->data()) {
+      std::memcpy(result->data(), sum.data(), sum.DataSizeInBytes());
     }
-    invocation.results[0] = std::move(result);
-    return;
+  }
+  if (a.shape().GetNumElements() == 0 || b.shape().GetNumElements() == 0) {
+    return MatmulOverNothing(invocation, post_ops, std::move(result));
   }
   if (b.buffer() && b.buffer()->IsReadOnly() && dims.b.size() >= 2 &&
       std::all_of(dims.b.begin(), dims.b.end() - 2,
                   [](int64_t d) { return d == 1; })) {
-    return MatmulConstantWeights(invocation, a, b, dims, std::move(result));
+    return MatmulConstantWeights(invocation, a, b, dims, post_ops,
+                                 std::move(result));
   }
   RunPrimitive(invocation, kOp, result.CopyRef(), [&] {
     memory::desc a_md = PlainF32(dims.a), b_md = PlainF32(dims.b),
                  out_md = PlainF32(dims.out);
-    const bool has_bias = invocation.arguments.size() == 3;
+    const bool has_bias = invocation.arguments.size() >= 3;
     // The bias broadcasts over every dimension but the last.
     memory::dims bias_dims(dims.out.size(), 1);
     bias_dims.back() = dims.out.back();
@@ -229,7 +348,7 @@ void Matmul(OpInvocation& invocation) {
     dnnl::matmul::primitive_desc pd(
         has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, out_md)
                  : dnnl::matmul::desc(a_md, b_md, out_md),
-        PrimitiveAttr(), CpuEngine());
+        post_ops.Attr(), CpuEngine());
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, Wrap(a_md, a.data())},
         {DNNL_ARG_WEIGHTS, Wrap(b_md, b.data())},
@@ -346,41 +465,12 @@ absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x) {
 }
 
 // nn.conv(x, w[, bias[, sum]]): ONNX Conv. w is M x C/group x kernel...
-// The model compiler fuses what follows a convolution into it, as oneDNN
-// post-ops: `sum` (a residual of the result's shape) is added to the
-// result, then `activation` ("relu", "leaky_relu" with
-// `activation_alpha`, "clip" between `activation_alpha` and
-// `activation_beta`) is applied.
-struct ConvPlan {
+// Fused post-ops as PostOps says.
+struct ConvPlan : PostOps {
   Window window;
   int64_t group;
   Dims result;
-  bool has_sum = false;
-  std::optional<dnnl::algorithm> activation;
-  float alpha = 0, beta = 0;
 };
-
-// The fused activation of `attrs`, or an error for an unknown one.
-absl::Status PlanActivation(absl::string_view op, const OpAttrs& attrs,
-                            ConvPlan& plan) {
-  std::optional<absl::string_view> name = attrs.GetString("activation");
-  if (!name) return absl::OkStatus();
-  if (*name == "relu") {
-    plan.activation = dnnl::algorithm::eltwise_relu;
-  } else if (*name == "leaky_relu") {
-    plan.activation = dnnl::algorithm::eltwise_relu;
-    plan.alpha = FloatAttr(attrs, "activation_alpha", 0.01f);
-  } else if (*name == "clip") {
-    plan.activation = dnnl::algorithm::eltwise_clip;
-    plan.alpha = FloatAttr(attrs, "activation_alpha",
-                           -std::numeric_limits<float>::max());
-    plan.beta =
-        FloatAttr(attrs, "activation_beta", std::numeric_limits<float>::max());
-  } else {
-    return OpError(op, absl::StrCat("unknown activation '", *name, "'"));
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
   constexpr absl::string_view kOp = "nn.conv";
@@ -506,13 +596,7 @@ ConvPrimitives MakeConvPrimitives(const memory::dims& x_dims,
     return memory::desc(md.dims(), memory::data_type::f32,
                         memory::format_tag::any);
   };
-  dnnl::primitive_attr attr = PrimitiveAttr();
-  dnnl::post_ops post_ops;
-  if (plan.has_sum) post_ops.append_sum(1.0f);
-  if (plan.activation) {
-    post_ops.append_eltwise(1.0f, *plan.activation, plan.alpha, plan.beta);
-  }
-  attr.set_post_ops(post_ops);
+  dnnl::primitive_attr attr = plan.Attr();
   conv.pd = dnnl::convolution_forward::primitive_desc(
       dnnl::convolution_forward::desc(
           dnnl::prop_kind::forward_inference,
@@ -666,9 +750,7 @@ void Conv(OpInvocation& invocation) {
         DimsKey(w->shape().GetDimensions()), "|", has_bias, "|", plan.group,
         "|", DimsKey(plan.window.strides), "|", DimsKey(plan.window.dilations),
         "|", DimsKey(plan.window.pad_begin), "|",
-        DimsKey(plan.window.pad_end), "|", plan.has_sum, "|",
-        plan.activation ? static_cast<int>(*plan.activation) : -1, "|",
-        plan.alpha, "|", plan.beta);
+        DimsKey(plan.window.pad_end), "|", plan.Key());
     std::shared_ptr<const ConvPrimitives> conv =
         ConvCache().GetOrCreate(key, [&] {
           return MakeConvPrimitives(

@@ -33,15 +33,16 @@ void RegisterPrintStreamPass();
 std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass();
 void RegisterNnToCoreRtPass();
 
-// `-nn-fuse`: folds what follows a convolution into it, as oneDNN
-// post-ops: an nn.add of the convolution's result (its only use) and a
-// tensor of the same shape makes that tensor the convolution's fused sum
-// (a residual connection; a zero bias is added where the convolution had
-// none), then nn.relu, nn.leaky_relu or nn.clip of it becomes its
-// `activation`. Also recognizes GELU and last-axis layer normalization as
-// PyTorch exports them (written out in elementwise ops and reductions) and
-// makes them nn.gelu and nn.layer_normalization. Greedy; results equal the
-// unfused ops' up to accumulation order.
+// `-nn-fuse`: folds what follows a convolution or a matmul into it, as
+// oneDNN post-ops: a constant bias added to a matmul becomes its bias; an
+// nn.add of the result (its only use) and a tensor of the same shape makes
+// that tensor the op's fused sum (a residual connection; a zero bias is
+// added where the op had none); then nn.relu, nn.leaky_relu, nn.clip or
+// nn.gelu of it, or its product with or quotient by a scalar constant
+// ("linear"), becomes its `activation`. Also recognizes GELU and last-axis
+// layer normalization as PyTorch exports them (written out in elementwise
+// ops and reductions) and makes them nn.gelu and nn.layer_normalization.
+// Greedy; results equal the unfused ops' up to rounding.
 std::unique_ptr<mlir::Pass> CreateNnFusionPass();
 void RegisterNnFusionPass();
 

@@ -62,12 +62,16 @@ def NN_PowOp : NN_BinaryOp<"pow", "a ** b">;
 def NN_MaxOp : NN_BinaryOp<"max", "max(a, b)">;
 def NN_MinOp : NN_BinaryOp<"min", "min(a, b)">;
 def NN_MatMulOp : NN_Op<"matmul"> {
-  let summary = "numpy matmul, with an optional fused bias";
+  let summary = "numpy matmul, with fusions";
   let description = [{
-    `nn.matmul %a, %b[, %bias]`: `%bias` (one value per column) is added to
-    the product; the fusion pass folds a following add into it.
+    `nn.matmul %a, %b[, %bias[, %sum]]`: `%bias` (one value per column) is
+    added to the product, then `%sum` (a residual of the result's shape),
+    then `activation` is applied, as for nn.conv ("relu", "leaky_relu",
+    "clip", "gelu", "linear": `activation_alpha` * x + `activation_beta`).
+    The fusion pass folds the ops that follow a matmul into it.
   }];
-  let arguments = (ins AnyTensor:$a, AnyTensor:$b, Optional<AnyTensor>:$bias);
+  let arguments = (ins AnyTensor:$a, AnyTensor:$b,
+                   Variadic<AnyTensor>:$bias_and_sum);
 }
 
 def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
@@ -112,7 +116,10 @@ def NN_ConvOp : NN_Op<"conv"> {
     convolution into it: `%sum` (a residual of the result's shape) is added
     to the result, then `activation` ("relu", "leaky_relu" with
     `activation_alpha`, "clip" between `activation_alpha` and
+    `activation_beta`, "gelu", "linear": `activation_alpha` * x +
     `activation_beta`) is applied, both as oneDNN post-ops.
+    `result_layout = "onednn"` (set by -nn-assign-layouts) keeps the result
+    in oneDNN's layout for the convolutions and pooling that read it.
   }];
   let arguments = (ins AnyTensor:$x, AnyTensor:$w,
                    Variadic<AnyTensor>:$bias_and_sum);
