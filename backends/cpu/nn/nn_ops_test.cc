@@ -3,8 +3,14 @@
 // the shape functions, and errors that name the op.
 #include "asyncrt/backends/nn_ops.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
@@ -456,6 +462,55 @@ TEST_F(NnOpsTest, ConvFusesSumAndActivation) {
 // Constant weights (read-only buffers) take the paths that reorder them
 // once into oneDNN's preferred layout and reuse them: the results must be
 // those of plain weights, call after call.
+// Resident kilobytes of the mapping that starts at `address` (smaps).
+int64_t ResidentKb(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_mapping = false;
+  char start[32];
+  std::snprintf(start, sizeof(start), "%lx-",
+                static_cast<unsigned long>(reinterpret_cast<uintptr_t>(address)));
+  while (std::getline(smaps, line)) {
+    if (line.find('-') != std::string::npos && isxdigit(line[0]) &&
+        line.find(' ') > line.find('-')) {
+      in_mapping = line.rfind(start, 0) == 0;
+    } else if (in_mapping && line.rfind("Rss:", 0) == 0) {
+      return std::stoll(line.substr(4));
+    }
+  }
+  return -1;
+}
+
+// Weights mapped from a file (as a BEF file's constants are) leave the
+// resident set once an op computes from its reordered copy, and read back
+// unchanged; writable buffers are left alone.
+TEST(ReleaseConstantPagesTest, DropsMappedPagesAndKeepsTheBytes) {
+  constexpr size_t kSize = 4 << 20;
+  char path[] = "/tmp/asyncrt_pages_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  std::vector<char> bytes(kSize);
+  for (size_t i = 0; i < kSize; ++i) bytes[i] = static_cast<char>(i * 7);
+  ASSERT_EQ(write(fd, bytes.data(), kSize), static_cast<ssize_t>(kSize));
+  void* mapped = mmap(nullptr, kSize, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  unlink(path);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto buffer = HostBuffer::CreateFromExternal(
+      mapped, kSize, [](void* data, size_t size) { munmap(data, size); });
+  int64_t checksum = 0;
+  for (size_t i = 0; i < kSize; i += 4096) {
+    checksum += static_cast<const char*>(mapped)[i];
+  }
+  EXPECT_GT(ResidentKb(mapped), 3 * 1024) << checksum;
+  ReleaseConstantPages(*buffer);  // Writable: kept.
+  EXPECT_GT(ResidentKb(mapped), 3 * 1024);
+  buffer->MarkReadOnly();
+  ReleaseConstantPages(*buffer);
+  EXPECT_LT(ResidentKb(mapped), 1024);
+  EXPECT_EQ(std::memcmp(mapped, bytes.data(), kSize), 0);
+}
+
 TEST_F(NnOpsTest, ConstantWeightsGiveTheSameResults) {
   std::vector<Tensor32> matmul_args = {{{2, 3, 16}, Random(96, 50)},
                                        {{16, 24}, Random(384, 51)}};

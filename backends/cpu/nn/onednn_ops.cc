@@ -247,6 +247,7 @@ void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
                         *matmul->weights_reorder,
                         {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, reordered}}};
                     ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+                    ReleaseConstantPages(*b.buffer());
                     return ReorderedWeights{b.buffer().CopyRef(), reordered};
                   })
               ->weights;
@@ -771,6 +772,7 @@ void Conv(OpInvocation& invocation) {
                                {{DNNL_ARG_FROM, Wrap(conv->w_md, w->data())},
                                 {DNNL_ARG_TO, reordered}}};
             ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+            ReleaseConstantPages(*w->buffer());
             return ReorderedWeights{w->buffer().CopyRef(), reordered};
           });
     }

@@ -1,6 +1,8 @@
 #include "backends/cpu/nn/onednn_util.h"
 
 #include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -92,6 +94,18 @@ Threading GetThreading() {
 
 void SetTeamSize(int threads) {
   team_size_override.store(threads, std::memory_order_relaxed);
+}
+
+void ReleaseConstantPages(const HostBuffer& buffer) {
+  if (!buffer.IsReadOnly() || buffer.size() == 0) return;
+  static const uintptr_t page = sysconf(_SC_PAGESIZE);
+  const auto begin = reinterpret_cast<uintptr_t>(buffer.data());
+  // Whole pages inside the buffer only: its neighbours may be in use.
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + buffer.size()) / page * page;
+  if (last > first) {
+    madvise(reinterpret_cast<void*>(first), last - first, MADV_PAGEOUT);
+  }
 }
 
 void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {

@@ -93,6 +93,14 @@ struct PrimitiveStep {
   std::unordered_map<int, dnnl::memory> args;
 };
 
+// Hands the pages of a read-only constant (a model's weights) back to the
+// kernel once an op computes from a reordered copy of it instead: pages
+// mapped from a BEF file leave the resident set (and are read from the
+// file again if anything touches them); anonymous pages go to swap where
+// there is one. Never changes the bytes (MADV_PAGEOUT). No-op for writable
+// buffers.
+void ReleaseConstantPages(const HostBuffer& buffer);
+
 // Runs `steps` in order on a stream of the calling thread and waits, under
 // the process's threading policy (nn::SetThreading): oneDNN's CPU engine
 // computes on the calling thread and its OpenMP team. Each step that needs
