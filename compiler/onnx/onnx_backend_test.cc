@@ -181,14 +181,17 @@ class BackendRunner {
     auto bef = Compile(model_bytes, dir.string(), options, diagnostics);
     std::vector<bool> bound(inputs.size(), false);
     if (!bef && absl::StrContains(diagnostics, "constant at compile time")) {
-      // Bind the integer and scalar inputs (shapes, axes, bounds).
+      // Bind the integer, scalar and short float inputs (shapes, axes,
+      // bounds, Resize's scales).
       std::vector<std::string> names = GraphInputNames(model_bytes);
       for (size_t i = 0; i < inputs.size() && i < names.size(); ++i) {
         onnx::TensorProto proto;
         if (proto.ParseFromString(inputs[i]) &&
             (proto.data_type() == onnx::TensorProto::INT64 ||
              proto.data_type() == onnx::TensorProto::INT32 ||
-             proto.dims_size() == 0)) {
+             proto.dims_size() == 0 ||
+             (proto.dims_size() == 1 && proto.dims(0) <= 8 &&
+              proto.data_type() == onnx::TensorProto::FLOAT))) {
           options.constant_inputs[names[i]] = inputs[i];
           bound[i] = true;
         }

@@ -93,6 +93,23 @@ std::optional<double> Scalar(const ConstTensor& tensor) {
   }
 }
 
+// The values of a constant of f32 or f64 dtype.
+std::optional<std::vector<float>> Floats(const ConstTensor& tensor) {
+  std::vector<float> values(tensor.NumElements());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (tensor.dtype == DType::kF32) {
+      std::memcpy(&values[i], &tensor.bytes[i * 4], 4);
+    } else if (tensor.dtype == DType::kF64) {
+      double v;
+      std::memcpy(&v, &tensor.bytes[i * 8], 8);
+      values[i] = static_cast<float>(v);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return values;
+}
+
 // Evaluates runtime ops on constants: the importer's constant folding runs
 // the very ops that run the model. Created on first use.
 class ConstantEvaluator {
@@ -219,6 +236,10 @@ class Importer {
   mlir::LogicalResult IntegersInputAsAttr(const onnx::NodeProto& node,
                                           int index, llvm::StringRef name,
                                           OpSpec& spec);
+  // ConstantInput as f32 values, stored as attribute `name`.
+  mlir::LogicalResult FloatsInputAsAttr(const onnx::NodeProto& node,
+                                        int index, llvm::StringRef name,
+                                        OpSpec& spec);
   // ConstantInput as a float scalar, stored as attribute `name`.
   mlir::LogicalResult ScalarInputAsAttr(const onnx::NodeProto& node, int index,
                                         llvm::StringRef name, OpSpec& spec);
@@ -469,6 +490,21 @@ mlir::LogicalResult Importer::IntegersInputAsAttr(const onnx::NodeProto& node,
   return mlir::success();
 }
 
+mlir::LogicalResult Importer::FloatsInputAsAttr(const onnx::NodeProto& node,
+                                                int index, llvm::StringRef name,
+                                                OpSpec& spec) {
+  auto constant = ConstantInput(node, index, name);
+  if (mlir::failed(constant)) return mlir::failure();
+  if (*constant == nullptr) return mlir::success();
+  std::optional<std::vector<float>> floats = Floats(**constant);
+  if (!floats) {
+    return Error(node) << "input " << index << " (" << name
+                       << ") must hold floating-point numbers";
+  }
+  spec.attributes.set(name, builder_.getF32ArrayAttr(*floats));
+  return mlir::success();
+}
+
 mlir::LogicalResult Importer::ScalarInputAsAttr(const onnx::NodeProto& node,
                                                 int index, llvm::StringRef name,
                                                 OpSpec& spec) {
@@ -514,6 +550,10 @@ const DirectOp kDirectOps[] = {
     {"Conv",
      "nn.conv",
      {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}},
+    {"ConvTranspose",
+     "nn.conv_transpose",
+     {"auto_pad", "dilations", "group", "kernel_shape", "output_padding",
+      "output_shape", "pads", "strides"}},
     {"Gemm", "nn.gemm", {"alpha", "beta", "transA", "transB"}},
     {"GlobalAveragePool", "nn.global_average_pool", {}},
     {"Flatten", "nn.flatten", {"axis"}},
@@ -734,6 +774,33 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
       return mlir::failure();
     }
     return CopyAttributes(node, {"mode"}, spec);
+  }
+  if (type == "Resize" || type == "Upsample") {
+    spec.op_name = "nn.resize";
+    take_inputs(1);
+    if (type == "Resize" && opset_ >= 11) {
+      // X, roi, scales, sizes; roi only matters for tf_crop_and_resize,
+      // which the runtime op rejects.
+      if (mlir::failed(FloatsInputAsAttr(node, 2, "scales", spec)) ||
+          mlir::failed(IntegersInputAsAttr(node, 3, "sizes", spec))) {
+        return mlir::failure();
+      }
+      return CopyAttributes(node,
+                            {"mode", "coordinate_transformation_mode",
+                             "nearest_mode", "cubic_coeff_a",
+                             "exclude_outside", "extrapolation_value"},
+                            spec);
+    }
+    // Resize 10 and Upsample: scales (an input from opset 9, else an
+    // attribute), indices x / scale rounded down.
+    spec.attributes.set("coordinate_transformation_mode",
+                        builder_.getStringAttr("asymmetric"));
+    spec.attributes.set("nearest_mode", builder_.getStringAttr("floor"));
+    if (opset_ >= 9 &&
+        mlir::failed(FloatsInputAsAttr(node, 1, "scales", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {"mode", "scales"}, spec);
   }
   if (type == "Cast") {
     spec.op_name = "nn.cast";

@@ -616,6 +616,77 @@ TEST_F(NnOpsTest, Pooling) {
   EXPECT_THAT(missing.status().message(), HasSubstr("kernel_shape"));
 }
 
+//===--- ConvTranspose and Resize -----------------------------------------===//
+// (ONNX's node tests check their values in onnx_backend_test.)
+
+TEST_F(NnOpsTest, ConvTransposeShapesAndErrors) {
+  // 1 x 1 x 2 x 2 of ones, 3x3 ones, stride 2, output_padding 1: each
+  // input pixel spreads a 3x3 block of ones; the extra row and column at
+  // the end hold the bias (0) only.
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>("strides", {2, 2});
+  attrs.SetArray<int64_t>("output_padding", {1, 1});
+  auto y = Run("nn.conv_transpose",
+               {{{1, 1, 2, 2}, {1, 1, 1, 1}}, {{1, 1, 3, 3}, std::vector<float>(9, 1)}},
+               attrs);
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape, (std::vector<int64_t>{1, 1, 6, 6}));
+  EXPECT_EQ(y->values[0], 1);
+  EXPECT_EQ(y->values[2], 2);        // Row 0, column 2: two blocks overlap.
+  EXPECT_EQ(y->values[2 * 6 + 2], 4);
+  EXPECT_EQ(y->values[5], 0);        // The output padding column.
+  OpAttrs too_much = attrs;
+  too_much.SetArray<int64_t>("output_padding", {2, 2});
+  auto bad = Run("nn.conv_transpose",
+                 {{{1, 1, 2, 2}, {1, 1, 1, 1}}, {{1, 1, 3, 3}, std::vector<float>(9, 1)}},
+                 too_much);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("nn.conv_transpose: output_padding must be below"));
+  auto channels = Run("nn.conv_transpose", {{{1, 2, 2, 2}, Random(8, 100)},
+                                            {{1, 1, 3, 3}, Random(9, 101)}});
+  ASSERT_FALSE(channels.ok());
+  EXPECT_THAT(channels.status().message(), HasSubstr("do not agree"));
+}
+
+TEST_F(NnOpsTest, ResizeNearestLinearAndErrors) {
+  const Tensor32 x{{1, 1, 2, 2}, {1, 2, 3, 4}};
+  OpAttrs nearest;
+  nearest.SetArray<float>("scales", {1, 1, 2, 2});
+  nearest.SetString("coordinate_transformation_mode", "asymmetric");
+  nearest.SetString("nearest_mode", "floor");
+  auto up = Run("nn.resize", {x}, nearest);
+  ASSERT_TRUE(up.ok()) << up.status();
+  EXPECT_EQ(up->shape, (std::vector<int64_t>{1, 1, 4, 4}));
+  EXPECT_EQ(up->values, (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2,
+                                            3, 3, 4, 4, 3, 3, 4, 4}));
+  OpAttrs linear;
+  linear.SetString("mode", "linear");
+  linear.SetString("coordinate_transformation_mode", "align_corners");
+  linear.SetArray<int64_t>("sizes", {1, 1, 3, 3});
+  auto blended = Run("nn.resize", {x}, linear);
+  ASSERT_TRUE(blended.ok()) << blended.status();
+  ExpectNear(blended->values, {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
+
+  OpAttrs both = linear;
+  both.SetArray<float>("scales", {1, 1, 2, 2});
+  auto ambiguous = Run("nn.resize", {x}, both);
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_THAT(ambiguous.status().message(),
+              HasSubstr("needs either 'scales' or 'sizes'"));
+  OpAttrs cubic = nearest;
+  cubic.SetString("mode", "cubic");
+  auto unsupported = Run("nn.resize", {x}, cubic);
+  ASSERT_FALSE(unsupported.ok());
+  EXPECT_THAT(unsupported.status().message(),
+              HasSubstr("nn.resize: mode 'cubic' is not supported"));
+  OpAttrs short_scales;
+  short_scales.SetArray<float>("scales", {2, 2});
+  auto rank = Run("nn.resize", {x}, short_scales);
+  ASSERT_FALSE(rank.ok());
+  EXPECT_THAT(rank.status().message(), HasSubstr("one scale or size per"));
+}
+
 //===--- oneDNN layouts between ops ---------------------------------------===//
 
 // Handles (move-only) as one argument list.

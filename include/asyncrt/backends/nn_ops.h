@@ -60,6 +60,10 @@ void RegisterOneDnnOps(OpRegistry& registry);
 // nn.gather, nn.where, nn.cast, nn.pad, nn.shape, nn.constant_of_shape.
 void RegisterShapeOps(OpRegistry& registry);
 
+// Resampling: nn.resize (ONNX Resize and Upsample; nearest and linear
+// modes, every coordinate transformation but tf_crop_and_resize).
+void RegisterResizeOps(OpRegistry& registry);
+
 // Normalizations, reductions and Gemm: nn.batch_normalization,
 // nn.layer_normalization, nn.reduce_mean, nn.reduce_sum, nn.reduce_max,
 // nn.gemm.

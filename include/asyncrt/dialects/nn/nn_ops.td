@@ -106,6 +106,7 @@ def NN_TransposeOp : NN_UnaryOp<"transpose", "x permuted by `perm`">;
 def NN_ExpandOp : NN_UnaryOp<"expand", "x broadcast to `shape`">;
 def NN_CastOp : NN_UnaryOp<"cast", "x converted to dtype `to`">;
 def NN_PadOp : NN_UnaryOp<"pad", "x padded by `pads`">;
+def NN_ResizeOp : NN_UnaryOp<"resize", "x resized by `scales` or to `sizes`">;
 def NN_SliceOp : NN_UnaryOp<"slice", "x sliced by `starts`, `ends`, ...">;
 def NN_ShapeOp : NN_UnaryOp<"shape", "the shape of x (i64)">;
 
@@ -123,6 +124,15 @@ def NN_ConvOp : NN_Op<"conv"> {
   }];
   let arguments = (ins AnyTensor:$x, AnyTensor:$w,
                    Variadic<AnyTensor>:$bias_and_sum);
+}
+
+def NN_ConvTransposeOp : NN_Op<"conv_transpose"> {
+  let summary = "transposed convolution (1-D and 2-D, grouped, dilated)";
+  let description = [{
+    `nn.conv_transpose %x, %w[, %bias]`: ONNX ConvTranspose; `%w` is
+    C x M/group x kernel..., with `output_padding` and `output_shape`.
+  }];
+  let arguments = (ins AnyTensor:$x, AnyTensor:$w, Optional<AnyTensor>:$bias);
 }
 
 def NN_GemmOp : NN_Op<"gemm"> {
