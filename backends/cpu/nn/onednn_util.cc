@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "asyncrt/backends/nn_ops.h"
 
 namespace asyncrt::nn {
@@ -94,6 +95,33 @@ Threading GetThreading() {
 
 void SetTeamSize(int threads) {
   team_size_override.store(threads, std::memory_order_relaxed);
+}
+
+absl::StatusOr<Dims> IntArray(absl::string_view op, const OpAttrs& attrs,
+                              absl::string_view name, size_t size,
+                              int64_t fallback) {
+  auto values = attrs.GetIntegerArray(name);
+  if (!values) return Dims(size, fallback);
+  if (values->size() != size) {
+    return OpError(op, absl::StrCat("'", name, "' has ", values->size(),
+                                    " values, expected ", size));
+  }
+  return Dims(values->begin(), values->end());
+}
+
+// N, C, spatial... with the spatial rank raised from 1 to 2.
+dnnl::memory::dims Spatial2d(absl::Span<const int64_t> dims) {
+  if (dims.size() != 3) return dnnl::memory::dims(dims.begin(), dims.end());
+  return dnnl::memory::dims{dims[0], dims[1], 1, dims[2]};
+}
+
+absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x) {
+  if (x.GetRank() != 3 && x.GetRank() != 4) {
+    return OpError(op, absl::StrCat("input must be N x C x W or N x C x H x W, "
+                                    "got ",
+                                    x.DebugString()));
+  }
+  return absl::OkStatus();
 }
 
 void ReleaseConstantPages(const HostBuffer& buffer) {

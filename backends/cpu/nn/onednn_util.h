@@ -93,6 +93,23 @@ struct PrimitiveStep {
   std::unordered_map<int, dnnl::memory> args;
 };
 
+// An integer array attribute of `size` values, `fallback` each if absent;
+// an error naming `op` if it has another size.
+absl::StatusOr<Dims> IntArray(absl::string_view op, const OpAttrs& attrs,
+                              absl::string_view name, size_t size,
+                              int64_t fallback);
+
+// N, C, spatial... with the spatial rank raised from 1 to 2 (oneDNN runs
+// 1-D windows as 2-D with a height of 1).
+dnnl::memory::dims Spatial2d(absl::Span<const int64_t> dims);
+
+// OK for N x C x W and N x C x H x W; else an error naming `op`.
+absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x);
+
+// nn.conv_transpose (onednn_conv_transpose.cc), registered by
+// RegisterOneDnnOps.
+void RegisterConvTransposeOp(OpRegistry& registry);
+
 // Hands the pages of a read-only constant (a model's weights) back to the
 // kernel once an op computes from a reordered copy of it instead: pages
 // mapped from a BEF file leave the resident set (and are read from the
