@@ -1,6 +1,7 @@
 // -nn-fuse: folds what follows a convolution or matmul into it (see
 // passes.h).
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -8,7 +9,9 @@
 #include "asyncrt/compiler/passes.h"
 #include "asyncrt/dialects/nn/nn_dialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -211,6 +214,113 @@ struct FuseMatmulBias : public mlir::OpRewritePattern<nn::AddOp> {
   }
 };
 
+// The f32 values of an nn.constant (inline or a dense resource), or
+// nullopt.
+std::optional<std::vector<float>> F32Constant(mlir::Value value) {
+  auto constant = value.getDefiningOp<nn::ConstantOp>();
+  if (!constant) return std::nullopt;
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(constant.getType());
+  if (!type || !type.getElementType().isF32()) return std::nullopt;
+  const int64_t count = type.getNumElements();
+  mlir::Attribute attr = constant.getValue();
+  if (auto resource = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(attr)) {
+    mlir::AsmResourceBlob* blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != count * sizeof(float)) {
+      return std::nullopt;
+    }
+    std::vector<float> values(count);
+    std::memcpy(values.data(), blob->getData().data(), count * sizeof(float));
+    return values;
+  }
+  auto dense = mlir::dyn_cast<mlir::DenseFPElementsAttr>(attr);
+  if (!dense) return std::nullopt;
+  auto range = dense.getValues<float>();
+  return std::vector<float>(range.begin(), range.end());
+}
+
+// An nn.constant of `values` with `type`: inline when small, else a dense
+// resource (named after `hint`), as the importer stores them.
+mlir::Value MakeF32Constant(mlir::PatternRewriter& rewriter,
+                            mlir::Location loc, mlir::RankedTensorType type,
+                            llvm::ArrayRef<float> values,
+                            llvm::StringRef hint) {
+  mlir::ElementsAttr attr;
+  if (values.size() > 16) {
+    llvm::ArrayRef<char> bytes(reinterpret_cast<const char*>(values.data()),
+                               values.size() * sizeof(float));
+    attr = mlir::DenseResourceElementsAttr::get(
+        type, hint,
+        mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, 64));
+  } else {
+    attr = mlir::DenseElementsAttr::get(type, values);
+  }
+  return nn::ConstantOp::create(rewriter, loc, type, attr, nullptr);
+}
+
+// batch_normalization(conv(x, w[, b]), scale, bias, mean, variance), all
+// constant -> conv(x, w * s, (b - mean) * s + bias) with
+// s = scale / sqrt(variance + epsilon) per output channel.
+struct FoldBatchNormIntoConv
+    : public mlir::OpRewritePattern<nn::BatchNormalizationOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(
+      nn::BatchNormalizationOp norm,
+      mlir::PatternRewriter& rewriter) const override {
+    mlir::Operation* producer = SolePostOpProducer(norm->getOperand(0));
+    auto conv = mlir::dyn_cast_or_null<nn::ConvOp>(producer);
+    if (!conv || conv->getNumOperands() > 3 ||
+        conv.getType() != norm.getType()) {
+      return mlir::failure();
+    }
+    auto w_type =
+        mlir::dyn_cast<mlir::RankedTensorType>(conv->getOperand(1).getType());
+    std::optional<std::vector<float>> w = F32Constant(conv->getOperand(1));
+    if (!w_type || !w) return mlir::failure();
+    const int64_t filters = w_type.getDimSize(0);
+    std::vector<float> b(filters, 0.0f);
+    if (conv->getNumOperands() == 3) {
+      std::optional<std::vector<float>> given =
+          F32Constant(conv->getOperand(2));
+      if (!given || given->size() != static_cast<size_t>(filters)) {
+        return mlir::failure();
+      }
+      b = *given;
+    }
+    std::vector<float> params[4];  // scale, bias, mean, variance.
+    for (int i = 0; i < 4; ++i) {
+      std::optional<std::vector<float>> values =
+          F32Constant(norm->getOperand(i + 1));
+      if (!values || values->size() != static_cast<size_t>(filters)) {
+        return mlir::failure();
+      }
+      params[i] = *std::move(values);
+    }
+    const float epsilon = FloatOr(norm, "epsilon", 1e-5f);
+    const size_t per_filter = w->size() / filters;
+    for (int64_t m = 0; m < filters; ++m) {
+      const float s = params[0][m] / std::sqrt(params[3][m] + epsilon);
+      for (size_t i = 0; i < per_filter; ++i) (*w)[m * per_filter + i] *= s;
+      b[m] = (b[m] - params[2][m]) * s + params[1][m];
+    }
+    rewriter.setInsertionPoint(conv);
+    mlir::Value weights =
+        MakeF32Constant(rewriter, conv.getLoc(), w_type, *w, "folded_weights");
+    mlir::Value bias = MakeF32Constant(
+        rewriter, conv.getLoc(),
+        mlir::RankedTensorType::get({filters}, w_type.getElementType()), b,
+        "folded_bias");
+    mlir::OperationState state(conv.getLoc(), conv->getName());
+    state.addOperands({conv->getOperand(0), weights, bias});
+    state.addAttributes(conv->getAttrs());
+    state.addTypes(conv.getType());
+    mlir::Operation* folded = rewriter.create(state);
+    rewriter.replaceOp(norm, folded->getResults());
+    rewriter.eraseOp(conv);
+    return mlir::success();
+  }
+};
+
 // GELU as exported from torch.nn.GELU(): x * (1 + erf(x / sqrt(2))) * 0.5
 // (either order of the products) -> nn.gelu(x).
 struct FuseGelu : public mlir::OpRewritePattern<nn::MulOp> {
@@ -348,8 +458,8 @@ class NnFusionPass
 
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
-    patterns.add<FuseActivation, FuseResidualAdd, FuseGelu, FuseLayerNorm,
-                 FuseMatmulBias>(&getContext());
+    patterns.add<FoldBatchNormIntoConv, FuseActivation, FuseResidualAdd,
+                 FuseGelu, FuseLayerNorm, FuseMatmulBias>(&getContext());
     if (mlir::failed(
             mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       signalPassFailure();

@@ -110,3 +110,25 @@ func.func @transformer_matmuls(%q: tensor<2x4x8xf32>, %k: tensor<2x8x4xf32>, %x:
   // CHECK: return %[[S]], %[[O]], %{{.*}}
   return %scaled, %r, %mm : tensor<2x4x4xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// Batch normalization after a convolution folds into its weights and bias:
+// s = scale / sqrt(variance + epsilon) = [2, 0.5]; w' = w * s;
+// b' = (b - mean) * s + bias = [(1 - 1) * 2 + 3, (1 - 3) * 0.5 + 0].
+// Then the relu fuses as before.
+// CHECK-LABEL: func.func @batch_norm_folding
+func.func @batch_norm_folding(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %w = nn.constant dense<[[[[1.0]]], [[[8.0]]]]> : tensor<2x1x1x1xf32> : tensor<2x1x1x1xf32>
+  %b = nn.constant dense<1.0> : tensor<2xf32> : tensor<2xf32>
+  %scale = nn.constant dense<[2.0, 1.0]> : tensor<2xf32> : tensor<2xf32>
+  %bias = nn.constant dense<[3.0, 0.0]> : tensor<2xf32> : tensor<2xf32>
+  %mean = nn.constant dense<[1.0, 3.0]> : tensor<2xf32> : tensor<2xf32>
+  %var = nn.constant dense<[1.0, 4.0]> : tensor<2xf32> : tensor<2xf32>
+  // CHECK-DAG: %[[W:.*]] = nn.constant dense<[{{\[\[\[}}2.000000e+00]]], {{\[\[\[}}4.000000e+00]]]]> : tensor<2x1x1x1xf32>
+  // CHECK-DAG: %[[B:.*]] = nn.constant dense<[3.000000e+00, -1.000000e+00]> : tensor<2xf32>
+  // CHECK: %[[Y:.*]] = nn.conv %arg0, %[[W]], %[[B]] {activation = "relu"}
+  // CHECK-NEXT: return %[[Y]]
+  %c = nn.conv %x, %w, %b : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %n = nn.batch_normalization %c, %scale, %bias, %mean, %var {epsilon = 0.0 : f32} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %r = nn.relu %n : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  return %r : tensor<1x2x2x2xf32>
+}

@@ -147,9 +147,16 @@ MODELS = {
     # Same seed and calibration batches as resnet50, so the same weights.
     "resnet50_b8": (lambda: torchvision.models.resnet50(weights=None),
                     (8, 3, 224, 224)),
+    # Exported with its BatchNormalization nodes (PyTorch folds them into
+    # the convolutions otherwise), as other exporters leave them: the model
+    # compiler folds them.
+    "resnet18_bn": (lambda: torchvision.models.resnet18(weights=None),
+                    (1, 3, 224, 224)),
 }
+# Models exported without PyTorch's own batch-norm folding.
+UNFOLDED_BATCH_NORM = ("resnet18_bn",)
 # What --models exports by default (the model test's set).
-DEFAULT_MODELS = ("resnet50", "mobilenetv2", "bert")
+DEFAULT_MODELS = ("resnet50", "mobilenetv2", "bert", "resnet18_bn")
 
 
 def randomize(model, input_shape):
@@ -236,8 +243,14 @@ def export(name, out_dir):
         y = model(torch.from_numpy(x)).numpy()
     # Exported outside no_grad: no fast path may change the traced graph.
     tmp = onnx_path.with_suffix(".onnx.tmp")
+    # PRESERVE keeps an eval-mode model's batch norms as nodes (EVAL, the
+    # default, folds them into the convolutions).
+    training = (torch.onnx.TrainingMode.PRESERVE
+                if name in UNFOLDED_BATCH_NORM else torch.onnx.TrainingMode.EVAL)
     torch.onnx.export(model, (torch.from_numpy(x),), str(tmp),
-                      opset_version=OPSET, do_constant_folding=True,
+                      opset_version=OPSET,
+                      do_constant_folding=name not in UNFOLDED_BATCH_NORM,
+                      training=training,
                       input_names=[INPUT_NAME], output_names=[OUTPUT_NAME])
     write_tensor(data_dir / "input_0.pb", x, INPUT_NAME)
     write_tensor(data_dir / "output_0.pb", y, OUTPUT_NAME)

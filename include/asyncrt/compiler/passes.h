@@ -33,8 +33,10 @@ void RegisterPrintStreamPass();
 std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass();
 void RegisterNnToCoreRtPass();
 
-// `-nn-fuse`: folds what follows a convolution or a matmul into it, as
-// oneDNN post-ops: a constant bias added to a matmul becomes its bias; an
+// `-nn-fuse`: folds what follows a convolution or a matmul into it. An
+// inference batch normalization of a convolution with constant weights
+// and parameters folds into its weights and bias. Then, as oneDNN
+// post-ops: a constant bias added to a matmul becomes its bias; an
 // nn.add of the result (its only use) and a tensor of the same shape makes
 // that tensor the op's fused sum (a residual connection; a zero bias is
 // added where the op had none); then nn.relu, nn.leaky_relu, nn.clip or
