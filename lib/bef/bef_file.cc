@@ -587,11 +587,29 @@ absl::StatusOr<std::unique_ptr<BefFile>> BefFile::Open(
 std::shared_ptr<const void> BefFile::GetOrDecode(
     const Attribute& attribute,
     absl::FunctionRef<std::shared_ptr<const void>()> decode) const {
-  const uint32_t index = static_cast<uint32_t>(&attribute - attributes_.data());
+  const size_t index = static_cast<size_t>(&attribute - attributes_.data());
+  // Every execution of a constant op comes here: decoded values are found
+  // lock-free.
+  if (DecodedSlot* slots = decoded_slots_.load(std::memory_order_acquire)) {
+    if (const auto* value = slots[index].load(std::memory_order_acquire)) {
+      return *value;
+    }
+  }
   std::lock_guard<std::mutex> lock(decoded_mutex_);
-  auto [it, inserted] = decoded_.try_emplace(index);
-  if (inserted || it->second == nullptr) it->second = decode();
-  return it->second;
+  if (!decoded_slot_storage_) {
+    // Value-initialized: every slot starts null.
+    decoded_slot_storage_ = std::make_unique<DecodedSlot[]>(attributes_.size());
+    decoded_slots_.store(decoded_slot_storage_.get(),
+                         std::memory_order_release);
+  }
+  DecodedSlot& slot = decoded_slot_storage_[index];
+  if (const auto* value = slot.load(std::memory_order_relaxed)) return *value;
+  std::shared_ptr<const void> value = decode();
+  if (value == nullptr) return value;
+  decoded_values_.push_back(
+      std::make_unique<const std::shared_ptr<const void>>(value));
+  slot.store(decoded_values_.back().get(), std::memory_order_release);
+  return value;
 }
 
 const Function* BefFile::GetFunction(absl::string_view name) const {

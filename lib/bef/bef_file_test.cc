@@ -3,9 +3,11 @@
 // and corrupted files at every byte position.
 #include "asyncrt/bef/bef_file.h"
 
+#include <atomic>
 #include <complex>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "asyncrt/bef/bef_writer.h"
@@ -232,6 +234,38 @@ TEST(BefFileTest, DecodesEachAttributeOnceAndKeepsItsBytesAlive) {
   EXPECT_NE((*file)->GetOrDecode(third, decode), nullptr);
   file->reset();
   EXPECT_EQ(bytes.use_count(), 1);  // Still alive here.
+}
+
+// Threads racing to decode the same attributes (the first calls of a
+// program run from several workers): each attribute decodes once and every
+// thread sees that one value. Run under ThreadSanitizer in make test.
+TEST(BefFileTest, ConcurrentDecodesAgreeOnOneValue) {
+  auto file = BefFile::Open(SampleFile());
+  ASSERT_TRUE(file.ok());
+  const size_t count = (*file)->num_attributes();
+  ASSERT_GE(count, 2u);
+  std::atomic<int> decodes{0};
+  constexpr int kThreads = 8;
+  std::vector<std::vector<const void*>> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 100; ++round) {
+        for (size_t i = 0; i < count; ++i) {
+          std::shared_ptr<const void> value = (*file)->GetOrDecode(
+              (*file)->attribute(i), [&]() -> std::shared_ptr<const void> {
+                decodes.fetch_add(1);
+                return std::make_shared<size_t>(i);
+              });
+          if (round == 0) seen[t].push_back(value.get());
+          EXPECT_EQ(*static_cast<const size_t*>(value.get()), i);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(decodes.load(), static_cast<int>(count));
+  for (int t = 1; t < kThreads; ++t) EXPECT_EQ(seen[t], seen[0]);
 }
 
 //===--- Validation

@@ -12,6 +12,7 @@
 #ifndef ASYNCRT_BEF_BEF_FILE_H_
 #define ASYNCRT_BEF_BEF_FILE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -149,8 +150,9 @@ class BefFile {
   // A value decoded from `attribute` (one of this file's) once per file:
   // `decode`'s result on the first call for that attribute, the same object
   // on later calls. A null result is not kept (the next call decodes
-  // again). Thread-safe: concurrent first calls decode once, the others
-  // wait (blocking) for it.
+  // again). Thread-safe: a decoded attribute is found without a lock (two
+  // atomic loads); concurrent first calls decode once, the others wait
+  // (blocking) for it.
   std::shared_ptr<const void> GetOrDecode(
       const Attribute& attribute,
       absl::FunctionRef<std::shared_ptr<const void>()> decode) const;
@@ -160,9 +162,16 @@ class BefFile {
   class Decoder;
 
   std::shared_ptr<const void> keep_alive_;
+  // GetOrDecode's values: one slot per attribute (made on first use),
+  // null until decoded, then pointing at the value, which lives as long as
+  // the file. Slots are read without the mutex; written under it.
+  using DecodedSlot = std::atomic<const std::shared_ptr<const void>*>;
+  mutable std::atomic<DecodedSlot*> decoded_slots_{nullptr};
   mutable std::mutex decoded_mutex_;
-  mutable absl::flat_hash_map<uint32_t, std::shared_ptr<const void>>
-      decoded_;  // By attribute index; guarded by decoded_mutex_.
+  // Guarded by decoded_mutex_: what the slots point at.
+  mutable std::unique_ptr<DecodedSlot[]> decoded_slot_storage_;
+  mutable std::vector<std::unique_ptr<const std::shared_ptr<const void>>>
+      decoded_values_;
   uint8_t version_major_ = 0;
   uint8_t version_minor_ = 0;
   std::vector<absl::string_view> strings_;
