@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "asyncrt/backends/nn_ops.h"
 #include "backends/cpu/nn/nn_util.h"
+#include "backends/cpu/nn/onednn_util.h"
 
 namespace asyncrt::nn {
 namespace {
@@ -130,7 +131,8 @@ absl::Status SoftmaxMetadata(absl::string_view op, ArgumentMetadata args,
       .status();
 }
 
-// Softmax (or log-softmax) along one axis (ONNX opset 13 semantics).
+// Softmax (or log-softmax) along one axis (ONNX opset 13 semantics), on
+// oneDNN.
 template <bool kLog>
 void Softmax(OpInvocation& invocation, absl::string_view op) {
   const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
@@ -148,6 +150,31 @@ void Softmax(OpInvocation& invocation, absl::string_view op) {
   const int64_t n = shape.GetRank() == 0 ? 1 : shape.GetDimensionSize(axis);
   const float* in = x.elements<float>().data();
   float* out = result->elements<float>().data();
+  if (shape.GetRank() > 0 && shape.GetNumElements() > 0) {
+    // oneDNN's softmax: vectorized exp, and the whole OpenMP team under the
+    // threading policy (one thread's loop was 5% of BERT).
+    RunPrimitive(invocation, op, result.CopyRef(), [&] {
+      auto dims = shape.GetDimensions();
+      const dnnl::memory::desc md =
+          PlainF32(dnnl::memory::dims(dims.begin(), dims.end()));
+      dnnl::primitive primitive =
+          kLog ? dnnl::primitive(dnnl::logsoftmax_forward(
+                     dnnl::logsoftmax_forward::primitive_desc(
+                         dnnl::logsoftmax_forward::desc(
+                             dnnl::prop_kind::forward_inference, md, axis),
+                         PrimitiveAttr(), CpuEngine())))
+               : dnnl::primitive(dnnl::softmax_forward(
+                     dnnl::softmax_forward::primitive_desc(
+                         dnnl::softmax_forward::desc(
+                             dnnl::prop_kind::forward_inference, md, axis),
+                         PrimitiveAttr(), CpuEngine())));
+      return PrimitiveStep{primitive,
+                           {{DNNL_ARG_SRC, Wrap(md, in)},
+                            {DNNL_ARG_DST, Wrap(md, out)}}};
+    });
+    return;
+  }
+  // A scalar (a softmax over one element) or an empty tensor.
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       const float* row = in + o * n * inner + i;
