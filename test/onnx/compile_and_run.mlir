@@ -10,6 +10,12 @@
 // RUN: not asyncrt-run %t.bef 2>&1 | FileCheck %s --check-prefix=NO-INPUT
 // RUN: not asyncrt-run %t.bef --input=%t.bef 2>&1 | FileCheck %s --check-prefix=BAD-INPUT
 // RUN: asyncrt-compile %onnx_data/node/test_relu/model.onnx -emit-mlir | FileCheck %s --check-prefix=MLIR
+// --help lists the tools' own options, not those of the LLVM libraries.
+// RUN: asyncrt-run --help | FileCheck %s --check-prefix=HELP
+// RUN: asyncrt-compile --help | FileCheck %s --check-prefix=HELP
+// HELP-NOT: aarch64
+// HELP: options:
+// HELP-NOT: aarch64
 
 // PRINT: output 0: DenseHostTensor dtype = f32, shape = [2, 4, 5, 4], values = [-3.713104e-01, -1.209029e+00
 // BENCH: {"load_ms": {{.*}}, "p50_ms": {{.*}}, "p90_ms": {{.*}}, "p99_ms": {{.*}}, "calls_per_s": {{.*}}, "peak_rss_bytes": {{[0-9]+}}}

@@ -30,17 +30,22 @@ namespace {
 
 namespace cl = llvm::cl;
 
+// Only these show in --help (not the options of the LLVM libraries).
+cl::OptionCategory compile_options("asyncrt-compile options");
+
 cl::opt<std::string> input_filename(cl::Positional, cl::Required,
-                                    cl::desc("<model.onnx|model.mlir>"));
+                                    cl::desc("<model.onnx|model.mlir>"),
+                                    cl::cat(compile_options));
 cl::opt<std::string> output_filename("o", cl::desc("Output file"),
-                                     cl::value_desc("filename"),
-                                     cl::init("-"));
+                                     cl::value_desc("filename"), cl::init("-"),
+                                     cl::cat(compile_options));
 cl::opt<int64_t> default_dimension(
     "onnx-default-dimension",
     cl::desc("The size of symbolic ONNX input dimensions (default 1)"),
-    cl::init(1));
-cl::opt<bool> emit_mlir(
-    "emit-mlir", cl::desc("Print the compiled module instead of BEF"));
+    cl::init(1), cl::cat(compile_options));
+cl::opt<bool> emit_mlir("emit-mlir",
+                        cl::desc("Print the compiled module instead of BEF"),
+                        cl::cat(compile_options));
 
 int Compile() {
   std::string error;
@@ -84,8 +89,7 @@ int Compile() {
     mlir::FailureOr<std::vector<uint8_t>> bef =
         asyncrt::ConvertMlirToBef(*module);
     if (mlir::failed(bef)) return 1;
-    output->os().write(reinterpret_cast<const char*>(bef->data()),
-                       bef->size());
+    output->os().write(reinterpret_cast<const char*>(bef->data()), bef->size());
   }
   output->keep();
   return 0;
@@ -95,6 +99,7 @@ int Compile() {
 
 int main(int argc, char** argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(compile_options);
   cl::ParseCommandLineOptions(argc, argv, "AsyncRT model compiler\n");
   return Compile();
 }

@@ -36,32 +36,47 @@ namespace {
 namespace cl = llvm::cl;
 using Clock = std::chrono::steady_clock;
 
+// Only these show in --help (not the options of the LLVM libraries).
+cl::OptionCategory run_options("asyncrt-run options");
+
 cl::opt<std::string> model_path(cl::Positional, cl::Required,
-                                cl::desc("<model.onnx|.mlir|.bef>"));
+                                cl::desc("<model.onnx|.mlir|.bef>"),
+                                cl::cat(run_options));
 cl::list<std::string> input_paths(
-    "input", cl::desc("An input as an ONNX TensorProto file (repeat, in the "
-                      "function's argument order)"));
+    "input",
+    cl::desc("An input as an ONNX TensorProto file (repeat, in the "
+             "function's argument order)"),
+    cl::cat(run_options));
 cl::opt<std::string> output_dir("output_dir",
-                                cl::desc("Write outputs as DIR/output_N.pb"));
+                                cl::desc("Write outputs as DIR/output_N.pb"),
+                                cl::cat(run_options));
 cl::opt<std::string> function_name("function", cl::init("main"),
-                                   cl::desc("The function to call (main)"));
+                                   cl::desc("The function to call (main)"),
+                                   cl::cat(run_options));
 cl::opt<bool> benchmark("benchmark",
-                        cl::desc("Time repeated calls after warm-ups"));
+                        cl::desc("Time repeated calls after warm-ups"),
+                        cl::cat(run_options));
 cl::opt<int> warmup("warmup", cl::init(5),
-                    cl::desc("Warm-up calls before timing (5)"));
+                    cl::desc("Warm-up calls before timing (5)"),
+                    cl::cat(run_options));
 cl::opt<int> iterations("iterations", cl::init(20),
-                        cl::desc("Timed calls (20)"));
+                        cl::desc("Timed calls (20)"), cl::cat(run_options));
 cl::opt<int> threads(
     "num_threads", cl::init(0),
     cl::desc("oneDNN's team size in latency mode, the runtime's workers in "
-             "throughput mode (default: every core)"));
+             "throughput mode (default: every core)"),
+    cl::cat(run_options));
 cl::opt<std::string> threading(
     "threading", cl::init("latency"),
-    cl::desc("latency (one op gets the whole team) | throughput"));
-cl::opt<bool> json("json", cl::desc("Print the benchmark as one JSON object"));
+    cl::desc("latency (one op gets the whole team) | throughput"),
+    cl::cat(run_options));
+cl::opt<bool> json("json", cl::desc("Print the benchmark as one JSON object"),
+                   cl::cat(run_options));
 cl::opt<std::string> work_queue(
-    "work_queue", cl::desc("The runtime's work queue (default: mstd with "
-                           "--num_threads workers)"));
+    "work_queue",
+    cl::desc("The runtime's work queue (default: mstd with "
+             "--num_threads workers)"),
+    cl::cat(run_options));
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "asyncrt-run: %s\n", message.c_str());
@@ -237,6 +252,7 @@ int Run() {
 
 int main(int argc, char** argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(run_options);
   cl::ParseCommandLineOptions(argc, argv, "AsyncRT model runner\n");
   return Run();
 }
