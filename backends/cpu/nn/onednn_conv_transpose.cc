@@ -34,16 +34,11 @@ absl::StatusOr<ConvTransposePlan> PlanConvTranspose(ArgumentMetadata args,
   if (args.size() < 2 || args.size() > 3) {
     return OpError(kOp, "takes x, w and an optional bias");
   }
-  if (absl::Status status = RequireF32(kOp, args); !status.ok()) return status;
-  const TensorShape& x = args[0].shape;
-  const TensorShape& w = args[1].shape;
-  if (absl::Status status = CheckSpatialInput(kOp, x); !status.ok()) {
+  if (absl::Status status = CheckConvOperands(kOp, args); !status.ok()) {
     return status;
   }
-  if (w.GetRank() != x.GetRank()) {
-    return OpError(kOp, absl::StrCat("weights ", w.DebugString(),
-                                     " do not match input ", x.DebugString()));
-  }
+  const TensorShape& x = args[0].shape;
+  const TensorShape& w = args[1].shape;
   const int64_t group = attrs.GetInteger("group").value_or(1);
   const int64_t channels = x.GetDimensionSize(1);
   if (group < 1 || channels % group != 0 ||

@@ -451,16 +451,11 @@ absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
   if (args.size() < 2 || args.size() > 4) {
     return OpError(kOp, "takes x, w, an optional bias and an optional sum");
   }
-  if (absl::Status status = RequireF32(kOp, args); !status.ok()) return status;
-  const TensorShape& x = args[0].shape;
-  const TensorShape& w = args[1].shape;
-  if (absl::Status status = CheckSpatialInput(kOp, x); !status.ok()) {
+  if (absl::Status status = CheckConvOperands(kOp, args); !status.ok()) {
     return status;
   }
-  if (w.GetRank() != x.GetRank()) {
-    return OpError(kOp, absl::StrCat("weights ", w.DebugString(),
-                                     " do not match input ", x.DebugString()));
-  }
+  const TensorShape& x = args[0].shape;
+  const TensorShape& w = args[1].shape;
   const int64_t group = attrs.GetInteger("group").value_or(1);
   const int64_t channels = x.GetDimensionSize(1);
   const int64_t filters = w.GetDimensionSize(0);
@@ -673,6 +668,19 @@ RCReference<HostBuffer> OneDnnResultBuffer(OpInvocation& invocation,
   return buffer;
 }
 
+// The op's result once its steps ran: the plain tensor if it computed one,
+// else a OneDnnTensor of `buffer` in the layout `desc`.
+void SetResult(OpInvocation& invocation,
+               AsyncValueRef<DenseHostTensor> plain_result,
+               const memory::desc& desc, RCReference<HostBuffer> buffer) {
+  if (plain_result) {
+    invocation.results[0] = std::move(plain_result);
+    return;
+  }
+  invocation.results[0] = MakeAvailableAsyncValueRef<OneDnnTensor>(
+      invocation.result_metadata[0], desc, std::move(buffer));
+}
+
 void Conv(OpInvocation& invocation) {
   constexpr absl::string_view kOp = "nn.conv";
   const size_t num_args = invocation.arguments.size();
@@ -778,13 +786,8 @@ void Conv(OpInvocation& invocation) {
           {*conv->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
     }
     ExecutePrimitives(steps);
-    if (plain_result) {
-      invocation.results[0] = std::move(plain_result);
-    } else {
-      invocation.results[0] = MakeAvailableAsyncValueRef<OneDnnTensor>(
-          invocation.result_metadata[0], pd.dst_desc(),
-          std::move(onednn_buffer));
-    }
+    SetResult(invocation, std::move(plain_result), pd.dst_desc(),
+              std::move(onednn_buffer));
   } catch (const dnnl::error& error) {
     FailAll(invocation, kOp, absl::StrCat("oneDNN: ", error.what()));
   }
@@ -915,13 +918,8 @@ void Pool(OpInvocation& invocation) {
                          Wrap(pd.dst_desc(), onednn_buffer->data())}}});
     }
     ExecutePrimitives(steps);
-    if (plain_result) {
-      invocation.results[0] = std::move(plain_result);
-    } else {
-      invocation.results[0] = MakeAvailableAsyncValueRef<OneDnnTensor>(
-          invocation.result_metadata[0], pd.dst_desc(),
-          std::move(onednn_buffer));
-    }
+    SetResult(invocation, std::move(plain_result), pd.dst_desc(),
+              std::move(onednn_buffer));
   } catch (const dnnl::error& error) {
     FailAll(invocation, op, absl::StrCat("oneDNN: ", error.what()));
   }

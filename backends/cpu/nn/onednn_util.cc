@@ -124,6 +124,20 @@ absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x) {
   return absl::OkStatus();
 }
 
+absl::Status CheckConvOperands(absl::string_view op, ArgumentMetadata args) {
+  if (absl::Status status = RequireF32(op, args); !status.ok()) return status;
+  const TensorShape& x = args[0].shape;
+  const TensorShape& w = args[1].shape;
+  if (absl::Status status = CheckSpatialInput(op, x); !status.ok()) {
+    return status;
+  }
+  if (w.GetRank() != x.GetRank()) {
+    return OpError(op, absl::StrCat("weights ", w.DebugString(),
+                                    " do not match input ", x.DebugString()));
+  }
+  return absl::OkStatus();
+}
+
 void ReleaseConstantPages(const HostBuffer& buffer) {
   if (!buffer.IsReadOnly() || buffer.size() == 0) return;
   static const uintptr_t page = sysconf(_SC_PAGESIZE);

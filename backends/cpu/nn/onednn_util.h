@@ -106,6 +106,11 @@ dnnl::memory::dims Spatial2d(absl::Span<const int64_t> dims);
 // OK for N x C x W and N x C x H x W; else an error naming `op`.
 absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x);
 
+// What a convolution's and a transposed convolution's shape functions
+// check first: f32 operands, an N x C x spatial input and weights of its
+// rank; else an error naming `op`.
+absl::Status CheckConvOperands(absl::string_view op, ArgumentMetadata args);
+
 // nn.conv_transpose (onednn_conv_transpose.cc), registered by
 // RegisterOneDnnOps.
 void RegisterConvTransposeOp(OpRegistry& registry);
