@@ -219,23 +219,14 @@ struct FuseMatmulBias : public mlir::OpRewritePattern<nn::AddOp> {
 std::optional<std::vector<float>> F32Constant(mlir::Value value) {
   auto constant = value.getDefiningOp<nn::ConstantOp>();
   if (!constant) return std::nullopt;
-  auto type = mlir::dyn_cast<mlir::RankedTensorType>(constant.getType());
-  if (!type || !type.getElementType().isF32()) return std::nullopt;
-  const int64_t count = type.getNumElements();
-  mlir::Attribute attr = constant.getValue();
-  if (auto resource = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(attr)) {
-    mlir::AsmResourceBlob* blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() != count * sizeof(float)) {
-      return std::nullopt;
-    }
-    std::vector<float> values(count);
-    std::memcpy(values.data(), blob->getData().data(), count * sizeof(float));
-    return values;
-  }
-  auto dense = mlir::dyn_cast<mlir::DenseFPElementsAttr>(attr);
-  if (!dense) return std::nullopt;
-  auto range = dense.getValues<float>();
-  return std::vector<float>(range.begin(), range.end());
+  auto elements = mlir::dyn_cast<mlir::ElementsAttr>(constant.getValue());
+  if (!elements || !elements.getElementType().isF32()) return std::nullopt;
+  std::optional<std::vector<char>> bytes =
+      nn::ElementBytes(elements, DType::kF32);
+  if (!bytes) return std::nullopt;
+  std::vector<float> values(bytes->size() / sizeof(float));
+  std::memcpy(values.data(), bytes->data(), bytes->size());
+  return values;
 }
 
 // An nn.constant of `values` with `type`: inline when small, else a dense

@@ -118,7 +118,9 @@ void ScalarBits(mlir::Attribute attribute, OpAttrType type, void* out,
   std::memcpy(out, &bits, size);  // Little-endian: the low bytes.
 }
 
-// The row-major bytes of a dense elements attribute, one byte per i1.
+
+}  // namespace
+
 std::optional<std::vector<char>> ElementBytes(mlir::ElementsAttr elements,
                                               DType dtype) {
   const size_t element_size = DTypeSize(dtype);
@@ -155,8 +157,6 @@ std::optional<std::vector<char>> ElementBytes(mlir::ElementsAttr elements,
   }
   return bytes;
 }
-
-}  // namespace
 
 bool IsStaticTensorType(mlir::Type type) {
   auto ranked = mlir::dyn_cast<mlir::RankedTensorType>(type);

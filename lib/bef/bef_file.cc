@@ -606,9 +606,8 @@ std::shared_ptr<const void> BefFile::GetOrDecode(
   if (const auto* value = slot.load(std::memory_order_relaxed)) return *value;
   std::shared_ptr<const void> value = decode();
   if (value == nullptr) return value;
-  decoded_values_.push_back(
-      std::make_unique<const std::shared_ptr<const void>>(value));
-  slot.store(decoded_values_.back().get(), std::memory_order_release);
+  decoded_values_.push_back(value);
+  slot.store(&decoded_values_.back(), std::memory_order_release);
   return value;
 }
 

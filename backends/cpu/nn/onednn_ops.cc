@@ -43,9 +43,28 @@ struct ReorderedWeights {
   memory weights;
 };
 
-ConfigCache<ReorderedWeights>& ReorderedWeightsCache() {
+// The weights in `weights`, constant (read-only), in the layout `wanted`
+// through `reorder`: made once per (buffer, `key`) and cached. The
+// original's pages go back to the kernel once reordered.
+memory CachedReorderedWeights(const std::string& key,
+                              const HostBuffer& weights,
+                              const RCReference<HostBuffer>& owner,
+                              const memory& source,
+                              const memory::desc& wanted,
+                              const dnnl::reorder& reorder) {
   static auto* cache = new ConfigCache<ReorderedWeights>(1024);
-  return *cache;
+  return cache
+      ->GetOrCreate(
+          absl::StrCat(reinterpret_cast<uintptr_t>(&weights), "|", key),
+          [&] {
+            memory reordered(wanted, CpuEngine());
+            PrimitiveStep step{
+                reorder, {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, reordered}}};
+            ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+            ReleaseConstantPages(weights);
+            return ReorderedWeights{owner.CopyRef(), reordered};
+          })
+      ->weights;
 }
 
 // What the model compiler fuses after a convolution or a matmul, run as
@@ -236,21 +255,9 @@ void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
         });
     memory weights = Wrap(matmul->b_md, b.data());
     if (matmul->weights_reorder) {
-      weights =
-          ReorderedWeightsCache()
-              .GetOrCreate(
-                  absl::StrCat(reinterpret_cast<uintptr_t>(b.buffer().get()),
-                               "|matmul|", key),
-                  [&] {
-                    memory reordered(matmul->pd.weights_desc(), CpuEngine());
-                    PrimitiveStep step{
-                        *matmul->weights_reorder,
-                        {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, reordered}}};
-                    ExecutePrimitives(absl::MakeConstSpan(&step, 1));
-                    ReleaseConstantPages(*b.buffer());
-                    return ReorderedWeights{b.buffer().CopyRef(), reordered};
-                  })
-              ->weights;
+      weights = CachedReorderedWeights(
+          absl::StrCat("matmul|", key), *b.buffer(), b.buffer(), weights,
+          matmul->pd.weights_desc(), *matmul->weights_reorder);
     }
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, Wrap(matmul->pd.src_desc(), a.data())},
@@ -266,12 +273,13 @@ void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
   });
 }
 
-// K == 0: a sum over nothing, plus the bias and the fused post-ops.
+// K == 0: a sum over nothing, plus the bias and the fused post-ops. The
+// result already holds the fused sum, if any (Matmul put it there).
 void MatmulOverNothing(OpInvocation& invocation, const PostOps& post_ops,
                        AsyncValueRef<DenseHostTensor> result) {
   float* out = result->elements<float>().data();
   const int64_t count = result->shape().GetNumElements();
-  std::fill_n(out, count, 0.0f);
+  if (!post_ops.has_sum) std::fill_n(out, count, 0.0f);
   if (count == 0) {
     invocation.results[0] = std::move(result);
     return;
@@ -281,14 +289,7 @@ void MatmulOverNothing(OpInvocation& invocation, const PostOps& post_ops,
         static_cast<const DenseHostTensor&>(invocation.argument(2));
     const float* values = bias.elements<float>().data();
     const int64_t columns = bias.shape().GetNumElements();
-    for (int64_t i = 0; i < count; ++i) out[i] = values[i % columns];
-  }
-  if (post_ops.has_sum) {
-    const float* sum = static_cast<const DenseHostTensor&>(
-                           invocation.argument(3))
-                           .elements<float>()
-                           .data();
-    for (int64_t i = 0; i < count; ++i) out[i] += sum[i];
+    for (int64_t i = 0; i < count; ++i) out[i] += values[i % columns];
   }
   RunPrimitive(invocation, "nn.matmul", result.CopyRef(), [&] {
     std::vector<PrimitiveStep> steps;
@@ -742,27 +743,14 @@ void Conv(OpInvocation& invocation) {
     const auto& pd = conv->pd;
     // Constant weights are reordered into the primitive's layout once, not
     // per call.
-    std::shared_ptr<const ReorderedWeights> cached_weights;
-    if (conv->weights_reorder && w->buffer() && w->buffer()->IsReadOnly()) {
-      cached_weights = ReorderedWeightsCache().GetOrCreate(
-          absl::StrCat(reinterpret_cast<uintptr_t>(w->buffer().get()), "|",
-                       key),
-          [&] {
-            memory reordered(pd.weights_desc(), CpuEngine());
-            PrimitiveStep step{*conv->weights_reorder,
-                               {{DNNL_ARG_FROM, Wrap(conv->w_md, w->data())},
-                                {DNNL_ARG_TO, reordered}}};
-            ExecutePrimitives(absl::MakeConstSpan(&step, 1));
-            ReleaseConstantPages(*w->buffer());
-            return ReorderedWeights{w->buffer().CopyRef(), reordered};
-          });
-    }
     std::vector<PrimitiveStep> steps;
     memory src = InLayout(steps, *src_operand, pd.src_desc(), conv->x_md,
                           conv->src_reorder);
     memory weights =
-        cached_weights
-            ? cached_weights->weights
+        conv->weights_reorder && w->buffer() && w->buffer()->IsReadOnly()
+            ? CachedReorderedWeights(key, *w->buffer(), w->buffer(),
+                                     Wrap(conv->w_md, w->data()),
+                                     pd.weights_desc(), *conv->weights_reorder)
             : InLayout(steps, OneDnnOperand{conv->w_md, w->data()},
                        pd.weights_desc(), conv->w_md, conv->weights_reorder);
     RCReference<HostBuffer> onednn_buffer;

@@ -41,6 +41,19 @@ std::string LayoutName(const dnnl::memory::desc& desc) {
   return name;
 }
 
+// Copies `tensor`'s elements into `out` in the plain (row-major) layout.
+// Throws dnnl::error.
+void ReorderToPlain(const OneDnnTensor& tensor, void* out) {
+  if (tensor.NumElements() == 0) return;
+  const dnnl::memory::desc plain = PlainF32(tensor.desc().dims());
+  PrimitiveStep step{
+      dnnl::reorder(dnnl::reorder::primitive_desc(
+          CpuEngine(), tensor.desc(), CpuEngine(), plain, PrimitiveAttr())),
+      {{DNNL_ARG_FROM, Wrap(tensor.desc(), tensor.data())},
+       {DNNL_ARG_TO, Wrap(plain, out)}}};
+  ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+}
+
 // A reorder into the plain layout: what every op that does not know
 // OneDnnTensors reads.
 RCReference<AsyncValue> OneDnnToDense(const Tensor& src, const Device&,
@@ -55,15 +68,8 @@ RCReference<AsyncValue> OneDnnToDense(const Tensor& src, const Device&,
         "cannot allocate ", tensor.shape().DebugString(),
         " to convert a OneDnnTensor to a DenseHostTensor"));
   }
-  if (tensor.NumElements() == 0) return dense;
   try {
-    const dnnl::memory::desc plain = PlainF32(tensor.desc().dims());
-    PrimitiveStep step{
-        dnnl::reorder(dnnl::reorder::primitive_desc(
-            CpuEngine(), tensor.desc(), CpuEngine(), plain, PrimitiveAttr())),
-        {{DNNL_ARG_FROM, Wrap(tensor.desc(), tensor.data())},
-         {DNNL_ARG_TO, Wrap(plain, dense->data())}}};
-    ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+    ReorderToPlain(tensor, dense->data());
   } catch (const dnnl::error& error) {
     return MakeErrorAsyncValueRef(absl::StrCat(
         "converting a OneDnnTensor to a DenseHostTensor: oneDNN: ",
@@ -85,19 +91,11 @@ void OneDnnTensor::Print(std::string* out) const {
   // The values in logical (row-major) order, as a DenseHostTensor prints
   // them.
   std::vector<float> plain(NumElements());
-  if (!plain.empty()) {
-    try {
-      const dnnl::memory::desc plain_desc = PlainF32(desc_.dims());
-      PrimitiveStep step{
-          dnnl::reorder(dnnl::reorder::primitive_desc(
-              CpuEngine(), desc_, CpuEngine(), plain_desc, PrimitiveAttr())),
-          {{DNNL_ARG_FROM, Wrap(desc_, data())},
-           {DNNL_ARG_TO, Wrap(plain_desc, plain.data())}}};
-      ExecutePrimitives(absl::MakeConstSpan(&step, 1));
-    } catch (const dnnl::error& error) {
-      absl::StrAppend(out, "<oneDNN: ", error.what(), ">");
-      return;
-    }
+  try {
+    ReorderToPlain(*this, plain.data());
+  } catch (const dnnl::error& error) {
+    absl::StrAppend(out, "<oneDNN: ", error.what(), ">");
+    return;
   }
   internal::AppendElementList(dtype(), plain.data(), NumElements(), out);
 }

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -168,10 +169,10 @@ class BefFile {
   using DecodedSlot = std::atomic<const std::shared_ptr<const void>*>;
   mutable std::atomic<DecodedSlot*> decoded_slots_{nullptr};
   mutable std::mutex decoded_mutex_;
-  // Guarded by decoded_mutex_: what the slots point at.
+  // Guarded by decoded_mutex_: what the slots point at (a deque: appending
+  // moves no element).
   mutable std::unique_ptr<DecodedSlot[]> decoded_slot_storage_;
-  mutable std::vector<std::unique_ptr<const std::shared_ptr<const void>>>
-      decoded_values_;
+  mutable std::deque<std::shared_ptr<const void>> decoded_values_;
   uint8_t version_major_ = 0;
   uint8_t version_minor_ = 0;
   std::vector<absl::string_view> strings_;

@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "asyncrt/tensor/dtype.h"
 #include "llvm/ADT/SmallVector.h"
@@ -51,6 +52,11 @@ std::optional<DType> DTypeOf(mlir::Type type);
 // The MLIR element type of a runtime dtype; null for dtypes MLIR tensors
 // of the nn dialect do not hold (strings, complex, quantized).
 mlir::Type MlirTypeOf(DType dtype, mlir::MLIRContext* context);
+
+// The row-major bytes of a dense elements attribute (inline or a dense
+// resource) of `dtype`, one byte per i1; nullopt if it holds no such data.
+std::optional<std::vector<char>> ElementBytes(mlir::ElementsAttr elements,
+                                              DType dtype);
 
 // True for a ranked tensor type of static shape.
 bool IsStaticTensorType(mlir::Type type);
