@@ -2,6 +2,8 @@
 // them (see passes.h).
 #include "asyncrt/compiler/passes.h"
 #include "asyncrt/dialects/nn/nn_dialect.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/STLExtras.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Pass/Pass.h"
@@ -28,6 +30,37 @@ bool TakesOneDnnLayout(mlir::OpOperand& use) {
   return IsLayoutOp(user) && use.getOperandNumber() == 0;
 }
 
+int64_t IntAttrOr(mlir::Operation* op, llvm::StringRef name, int64_t value) {
+  if (auto attr = op->getAttrOfType<mlir::IntegerAttr>(name)) {
+    return attr.getInt();
+  }
+  return value;
+}
+
+// Whether every element of the integer array attribute `name` is 1 (true
+// when it is absent: ONNX's default strides and dilations).
+bool AllOnes(mlir::Operation* op, llvm::StringRef name) {
+  auto array = op->getAttrOfType<mlir::ArrayAttr>(name);
+  if (!array) return true;
+  return llvm::all_of(array, [](mlir::Attribute element) {
+    auto value = mlir::dyn_cast<mlir::IntegerAttr>(element);
+    return value && value.getInt() == 1;
+  });
+}
+
+// Whether the runtime may run `op` with Winograd kernels: an ungrouped 2-D
+// 3x3 convolution, stride 1, no dilation, over channels in multiples of 16
+// (the runtime's ConvAlgorithm makes the final choice on the machine).
+bool IsWinogradCandidate(mlir::Operation* op) {
+  auto conv = mlir::dyn_cast<nn::ConvOp>(op);
+  if (!conv || IntAttrOr(op, "group", 1) != 1) return false;
+  auto w = mlir::dyn_cast<mlir::RankedTensorType>(conv.getW().getType());
+  if (!w || !w.hasStaticShape() || w.getRank() != 4) return false;
+  const auto shape = w.getShape();
+  return shape[0] % 16 == 0 && shape[1] % 16 == 0 && shape[2] == 3 &&
+         shape[3] == 3 && AllOnes(op, "strides") && AllOnes(op, "dilations");
+}
+
 class NnAssignLayoutsPass
     : public mlir::PassWrapper<NnAssignLayoutsPass,
                                mlir::OperationPass<mlir::ModuleOp>> {
@@ -52,6 +85,41 @@ class NnAssignLayoutsPass
       }
       op->setAttr("result_layout", onednn);
     });
+    MarkBlockedChains();
+  }
+
+ private:
+  // Chains (ops joined by values kept in oneDNN's layout) that hold a
+  // Winograd candidate get `compute_layout = "blocked"` on each ungrouped
+  // convolution: Winograd computes in channel-blocked layouts only, and
+  // the whole chain in one layout needs no reorder between its ops. Other
+  // chains keep oneDNN's choice (nhwc, faster for direct convolutions and
+  // what depthwise ones need).
+  void MarkBlockedChains() {
+    llvm::EquivalenceClasses<mlir::Operation*> chains;
+    mlir::StringAttr onednn =
+        mlir::StringAttr::get(&getContext(), "onednn");
+    getOperation().walk([&](mlir::Operation* op) {
+      if (!IsLayoutOp(op)) return;
+      chains.insert(op);
+      if (op->getAttr("result_layout") != onednn) return;
+      for (mlir::Operation* user : op->getResult(0).getUsers()) {
+        chains.unionSets(op, user);
+      }
+    });
+    mlir::StringAttr blocked =
+        mlir::StringAttr::get(&getContext(), "blocked");
+    for (const auto* chain : chains) {
+      if (!chain->isLeader()) continue;
+      auto members = chains.members(*chain);
+      if (llvm::none_of(members, IsWinogradCandidate)) continue;
+      for (mlir::Operation* op : members) {
+        if (mlir::isa<nn::ConvOp>(op) && IntAttrOr(op, "group", 1) == 1 &&
+            !op->hasAttr("compute_layout")) {
+          op->setAttr("compute_layout", blocked);
+        }
+      }
+    }
   }
 };
 

@@ -49,6 +49,14 @@ void ExpectNear(const std::vector<float>& actual,
   }
 }
 
+// Handles (move-only) as one argument list.
+template <typename... Handles>
+std::vector<TensorHandle> Args(Handles... handles) {
+  std::vector<TensorHandle> args;
+  (args.push_back(std::move(handles)), ...);
+  return args;
+}
+
 //===--- Elementwise ------------------------------------------------------===//
 
 TEST_F(NnOpsTest, BinaryOpsBroadcastLikeNumpy) {
@@ -459,6 +467,65 @@ TEST_F(NnOpsTest, ConvFusesSumAndActivation) {
               HasSubstr("is not the result's shape"));
 }
 
+// compute_layout = "blocked" (what -nn-assign-layouts sets on chains with
+// 3x3 convolutions): on AVX-512 the convolution computes in nChw16c and,
+// with algorithm "auto", runs oneDNN's Winograd kernels; "direct" opts
+// out. Both agree with the definition, fused sum and activation included.
+TEST_F(NnOpsTest, ConvWinogradAndBlockedLayouts) {
+  const ConvCase p{1, 32, 10, 10, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
+  const std::vector<float> x = Random(3200, 50), w = Random(9216, 51);
+  const std::vector<float> bias = Random(32, 52), sum = Random(3200, 53);
+  std::vector<float> expected = NaiveConv(p, x, w, bias, 10, 10);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    expected[i] = std::max(expected[i] + sum[i], 0.0f);
+  }
+  const std::vector<Tensor32> args = {
+      {{1, 32, 10, 10}, x}, {{32, 32, 3, 3}, w}, {{32}, bias},
+      {{1, 32, 10, 10}, sum}};
+  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+  const int avx512 = static_cast<int>(dnnl::cpu_isa::avx512_core);
+  const bool has_avx512 = (isa & avx512) == avx512;
+  for (const std::string algorithm : {"auto", "direct"}) {
+    SCOPED_TRACE(algorithm);
+    OpAttrs attrs;
+    attrs.SetArray<int64_t>("pads", {1, 1, 1, 1});
+    attrs.SetString("activation", "relu");
+    attrs.SetString("compute_layout", "blocked");
+    attrs.SetString("algorithm", algorithm);
+    // oneDNN's verbose mode names the kernel of each execution on stdout.
+    dnnl::set_verbose(1);
+    testing::internal::CaptureStdout();
+    auto result = Run("nn.conv", args, attrs, /*read_only=*/0b0110);
+    const std::string log = testing::internal::GetCapturedStdout();
+    dnnl::set_verbose(0);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ExpectNear(result->values, expected, 1e-4f);
+    if (has_avx512) {
+      EXPECT_EQ(absl::StrContains(log, "wino"), algorithm == "auto") << log;
+      EXPECT_THAT(log, HasSubstr("dst_f32::blocked:aBcd16b"));
+    }
+  }
+  OpAttrs keep;
+  keep.SetString("compute_layout", "blocked");
+  keep.SetString("result_layout", "onednn");
+  TensorHandle kept =
+      Execute("nn.conv", Args(*Handle(args[0]), *Handle(args[1], true)), keep);
+  const Tensor* onednn = core_->Await(kept);
+  ASSERT_NE(onednn, nullptr) << *kept.GetErrorIfPresent();
+  if (has_avx512) {
+    EXPECT_THAT(onednn->ToString(), HasSubstr("aBcd16b"));
+  }
+
+  for (const char* name : {"algorithm", "compute_layout"}) {
+    OpAttrs bad;
+    bad.SetString(name, "fastest");
+    auto status = Run("nn.conv", {args[0], args[1]}, bad).status();
+    EXPECT_THAT(status.message(),
+                HasSubstr(absl::StrCat("nn.conv: unknown ", name,
+                                       " \"fastest\"")));
+  }
+}
+
 // Constant weights (read-only buffers) take the paths that reorder them
 // once into oneDNN's preferred layout and reuse them: the results must be
 // those of plain weights, call after call.
@@ -688,14 +755,6 @@ TEST_F(NnOpsTest, ResizeNearestLinearAndErrors) {
 }
 
 //===--- oneDNN layouts between ops ---------------------------------------===//
-
-// Handles (move-only) as one argument list.
-template <typename... Handles>
-std::vector<TensorHandle> Args(Handles... handles) {
-  std::vector<TensorHandle> args;
-  (args.push_back(std::move(handles)), ...);
-  return args;
-}
 
 // A chain as the model compiler's -nn-assign-layouts leaves it: conv ->
 // conv (its input and its fused residual in oneDNN's layout) -> max_pool ->

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "asyncrt/backends/nn_ops.h"
@@ -441,10 +442,15 @@ absl::StatusOr<Window> MakeWindow(absl::string_view op, const OpAttrs& attrs,
 
 // nn.conv(x, w[, bias[, sum]]): ONNX Conv. w is M x C/group x kernel...
 // Fused post-ops as PostOps says.
+// `algorithm` is "auto" (the default: Winograd where ConvAlgorithm finds
+// it faster) or "direct"; `compute_layout = "blocked"` (set by
+// -nn-assign-layouts) asks for channel-blocked layouts (ConvLayout).
 struct ConvPlan : PostOps {
   Window window;
   int64_t group;
   Dims result;
+  bool allow_winograd = true;
+  bool blocked_layout = false;
 };
 
 absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
@@ -500,6 +506,22 @@ absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
   if (absl::Status status = PlanActivation(kOp, attrs, plan); !status.ok()) {
     return status;
   }
+  if (std::optional<absl::string_view> algorithm =
+          attrs.GetString("algorithm")) {
+    if (*algorithm != "auto" && *algorithm != "direct") {
+      return OpError(kOp, absl::StrCat("unknown algorithm \"", *algorithm,
+                                       "\" (auto, direct)"));
+    }
+    plan.allow_winograd = *algorithm == "auto";
+  }
+  if (std::optional<absl::string_view> layout =
+          attrs.GetString("compute_layout")) {
+    if (*layout != "auto" && *layout != "blocked") {
+      return OpError(kOp, absl::StrCat("unknown compute_layout \"", *layout,
+                                       "\" (auto, blocked)"));
+    }
+    plan.blocked_layout = *layout == "blocked";
+  }
   return plan;
 }
 
@@ -546,6 +568,50 @@ std::optional<dnnl::reorder> ReorderIfNeeded(const memory::desc& from,
       CpuEngine(), from, CpuEngine(), to, PrimitiveAttr()));
 }
 
+// Whether oneDNN runs on AVX-512 here: its f32 convolutions are fastest in
+// nChw16c (a 16-float register of channels), and it has Winograd kernels.
+bool HasAvx512() {
+  static const bool avx512 = [] {
+    const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+    const int core = static_cast<int>(dnnl::cpu_isa::avx512_core);
+    return (isa & core) == core;
+  }();
+  return avx512;
+}
+
+// The layout a convolution computes `dims` (N x C x H x W) in: nChw16c
+// when the plan asks for blocked layouts, on AVX-512, for an ungrouped
+// convolution and C a multiple of 16; else oneDNN's choice. oneDNN alone
+// picks nhwc, a few percent faster for direct convolutions; but its
+// Winograd kernels take only nChw16c, and a chain holding them in one
+// layout needs no reorder on each side of each of them.
+memory::desc ConvLayout(const memory::dims& dims, const ConvPlan& plan) {
+  if (plan.blocked_layout && HasAvx512() && plan.group == 1 &&
+      dims.size() == 4 && dims[1] % 16 == 0) {
+    return memory::desc(dims, memory::data_type::f32,
+                        memory::format_tag::nChw16c);
+  }
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+// The algorithm of a convolution: Winograd (F(4x4, 3x3): 2.25x fewer
+// multiplications; about twice as fast as the direct kernels for ResNet's
+// 3x3 layers at batch 1 on AVX-512, within 1e-6 of them on its outputs) for
+// an ungrouped, undilated 3x3 convolution with stride 1 over channels in
+// multiples of 16, where this machine's oneDNN has the kernels; else direct.
+dnnl::algorithm ConvAlgorithm(const memory::dims& x_dims,
+                              const memory::dims& w_dims,
+                              const ConvPlan& plan) {
+  const bool winograd =
+      plan.allow_winograd && HasAvx512() && plan.group == 1 &&
+      w_dims.size() == 4 && w_dims[2] == 3 && w_dims[3] == 3 &&
+      x_dims[1] % 16 == 0 && w_dims[0] % 16 == 0 &&
+      absl::c_all_of(plan.window.strides, [](int64_t s) { return s == 1; }) &&
+      absl::c_all_of(plan.window.dilations, [](int64_t d) { return d == 0; });
+  return winograd ? dnnl::algorithm::convolution_winograd
+                  : dnnl::algorithm::convolution_direct;
+}
+
 ConvPrimitives MakeConvPrimitives(const memory::dims& x_dims,
                                   const memory::dims& w_logical_dims,
                                   const memory::dims& out_dims,
@@ -567,13 +633,23 @@ ConvPrimitives MakeConvPrimitives(const memory::dims& x_dims,
                         memory::format_tag::any);
   };
   dnnl::primitive_attr attr = plan.Attr();
-  conv.pd = dnnl::convolution_forward::primitive_desc(
-      dnnl::convolution_forward::desc(
-          dnnl::prop_kind::forward_inference,
-          dnnl::algorithm::convolution_direct, any(conv.x_md), any(conv.w_md),
-          conv.bias_md, any(conv.out_md), plan.window.strides,
-          plan.window.dilations, plan.window.pad_begin, plan.window.pad_end),
-      attr, CpuEngine());
+  auto describe = [&](dnnl::algorithm algorithm) {
+    return dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_inference, algorithm,
+            ConvLayout(x_dims, plan), any(conv.w_md), conv.bias_md,
+            ConvLayout(out_dims, plan), plan.window.strides,
+            plan.window.dilations, plan.window.pad_begin, plan.window.pad_end),
+        attr, CpuEngine());
+  };
+  const dnnl::algorithm algorithm = ConvAlgorithm(x_dims, w_dims, plan);
+  try {
+    conv.pd = describe(algorithm);
+  } catch (const dnnl::error&) {
+    // No Winograd kernel for this configuration (padding, post-ops).
+    if (algorithm == dnnl::algorithm::convolution_direct) throw;
+    conv.pd = describe(dnnl::algorithm::convolution_direct);
+  }
   conv.primitive = dnnl::convolution_forward(conv.pd);
   conv.src_reorder = ReorderIfNeeded(conv.x_md, conv.pd.src_desc());
   conv.weights_reorder = ReorderIfNeeded(conv.w_md, conv.pd.weights_desc());
@@ -733,7 +809,8 @@ void Conv(OpInvocation& invocation) {
         DimsKey(w->shape().GetDimensions()), "|", has_bias, "|", plan.group,
         "|", DimsKey(plan.window.strides), "|", DimsKey(plan.window.dilations),
         "|", DimsKey(plan.window.pad_begin), "|",
-        DimsKey(plan.window.pad_end), "|", plan.Key());
+        DimsKey(plan.window.pad_end), "|", plan.Key(), "|",
+        plan.allow_winograd, "|", plan.blocked_layout);
     std::shared_ptr<const ConvPrimitives> conv =
         ConvCache().GetOrCreate(key, [&] {
           return MakeConvPrimitives(
