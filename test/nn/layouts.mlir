@@ -39,10 +39,11 @@ func.func @edges(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<1x
 
 // A chain holding a Winograd candidate (ungrouped 3x3, stride 1, channels
 // in multiples of 16) computes in blocked layouts: compute_layout =
-// "blocked" on each of its ungrouped convolutions (pooling follows its
-// input). A chain without one keeps oneDNN's choice.
+// "blocked" on its candidates and 1x1 convolutions (not on the others:
+// strided, depthwise; pooling follows its input). A chain without a
+// candidate keeps oneDNN's choice.
 // CHECK-LABEL: func.func @blocked_chains
-func.func @blocked_chains(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, %w3: tensor<16x16x3x3xf32>, %dw: tensor<16x1x3x3xf32>, %s2: tensor<16x16x3x3xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) {
+func.func @blocked_chains(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, %w3: tensor<16x16x3x3xf32>, %dw: tensor<16x1x3x3xf32>, %s2: tensor<16x16x3x3xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) {
   // CHECK: %[[A:.*]] = nn.conv %arg0, %arg1 {compute_layout = "blocked", result_layout = "onednn"}
   %a = nn.conv %x, %w1 : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
   // CHECK: %[[B:.*]] = nn.conv %[[A]], %arg2 {compute_layout = "blocked", pads = [1, 1, 1, 1], result_layout = "onednn"}
@@ -51,12 +52,14 @@ func.func @blocked_chains(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, 
   %c = nn.conv %b, %dw {group = 16 : i64, pads = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32>
   // CHECK: nn.max_pool %{{.*}} {kernel_shape = [2, 2], strides = [2, 2]}
   %p = nn.max_pool %c {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  // CHECK: nn.conv %[[B]], %arg4 {pads = [1, 1, 1, 1], strides = [2, 2]} :
+  %q = nn.conv %b, %s2 {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x4x4xf32>
   // No candidate: a 3x3 with stride 2 and a 1x1.
   // CHECK: %[[D:.*]] = nn.conv %arg0, %arg4 {result_layout = "onednn", strides = [2, 2]}
   %d = nn.conv %x, %s2 {strides = [2, 2]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x3x3xf32>
   // CHECK: nn.conv %[[D]], %arg1 {pads = [0, 0, 1, 1]} :
   %e = nn.conv %d, %w1 {pads = [0, 0, 1, 1]} : (tensor<1x16x3x3xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x4x4xf32>
-  return %p, %e : tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>
+  return %p, %e, %q : tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>
 }
 
 // The compiled chain runs (graph_mode.mlir checks such values).
