@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -933,6 +934,61 @@ TEST_F(NnOpsTest, ThroughputModeRunsPrimitivesSideBySide) {
   // Never more than the threads that called; results checked above.
   EXPECT_GE(MaxConcurrentPrimitives(), 1);
   EXPECT_LE(MaxConcurrentPrimitives(), 4);
+  SetThreading(saved);
+}
+
+// The threads of this process (/proc/self/status).
+int ProcessThreads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (absl::StartsWith(line, "Threads:")) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// oneDNN sizes a primitive's parallel regions when it creates it: a thread
+// that creates one must already have the policy's team, else a one-thread
+// latency mode would run that primitive on OpenMP's default team (every
+// core), which then spins on the other cores between calls.
+TEST_F(NnOpsTest, PrimitivesMadeOnAFreshThreadUseThePolicysTeam) {
+  const Threading saved = GetThreading();
+  SetThreading(Threading::kLatency);
+  SetTeamSize(1);
+  std::thread fresh([&] {
+    if (omp_get_max_threads() < 2) {
+      GTEST_SKIP() << "OpenMP's default team is one thread here";
+    }
+    const int before = ProcessThreads();
+    // A convolution (oneDNN fixes its team when it makes it), made and run
+    // here as the ops make and run theirs.
+    auto nhwc = [](const dnnl::memory::dims& dims) {
+      return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
+                                dnnl::memory::format_tag::nhwc);
+    };
+    const dnnl::memory::desc x = nhwc({1, 64, 28, 28});
+    const dnnl::memory::desc w = PlainF32({64, 64, 1, 1});
+    const dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_inference,
+            dnnl::algorithm::convolution_direct, x,
+            dnnl::memory::desc(w.dims(), dnnl::memory::data_type::f32,
+                               dnnl::memory::format_tag::any),
+            x, {1, 1}, {0, 0}, {0, 0}),
+        PrimitiveAttr(), CpuEngine());
+    dnnl::memory src(x, CpuEngine()), weights(pd.weights_desc(), CpuEngine()),
+        dst(x, CpuEngine());
+    std::memset(src.get_data_handle(), 0, x.get_size());
+    std::memset(weights.get_data_handle(), 0, pd.weights_desc().get_size());
+    PrimitiveStep step{dnnl::convolution_forward(pd),
+                       {{DNNL_ARG_SRC, src},
+                        {DNNL_ARG_WEIGHTS, weights},
+                        {DNNL_ARG_DST, dst}}};
+    ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+    EXPECT_EQ(ProcessThreads(), before) << "OpenMP started a team";
+  });
+  fresh.join();
+  SetTeamSize(0);
   SetThreading(saved);
 }
 

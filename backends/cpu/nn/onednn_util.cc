@@ -150,12 +150,17 @@ void ReleaseConstantPages(const HostBuffer& buffer) {
   }
 }
 
-void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {
-  // OpenMP's team size is a per-thread setting: set it on this thread for
-  // this call (cheap; a thread may serve both modes over its life).
-  const Threading threading = GetThreading();
-  const int team = threading == Threading::kThroughput ? 1 : FullTeam();
+int UseCurrentTeam() {
+  const int team =
+      GetThreading() == Threading::kThroughput ? 1 : FullTeam();
   if (omp_get_max_threads() != team) omp_set_num_threads(team);
+  return team;
+}
+
+void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {
+  // A thread may serve both modes over its life.
+  UseCurrentTeam();
+  const Threading threading = GetThreading();
   dnnl::stream stream(CpuEngine());
   auto run = [&] {
     RunningScope scope;

@@ -42,11 +42,21 @@ inline dnnl::memory Wrap(const dnnl::memory::desc& desc, const void* data) {
   return dnnl::memory(desc, CpuEngine(), const_cast<void*>(data));
 }
 
+// The OpenMP team size a primitive gets under the current threading policy
+// (1 in throughput mode, the full team in latency mode), made the calling
+// thread's team size (a per-thread OpenMP setting; cheap).
+int UseCurrentTeam();
+
 // Attributes every primitive of the nn ops is created with: the caller
 // provides the scratchpad (ExecutePrimitives, per execution). oneDNN's
 // default library scratchpad is shared by every execution of a primitive,
 // so one cached primitive run from two threads at once would corrupt it.
+// Also sets the calling thread's team (UseCurrentTeam): oneDNN sizes a
+// primitive's parallel regions when it creates it, so a primitive created
+// on a thread still at OpenMP's default team would run every call on it
+// (in a one-thread latency mode, a second thread spinning all along).
 inline dnnl::primitive_attr PrimitiveAttr() {
+  UseCurrentTeam();
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
@@ -61,30 +71,39 @@ inline dnnl::primitive_attr PrimitiveAttr() {
 // Thread-safe; creation runs outside the lock, so two threads may both
 // create an entry and one copy wins.
 template <typename Value>
+//
+// oneDNN sizes a primitive's parallel regions for the calling thread's
+// OpenMP team when it creates the primitive, not when it runs it: entries
+// are kept per team size (UseCurrentTeam), and made with that team set.
 class ConfigCache {
  public:
   explicit ConfigCache(size_t capacity) : capacity_(capacity) {}
 
-  // The entry for `key`, made by `make()` (which may throw dnnl::error)
-  // if absent.
+  // The entry for `key` under the current threading policy, made by
+  // `make()` (which may throw dnnl::error) if absent.
   template <typename Make>
   std::shared_ptr<const Value> GetOrCreate(const std::string& key, Make make) {
+    const int team = UseCurrentTeam();
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = entries_.find(key); it != entries_.end()) {
+      if (auto it = entries_.find(std::make_pair(team, key));
+          it != entries_.end()) {
         return it->second;
       }
     }
     auto made = std::make_shared<const Value>(make());
     std::lock_guard<std::mutex> lock(mutex_);
     if (entries_.size() >= capacity_) entries_.clear();
-    return entries_.try_emplace(key, std::move(made)).first->second;
+    return entries_.try_emplace(std::make_pair(team, key), std::move(made))
+        .first->second;
   }
 
  private:
   const size_t capacity_;
   std::mutex mutex_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const Value>> entries_;
+  absl::flat_hash_map<std::pair<int, std::string>,
+                      std::shared_ptr<const Value>>
+      entries_;
 };
 
 // One primitive and its arguments.
