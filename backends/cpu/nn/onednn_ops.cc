@@ -545,6 +545,8 @@ absl::Status ConvMetadata(ArgumentMetadata args, const OpAttrs& attrs,
 struct ConvPrimitives {
   memory::desc x_md, w_md, bias_md, out_md;  // Plain, as the tensors are.
   dnnl::convolution_forward::primitive_desc pd;
+  // pd's layouts, queried once (each query copies a descriptor).
+  memory::desc src_md, weights_md, dst_md;
   dnnl::convolution_forward primitive;
   std::optional<dnnl::reorder> src_reorder, weights_reorder, dst_reorder;
   // A fused sum in a plain result's layout into the primitive's dst.
@@ -651,9 +653,12 @@ ConvPrimitives MakeConvPrimitives(const memory::dims& x_dims,
     conv.pd = describe(dnnl::algorithm::convolution_direct);
   }
   conv.primitive = dnnl::convolution_forward(conv.pd);
-  conv.src_reorder = ReorderIfNeeded(conv.x_md, conv.pd.src_desc());
-  conv.weights_reorder = ReorderIfNeeded(conv.w_md, conv.pd.weights_desc());
-  conv.dst_reorder = ReorderIfNeeded(conv.pd.dst_desc(), conv.out_md);
+  conv.src_md = conv.pd.src_desc();
+  conv.weights_md = conv.pd.weights_desc();
+  conv.dst_md = conv.pd.dst_desc();
+  conv.src_reorder = ReorderIfNeeded(conv.x_md, conv.src_md);
+  conv.weights_reorder = ReorderIfNeeded(conv.w_md, conv.weights_md);
+  conv.dst_reorder = ReorderIfNeeded(conv.dst_md, conv.out_md);
   if (plan.has_sum) {
     conv.sum_reorder = ReorderIfNeeded(conv.out_md, conv.pd.dst_desc());
   }
@@ -817,29 +822,28 @@ void Conv(OpInvocation& invocation) {
               x_dims, Spatial2d(w->shape().GetDimensions()), out_dims, plan,
               has_bias);
         });
-    const auto& pd = conv->pd;
     // Constant weights are reordered into the primitive's layout once, not
     // per call.
     std::vector<PrimitiveStep> steps;
-    memory src = InLayout(steps, *src_operand, pd.src_desc(), conv->x_md,
+    memory src = InLayout(steps, *src_operand, conv->src_md, conv->x_md,
                           conv->src_reorder);
     memory weights =
         conv->weights_reorder && w->buffer() && w->buffer()->IsReadOnly()
             ? CachedReorderedWeights(key, *w->buffer(), w->buffer(),
                                      Wrap(conv->w_md, w->data()),
-                                     pd.weights_desc(), *conv->weights_reorder)
+                                     conv->weights_md, *conv->weights_reorder)
             : InLayout(steps, OneDnnOperand{conv->w_md, w->data()},
-                       pd.weights_desc(), conv->w_md, conv->weights_reorder);
+                       conv->weights_md, conv->w_md, conv->weights_reorder);
     RCReference<HostBuffer> onednn_buffer;
     memory dst, out;
     if (plain_result) {
       out = Wrap(conv->out_md, plain_result->data());
-      dst = conv->dst_reorder ? memory(pd.dst_desc(), CpuEngine()) : out;
+      dst = conv->dst_reorder ? memory(conv->dst_md, CpuEngine()) : out;
     } else {
-      onednn_buffer = OneDnnResultBuffer(invocation, kOp, pd.dst_desc(),
+      onednn_buffer = OneDnnResultBuffer(invocation, kOp, conv->dst_md,
                                          plan.has_sum ? 3 : -1);
       if (!onednn_buffer) return;
-      dst = Wrap(pd.dst_desc(), onednn_buffer->data());
+      dst = Wrap(conv->dst_md, onednn_buffer->data());
     }
     if (plan.has_sum) PlaceSum(steps, *sum_operand, dst, *conv);
     std::unordered_map<int, memory> args = {
@@ -851,7 +855,7 @@ void Conv(OpInvocation& invocation) {
           {*conv->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
     }
     ExecutePrimitives(steps);
-    SetResult(invocation, std::move(plain_result), pd.dst_desc(),
+    SetResult(invocation, std::move(plain_result), conv->dst_md,
               std::move(onednn_buffer));
   } catch (const dnnl::error& error) {
     FailAll(invocation, kOp, absl::StrCat("oneDNN: ", error.what()));

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/backends/nn_ops.h"
 
@@ -161,22 +162,31 @@ void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {
   // A thread may serve both modes over its life.
   UseCurrentTeam();
   const Threading threading = GetThreading();
-  dnnl::stream stream(CpuEngine());
+  // A stream per thread (making one allocates); CPU streams run in order.
+  thread_local dnnl::stream stream(CpuEngine());
   auto run = [&] {
     RunningScope scope;
+    // Through oneDNN's C API: the C++ one copies the argument map into a
+    // vector on every call (and adding the scratchpad copied it again).
+    absl::InlinedVector<dnnl_exec_arg_t, 8> args;
     for (const PrimitiveStep& step : steps) {
+      args.clear();
+      for (const auto& [kind, memory] : step.args) {
+        args.push_back({kind, memory.get()});
+      }
+      dnnl::memory scratchpad_memory;
       const dnnl_memory_desc_t* scratchpad = dnnl_primitive_desc_query_md(
           step.primitive.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
-      if (scratchpad == nullptr || scratchpad->ndims == 0) {
-        step.primitive.execute(stream, step.args);
-        continue;
+      if (scratchpad != nullptr && scratchpad->ndims != 0) {
+        const dnnl::memory::desc desc(*scratchpad);
+        scratchpad_memory = dnnl::memory(desc, CpuEngine(),
+                                         ThreadScratchpad(desc.get_size()));
+        args.push_back({DNNL_ARG_SCRATCHPAD, scratchpad_memory.get()});
       }
-      std::unordered_map<int, dnnl::memory> args = step.args;
-      const dnnl::memory::desc scratchpad_desc(*scratchpad);
-      args.emplace(DNNL_ARG_SCRATCHPAD,
-                   dnnl::memory(scratchpad_desc, CpuEngine(),
-                                ThreadScratchpad(scratchpad_desc.get_size())));
-      step.primitive.execute(stream, args);
+      dnnl::error::wrap_c_api(
+          dnnl_primitive_execute(step.primitive.get(), stream.get(),
+                                 static_cast<int>(args.size()), args.data()),
+          "could not execute a primitive");
     }
     stream.wait();
   };
