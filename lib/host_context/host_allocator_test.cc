@@ -89,6 +89,44 @@ TEST(HostAllocatorTest, MallocReusesLargeBlocksAcrossThreads) {
   allocator->DeallocateBytes(second, kSize - 1000);
 }
 
+TEST(HostAllocatorTest, LargeBlocksComeBackMostRecentlyFreedFirst) {
+  // A tensor written right after its inputs' last reads gets the block
+  // freed last (still in cache), whatever its size class, within twice the
+  // request; a much larger block stays for a request of its size.
+  auto allocator = CreateMallocAllocator();
+  constexpr size_t kMiB = size_t{1} << 20;
+  void* big = allocator->AllocateBytes(16 * kMiB, 64);
+  void* older = allocator->AllocateBytes(3 * kMiB, 64);
+  void* newer = allocator->AllocateBytes(4 * kMiB, 64);
+  ASSERT_NE(big, nullptr);
+  ASSERT_NE(older, nullptr);
+  ASSERT_NE(newer, nullptr);
+  allocator->DeallocateBytes(big, 16 * kMiB);
+  allocator->DeallocateBytes(older, 3 * kMiB);
+  allocator->DeallocateBytes(newer, 4 * kMiB);
+  // 2.5 MiB: both freed blocks fit; the newer one (4 MiB) comes back.
+  void* reused = allocator->AllocateBytes(5 * kMiB / 2, 64);
+  ASSERT_NE(reused, nullptr);
+  std::memset(reused, 0x5A, 5 * kMiB / 2);
+  // 1 MiB: the 3 MiB block is more than twice as large, so not it.
+  void* small = allocator->AllocateBytes(kMiB, 64);
+  ASSERT_NE(small, nullptr);
+  std::memset(small, 0x5B, kMiB);
+  // 10 MiB: the 16 MiB block, although two blocks were freed after it.
+  void* large = allocator->AllocateBytes(10 * kMiB, 64);
+  ASSERT_NE(large, nullptr);
+  std::memset(large, 0x5C, 10 * kMiB);
+  if (kBlockCacheEnabled) {
+    EXPECT_EQ(reused, newer);
+    EXPECT_NE(small, older);
+    EXPECT_EQ(large, big);
+  }
+  // Freed with the size asked for, whichever block served it.
+  allocator->DeallocateBytes(reused, 5 * kMiB / 2);
+  allocator->DeallocateBytes(small, kMiB);
+  allocator->DeallocateBytes(large, 10 * kMiB);
+}
+
 TEST(BlockCacheTest, ClassesAndReuse) {
   using Cache = BlockCache<64, 4, 2>;
   EXPECT_EQ(Cache::ClassOf(0), 0u);
