@@ -79,6 +79,11 @@ class NnAssignLayoutsPass
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NnAssignLayoutsPass)
 
+  NnAssignLayoutsPass() = default;
+  explicit NnAssignLayoutsPass(bool winograd) { winograd_ = winograd; }
+  NnAssignLayoutsPass(const NnAssignLayoutsPass& other)
+      : PassWrapper(other) {}
+
   llvm::StringRef getArgument() const final { return "nn-assign-layouts"; }
   llvm::StringRef getDescription() const final {
     return "Keep oneDNN's layouts between convolutions and pooling "
@@ -97,10 +102,25 @@ class NnAssignLayoutsPass
       }
       op->setAttr("result_layout", onednn);
     });
-    MarkBlockedChains();
+    if (winograd_) {
+      MarkBlockedChains();
+      return;
+    }
+    // Direct convolutions only: no chain needs blocked layouts.
+    mlir::StringAttr direct = builder.getStringAttr("direct");
+    getOperation().walk([&](nn::ConvOp conv) {
+      if (!conv->hasAttr("algorithm")) conv->setAttr("algorithm", direct);
+    });
   }
 
  private:
+  Option<bool> winograd_{
+      *this, "winograd",
+      llvm::cl::desc("Let 3x3 convolutions run Winograd kernels (default); "
+                     "false sets algorithm = \"direct\" on every "
+                     "convolution"),
+      llvm::cl::init(true)};
+
   // Chains (ops joined by values kept in oneDNN's layout) that hold a
   // Winograd candidate get `compute_layout = "blocked"` on their Winograd
   // candidates and pointwise convolutions: Winograd computes in
@@ -140,8 +160,8 @@ class NnAssignLayoutsPass
 
 }  // namespace
 
-std::unique_ptr<mlir::Pass> CreateNnAssignLayoutsPass() {
-  return std::make_unique<NnAssignLayoutsPass>();
+std::unique_ptr<mlir::Pass> CreateNnAssignLayoutsPass(bool winograd) {
+  return std::make_unique<NnAssignLayoutsPass>(winograd);
 }
 
 void RegisterNnAssignLayoutsPass() {

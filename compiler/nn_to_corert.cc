@@ -129,9 +129,10 @@ std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass() {
 
 void RegisterNnToCoreRtPass() { mlir::PassRegistration<NnToCoreRtPass>(); }
 
-void AddModelPipeline(mlir::OpPassManager& pipeline) {
+void AddModelPipeline(mlir::OpPassManager& pipeline,
+                      const ModelPipelineOptions& options) {
   pipeline.addPass(CreateNnFusionPass());
-  pipeline.addPass(CreateNnAssignLayoutsPass());
+  pipeline.addPass(CreateNnAssignLayoutsPass(options.winograd));
   pipeline.addPass(CreateNnToCoreRtPass());
 }
 

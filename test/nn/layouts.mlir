@@ -2,6 +2,7 @@
 // pooling: an op whose every use takes them gets result_layout = "onednn".
 // REQUIRES: nn_ops
 // RUN: asyncrt-opt -nn-assign-layouts %s | FileCheck %s
+// RUN: asyncrt-opt -nn-assign-layouts=winograd=false %s | FileCheck %s --check-prefix=DIRECT
 // RUN: asyncrt-opt -asyncrt-model-pipeline %s | asyncrt-translate -mlir-to-bef -o %t.bef
 // RUN: bef_executor --devices=cpu --functions=main %t.bef 2>&1 | FileCheck %s --check-prefix=EXEC
 
@@ -45,6 +46,11 @@ func.func @edges(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<1x
 // CHECK-LABEL: func.func @blocked_chains
 func.func @blocked_chains(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, %w3: tensor<16x16x3x3xf32>, %dw: tensor<16x1x3x3xf32>, %s2: tensor<16x16x3x3xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) {
   // CHECK: %[[A:.*]] = nn.conv %arg0, %arg1 {compute_layout = "blocked", result_layout = "onednn"}
+  // Without Winograd: direct kernels, no blocked layouts.
+  // DIRECT-LABEL: func.func @blocked_chains
+  // DIRECT-NOT: compute_layout
+  // DIRECT: nn.conv %arg0, %arg1 {algorithm = "direct", result_layout = "onednn"}
+  // DIRECT: nn.conv %{{.*}}, %arg2 {algorithm = "direct", pads = [1, 1, 1, 1], result_layout = "onednn"}
   %a = nn.conv %x, %w1 : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
   // CHECK: %[[B:.*]] = nn.conv %[[A]], %arg2 {compute_layout = "blocked", pads = [1, 1, 1, 1], result_layout = "onednn"}
   %b = nn.conv %a, %w3 {pads = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>

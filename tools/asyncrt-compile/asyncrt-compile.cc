@@ -43,6 +43,11 @@ cl::opt<int64_t> default_dimension(
     "onnx-default-dimension",
     cl::desc("The size of symbolic ONNX input dimensions (default 1)"),
     cl::init(1), cl::cat(compile_options));
+cl::opt<bool> winograd(
+    "winograd",
+    cl::desc("Winograd kernels for 3x3 convolutions where oneDNN has them "
+             "(default true; false: direct kernels only)"),
+    cl::init(true), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));
@@ -74,7 +79,9 @@ int Compile() {
   }
   if (!module) return 1;
   mlir::PassManager pipeline(&context);
-  asyncrt::compiler::AddModelPipeline(pipeline);
+  asyncrt::compiler::ModelPipelineOptions pipeline_options;
+  pipeline_options.winograd = winograd;
+  asyncrt::compiler::AddModelPipeline(pipeline, pipeline_options);
   if (mlir::failed(pipeline.run(*module))) return 1;
 
   std::unique_ptr<llvm::ToolOutputFile> output =

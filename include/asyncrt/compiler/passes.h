@@ -54,8 +54,13 @@ void RegisterNnFusionPass();
 // at run time its result stays in the layout oneDNN computed it in (a
 // OneDnnTensor) instead of being reordered to the plain layout and back by
 // the next op. Values that reach other ops or the function's results stay
-// plain, so reorders happen only at the edges of such chains.
-std::unique_ptr<mlir::Pass> CreateNnAssignLayoutsPass();
+// plain, so reorders happen only at the edges of such chains. A chain
+// that holds a Winograd candidate (ungrouped 3x3, stride 1, channels in
+// multiples of 16) gets `compute_layout = "blocked"` on its candidates and
+// 1x1 convolutions. With `winograd` false (the pass option
+// `winograd=false`), every convolution gets `algorithm = "direct"`
+// instead: the results of oneDNN's direct kernels, bit for bit.
+std::unique_ptr<mlir::Pass> CreateNnAssignLayoutsPass(bool winograd = true);
 void RegisterNnAssignLayoutsPass();
 
 // The model pipeline, from a module in the nn dialect (an imported model)
@@ -63,7 +68,13 @@ void RegisterNnAssignLayoutsPass();
 // -nn-to-corert.
 // Registered as
 // `-asyncrt-model-pipeline` by RegisterModelPipeline.
-void AddModelPipeline(mlir::OpPassManager& pipeline);
+struct ModelPipelineOptions {
+  // Winograd kernels for the 3x3 convolutions that have them (see
+  // CreateNnAssignLayoutsPass).
+  bool winograd = true;
+};
+void AddModelPipeline(mlir::OpPassManager& pipeline,
+                      const ModelPipelineOptions& options = {});
 void RegisterModelPipeline();
 
 // Runs the model pipeline on `module` (in place), then converts it to BEF.
