@@ -453,6 +453,17 @@ struct ConvPlan : PostOps {
   bool blocked_layout = false;
 };
 
+// Whether the string attribute `name` is `value`: false when it is "auto"
+// or absent, an error naming `op` when it is anything else.
+absl::StatusOr<bool> AutoOr(absl::string_view op, const OpAttrs& attrs,
+                            absl::string_view name, absl::string_view value) {
+  std::optional<absl::string_view> given = attrs.GetString(name);
+  if (!given || *given == "auto") return false;
+  if (*given == value) return true;
+  return OpError(op, absl::StrCat("unknown ", name, " \"", *given,
+                                  "\" (auto, ", value, ")"));
+}
+
 absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
   constexpr absl::string_view kOp = "nn.conv";
   if (args.size() < 2 || args.size() > 4) {
@@ -506,22 +517,13 @@ absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
   if (absl::Status status = PlanActivation(kOp, attrs, plan); !status.ok()) {
     return status;
   }
-  if (std::optional<absl::string_view> algorithm =
-          attrs.GetString("algorithm")) {
-    if (*algorithm != "auto" && *algorithm != "direct") {
-      return OpError(kOp, absl::StrCat("unknown algorithm \"", *algorithm,
-                                       "\" (auto, direct)"));
-    }
-    plan.allow_winograd = *algorithm == "auto";
-  }
-  if (std::optional<absl::string_view> layout =
-          attrs.GetString("compute_layout")) {
-    if (*layout != "auto" && *layout != "blocked") {
-      return OpError(kOp, absl::StrCat("unknown compute_layout \"", *layout,
-                                       "\" (auto, blocked)"));
-    }
-    plan.blocked_layout = *layout == "blocked";
-  }
+  absl::StatusOr<bool> direct = AutoOr(kOp, attrs, "algorithm", "direct");
+  if (!direct.ok()) return direct.status();
+  plan.allow_winograd = !*direct;
+  absl::StatusOr<bool> blocked =
+      AutoOr(kOp, attrs, "compute_layout", "blocked");
+  if (!blocked.ok()) return blocked.status();
+  plan.blocked_layout = *blocked;
   return plan;
 }
 
