@@ -244,6 +244,21 @@ class Importer {
   mlir::LogicalResult ScalarInputAsAttr(const onnx::NodeProto& node, int index,
                                         llvm::StringRef name, OpSpec& spec);
 
+  // The integer attribute `name` of `spec` (copied from `node`), or
+  // `fallback` when absent; an error naming the node when it is not an
+  // integer (a malformed model).
+  mlir::FailureOr<int64_t> IntegerAttribute(const onnx::NodeProto& node,
+                                            const OpSpec& spec,
+                                            llvm::StringRef name,
+                                            int64_t fallback) {
+    mlir::Attribute attribute = spec.attributes.get(name);
+    if (!attribute) return fallback;
+    if (auto integer = mlir::dyn_cast<mlir::IntegerAttr>(attribute)) {
+      return integer.getInt();
+    }
+    return Error(node) << "attribute '" << name << "' is not an integer";
+  }
+
   // Copies the node's attributes named in `allowed` into `spec` (renamed
   // per `renames`); any other attribute is an error (it could change the
   // op's meaning).
@@ -596,9 +611,10 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
       } else if (x && x->constant) {
         rank = x->constant->dims.size();
       }
-      auto axis_attr = spec.attributes.get("axis");
-      int64_t axis =
-          axis_attr ? mlir::cast<mlir::IntegerAttr>(axis_attr).getInt() : 1;
+      mlir::FailureOr<int64_t> axis_attr =
+          IntegerAttribute(node, spec, "axis", 1);
+      if (mlir::failed(axis_attr)) return mlir::failure();
+      int64_t axis = *axis_attr;
       if (axis < 0) axis += rank;
       if (axis != rank - 1) {
         return Error(node) << "opset " << opset_ << " softmax over dimensions ["
@@ -673,12 +689,17 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
             node, {"epsilon", "momentum", "training_mode", "spatial"}, spec))) {
       return mlir::failure();
     }
-    auto training = spec.attributes.get("training_mode");
-    if (training && mlir::cast<mlir::IntegerAttr>(training).getInt() != 0) {
+    mlir::FailureOr<int64_t> training =
+        IntegerAttribute(node, spec, "training_mode", 0);
+    mlir::FailureOr<int64_t> spatial =
+        IntegerAttribute(node, spec, "spatial", 1);
+    if (mlir::failed(training) || mlir::failed(spatial)) {
+      return mlir::failure();
+    }
+    if (*training != 0) {
       return Error(node) << "training mode is not supported";
     }
-    auto spatial = spec.attributes.get("spatial");
-    if (spatial && mlir::cast<mlir::IntegerAttr>(spatial).getInt() != 1) {
+    if (*spatial != 1) {
       return Error(node) << "spatial = 0 is not supported";
     }
     spec.attributes.erase("momentum");

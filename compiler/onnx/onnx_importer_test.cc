@@ -123,6 +123,19 @@ TEST_F(OnnxImporterTest, MalformedModelsAreNamedErrors) {
     model.mutable_graph()->mutable_node(1)->set_output(0, "c");
     EXPECT_THAT(Import(model), HasSubstr("output 'c' is defined twice"));
   }
+  {  // An attribute of another type than the op's (the fuzzer found it
+     // cast unchecked).
+    onnx::ModelProto model = SampleModel();
+    model.mutable_opset_import(0)->set_version(11);
+    onnx::NodeProto* node = model.mutable_graph()->mutable_node(1);
+    node->set_op_type("Softmax");
+    onnx::AttributeProto* axis = node->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(onnx::AttributeProto::FLOAT);
+    axis->set_f(1.5f);
+    EXPECT_THAT(Import(model), HasSubstr("node 'relu' (Softmax): attribute "
+                                         "'axis' is not an integer"));
+  }
   {
     onnx::ModelProto model = SampleModel();
     model.mutable_graph()->mutable_node(1)->set_op_type("Frobnicate");
