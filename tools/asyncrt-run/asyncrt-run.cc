@@ -74,8 +74,9 @@ cl::opt<bool> json("json", cl::desc("Print the benchmark as one JSON object"),
                    cl::cat(run_options));
 cl::opt<std::string> work_queue(
     "work_queue",
-    cl::desc("The runtime's work queue (default: mstd with "
-             "--num_threads workers)"),
+    cl::desc("The runtime's work queue (default: s, the calling thread, "
+             "in latency mode; mstd with --num_threads workers in "
+             "throughput mode)"),
     cl::cat(run_options));
 
 int Fail(const std::string& message) {

@@ -598,9 +598,10 @@ memory::desc ConvLayout(const memory::dims& dims, const ConvPlan& plan) {
   return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
 }
 
-// The algorithm of a convolution: Winograd (F(4x4, 3x3): 2.25x fewer
-// multiplications; about twice as fast as the direct kernels for ResNet's
-// 3x3 layers at batch 1 on AVX-512, within 1e-6 of them on its outputs) for
+// The algorithm of a convolution: Winograd (F(2x2, 3x3) or F(4x4, 3x3),
+// oneDNN picks: 2.25-4x fewer multiplications; about twice as fast as the
+// direct kernels for ResNet's 3x3 layers at batch 1 on AVX-512, within
+// 1e-6 of them on its outputs) for
 // an ungrouped, undilated 3x3 convolution with stride 1 over channels in
 // multiples of 16, where this machine's oneDNN has the kernels; else direct.
 dnnl::algorithm ConvAlgorithm(const memory::dims& x_dims,
@@ -662,7 +663,7 @@ ConvPrimitives MakeConvPrimitives(const memory::dims& x_dims,
   conv.weights_reorder = ReorderIfNeeded(conv.w_md, conv.weights_md);
   conv.dst_reorder = ReorderIfNeeded(conv.dst_md, conv.out_md);
   if (plan.has_sum) {
-    conv.sum_reorder = ReorderIfNeeded(conv.out_md, conv.pd.dst_desc());
+    conv.sum_reorder = ReorderIfNeeded(conv.out_md, conv.dst_md);
   }
   return conv;
 }

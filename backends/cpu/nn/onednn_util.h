@@ -70,11 +70,11 @@ inline dnnl::primitive_attr PrimitiveAttr() {
 // model are few; a process cycling through more pays creation again).
 // Thread-safe; creation runs outside the lock, so two threads may both
 // create an entry and one copy wins.
-template <typename Value>
 //
 // oneDNN sizes a primitive's parallel regions for the calling thread's
 // OpenMP team when it creates the primitive, not when it runs it: entries
 // are kept per team size (UseCurrentTeam), and made with that team set.
+template <typename Value>
 class ConfigCache {
  public:
   explicit ConfigCache(size_t capacity) : capacity_(capacity) {}
