@@ -64,6 +64,17 @@ class NnToCoreRtPass
     handler_state.addAttribute("op_handler_name", builder.getStringAttr("cpu"));
     handler_state.addTypes(corert::OpHandlerType::get(context));
     mlir::Value cpu = builder.create(handler_state)->getResult(0);
+    // A function with a buffer plan runs its ops through a handler that
+    // makes the call's arena.
+    if (auto arena_size =
+            function->getAttrOfType<mlir::IntegerAttr>("nn.arena_size")) {
+      mlir::OperationState arena_state(loc, "corert.arena_op_handler");
+      arena_state.addOperands(cpu);
+      arena_state.addAttribute("size", arena_size);
+      arena_state.addTypes(corert::OpHandlerType::get(context));
+      cpu = builder.create(arena_state)->getResult(0);
+      function->removeAttr("nn.arena_size");
+    }
 
     for (mlir::BlockArgument argument : block.getArguments()) {
       if (IsTensor(argument.getType())) argument.setType(handle_type);
@@ -133,6 +144,7 @@ void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options) {
   pipeline.addPass(CreateNnFusionPass());
   pipeline.addPass(CreateNnAssignLayoutsPass(options.winograd));
+  pipeline.addPass(CreateNnPlanBuffersPass());
   pipeline.addPass(CreateNnToCoreRtPass());
 }
 

@@ -237,7 +237,8 @@ class HandleList {
 // result `first_result` on, and the op's chain in result 0 if `seq`. A
 // result is a register that is available once its tensor is.
 void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
-           const OpAttrsRef& attrs, size_t first_arg, bool seq) {
+           const OpAttrsRef& attrs, size_t first_arg, bool seq,
+           const BufferArena* arena = nullptr) {
   const ExecutionContext& exec_ctx = frame->GetExecutionContext();
   const size_t num_args = frame->GetNumArgs();
   // The handles in the argument registers, passed in place: no copy and
@@ -284,7 +285,7 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
   results.AppendNull(frame->GetNumResults() - first_result);
   AsyncValueRef<Chain> chain;
   op(exec_ctx, absl::Span<const TensorHandle* const>(args.data(), num_handles),
-     consumed, attrs, results.span(), seq ? &chain : nullptr);
+     consumed, attrs, results.span(), seq ? &chain : nullptr, arena);
   // Consumed tensors go before the results settle (what was given up is
   // not read again); the spent handle is overwritten by the result below,
   // or cleared after.
@@ -374,16 +375,53 @@ struct ExecuteOpState final : KernelState {
   absl::StatusOr<CoreRuntimeOp> op = absl::UnknownError("not prepared");
 };
 
+// What `corert.arena_op_handler` makes for each call of its function: the
+// handler its ops run on, and the call's planned memory (buffer_arena.h).
+struct ArenaOpHandler {
+  OpHandler* handler;
+  RCReference<BufferArena> arena;
+};
+
+// corert.arena_op_handler %handler {size}: `handler` with a new arena of
+// `size` bytes for this call's planned op results.
+absl::StatusOr<ArenaOpHandler> MakeArenaOpHandler(OpHandler* handler,
+                                                  AsyncKernelFrame* frame) {
+  const bef::Attribute* size = frame->GetAttribute("size");
+  if (size == nullptr || size->kind != bef::AttributeKind::kI64 ||
+      size->scalar<int64_t>() < 0) {
+    return absl::InvalidArgumentError(
+        "corert.arena_op_handler needs a non-negative i64 size");
+  }
+  const int64_t bytes = size->scalar<int64_t>();
+  RCReference<BufferArena> arena = BufferArena::Create(
+      static_cast<size_t>(bytes), *frame->GetHostContext()->allocator());
+  if (!arena) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate a planned arena of ", bytes, " bytes"));
+  }
+  return ArenaOpHandler{handler, std::move(arena)};
+}
+
 // corert.executeop(%handler, %args...) / executeop.seq(%handler, %chain,
-// %args...).
+// %args...). The handler may be an arena op handler: registry ops then get
+// its arena (results with `_buffer_offset` go there).
 template <bool kSeq>
 void ExecuteOp(AsyncKernelFrame* frame) {
-  if (frame->GetNumArgs() < (kSeq ? 2u : 1u) ||
-      !frame->GetArgAt(0)->IsType<OpHandler*>()) {
+  AsyncValue* handler_value =
+      frame->GetNumArgs() >= (kSeq ? 2u : 1u) ? frame->GetArgAt(0) : nullptr;
+  OpHandler* handler = nullptr;
+  const BufferArena* arena = nullptr;
+  if (handler_value != nullptr && handler_value->IsType<OpHandler*>()) {
+    handler = handler_value->get<OpHandler*>();
+  } else if (handler_value != nullptr &&
+             handler_value->IsType<ArenaOpHandler>()) {
+    const auto& planned = handler_value->get<ArenaOpHandler>();
+    handler = planned.handler;
+    arena = planned.arena.get();  // The register holds it during the call.
+  } else {
     return frame->ReportError(
         absl::InvalidArgumentError("the first operand must be an op handler"));
   }
-  OpHandler* handler = frame->GetArgAt(0)->get<OpHandler*>();
   ExecuteOpState* state = frame->GetOrCreateState<ExecuteOpState>([&] {
     auto made = std::make_unique<ExecuteOpState>();
     made->attrs = ExecuteOpAttrs(frame);
@@ -400,12 +438,12 @@ void ExecuteOp(AsyncKernelFrame* frame) {
   if (!state->attrs.ok()) return frame->ReportError(state->attrs.status());
   if (ABSL_PREDICT_TRUE(state->handler == handler)) {
     if (!state->op.ok()) return frame->ReportError(state->op.status());
-    return RunOp(frame, *state->op, *state->attrs, kSeq ? 2 : 1, kSeq);
+    return RunOp(frame, *state->op, *state->attrs, kSeq ? 2 : 1, kSeq, arena);
   }
   absl::StatusOr<CoreRuntimeOp> op =
       Runtime(frame).MakeOp(state->op_name, handler);
   if (!op.ok()) return frame->ReportError(op.status());
-  RunOp(frame, *op, *state->attrs, kSeq ? 2 : 1, kSeq);
+  RunOp(frame, *op, *state->attrs, kSeq ? 2 : 1, kSeq, arena);
 }
 
 // corert.execute_crt_op(%op, %args...): a prepared (e.g. composite) op.
@@ -953,6 +991,7 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
   add("corert.register_op_handler", ASYNCRT_KERNEL(RegisterOpHandler));
   add("corert_sync.register_op_handler", ASYNCRT_KERNEL(SyncRegisterOpHandler));
   add("corert.get_op_handler", ASYNCRT_KERNEL(GetOpHandler));
+  add("corert.arena_op_handler", ASYNCRT_KERNEL(MakeArenaOpHandler));
   add("corert_sync.get_op_handler", ASYNCRT_KERNEL(SyncGetOpHandler));
   add("corert.executeop", ExecuteOp<false>);
   add("corert_sync.executeop", ExecuteOp<false>);

@@ -126,10 +126,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallImplementation(
     absl::Span<const Tensor* const> input_tensors, const OpAttrs& attrs,
     absl::Span<const TensorMetadata> result_metadata,
     absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
-    uint64_t unshared_arguments) {
+    uint64_t unshared_arguments, const BufferArena* arena) {
   OpInvocation invocation{
       exec_ctx,        inputs,  input_tensors, attrs,
       result_metadata, tensors, chain,         unshared_arguments};
+  invocation.arena = arena;
   Invoke(op_name, implementation, invocation);
 }
 
@@ -141,7 +142,7 @@ ABSL_ATTRIBUTE_NOINLINE void DispatchConverted(
     absl::Span<const Tensor*> input_tensors, const OpAttrs& attrs,
     absl::Span<const TensorMetadata> result_metadata,
     absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
-    uint64_t unshared_arguments) {
+    uint64_t unshared_arguments, const BufferArena* arena) {
   absl::InlinedVector<AsyncValue*, kStackArguments> inputs(arguments.begin(),
                                                            arguments.end());
   ValueVector converted;  // Keeps converted arguments alive.
@@ -165,7 +166,7 @@ ABSL_ATTRIBUTE_NOINLINE void DispatchConverted(
   }
   CallImplementation(op_name, implementation, exec_ctx, inputs, input_tensors,
                      attrs, result_metadata, tensors, chain,
-                     unshared_arguments);
+                     unshared_arguments, arena);
 }
 
 // Runs the implementation on available arguments; fills `tensors`. Inline:
@@ -176,7 +177,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
     const ExecutionContext& exec_ctx, absl::Span<AsyncValue* const> arguments,
     const OpAttrs& attrs, absl::Span<const TensorMetadata> result_metadata,
     absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
-    uint64_t unshared_arguments = 0) {
+    uint64_t unshared_arguments, const BufferArena* arena) {
   // Fixed size, on the stack for the usual few arguments; indexed through
   // data() (hardened Abseil checks every operator[]).
   absl::FixedArray<const Tensor*, kStackArguments> input_tensor_storage(
@@ -203,11 +204,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
   if (ABSL_PREDICT_FALSE(!all_accepted)) {
     return DispatchConverted(op_name, implementation, exec_ctx, arguments,
                              input_span, attrs, result_metadata, tensors, chain,
-                             unshared_arguments);
+                             unshared_arguments, arena);
   }
   CallImplementation(op_name, implementation, exec_ctx, arguments, input_span,
                      attrs, result_metadata, tensors, chain,
-                     unshared_arguments);
+                     unshared_arguments, arena);
 }
 
 // An op's argument handles: the caller's own array (CoreRuntime::Execute,
@@ -269,7 +270,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
     const OpEntry& entry, const OpImplementation& implementation,
     Device* device, const ExecutionContext& exec_ctx, Handles args,
     const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
-    AsyncValueRef<Chain>* chain, uint64_t consumed_arguments) {
+    AsyncValueRef<Chain>* chain, uint64_t consumed_arguments,
+    const BufferArena* arena) {
   const size_t num_args = args.size();
   const size_t num_results = results.size();
   if (num_args > kStackArguments || num_results > kStackArguments ||
@@ -322,6 +324,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
       UnsharedArguments(absl::MakeConstSpan(values, num_args),
                         consumed_arguments),
       /*may_take_arguments=*/true};
+  invocation.arena = arena;
   {
     tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
     absl::Status status = entry.metadata_fn(
@@ -380,7 +383,7 @@ absl::Status LateMetadata(const OpEntry& entry,
     Device* device, const ExecutionContext& exec_ctx,
     absl::Span<const TensorHandle* const> args, const OpAttrsRef& attrs,
     absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain,
-    uint64_t consumed_arguments) {
+    uint64_t consumed_arguments, const BufferArena* arena) {
   const size_t num_results = results.size();
   absl::FixedArray<AsyncValue*, kStackArguments> arg_values(args.size());
   AsyncValue** arg_value = arg_values.data();  // No per-index hardening.
@@ -427,7 +430,7 @@ absl::Status LateMetadata(const OpEntry& entry,
     if (chain) *chain = GetReadyChain();
     Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs,
              result_metadata, absl::MakeSpan(tensors), chain,
-             UnsharedArguments(arg_values, consumed_arguments));
+             UnsharedArguments(arg_values, consumed_arguments), arena);
     SetResults(device, absl::MakeSpan(result_metadata), tensors.data(),
                results);
     return;
@@ -457,7 +460,10 @@ absl::Status LateMetadata(const OpEntry& entry,
                     std::make_move_iterator(result_metadata.begin()),
                     std::make_move_iterator(result_metadata.end())),
                 pending = std::move(pending),
-                pending_chain = std::move(pending_chain)]() mutable {
+                pending_chain = std::move(pending_chain),
+                // The dispatch may outlive the caller's hold on the arena.
+                held_arena = arena ? FormRef(const_cast<BufferArena*>(arena))
+                                   : RCReference<BufferArena>()]() mutable {
                  absl::InlinedVector<AsyncValue*, 4> raw;
                  for (auto& value : held_args) raw.push_back(value.get());
                  if (absl::Status status = LateMetadata(
@@ -473,7 +479,8 @@ absl::Status LateMetadata(const OpEntry& entry,
                  AsyncValueRef<Chain> op_chain = GetReadyChain();
                  Dispatch(entry.name, implementation, exec_ctx, raw, *attrs,
                           result_metadata, absl::MakeSpan(tensors),
-                          pending_chain ? &op_chain : nullptr);
+                          pending_chain ? &op_chain : nullptr,
+                          /*unshared_arguments=*/0, held_arena.get());
                  for (size_t i = 0; i < pending.size(); ++i) {
                    pending[i]->ForwardTo(std::move(tensors[i]));
                  }
@@ -491,13 +498,14 @@ void RunRegisteredOp(const OpEntry& entry,
                      const OpImplementation& implementation, Device* device,
                      const ExecutionContext& exec_ctx, Handles args,
                      const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
-                     AsyncValueRef<Chain>* chain, uint64_t consumed_arguments) {
+                     AsyncValueRef<Chain>* chain, uint64_t consumed_arguments,
+                     const BufferArena* arena = nullptr) {
   tracing::ScopedTrace trace(tracing::Level::kVerbose, [&] {
     return absl::StrCat(entry.name, "#op_handler=", implementation.device_type,
                         "#");
   });
   if (RunConcreteOp(entry, implementation, device, exec_ctx, args, attrs,
-                    results, chain, consumed_arguments)) {
+                    results, chain, consumed_arguments, arena)) {
     return;
   }
   if constexpr (std::is_same_v<Handles, absl::Span<TensorHandle>>) {
@@ -507,10 +515,10 @@ void RunRegisteredOp(const OpEntry& entry,
       pointers.data()[i] = args.data() + i;
     }
     RunGeneralOp(entry, implementation, device, exec_ctx, pointers, attrs,
-                 results, chain, consumed_arguments);
+                 results, chain, consumed_arguments, arena);
   } else {
     RunGeneralOp(entry, implementation, device, exec_ctx, args, attrs, results,
-                 chain, consumed_arguments);
+                 chain, consumed_arguments, arena);
   }
 }
 
@@ -600,10 +608,11 @@ void CoreRuntimeOp::operator()(const ExecutionContext& exec_ctx,
                                uint64_t consumed_arguments,
                                const OpAttrsRef& attrs,
                                absl::Span<TensorHandle> results,
-                               AsyncValueRef<Chain>* chain) const {
+                               AsyncValueRef<Chain>* chain,
+                               const BufferArena* arena) const {
   if (implementation_) {
     RunRegisteredOp(*entry_, *implementation_, device_, exec_ctx, args, attrs,
-                    results, chain, consumed_arguments);
+                    results, chain, consumed_arguments, arena);
     return;
   }
   // Other ops take handles of their own: copies, which keep every tensor
@@ -821,8 +830,24 @@ std::optional<DenseHostTensor> OpInvocation::ReuseUnsharedArgumentBuffer(
   return std::nullopt;
 }
 
+RCReference<HostBuffer> OpInvocation::PlannedResultBufferSlow(
+    size_t bytes) const {
+  const std::optional<int64_t> offset = attrs.GetInteger("_buffer_offset");
+  if (!offset || *offset < 0) return nullptr;
+  return arena->Slot(static_cast<size_t>(*offset), bytes);
+}
+
 AsyncValueRef<DenseHostTensor> OpInvocation::AllocateDense(
     const TensorMetadata& metadata) const {
+  if (ABSL_PREDICT_FALSE(arena != nullptr)) {
+    // Not for strings (their elements are objects) or invalid metadata.
+    if (std::optional<size_t> bytes = internal::DenseByteSize(metadata)) {
+      if (RCReference<HostBuffer> planned = PlannedResultBuffer(*bytes)) {
+        return MakeAvailableAsyncValueRef<DenseHostTensor>(metadata,
+                                                           std::move(planned));
+      }
+    }
+  }
   return DenseHostTensor::MakeUninitializedAsyncValue(metadata,
                                                       *host()->allocator());
 }

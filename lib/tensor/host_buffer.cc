@@ -42,6 +42,7 @@ RCReference<HostBuffer> HostBuffer::CreateSlice(RCReference<HostBuffer> parent,
   auto* buffer = new HostBuffer(static_cast<char*>(parent->data()) + offset,
                                 size, Kind::kSlice);
   buffer->read_only_ = parent->IsReadOnly();
+  buffer->planned_ = parent->IsPlanned();
   buffer->parent_ = parent.release();
   return TakeRef(buffer);
 }

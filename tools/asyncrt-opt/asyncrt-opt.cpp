@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   // The model compiler's passes.
   asyncrt::compiler::RegisterNnFusionPass();
   asyncrt::compiler::RegisterNnAssignLayoutsPass();
+  asyncrt::compiler::RegisterNnPlanBuffersPass();
   asyncrt::compiler::RegisterNnToCoreRtPass();
   asyncrt::compiler::RegisterModelPipeline();
 #endif

@@ -726,19 +726,29 @@ const DenseHostTensor* PlainArgument(OpInvocation& invocation,
 }
 
 // The result of a convolution or pooling in oneDNN's layout `desc`: the
-// fused sum's buffer (argument `sum_index`, if >= 0) when the op alone
-// holds it in that layout (computed in place), else a new buffer. Null
-// after FailAll if the allocation fails.
+// buffer plan's slot if it has one (PlaceSum skips the copy when the plan
+// put the result over its fused sum), else the fused sum's buffer
+// (argument `sum_index`, if >= 0) when the op alone holds it in that
+// layout (computed in place), else a new buffer. Null after FailAll if
+// the allocation fails. A slot over a sum in another layout is not taken:
+// oneDNN adds a sum in place only in the result's own layout.
 RCReference<HostBuffer> OneDnnResultBuffer(OpInvocation& invocation,
                                            absl::string_view op,
                                            const memory::desc& desc,
-                                           int sum_index) {
+                                           int sum_index,
+                                           const OneDnnOperand* sum = nullptr) {
+  if (RCReference<HostBuffer> planned =
+          invocation.PlannedResultBuffer(desc.get_size())) {
+    if (sum == nullptr || sum->data != planned->data() || sum->desc == desc) {
+      return planned;
+    }
+  }
   if (sum_index >= 0 && (invocation.unshared_arguments >> sum_index & 1)) {
     const Tensor& sum = invocation.argument(sum_index);
     if (sum.tensor_type() == OneDnnTensor::Type()) {
       const auto& onednn = static_cast<const OneDnnTensor&>(sum);
       if (onednn.desc() == desc && onednn.buffer()->IsUnique() &&
-          !onednn.buffer()->IsReadOnly()) {
+          !onednn.buffer()->IsReadOnly() && !onednn.buffer()->IsPlanned()) {
         return onednn.buffer();
       }
     }
@@ -839,12 +849,23 @@ void Conv(OpInvocation& invocation) {
                        conv->weights_md, conv->w_md, conv->weights_reorder);
     RCReference<HostBuffer> onednn_buffer;
     memory dst, out;
+    if (plain_result && plan.has_sum && !conv->dst_reorder &&
+        sum_operand->data == plain_result->data() &&
+        sum_operand->desc != conv->out_md) {
+      // The plan put the result over a sum in another layout.
+      plain_result = DenseHostTensor::MakeUninitializedAsyncValue(
+          invocation.result_metadata[0], *invocation.host()->allocator());
+      if (!plain_result) {
+        return FailAll(invocation, kOp, "cannot allocate the result");
+      }
+    }
     if (plain_result) {
       out = Wrap(conv->out_md, plain_result->data());
       dst = conv->dst_reorder ? memory(conv->dst_md, CpuEngine()) : out;
     } else {
-      onednn_buffer = OneDnnResultBuffer(invocation, kOp, conv->dst_md,
-                                         plan.has_sum ? 3 : -1);
+      onednn_buffer = OneDnnResultBuffer(
+          invocation, kOp, conv->dst_md, plan.has_sum ? 3 : -1,
+          plan.has_sum ? &*sum_operand : nullptr);
       if (!onednn_buffer) return;
       dst = Wrap(conv->dst_md, onednn_buffer->data());
     }

@@ -29,7 +29,9 @@ void RegisterPrintStreamPass();
 // !corert.tensorhandle, each nn op a corert.executeop of the runtime op of
 // the same name on the "cpu" op handler (looked up once per function),
 // with its attributes as op attributes, nn.constant a
-// corert.const_dense_tensor and func.return tfrt.return.
+// corert.const_dense_tensor and func.return tfrt.return. A function with a
+// buffer plan (`nn.arena_size`, from -nn-plan-buffers) runs its ops on a
+// `corert.arena_op_handler` of that size instead.
 std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass();
 void RegisterNnToCoreRtPass();
 
@@ -63,9 +65,23 @@ void RegisterNnFusionPass();
 std::unique_ptr<mlir::Pass> CreateNnAssignLayoutsPass(bool winograd = true);
 void RegisterNnAssignLayoutsPass();
 
+// `-nn-plan-buffers`: the buffer plan. Each function (one block) gets one
+// arena per call for its intermediate tensors: every single-result nn op
+// that computes a new tensor of static shape and whose value (or a view of
+// it: reshape, flatten, squeeze, unsqueeze, cast, ...) does not reach the
+// function's results gets `_buffer_offset` (bytes into the arena), and the
+// function `nn.arena_size`. Two values share bytes only if the dataflow
+// orders every reader of one before the other's producer, so the plan
+// holds in any schedule the executor picks. Placement is greedy by size; a
+// convolution or matmul that reads its fused sum last takes the sum's
+// bytes. -nn-to-corert turns the plan into `corert.arena_op_handler`; at
+// run time a result that does not fit its slot is allocated as before.
+std::unique_ptr<mlir::Pass> CreateNnPlanBuffersPass();
+void RegisterNnPlanBuffersPass();
+
 // The model pipeline, from a module in the nn dialect (an imported model)
-// to one that the BEF converter takes: -nn-fuse, -nn-assign-layouts, then
-// -nn-to-corert.
+// to one that the BEF converter takes: -nn-fuse, -nn-assign-layouts,
+// -nn-plan-buffers, then -nn-to-corert.
 // Registered as
 // `-asyncrt-model-pipeline` by RegisterModelPipeline.
 struct ModelPipelineOptions {

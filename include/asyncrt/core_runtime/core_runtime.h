@@ -32,6 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "asyncrt/core_runtime/buffer_arena.h"
 #include "asyncrt/core_runtime/op_attrs.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/core_runtime/tensor_handle.h"
@@ -87,12 +88,16 @@ class CoreRuntimeOp {
   // gives handle i up as ArgumentUse::kConsume does for all: the op may
   // reuse its tensor's buffer, or its async value, if nothing else holds
   // them, so the caller must not read that handle's tensor afterwards
-  // (it drops or overwrites the handle).
+  // (it drops or overwrites the handle). `arena` (may be null; borrowed
+  // for the call) is the calling function's planned memory: a registry op
+  // with an `_buffer_offset` attribute computes its result there
+  // (buffer_arena.h); other ops ignore it.
   void operator()(const ExecutionContext& exec_ctx,
                   absl::Span<const TensorHandle* const> args,
                   uint64_t consumed_arguments, const OpAttrsRef& attrs,
                   absl::Span<TensorHandle> results,
-                  AsyncValueRef<Chain>* chain) const;
+                  AsyncValueRef<Chain>* chain,
+                  const BufferArena* arena = nullptr) const;
 
  private:
   const OpEntry* entry_ = nullptr;

@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "asyncrt/core_runtime/buffer_arena.h"
 #include "asyncrt/core_runtime/op_attrs.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/chain.h"
@@ -104,6 +105,10 @@ struct OpInvocation {
   // op), and records the argument in `taken_arguments`.
   bool may_take_arguments = false;
   mutable uint64_t taken_arguments = 0;
+  // The calling function's planned memory when it runs the op through its
+  // `corert.arena_op_handler` (buffer_arena.h); null otherwise (eager
+  // calls, unplanned functions). Borrowed for the dispatch call.
+  const BufferArena* arena = nullptr;
 
   const Tensor& argument(size_t index) const {
     return *argument_tensors[index];
@@ -137,9 +142,20 @@ struct OpInvocation {
                                     reusable_arguments & unshared_arguments);
   }
 
+  // The buffer the function's buffer plan gives the op's (single) result:
+  // `bytes` at the op's `_buffer_offset` attribute in `arena`. Null when
+  // there is no arena or no offset, or the plan's slot does not hold
+  // `bytes` there (the result is then allocated as usual). A planned buffer
+  // is never reused in place (HostBuffer::IsPlanned).
+  RCReference<HostBuffer> PlannedResultBuffer(size_t bytes) const {
+    if (ABSL_PREDICT_TRUE(arena == nullptr)) return nullptr;
+    return PlannedResultBufferSlow(bytes);
+  }
+
   HostContext* host() const { return exec_ctx.host(); }
 
  private:
+  RCReference<HostBuffer> PlannedResultBufferSlow(size_t bytes) const;
   std::optional<DenseHostTensor> ReuseUnsharedArgumentBuffer(
       size_t index, const TensorMetadata& metadata) const;
   // Argument `index`'s value if it holds a dense host tensor of `metadata`

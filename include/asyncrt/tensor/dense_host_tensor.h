@@ -74,10 +74,11 @@ class DenseHostTensor final : public Tensor {
   RCReference<HostBuffer> ReleaseBuffer() { return std::move(buffer_); }
   // True if this tensor holds the only reference to its buffer, so the
   // bytes may be overwritten without affecting anyone else; never for a
-  // read-only buffer. A slice buffer counts as shared only if the slice
+  // read-only or planned buffer. A slice buffer counts as shared only if the slice
   // itself is.
   bool IsBufferUnique() const {
-    return buffer_ && buffer_->IsUnique() && !buffer_->IsReadOnly();
+    return buffer_ && buffer_->IsUnique() && !buffer_->IsReadOnly() &&
+           !buffer_->IsPlanned();
   }
 
   // The elements as T, which must be the dtype's C++ type (asserted).

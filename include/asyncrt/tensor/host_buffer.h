@@ -67,6 +67,14 @@ class HostBuffer : public ReferenceCounted<HostBuffer> {
   void MarkReadOnly() { read_only_ = true; }
   bool IsReadOnly() const { return read_only_; }
 
+  // A planned buffer is a slot of a function call's BufferArena: the
+  // compiler's buffer plan gives its bytes to other values once this one's
+  // readers are done, so ops must not compute another value in it in place
+  // even when they hold its only reference (that value would be where the
+  // plan did not put it). Slices of it are planned too. Mark before sharing.
+  void MarkPlanned() { planned_ = true; }
+  bool IsPlanned() const { return planned_; }
+
   // "HostBuffer<pointer=0x55d..., size=24>".
   std::string DebugString() const;
 
@@ -90,6 +98,7 @@ class HostBuffer : public ReferenceCounted<HostBuffer> {
   const size_t size_;
   const Kind kind_;
   bool read_only_ = false;
+  bool planned_ = false;
   // Set only for an owned buffer: the alignment it was allocated with.
   uint32_t alignment_ = 0;
   union {

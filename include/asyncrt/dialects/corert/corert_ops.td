@@ -95,6 +95,27 @@ def CoreRT_GetOpHandlerOp : CoreRT_Op<"get_op_handler", [Pure]> {
   let assemblyFormat = "$in_op_chain $op_handler_name attr-dict";
 }
 
+def CoreRT_ArenaOpHandlerOp : CoreRT_Op<"arena_op_handler",
+    [MemoryEffects<[MemAlloc]>]> {
+  let summary = "an op handler with planned memory for one call (AsyncRT)";
+  let description = [{
+    An AsyncRT extension that `-nn-to-corert` emits for a function with a
+    buffer plan (`nn.arena_size`, from `-nn-plan-buffers`): each call makes
+    one arena of `size` bytes, and an op run through the result that has an
+    `_buffer_offset` attribute computes its result at that offset in it
+    instead of in a new allocation. Other ops run as on `op_handler`. Not
+    pure: each call needs its own arena.
+
+    ```mlir
+    %planned = corert.arena_op_handler %cpu {size = 4096 : i64}
+    ```
+  }];
+  let arguments = (ins CoreRT_OpHandlerType:$op_handler,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$size);
+  let results = (outs CoreRT_OpHandlerType:$planned_op_handler);
+  let assemblyFormat = "$op_handler attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Executing ops
 //===----------------------------------------------------------------------===//
