@@ -144,7 +144,7 @@ void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options) {
   pipeline.addPass(CreateNnFusionPass());
   pipeline.addPass(CreateNnAssignLayoutsPass(options.winograd));
-  pipeline.addPass(CreateNnPlanBuffersPass());
+  if (options.plan_buffers) pipeline.addPass(CreateNnPlanBuffersPass());
   pipeline.addPass(CreateNnToCoreRtPass());
 }
 

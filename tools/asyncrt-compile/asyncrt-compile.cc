@@ -48,6 +48,11 @@ cl::opt<bool> winograd(
     cl::desc("Winograd kernels for 3x3 convolutions where oneDNN has them "
              "(default true; false: direct kernels only)"),
     cl::init(true), cl::cat(compile_options));
+cl::opt<bool> plan_buffers(
+    "plan-buffers",
+    cl::desc("One arena per call for the intermediate tensors (default "
+             "true; false: each is allocated when computed)"),
+    cl::init(true), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));
@@ -81,6 +86,7 @@ int Compile() {
   mlir::PassManager pipeline(&context);
   asyncrt::compiler::ModelPipelineOptions pipeline_options;
   pipeline_options.winograd = winograd;
+  pipeline_options.plan_buffers = plan_buffers;
   asyncrt::compiler::AddModelPipeline(pipeline, pipeline_options);
   if (mlir::failed(pipeline.run(*module))) return 1;
 

@@ -88,6 +88,9 @@ struct ModelPipelineOptions {
   // Winograd kernels for the 3x3 convolutions that have them (see
   // CreateNnAssignLayoutsPass).
   bool winograd = true;
+  // The buffer plan (-nn-plan-buffers); without it each intermediate
+  // tensor is allocated when it is computed.
+  bool plan_buffers = true;
 };
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options = {});
