@@ -248,6 +248,8 @@ class NnPlanBuffersPass
     for (const Candidate& candidate : candidates) {
       candidate.op->setAttr("_buffer_offset",
                             builder.getI64IntegerAttr(candidate.offset));
+      candidate.op->setAttr("_buffer_size",
+                            builder.getI64IntegerAttr(candidate.bytes));
     }
     function->setAttr("nn.arena_size", builder.getI64IntegerAttr(arena_size));
   }

@@ -404,7 +404,7 @@ absl::StatusOr<ArenaOpHandler> MakeArenaOpHandler(OpHandler* handler,
 
 // corert.executeop(%handler, %args...) / executeop.seq(%handler, %chain,
 // %args...). The handler may be an arena op handler: registry ops then get
-// its arena (results with `_buffer_offset` go there).
+// its arena (results with `_buffer_offset` and `_buffer_size` go there).
 template <bool kSeq>
 void ExecuteOp(AsyncKernelFrame* frame) {
   AsyncValue* handler_value =

@@ -832,8 +832,15 @@ std::optional<DenseHostTensor> OpInvocation::ReuseUnsharedArgumentBuffer(
 
 RCReference<HostBuffer> OpInvocation::PlannedResultBufferSlow(
     size_t bytes) const {
+  // The slot's planned size bounds the result: a result larger than the
+  // compiler planned (a model called with larger inputs than it was
+  // compiled for) would run into the bytes of other values.
   const std::optional<int64_t> offset = attrs.GetInteger("_buffer_offset");
-  if (!offset || *offset < 0) return nullptr;
+  const std::optional<int64_t> size = attrs.GetInteger("_buffer_size");
+  if (!offset || !size || *offset < 0 || *size < 0 ||
+      bytes > static_cast<uint64_t>(*size)) {
+    return nullptr;
+  }
   return arena->Slot(static_cast<size_t>(*offset), bytes);
 }
 

@@ -12,14 +12,14 @@
 // %c); the function's result is not planned.
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: nn.arena_size = 128 : i64
-// CHECK: nn.relu %arg0 {_buffer_offset = 0 : i64}
-// CHECK: nn.sigmoid %{{.*}} {_buffer_offset = 64 : i64}
-// CHECK: nn.tanh %{{.*}} {_buffer_offset = 0 : i64}
+// CHECK: nn.relu %arg0 {_buffer_offset = 0 : i64, _buffer_size = 64 : i64}
+// CHECK: nn.sigmoid %{{.*}} {_buffer_offset = 64 : i64, _buffer_size = 64 : i64}
+// CHECK: nn.tanh %{{.*}} {_buffer_offset = 0 : i64, _buffer_size = 64 : i64}
 // CHECK: nn.abs %{{.*}} :
 // CORERT-LABEL: func.func @chain
 // CORERT: %[[CPU:.*]] = corert.get_op_handler
 // CORERT: %[[PLANNED:.*]] = corert.arena_op_handler %[[CPU]] {size = 128 : i64}
-// CORERT: corert.executeop(%[[PLANNED]]) "nn.relu"(%arg0) {_buffer_offset = 0 : i64}
+// CORERT: corert.executeop(%[[PLANNED]]) "nn.relu"(%arg0) {_buffer_offset = 0 : i64, _buffer_size = {{[0-9]+}} : i64}
 // CORERT: corert.executeop(%[[PLANNED]]) "nn.abs"
 // CORERT-NOT: _buffer_offset
 // CORERT: tfrt.return
@@ -36,10 +36,10 @@ func.func @chain(%x: tensor<1x16xf32>) -> tensor<1x16xf32> {
 // both and takes %p's.
 // CHECK-LABEL: func.func @independent_branches
 // CHECK-SAME: nn.arena_size = 192 : i64
-// CHECK: %[[P:.*]] = nn.relu %arg0 {_buffer_offset = 0 : i64}
-// CHECK: nn.sigmoid %[[P]] {_buffer_offset = 64 : i64}
-// CHECK: nn.tanh %arg0 {_buffer_offset = 128 : i64}
-// CHECK: nn.add %{{.*}}, %{{.*}} {_buffer_offset = 0 : i64}
+// CHECK: %[[P:.*]] = nn.relu %arg0 {_buffer_offset = 0 : i64, _buffer_size = {{[0-9]+}} : i64}
+// CHECK: nn.sigmoid %[[P]] {_buffer_offset = 64 : i64, _buffer_size = {{[0-9]+}} : i64}
+// CHECK: nn.tanh %arg0 {_buffer_offset = 128 : i64, _buffer_size = {{[0-9]+}} : i64}
+// CHECK: nn.add %{{.*}}, %{{.*}} {_buffer_offset = 0 : i64, _buffer_size = {{[0-9]+}} : i64}
 func.func @independent_branches(%x: tensor<1x16xf32>) -> tensor<1x16xf32> {
   %p = nn.relu %x : (tensor<1x16xf32>) -> tensor<1x16xf32>
   %r = nn.sigmoid %p : (tensor<1x16xf32>) -> tensor<1x16xf32>
@@ -53,9 +53,9 @@ func.func @independent_branches(%x: tensor<1x16xf32>) -> tensor<1x16xf32> {
 // until the view's readers are done: %b may not take %a's bytes while %v
 // is still to be read. A value whose view is returned is not planned.
 // CHECK-LABEL: func.func @views
-// CHECK: %[[A:.*]] = nn.relu %arg0 {_buffer_offset = 0 : i64}
+// CHECK: %[[A:.*]] = nn.relu %arg0 {_buffer_offset = 0 : i64, _buffer_size = {{[0-9]+}} : i64}
 // CHECK: %[[V:.*]] = nn.reshape %[[A]] {shape = [16]} :
-// CHECK: nn.sigmoid %arg0 {_buffer_offset = 64 : i64}
+// CHECK: nn.sigmoid %arg0 {_buffer_offset = 64 : i64, _buffer_size = {{[0-9]+}} : i64}
 // CHECK: nn.exp %arg0 :
 // CHECK: nn.flatten
 func.func @views(%x: tensor<1x16xf32>) -> (tensor<16xf32>, tensor<1x16xf32>, tensor<1x16xf32>) {
@@ -72,8 +72,8 @@ func.func @views(%x: tensor<1x16xf32>) -> (tensor<16xf32>, tensor<1x16xf32>, ten
 // A convolution that reads its fused sum last computes in the sum's bytes
 // (oneDNN adds into its destination).
 // CHECK-LABEL: func.func @residual
-// CHECK: %[[SUM:.*]] = nn.conv %arg0, %arg1 {_buffer_offset = 0 : i64}
-// CHECK: nn.conv %arg0, %arg1, %arg2, %[[SUM]] {_buffer_offset = 0 : i64}
+// CHECK: %[[SUM:.*]] = nn.conv %arg0, %arg1 {_buffer_offset = 0 : i64, _buffer_size = {{[0-9]+}} : i64}
+// CHECK: nn.conv %arg0, %arg1, %arg2, %[[SUM]] {_buffer_offset = 0 : i64, _buffer_size = {{[0-9]+}} : i64}
 func.func @residual(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x1x1xf32>, %bias: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
   %s = nn.conv %x, %w : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
   %y = nn.conv %x, %w, %bias, %s : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>

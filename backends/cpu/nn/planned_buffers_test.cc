@@ -31,8 +31,10 @@ std::vector<TensorHandle> Args(Handles... handles) {
   return args;
 }
 
-OpAttrs Offset(int64_t offset, OpAttrs attrs = OpAttrs()) {
+// The attributes of a slot of `size` bytes at `offset`, added to `attrs`.
+OpAttrs Offset(int64_t offset, OpAttrs attrs = OpAttrs(), int64_t size = 4096) {
   attrs.Set("_buffer_offset", offset);
+  attrs.Set("_buffer_size", size);
   return attrs;
 }
 
@@ -91,15 +93,20 @@ TEST_F(PlannedBuffersTest, AResultGoesToItsSlot) {
 TEST_F(PlannedBuffersTest, ResultsOutsideTheirSlotAreAllocatedAsBefore) {
   RCReference<BufferArena> arena = NewArena(256);
   const Tensor32 x{{4, 4}, Ramp(16, -1, 0.5f)};  // 64 bytes.
-  // A slot past the arena's end, a negative offset, and no arena at all.
+  // A slot past the arena's end, a negative offset, a slot smaller than
+  // the result (a model called with larger inputs than it was compiled
+  // for), and no arena at all.
   const struct {
     const BufferArena* arena;
-    int64_t offset;
-  } cases[] = {{arena.get(), 224}, {arena.get(), -1}, {nullptr, 0}};
+    int64_t offset, size;
+  } cases[] = {{arena.get(), 224, 64},
+               {arena.get(), -1, 64},
+               {arena.get(), 0, 32},
+               {nullptr, 0, 64}};
   for (const auto& c : cases) {
     SCOPED_TRACE(testing::Message() << "offset " << c.offset);
     TensorHandle neg = ExecuteIn(c.arena, "nn.neg", Args(*Handle(x)),
-                                 Offset(c.offset));
+                                 Offset(c.offset, OpAttrs(), c.size));
     const DenseHostTensor* result = Dense(neg);
     ASSERT_NE(result, nullptr);
     EXPECT_FALSE(result->buffer()->IsPlanned());

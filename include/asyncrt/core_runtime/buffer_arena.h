@@ -5,9 +5,9 @@
 // size the plan computes; two results share bytes only where the plan
 // proved, from the dataflow alone, that every reader of the first finished
 // before the second's producer ran. A call makes its arena once
-// (`corert.arena_op_handler`), and each op with an `_buffer_offset`
-// attribute that runs through that handler writes its result into a slot of
-// it instead of a new allocation (OpInvocation::PlannedResultBuffer).
+// (`corert.arena_op_handler`), and each op with a slot (`_buffer_offset`,
+// `_buffer_size`) that runs through that handler writes its result there
+// instead of in a new allocation (OpInvocation::PlannedResultBuffer).
 //
 // Ownership: reference-counted. Each slot is a HostBuffer slice that holds
 // the arena, so the block lives until the last planned tensor is gone,

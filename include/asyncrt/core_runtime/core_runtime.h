@@ -90,7 +90,7 @@ class CoreRuntimeOp {
   // them, so the caller must not read that handle's tensor afterwards
   // (it drops or overwrites the handle). `arena` (may be null; borrowed
   // for the call) is the calling function's planned memory: a registry op
-  // with an `_buffer_offset` attribute computes its result there
+  // with a slot (`_buffer_offset`, `_buffer_size`) computes its result there
   // (buffer_arena.h); other ops ignore it.
   void operator()(const ExecutionContext& exec_ctx,
                   absl::Span<const TensorHandle* const> args,

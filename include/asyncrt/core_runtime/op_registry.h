@@ -144,8 +144,9 @@ struct OpInvocation {
 
   // The buffer the function's buffer plan gives the op's (single) result:
   // `bytes` at the op's `_buffer_offset` attribute in `arena`. Null when
-  // there is no arena or no offset, or the plan's slot does not hold
-  // `bytes` there (the result is then allocated as usual). A planned buffer
+  // there is no arena or no slot (`_buffer_offset` and `_buffer_size`), or
+  // the slot is smaller than `bytes` or not inside the arena (the result
+  // is then allocated as usual). A planned buffer
   // is never reused in place (HostBuffer::IsPlanned).
   RCReference<HostBuffer> PlannedResultBuffer(size_t bytes) const {
     if (ABSL_PREDICT_TRUE(arena == nullptr)) return nullptr;

@@ -102,7 +102,7 @@ def CoreRT_ArenaOpHandlerOp : CoreRT_Op<"arena_op_handler",
     An AsyncRT extension that `-nn-to-corert` emits for a function with a
     buffer plan (`nn.arena_size`, from `-nn-plan-buffers`): each call makes
     one arena of `size` bytes, and an op run through the result that has an
-    `_buffer_offset` attribute computes its result at that offset in it
+    `_buffer_offset` (and `_buffer_size`) computes its result at that offset in it
     instead of in a new allocation. Other ops run as on `op_handler`. Not
     pure: each call needs its own arena.
 
