@@ -197,6 +197,12 @@ class Importer {
   // Emits or evaluates `spec`; the SSA values or constants of its results.
   mlir::FailureOr<std::vector<GraphValue>> Build(const onnx::NodeProto& node,
                                                  const OpSpec& spec);
+  // Sum, Max, Min or Mean of one or more inputs (numpy broadcasting): a
+  // chain of binary ops, then, for Mean, a division by the count.
+  mlir::FailureOr<GraphValue> ImportVariadic(const onnx::NodeProto& node);
+  // Makes `value` known under a new name no graph value has (for values
+  // between the ops of one node).
+  std::string AddTemporary(GraphValue value);
 
   mlir::InFlightDiagnostic Error(const onnx::NodeProto& node) {
     return mlir::emitError(NodeLoc(node))
@@ -283,6 +289,7 @@ class Importer {
   llvm::StringMap<GraphValue> values_;
   ConstantEvaluator evaluator_;
   int resource_counter_ = 0;
+  int next_temporary_ = 0;  // AddTemporary's.
 };
 
 mlir::OwningOpRef<mlir::ModuleOp> Importer::Import(llvm::StringRef bytes) {
@@ -642,14 +649,6 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     }
     return CopyAttributes(node, {}, spec);
   }
-  if (type == "Max" || type == "Min") {
-    if (node.input_size() != 2) {
-      return Error(node) << "only two inputs are supported";
-    }
-    spec.op_name = type == "Max" ? "nn.max" : "nn.min";
-    take_inputs(2);
-    return CopyAttributes(node, {}, spec);
-  }
   if (type == "Clip") {
     spec.op_name = "nn.clip";
     take_inputs(1);
@@ -900,6 +899,64 @@ mlir::FailureOr<std::vector<GraphValue>> Importer::Build(
   return results;
 }
 
+std::string Importer::AddTemporary(GraphValue value) {
+  // ONNX names are free-form: count up until the name is unused.
+  std::string name;
+  do {
+    name = absl::StrCat("asyncrt_tmp_", next_temporary_++);
+  } while (values_.count(name));
+  values_[name] = std::move(value);
+  return name;
+}
+
+mlir::FailureOr<GraphValue> Importer::ImportVariadic(
+    const onnx::NodeProto& node) {
+  const std::string& type = node.op_type();
+  if (node.input_size() < 1) return Error(node) << "needs at least one input";
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty()) return Error(node) << "input " << i << " is empty";
+  }
+  if (node.attribute_size() > 0) {
+    return Error(node) << "attribute '" << node.attribute(0).name()
+                       << "' is not supported";
+  }
+  const char* op_name = type == "Max"   ? "nn.max"
+                        : type == "Min" ? "nn.min"
+                                        : "nn.add";
+  std::vector<std::string> temporaries;
+  auto result = [&]() -> mlir::FailureOr<GraphValue> {
+    std::string partial = node.input(0);
+    for (int i = 1; i < node.input_size(); ++i) {
+      OpSpec spec;
+      spec.op_name = op_name;
+      spec.operands = {partial, node.input(i)};
+      auto built = Build(node, spec);
+      if (mlir::failed(built)) return mlir::failure();
+      partial = AddTemporary((*built)[0]);
+      temporaries.push_back(partial);
+    }
+    if (type == "Mean" && node.input_size() > 1) {
+      ConstTensor count;
+      count.dtype = DType::kF32;
+      const float n = static_cast<float>(node.input_size());
+      count.bytes.resize(sizeof(n));
+      std::memcpy(count.bytes.data(), &n, sizeof(n));
+      GraphValue divisor;
+      divisor.constant = std::make_shared<ConstTensor>(std::move(count));
+      temporaries.push_back(AddTemporary(std::move(divisor)));
+      OpSpec spec;
+      spec.op_name = "nn.div";
+      spec.operands = {partial, temporaries.back()};
+      auto built = Build(node, spec);
+      if (mlir::failed(built)) return mlir::failure();
+      return (*built)[0];
+    }
+    return values_[partial];
+  }();
+  for (const std::string& name : temporaries) values_.erase(name);
+  return result;
+}
+
 mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
     return Error(node) << "ops of domain '" << node.domain()
@@ -994,6 +1051,11 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     GraphValue value;
     value.constant = std::make_shared<ConstTensor>(std::move(tensor));
     results.push_back(std::move(value));
+  } else if (node.op_type() == "Sum" || node.op_type() == "Max" ||
+             node.op_type() == "Min" || node.op_type() == "Mean") {
+    mlir::FailureOr<GraphValue> value = ImportVariadic(node);
+    if (mlir::failed(value)) return mlir::failure();
+    results.push_back(*std::move(value));
   } else {
     OpSpec spec;
     if (mlir::failed(Translate(node, spec))) return mlir::failure();

@@ -106,6 +106,31 @@ TEST_F(OnnxImporterTest, SampleImports) {
   EXPECT_EQ(Import(SampleModel()), "");
 }
 
+// Sum, Max, Min and Mean take any number of inputs: a chain of binary ops
+// (of the relu's input and the graph's).
+TEST_F(OnnxImporterTest, VariadicElementwiseOps) {
+  for (const char* type : {"Sum", "Max", "Min", "Mean"}) {
+    for (int inputs : {1, 2, 3}) {
+      SCOPED_TRACE(testing::Message() << type << " of " << inputs);
+      onnx::ModelProto model = SampleModel();
+      onnx::NodeProto* node = model.mutable_graph()->mutable_node(1);
+      node->set_op_type(type);
+      node->clear_input();
+      for (int i = 0; i < inputs; ++i) node->add_input(i == 1 ? "x" : "c");
+      EXPECT_EQ(Import(model), "");
+    }
+  }
+  onnx::ModelProto model = SampleModel();
+  onnx::NodeProto* node = model.mutable_graph()->mutable_node(1);
+  node->set_op_type("Sum");
+  node->clear_input();
+  EXPECT_THAT(Import(model),
+              HasSubstr("node 'relu' (Sum): needs at least one input"));
+  node->add_input("c");
+  node->add_input("");
+  EXPECT_THAT(Import(model), HasSubstr("node 'relu' (Sum): input 1 is empty"));
+}
+
 TEST_F(OnnxImporterTest, MalformedModelsAreNamedErrors) {
   {
     onnx::ModelProto model = SampleModel();
