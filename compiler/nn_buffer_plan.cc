@@ -151,11 +151,14 @@ class NnPlanBuffersPass
         candidates.push_back(std::move(candidate));
         continue;
       }
-      // Any other op may return (a view of) any operand: its results keep
-      // the operands' candidates alive. The function's results and
-      // values used inside regions escape the plan.
-      const bool escapes =
-          op.hasTrait<mlir::OpTrait::IsTerminator>() || op.getNumRegions() > 0;
+      // Any other nn op may return (a view of) any operand: its results
+      // keep the operands' candidates alive. Values that reach the
+      // function's results, a region or an op of another dialect (a call
+      // may still read its arguments after its results are ready) escape
+      // the plan.
+      const bool escapes = op.getDialect() == nullptr ||
+                           op.getDialect()->getNamespace() != "nn" ||
+                           op.getNumRegions() > 0;
       for (int32_t c : sources) candidates[c].escapes |= escapes;
       for (mlir::Value result : op.getResults()) views_of[result] = sources;
     }

@@ -68,10 +68,11 @@ void RegisterNnAssignLayoutsPass();
 // `-nn-plan-buffers`: the buffer plan. Each function (one block) gets one
 // arena per call for its intermediate tensors: every single-result nn op
 // that computes a new tensor of static shape and whose value (or a view of
-// it: reshape, flatten, squeeze, unsqueeze, cast, ...) does not reach the
-// function's results gets `_buffer_offset` and `_buffer_size` (its slot in
-// the arena, in bytes), and the function `nn.arena_size`. Two values share bytes only if the dataflow
-// orders every reader of one before the other's producer, so the plan
+// it: reshape, flatten, squeeze, unsqueeze, cast, ...) reaches neither the
+// function's results nor an op of another dialect gets `_buffer_offset`
+// and `_buffer_size` (its slot in the arena, in bytes), and the function
+// `nn.arena_size`. Two values share bytes only if the dataflow orders
+// every reader of one before the other's producer, so the plan
 // holds in any schedule the executor picks. Placement is greedy by size; a
 // convolution or matmul that reads its fused sum last takes the sum's
 // bytes. -nn-to-corert turns the plan into `corert.arena_op_handler`; at
