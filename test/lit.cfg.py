@@ -54,9 +54,6 @@ config.environment["PATH"] = os.pathsep.join(
     [config.asyncrt_tools_dir, config.llvm_tools_dir,
      config.environment.get("PATH", os.environ.get("PATH", ""))])
 
-# Where the tools are (for tests of the binaries themselves).
-config.substitutions.append(("%asyncrt_tools_dir", config.asyncrt_tools_dir))
-
 # Where plug-in libraries (bef_executor --shared_libs) are built.
 config.substitutions.append(
     ("%asyncrt_lib_dir", os.path.join(config.asyncrt_obj_root, "lib")))
