@@ -707,11 +707,10 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     return mlir::success();
   }
   if (type == "LayerNormalization") {
+    if (node.output_size() > 3) return Error(node) << "has at most 3 outputs";
+    // With the Mean or InvStdDev output, the op computes both.
     for (int i = 1; i < node.output_size(); ++i) {
-      if (!node.output(i).empty()) {
-        return Error(node) << "the mean and inverse deviation outputs are "
-                              "not supported";
-      }
+      if (!node.output(i).empty()) spec.num_results = 3;
     }
     spec.op_name = "nn.layer_normalization";
     take_inputs(3);

@@ -224,16 +224,27 @@ absl::StatusOr<LayerNormPlan> PlanLayerNorm(ArgumentMetadata args,
   return plan;
 }
 
+// Results: y, and optionally each row's mean and inverse standard
+// deviation (x's shape with the normalized dimensions 1).
 absl::Status LayerNormMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                                absl::Span<TensorMetadata> results) {
   constexpr absl::string_view kOp = "nn.layer_normalization";
-  if (absl::Status status = CheckCounts(kOp, args, results, 2, 3);
-      !status.ok()) {
+  if (args.size() < 2 || args.size() > 3 ||
+      (results.size() != 1 && results.size() != 3)) {
+    return OpError(kOp, "takes 2 or 3 arguments and has 1 or 3 results");
+  }
+  if (absl::Status status = RequireF32(kOp, args); !status.ok()) {
     return status;
   }
   absl::StatusOr<LayerNormPlan> plan = PlanLayerNorm(args, attrs);
   if (!plan.ok()) return plan.status();
   results[0] = args[0];
+  if (results.size() == 3) {
+    Dims dims(args[0].shape.GetDimensions().begin(),
+              args[0].shape.GetDimensions().end());
+    for (size_t d = plan->axis; d < dims.size(); ++d) dims[d] = 1;
+    results[1] = results[2] = TensorMetadata(DType::kF32, TensorShape(dims));
+  }
   return absl::OkStatus();
 }
 
@@ -283,6 +294,18 @@ void LayerNorm(OpInvocation& invocation) {
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, kOp, invocation.result_metadata[0], 0b1);
   if (!result) return;
+  // The rows' mean and inverse deviation, when asked for.
+  AsyncValueRef<DenseHostTensor> means, inverses;
+  if (invocation.results.size() == 3) {
+    means = AllocateResult(invocation, kOp, invocation.result_metadata[1]);
+    inverses = AllocateResult(invocation, kOp, invocation.result_metadata[2]);
+    if (!means || !inverses) return;
+    // Rows of nothing have no moments.
+    std::fill_n(means->elements<float>().data(), plan->rows,
+                std::numeric_limits<float>::quiet_NaN());
+    std::fill_n(inverses->elements<float>().data(), plan->rows,
+                std::numeric_limits<float>::quiet_NaN());
+  }
   const float* in_data = x.elements<float>().data();
   float* out_data = result->elements<float>().data();
   const int64_t size = plan->size;
@@ -296,6 +319,10 @@ void LayerNorm(OpInvocation& invocation) {
     const double variance = std::max(0.0, sum_sq / size - mean * mean);
     const float m = static_cast<float>(mean);
     const float inv = static_cast<float>(1.0 / std::sqrt(variance + epsilon));
+    if (means) {
+      means->elements<float>()[r] = m;
+      inverses->elements<float>()[r] = inv;
+    }
     if (has_bias) {
       ForRow(out, size,
              [&](int64_t j) { return (in[j] - m) * inv * scale[j] + bias[j]; });
@@ -305,6 +332,10 @@ void LayerNorm(OpInvocation& invocation) {
     }
   }
   invocation.results[0] = std::move(result);
+  if (means) {
+    invocation.results[1] = std::move(means);
+    invocation.results[2] = std::move(inverses);
+  }
 }
 
 //===--- Reductions -------------------------------------------------------===//

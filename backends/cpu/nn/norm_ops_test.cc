@@ -225,6 +225,48 @@ TEST_F(NormOpsTest, LayerNormalizationDefaultAxisEpsilonAndLongRows) {
   ExpectNear(wide->values, NaiveLayerNorm(x, 1, scale, nullptr, 0.5), 1e-4);
 }
 
+// ONNX's optional outputs: each row's mean and inverse standard deviation,
+// x's shape with the normalized dimensions 1.
+TEST_F(NormOpsTest, LayerNormalizationMeanAndInverseDeviation) {
+  const Tensor32 x = RandomTensor({2, 3, 4}, 500);
+  const Tensor32 scale = RandomTensor({3, 4}, 501);
+  OpAttrs attrs;
+  attrs.Set("axis", int64_t{1});
+  for (size_t num_results : {3, 2}) {
+    std::vector<TensorHandle> args;
+    args.push_back(*Handle(x));
+    args.push_back(*Handle(scale));
+    std::vector<TensorHandle> results(num_results);
+    core_->Execute(*exec_ctx_, "nn.layer_normalization", cpu_,
+                   absl::MakeSpan(args), attrs.Freeze(),
+                   absl::MakeSpan(results), nullptr);
+    if (num_results == 2) {
+      auto error = Read(results[0]);
+      ASSERT_FALSE(error.ok());
+      EXPECT_THAT(error.status().message(), HasSubstr("has 1 or 3 results"));
+      continue;
+    }
+    auto y = Read(results[0]);
+    auto mean = Read(results[1]);
+    auto inverse = Read(results[2]);
+    ASSERT_TRUE(y.ok() && mean.ok() && inverse.ok());
+    ExpectNear(y->values, NaiveLayerNorm(x, 1, scale, nullptr, 1e-5));
+    EXPECT_EQ(mean->shape, (Shape{2, 1, 1}));
+    EXPECT_EQ(inverse->shape, (Shape{2, 1, 1}));
+    for (int r = 0; r < 2; ++r) {
+      double sum = 0, sum_sq = 0;
+      for (int j = 0; j < 12; ++j) {
+        sum += x.values[r * 12 + j];
+        sum_sq += double{x.values[r * 12 + j]} * x.values[r * 12 + j];
+      }
+      const double m = sum / 12, variance = sum_sq / 12 - m * m;
+      EXPECT_NEAR(mean->values[r], m, 1e-6);
+      EXPECT_NEAR(inverse->values[r], 1 / std::sqrt(variance + 1e-5),
+                  1e-5 / std::sqrt(variance + 1e-5));
+    }
+  }
+}
+
 TEST_F(NormOpsTest, LayerNormalizationRejectsBadOperands) {
   const std::string op = "nn.layer_normalization";
   const Tensor32 x = RandomTensor({2, 3, 4}, 400);

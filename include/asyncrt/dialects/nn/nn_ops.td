@@ -148,8 +148,14 @@ def NN_BatchNormalizationOp : NN_Op<"batch_normalization"> {
 
 def NN_LayerNormalizationOp : NN_Op<"layer_normalization"> {
   let summary = "layer normalization over dimensions [axis, rank)";
+  let description = [{
+    One result (the normalized x), or three: also each row's mean and
+    inverse standard deviation, of x's shape with the normalized
+    dimensions 1 (ONNX's optional Mean and InvStdDev outputs).
+  }];
   let arguments = (ins AnyTensor:$x, AnyTensor:$scale,
                    Optional<AnyTensor>:$bias);
+  let results = (outs Variadic<AnyTensor>:$outputs);
 }
 
 def NN_GatherOp : NN_Op<"gather"> {
