@@ -111,7 +111,8 @@ class NnPlanBuffersPass
     int64_t index;  // Of `op` in the block.
     int64_t bytes;
     llvm::BitVector kill;  // Ops that must finish before its bytes are free.
-    bool escapes = false;  // Reaches the function's results or a region.
+    // Reaches the function's results, a region or an op of another dialect.
+    bool escapes = false;
     int64_t offset = -1;
   };
 
@@ -162,11 +163,14 @@ class NnPlanBuffersPass
       for (int32_t c : sources) candidates[c].escapes |= escapes;
       for (mlir::Value result : op.getResults()) views_of[result] = sources;
     }
-    // A use from a nested region (an op of another block) is not ordered
-    // by the block's dataflow: such values are not planned.
-    for (Candidate& candidate : candidates) {
-      for (mlir::Operation* user : candidate.op->getResult(0).getUsers()) {
-        candidate.escapes |= user->getBlock() != &block;
+    // A use from a nested region (an op of another block) of a candidate
+    // or of a view of it is not ordered by the block's dataflow: such
+    // values are not planned.
+    for (const auto& [value, sources] : views_of) {
+      if (llvm::any_of(value.getUsers(), [&](mlir::Operation* user) {
+            return user->getBlock() != &block;
+          })) {
+        for (int32_t c : sources) candidates[c].escapes = true;
       }
     }
     llvm::erase_if(candidates,
