@@ -40,6 +40,10 @@ int64_t AlignUp(int64_t bytes) {
   return (bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
 }
 
+bool IsNnOp(mlir::Operation* op) {
+  return op->getDialect() != nullptr && op->getDialect()->getNamespace() == "nn";
+}
+
 // nn ops whose run-time result is a view of an operand's buffer
 // (backends/cpu/nn: ShareBuffer) or that have several results: never
 // planned; their results extend their operands' lifetimes.
@@ -56,9 +60,7 @@ bool IsViewOrMultiResultOp(mlir::Operation* op) {
 // (result_layout = "onednn") may be channel-blocked by 16 (nChw16c), so
 // its channels are counted rounded up to 16.
 std::optional<int64_t> PlannedBytes(mlir::Operation* op) {
-  if (op->getDialect() == nullptr ||
-      op->getDialect()->getNamespace() != "nn" || IsViewOrMultiResultOp(op) ||
-      op->getNumRegions() != 0) {
+  if (!IsNnOp(op) || IsViewOrMultiResultOp(op) || op->getNumRegions() != 0) {
     return std::nullopt;
   }
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
@@ -157,9 +159,7 @@ class NnPlanBuffersPass
       // function's results, a region or an op of another dialect (a call
       // may still read its arguments after its results are ready) escape
       // the plan.
-      const bool escapes = op.getDialect() == nullptr ||
-                           op.getDialect()->getNamespace() != "nn" ||
-                           op.getNumRegions() > 0;
+      const bool escapes = !IsNnOp(&op) || op.getNumRegions() > 0;
       for (int32_t c : sources) candidates[c].escapes |= escapes;
       for (mlir::Value result : op.getResults()) views_of[result] = sources;
     }
@@ -177,26 +177,24 @@ class NnPlanBuffersPass
                    [](const Candidate& candidate) { return candidate.escapes; });
     if (candidates.empty()) return;
 
-    // a's bytes are free for b if every op in a's kill set is an ancestor
-    // of b's producer.
-    auto free_before = [&](const Candidate& a, const Candidate& b) {
+    // Whether every op in a's kill set is an ancestor of b's producer (or,
+    // with `counting_b`, b's producer itself).
+    auto done_before = [&](const Candidate& a, const Candidate& b,
+                           bool counting_b) {
       llvm::BitVector rest = a.kill;
       rest.reset(ancestors[b.index]);
+      if (counting_b) rest.reset(b.index);
       return rest.none();
     };
+    // Neither's bytes are free for the other: they may be live at once.
     auto conflict = [&](const Candidate& a, const Candidate& b) {
-      return !free_before(a, b) && !free_before(b, a);
+      return !done_before(a, b, false) && !done_before(b, a, false);
     };
     // b may take a's exact bytes in place: b reads a as its fused sum and
     // is a's last reader.
     auto in_place = [&](const Candidate& a, const Candidate& b) {
-      if (FusedSum(b.op) != a.op->getResult(0) || a.bytes < b.bytes) {
-        return false;
-      }
-      llvm::BitVector rest = a.kill;
-      rest.reset(b.index);
-      rest.reset(ancestors[b.index]);
-      return rest.none();
+      return FusedSum(b.op) == a.op->getResult(0) && a.bytes >= b.bytes &&
+             done_before(a, b, true);
     };
 
     std::vector<int32_t> order(candidates.size());

@@ -300,11 +300,12 @@ void LayerNorm(OpInvocation& invocation) {
     means = AllocateResult(invocation, kOp, invocation.result_metadata[1]);
     inverses = AllocateResult(invocation, kOp, invocation.result_metadata[2]);
     if (!means || !inverses) return;
-    // Rows of nothing have no moments.
-    std::fill_n(means->elements<float>().data(), plan->rows,
-                std::numeric_limits<float>::quiet_NaN());
-    std::fill_n(inverses->elements<float>().data(), plan->rows,
-                std::numeric_limits<float>::quiet_NaN());
+    if (plan->size == 0) {  // Rows of nothing have no moments.
+      std::fill_n(means->elements<float>().data(), plan->rows,
+                  std::numeric_limits<float>::quiet_NaN());
+      std::fill_n(inverses->elements<float>().data(), plan->rows,
+                  std::numeric_limits<float>::quiet_NaN());
+    }
   }
   const float* in_data = x.elements<float>().data();
   float* out_data = result->elements<float>().data();
