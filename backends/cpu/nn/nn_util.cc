@@ -41,6 +41,24 @@ absl::Status RequireF32(absl::string_view op, ArgumentMetadata args) {
   return absl::OkStatus();
 }
 
+bool IsRealNumber(DType dtype) {
+  switch (dtype) {
+    case DType::kI8:
+    case DType::kI16:
+    case DType::kI32:
+    case DType::kI64:
+    case DType::kUI8:
+    case DType::kUI16:
+    case DType::kUI32:
+    case DType::kUI64:
+    case DType::kF32:
+    case DType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::StatusOr<TensorShape> BroadcastShapes(absl::string_view op,
                                             const TensorShape& a,
                                             const TensorShape& b) {

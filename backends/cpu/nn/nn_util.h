@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "asyncrt/core_runtime/op_registry.h"
+#include "asyncrt/tensor/dtype.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
 #include "asyncrt/tensor/tensor_shape.h"
 
@@ -49,6 +50,38 @@ Dims BroadcastStrides(const TensorShape& shape, const TensorShape& out);
 
 // A float attribute given as f32 or f64; `fallback` if absent.
 float FloatAttr(const OpAttrs& attrs, absl::string_view name, float fallback);
+
+// True for the dtypes that ops computing in more than f32 accept: the
+// signed and unsigned integers (not bool), f32 and f64.
+bool IsRealNumber(DType dtype);
+
+// Calls f(TypeTag<T>{}) for the C++ type of a dtype IsRealNumber accepts
+// (only those are instantiated); `dtype` must be one.
+template <typename F>
+decltype(auto) DispatchRealNumber(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kI8:
+      return f(TypeTag<int8_t>{});
+    case DType::kI16:
+      return f(TypeTag<int16_t>{});
+    case DType::kI32:
+      return f(TypeTag<int32_t>{});
+    case DType::kI64:
+      return f(TypeTag<int64_t>{});
+    case DType::kUI8:
+      return f(TypeTag<uint8_t>{});
+    case DType::kUI16:
+      return f(TypeTag<uint16_t>{});
+    case DType::kUI32:
+      return f(TypeTag<uint32_t>{});
+    case DType::kUI64:
+      return f(TypeTag<uint64_t>{});
+    case DType::kF64:
+      return f(TypeTag<double>{});
+    default:
+      return f(TypeTag<float>{});
+  }
+}
 
 // Normalizes an axis in [-rank, rank) to [0, rank); error otherwise.
 absl::StatusOr<int> NormalizeAxis(absl::string_view op, int64_t axis, int rank);
