@@ -1,0 +1,458 @@
+// What each ONNX op becomes: the runtime op, its operands and attributes
+// (see onnx_importer_internal.h).
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/onnx/onnx_importer_internal.h"
+
+namespace asyncrt::onnx_internal {
+
+// ONNX op type -> runtime op for ops that translate one to one, with the
+// attributes each may carry.
+struct DirectOp {
+  const char* onnx_name;
+  const char* op_name;
+  std::initializer_list<llvm::StringRef> attributes;
+};
+
+const DirectOp kDirectOps[] = {
+    {"Add", "nn.add", {}},
+    {"Sub", "nn.sub", {}},
+    {"Mul", "nn.mul", {}},
+    {"Div", "nn.div", {}},
+    {"Pow", "nn.pow", {}},
+    {"MatMul", "nn.matmul", {}},
+    {"Relu", "nn.relu", {}},
+    {"Sigmoid", "nn.sigmoid", {}},
+    {"Tanh", "nn.tanh", {}},
+    {"Erf", "nn.erf", {}},
+    {"Exp", "nn.exp", {}},
+    {"Log", "nn.log", {}},
+    {"Sqrt", "nn.sqrt", {}},
+    {"Neg", "nn.neg", {}},
+    {"Abs", "nn.abs", {}},
+    {"LeakyRelu", "nn.leaky_relu", {"alpha"}},
+    {"HardSigmoid", "nn.hard_sigmoid", {"alpha", "beta"}},
+    {"HardSwish", "nn.hard_swish", {}},
+    {"Conv",
+     "nn.conv",
+     {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}},
+    {"ConvTranspose",
+     "nn.conv_transpose",
+     {"auto_pad", "dilations", "group", "kernel_shape", "output_padding",
+      "output_shape", "pads", "strides"}},
+    {"Gemm", "nn.gemm", {"alpha", "beta", "transA", "transB"}},
+    {"GlobalAveragePool", "nn.global_average_pool", {}},
+    {"Flatten", "nn.flatten", {"axis"}},
+    {"Transpose", "nn.transpose", {"perm"}},
+    {"Concat", "nn.concat", {"axis"}},
+    {"Gather", "nn.gather", {"axis"}},
+    {"Where", "nn.where", {}},
+    {"ReduceMean", "nn.reduce_mean", {"axes", "keepdims"}},
+    {"ReduceMax", "nn.reduce_max", {"axes", "keepdims"}},
+    {"Shape", "nn.shape", {"start", "end"}},
+};
+
+mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
+                                        OpSpec& spec) {
+  const std::string& type = node.op_type();
+  auto take_inputs = [&](int count) {
+    for (int i = 0; i < std::min(count, node.input_size()); ++i) {
+      if (!node.input(i).empty()) spec.operands.push_back(node.input(i));
+    }
+  };
+  for (const DirectOp& direct : kDirectOps) {
+    if (type != direct.onnx_name) continue;
+    spec.op_name = direct.op_name;
+    take_inputs(node.input_size());
+    return CopyAttributes(node, direct.attributes, spec);
+  }
+  if (type == "Softmax" || type == "LogSoftmax") {
+    spec.op_name = type == "Softmax" ? "nn.softmax" : "nn.log_softmax";
+    take_inputs(1);
+    if (mlir::failed(CopyAttributes(node, {"axis"}, spec))) {
+      return mlir::failure();
+    }
+    // Before opset 13 the input is coerced to a matrix at `axis` (default
+    // 1); that equals softmax along the last axis only when `axis` is it.
+    if (opset_ < 13) {
+      const GraphValue* x = Input(node, 0);
+      int64_t rank = -1;
+      if (x && x->value) {
+        rank = mlir::cast<mlir::RankedTensorType>(x->value.getType()).getRank();
+      } else if (x && x->constant) {
+        rank = x->constant->dims.size();
+      }
+      mlir::FailureOr<int64_t> axis_attr =
+          IntegerAttribute(node, spec, "axis", 1);
+      if (mlir::failed(axis_attr)) return mlir::failure();
+      int64_t axis = *axis_attr;
+      if (axis < 0) axis += rank;
+      if (axis != rank - 1) {
+        return Error(node) << "opset " << opset_ << " softmax over dimensions ["
+                           << axis << ", rank) is not supported";
+      }
+      spec.attributes.set("axis", builder_.getI64IntegerAttr(-1));
+    }
+    return mlir::success();
+  }
+  if (type == "Identity" || type == "Dropout") {
+    spec.op_name = "nn.identity";
+    take_inputs(1);
+    if (type == "Dropout") {
+      if (node.output_size() > 1 && !node.output(1).empty()) {
+        return Error(node) << "the mask output is not supported";
+      }
+      if (node.input_size() > 2 && !node.input(2).empty()) {
+        auto training = ConstantInput(node, 2, "training_mode");
+        if (mlir::failed(training)) return mlir::failure();
+        if (Scalar(**training).value_or(1) != 0) {
+          return Error(node) << "training mode is not supported";
+        }
+      }
+      return CopyAttributes(node, {"seed", "is_test", "ratio"}, spec);
+    }
+    return CopyAttributes(node, {}, spec);
+  }
+  if (type == "Clip") {
+    spec.op_name = "nn.clip";
+    take_inputs(1);
+    if (opset_ < 11) return CopyAttributes(node, {"min", "max"}, spec);
+    if (mlir::failed(ScalarInputAsAttr(node, 1, "min", spec)) ||
+        mlir::failed(ScalarInputAsAttr(node, 2, "max", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {}, spec);
+  }
+  if (type == "MaxPool" || type == "AveragePool") {
+    if (node.output_size() > 1 && !node.output(1).empty()) {
+      return Error(node) << "the indices output is not supported";
+    }
+    spec.op_name = type == "MaxPool" ? "nn.max_pool" : "nn.average_pool";
+    take_inputs(1);
+    if (type == "MaxPool") {
+      return CopyAttributes(node,
+                            {"auto_pad", "ceil_mode", "dilations",
+                             "kernel_shape", "pads", "strides"},
+                            spec);
+    }
+    return CopyAttributes(node,
+                          {"auto_pad", "ceil_mode", "count_include_pad",
+                           "kernel_shape", "pads", "strides"},
+                          spec);
+  }
+  if (type == "BatchNormalization") {
+    for (int i = 1; i < node.output_size(); ++i) {
+      if (!node.output(i).empty()) {
+        return Error(node) << "training outputs are not supported";
+      }
+    }
+    spec.op_name = "nn.batch_normalization";
+    take_inputs(5);
+    if (mlir::failed(CopyAttributes(
+            node, {"epsilon", "momentum", "training_mode", "spatial"}, spec))) {
+      return mlir::failure();
+    }
+    mlir::FailureOr<int64_t> training =
+        IntegerAttribute(node, spec, "training_mode", 0);
+    mlir::FailureOr<int64_t> spatial =
+        IntegerAttribute(node, spec, "spatial", 1);
+    if (mlir::failed(training) || mlir::failed(spatial)) {
+      return mlir::failure();
+    }
+    if (*training != 0) {
+      return Error(node) << "training mode is not supported";
+    }
+    if (*spatial != 1) {
+      return Error(node) << "spatial = 0 is not supported";
+    }
+    spec.attributes.erase("momentum");
+    spec.attributes.erase("training_mode");
+    spec.attributes.erase("spatial");
+    return mlir::success();
+  }
+  if (type == "LayerNormalization") {
+    if (node.output_size() > 3) return Error(node) << "has at most 3 outputs";
+    // With the Mean or InvStdDev output, the op computes both.
+    for (int i = 1; i < node.output_size(); ++i) {
+      if (!node.output(i).empty()) spec.num_results = 3;
+    }
+    spec.op_name = "nn.layer_normalization";
+    take_inputs(3);
+    if (mlir::failed(
+            CopyAttributes(node, {"axis", "epsilon", "stash_type"}, spec))) {
+      return mlir::failure();
+    }
+    spec.attributes.erase("stash_type");  // We always accumulate in double.
+    return mlir::success();
+  }
+  if (type == "ReduceSum") {
+    spec.op_name = "nn.reduce_sum";
+    take_inputs(1);
+    if (opset_ < 13) return CopyAttributes(node, {"axes", "keepdims"}, spec);
+    if (mlir::failed(IntegersInputAsAttr(node, 1, "axes", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {"keepdims", "noop_with_empty_axes"}, spec);
+  }
+  if (type == "Reshape") {
+    spec.op_name = "nn.reshape";
+    take_inputs(1);
+    if (node.input_size() < 2) return Error(node) << "no shape input";
+    if (mlir::failed(IntegersInputAsAttr(node, 1, "shape", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {"allowzero"}, spec);
+  }
+  if (type == "Squeeze" || type == "Unsqueeze") {
+    spec.op_name = type == "Squeeze" ? "nn.squeeze" : "nn.unsqueeze";
+    take_inputs(1);
+    if (opset_ < 13) return CopyAttributes(node, {"axes"}, spec);
+    if (mlir::failed(IntegersInputAsAttr(node, 1, "axes", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {}, spec);
+  }
+  if (type == "Expand") {
+    spec.op_name = "nn.expand";
+    take_inputs(1);
+    if (mlir::failed(IntegersInputAsAttr(node, 1, "shape", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {}, spec);
+  }
+  if (type == "Split") {
+    spec.op_name = "nn.split";
+    spec.num_results = node.output_size();
+    take_inputs(1);
+    if (opset_ < 13) return CopyAttributes(node, {"axis", "split"}, spec);
+    if (mlir::failed(IntegersInputAsAttr(node, 1, "split", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {"axis"}, spec);
+  }
+  if (type == "Slice") {
+    spec.op_name = "nn.slice";
+    take_inputs(1);
+    if (opset_ < 10) {
+      return CopyAttributes(node, {"starts", "ends", "axes"}, spec);
+    }
+    const char* names[] = {"starts", "ends", "axes", "steps"};
+    for (int i = 0; i < 4; ++i) {
+      if (mlir::failed(IntegersInputAsAttr(node, i + 1, names[i], spec))) {
+        return mlir::failure();
+      }
+    }
+    return CopyAttributes(node, {}, spec);
+  }
+  if (type == "Pad") {
+    spec.op_name = "nn.pad";
+    take_inputs(1);
+    if (opset_ < 11)
+      return CopyAttributes(node, {"mode", "pads", "value"}, spec);
+    if (node.input_size() > 3 && !node.input(3).empty()) {
+      return Error(node) << "the axes input is not supported";
+    }
+    if (mlir::failed(IntegersInputAsAttr(node, 1, "pads", spec)) ||
+        mlir::failed(ScalarInputAsAttr(node, 2, "value", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {"mode"}, spec);
+  }
+  if (type == "Resize" || type == "Upsample") {
+    spec.op_name = "nn.resize";
+    take_inputs(1);
+    if (type == "Resize" && opset_ >= 11) {
+      // X, roi, scales, sizes; roi only matters for tf_crop_and_resize,
+      // which the runtime op rejects.
+      if (mlir::failed(FloatsInputAsAttr(node, 2, "scales", spec)) ||
+          mlir::failed(IntegersInputAsAttr(node, 3, "sizes", spec))) {
+        return mlir::failure();
+      }
+      return CopyAttributes(node,
+                            {"mode", "coordinate_transformation_mode",
+                             "nearest_mode", "cubic_coeff_a",
+                             "exclude_outside", "extrapolation_value"},
+                            spec);
+    }
+    // Resize 10 and Upsample: scales (an input from opset 9, else an
+    // attribute), indices x / scale rounded down.
+    spec.attributes.set("coordinate_transformation_mode",
+                        builder_.getStringAttr("asymmetric"));
+    spec.attributes.set("nearest_mode", builder_.getStringAttr("floor"));
+    if (opset_ >= 9 &&
+        mlir::failed(FloatsInputAsAttr(node, 1, "scales", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {"mode", "scales"}, spec);
+  }
+  if (type == "Cast") {
+    spec.op_name = "nn.cast";
+    take_inputs(1);
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.name() != "to") {
+        return Error(node) << "attribute '" << attribute.name()
+                           << "' is not supported";
+      }
+      std::optional<DType> to = DTypeOfOnnx(attribute.i());
+      if (!to) {
+        return Error(node) << "cast to unsupported dtype "
+                           << OnnxTypeName(attribute.i());
+      }
+      spec.attributes.set("to",
+                          mlir::TypeAttr::get(nn::MlirTypeOf(*to, context_)));
+    }
+    if (!spec.attributes.get("to")) return Error(node) << "no 'to' attribute";
+    return mlir::success();
+  }
+  return Error(node) << "unsupported op";
+}
+
+
+std::string Importer::AddTemporary(GraphValue value) {
+  // ONNX names are free-form: count up until the name is unused.
+  std::string name;
+  do {
+    name = absl::StrCat("asyncrt_tmp_", next_temporary_++);
+  } while (values_.count(name));
+  values_[name] = std::move(value);
+  return name;
+}
+
+mlir::FailureOr<GraphValue> Importer::ImportVariadic(
+    const onnx::NodeProto& node) {
+  const std::string& type = node.op_type();
+  if (node.input_size() < 1) return Error(node) << "needs at least one input";
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty()) return Error(node) << "input " << i << " is empty";
+  }
+  if (node.attribute_size() > 0) {
+    return Error(node) << "attribute '" << node.attribute(0).name()
+                       << "' is not supported";
+  }
+  const char* op_name = type == "Max"   ? "nn.max"
+                        : type == "Min" ? "nn.min"
+                                        : "nn.add";
+  std::vector<std::string> temporaries;
+  auto result = [&]() -> mlir::FailureOr<GraphValue> {
+    std::string partial = node.input(0);
+    for (int i = 1; i < node.input_size(); ++i) {
+      OpSpec spec;
+      spec.op_name = op_name;
+      spec.operands = {partial, node.input(i)};
+      auto built = Build(node, spec);
+      if (mlir::failed(built)) return mlir::failure();
+      partial = AddTemporary((*built)[0]);
+      temporaries.push_back(partial);
+    }
+    if (type == "Mean" && node.input_size() > 1) {
+      ConstTensor count;
+      count.dtype = DType::kF32;
+      const float n = static_cast<float>(node.input_size());
+      count.bytes.resize(sizeof(n));
+      std::memcpy(count.bytes.data(), &n, sizeof(n));
+      GraphValue divisor;
+      divisor.constant = std::make_shared<ConstTensor>(std::move(count));
+      temporaries.push_back(AddTemporary(std::move(divisor)));
+      OpSpec spec;
+      spec.op_name = "nn.div";
+      spec.operands = {partial, temporaries.back()};
+      auto built = Build(node, spec);
+      if (mlir::failed(built)) return mlir::failure();
+      return (*built)[0];
+    }
+    return values_[partial];
+  }();
+  for (const std::string& name : temporaries) values_.erase(name);
+  return result;
+}
+
+mlir::FailureOr<GraphValue> Importer::ImportConstantNode(
+    const onnx::NodeProto& node) {
+  if (node.op_type() == "Constant") {
+    if (node.attribute_size() != 1 || node.output_size() != 1) {
+      return Error(node) << "expects one attribute and one output";
+    }
+    const onnx::AttributeProto& attribute = node.attribute(0);
+    ConstTensor tensor;
+    if (attribute.name() == "value") {
+      absl::StatusOr<ConstTensor> read = ReadTensorProto(attribute.t());
+      if (!read.ok()) {
+        return Error(node) << std::string(read.status().message());
+      }
+      tensor = *std::move(read);
+    } else if (attribute.name() == "value_float" ||
+               attribute.name() == "value_floats") {
+      std::vector<float> floats(attribute.floats().begin(),
+                                attribute.floats().end());
+      if (attribute.name() == "value_float") floats = {attribute.f()};
+      tensor.dtype = DType::kF32;
+      if (attribute.name() == "value_floats") {
+        tensor.dims = {static_cast<int64_t>(floats.size())};
+      }
+      tensor.bytes.resize(floats.size() * 4);
+      std::memcpy(tensor.bytes.data(), floats.data(), tensor.bytes.size());
+    } else if (attribute.name() == "value_int" ||
+               attribute.name() == "value_ints") {
+      std::vector<int64_t> ints(attribute.ints().begin(),
+                                attribute.ints().end());
+      if (attribute.name() == "value_int") ints = {attribute.i()};
+      tensor.dtype = DType::kI64;
+      if (attribute.name() == "value_ints") {
+        tensor.dims = {static_cast<int64_t>(ints.size())};
+      }
+      tensor.bytes.resize(ints.size() * 8);
+      std::memcpy(tensor.bytes.data(), ints.data(), tensor.bytes.size());
+    } else {
+      return Error(node) << "attribute '" << attribute.name()
+                         << "' is not supported";
+    }
+    GraphValue value;
+    value.constant = std::make_shared<ConstTensor>(std::move(tensor));
+    return value;
+  }
+  // ConstantOfShape.
+  {
+    auto shape = ConstantInput(node, 0, "shape");
+    if (mlir::failed(shape)) return mlir::failure();
+    if (*shape == nullptr) return Error(node) << "no shape input";
+    std::optional<std::vector<int64_t>> dims = Integers(**shape);
+    if (!dims || !CheckedElements(*dims).ok()) {
+      return Error(node) << "the shape input is not a valid shape";
+    }
+    ConstTensor fill;
+    fill.dtype = DType::kF32;
+    fill.bytes.assign(4, 0);
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.name() != "value") {
+        return Error(node) << "attribute '" << attribute.name()
+                           << "' is not supported";
+      }
+      absl::StatusOr<ConstTensor> read = ReadTensorProto(attribute.t());
+      if (!read.ok() || read->NumElements() != 1) {
+        return Error(node) << "'value' must be a one-element tensor";
+      }
+      fill = *std::move(read);
+    }
+    ConstTensor tensor;
+    tensor.dtype = fill.dtype;
+    tensor.dims = *dims;
+    const int64_t count = tensor.NumElements();
+    tensor.bytes.resize(count * fill.bytes.size());
+    for (int64_t i = 0; i < count; ++i) {
+      std::memcpy(&tensor.bytes[i * fill.bytes.size()], fill.bytes.data(),
+                  fill.bytes.size());
+    }
+    GraphValue value;
+    value.constant = std::make_shared<ConstTensor>(std::move(tensor));
+    return value;
+  }
+}
+
+}  // namespace asyncrt::onnx_internal
