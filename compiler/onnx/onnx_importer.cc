@@ -238,6 +238,22 @@ mlir::LogicalResult Importer::IntegersInputAsAttr(const onnx::NodeProto& node,
   return mlir::success();
 }
 
+mlir::LogicalResult Importer::IntegerInputAsAttr(const onnx::NodeProto& node,
+                                                 int index,
+                                                 llvm::StringRef name,
+                                                 OpSpec& spec) {
+  auto constant = ConstantInput(node, index, name);
+  if (mlir::failed(constant)) return mlir::failure();
+  if (*constant == nullptr) return mlir::success();  // Optional, absent.
+  std::optional<std::vector<int64_t>> ints = Integers(**constant);
+  if (!ints || ints->size() != 1) {
+    return Error(node) << "input " << index << " (" << name
+                       << ") must be one integer";
+  }
+  spec.attributes.set(name, builder_.getI64IntegerAttr(ints->front()));
+  return mlir::success();
+}
+
 mlir::LogicalResult Importer::FloatsInputAsAttr(const onnx::NodeProto& node,
                                                 int index, llvm::StringRef name,
                                                 OpSpec& spec) {
@@ -371,7 +387,6 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
   }
   return mlir::success();
 }
-
 
 }  // namespace onnx_internal
 

@@ -242,10 +242,13 @@ class Importer {
   mlir::LogicalResult IntegersInputAsAttr(const onnx::NodeProto& node,
                                           int index, llvm::StringRef name,
                                           OpSpec& spec);
+  // ConstantInput as one integer (a scalar or a one-element tensor),
+  // stored as the integer attribute `name`.
+  mlir::LogicalResult IntegerInputAsAttr(const onnx::NodeProto& node, int index,
+                                         llvm::StringRef name, OpSpec& spec);
   // ConstantInput as f32 values, stored as attribute `name`.
-  mlir::LogicalResult FloatsInputAsAttr(const onnx::NodeProto& node,
-                                        int index, llvm::StringRef name,
-                                        OpSpec& spec);
+  mlir::LogicalResult FloatsInputAsAttr(const onnx::NodeProto& node, int index,
+                                        llvm::StringRef name, OpSpec& spec);
   // ConstantInput as a float scalar, stored as attribute `name`.
   mlir::LogicalResult ScalarInputAsAttr(const onnx::NodeProto& node, int index,
                                         llvm::StringRef name, OpSpec& spec);

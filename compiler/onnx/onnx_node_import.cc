@@ -57,6 +57,55 @@ const DirectOp kDirectOps[] = {
     {"ReduceMean", "nn.reduce_mean", {"axes", "keepdims"}},
     {"ReduceMax", "nn.reduce_max", {"axes", "keepdims"}},
     {"Shape", "nn.shape", {"start", "end"}},
+    {"Mod", "nn.mod", {"fmod"}},
+    {"Equal", "nn.equal", {}},
+    {"Less", "nn.less", {}},
+    {"LessOrEqual", "nn.less_or_equal", {}},
+    {"Greater", "nn.greater", {}},
+    {"GreaterOrEqual", "nn.greater_or_equal", {}},
+    {"And", "nn.and", {}},
+    {"Or", "nn.or", {}},
+    {"Xor", "nn.xor", {}},
+    {"Not", "nn.not", {}},
+    {"PRelu", "nn.prelu", {}},
+    {"Sign", "nn.sign", {}},
+    {"Floor", "nn.floor", {}},
+    {"Ceil", "nn.ceil", {}},
+    {"Round", "nn.round", {}},
+    {"Reciprocal", "nn.reciprocal", {}},
+    {"Sin", "nn.sin", {}},
+    {"Cos", "nn.cos", {}},
+    {"Tan", "nn.tan", {}},
+    {"Asin", "nn.asin", {}},
+    {"Acos", "nn.acos", {}},
+    {"Atan", "nn.atan", {}},
+    {"Sinh", "nn.sinh", {}},
+    {"Cosh", "nn.cosh", {}},
+    {"Asinh", "nn.asinh", {}},
+    {"Acosh", "nn.acosh", {}},
+    {"Atanh", "nn.atanh", {}},
+    {"Softplus", "nn.softplus", {}},
+    {"Softsign", "nn.softsign", {}},
+    {"Mish", "nn.mish", {}},
+    {"Elu", "nn.elu", {"alpha"}},
+    {"Celu", "nn.celu", {"alpha"}},
+    {"Selu", "nn.selu", {"alpha", "gamma"}},
+    {"ThresholdedRelu", "nn.thresholded_relu", {"alpha"}},
+    {"IsNaN", "nn.is_nan", {}},
+    {"IsInf", "nn.is_inf", {"detect_negative", "detect_positive"}},
+    // Opset 18 moves these reductions' axes into an input; we import 11-17.
+    {"ReduceMin", "nn.reduce_min", {"axes", "keepdims"}},
+    {"ReduceProd", "nn.reduce_prod", {"axes", "keepdims"}},
+    {"ReduceL1", "nn.reduce_l1", {"axes", "keepdims"}},
+    {"ReduceL2", "nn.reduce_l2", {"axes", "keepdims"}},
+    {"ReduceSumSquare", "nn.reduce_sum_square", {"axes", "keepdims"}},
+    {"ReduceLogSum", "nn.reduce_log_sum", {"axes", "keepdims"}},
+    {"ReduceLogSumExp", "nn.reduce_log_sum_exp", {"axes", "keepdims"}},
+    {"ArgMax", "nn.arg_max", {"axis", "keepdims", "select_last_index"}},
+    {"ArgMin", "nn.arg_min", {"axis", "keepdims", "select_last_index"}},
+    {"GatherElements", "nn.gather_elements", {"axis"}},
+    {"DepthToSpace", "nn.depth_to_space", {"blocksize", "mode"}},
+    {"SpaceToDepth", "nn.space_to_depth", {"blocksize"}},
 };
 
 mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
@@ -73,8 +122,10 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     take_inputs(node.input_size());
     return CopyAttributes(node, direct.attributes, spec);
   }
-  if (type == "Softmax" || type == "LogSoftmax") {
-    spec.op_name = type == "Softmax" ? "nn.softmax" : "nn.log_softmax";
+  if (type == "Softmax" || type == "LogSoftmax" || type == "Hardmax") {
+    spec.op_name = type == "Softmax"   ? "nn.softmax"
+                   : type == "Hardmax" ? "nn.hardmax"
+                                       : "nn.log_softmax";
     take_inputs(1);
     if (mlir::failed(CopyAttributes(node, {"axis"}, spec))) {
       return mlir::failure();
@@ -95,12 +146,58 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
       int64_t axis = *axis_attr;
       if (axis < 0) axis += rank;
       if (axis != rank - 1) {
-        return Error(node) << "opset " << opset_ << " softmax over dimensions ["
-                           << axis << ", rank) is not supported";
+        return Error(node) << "opset " << opset_ << " " << type
+                           << " over dimensions [" << axis
+                           << ", rank) is not supported";
       }
       spec.attributes.set("axis", builder_.getI64IntegerAttr(-1));
     }
     return mlir::success();
+  }
+  if (type == "CumSum") {
+    spec.op_name = "nn.cum_sum";
+    take_inputs(1);
+    if (node.input_size() < 2 || node.input(1).empty()) {
+      return Error(node) << "no axis input";
+    }
+    if (mlir::failed(IntegerInputAsAttr(node, 1, "axis", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {"exclusive", "reverse"}, spec);
+  }
+  if (type == "Tile") {
+    spec.op_name = "nn.tile";
+    take_inputs(1);
+    if (node.input_size() < 2 || node.input(1).empty()) {
+      return Error(node) << "no repeats input";
+    }
+    if (mlir::failed(IntegersInputAsAttr(node, 1, "repeats", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {}, spec);
+  }
+  if (type == "Trilu") {
+    spec.op_name = "nn.trilu";
+    take_inputs(1);
+    if (mlir::failed(IntegerInputAsAttr(node, 1, "k", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {"upper"}, spec);
+  }
+  if (type == "TopK") {
+    spec.op_name = "nn.top_k";
+    spec.num_results = 2;
+    if (node.output_size() != 2) return Error(node) << "must have 2 outputs";
+    take_inputs(1);
+    // K is an attribute before opset 10, a one-element input from it.
+    if (opset_ < 10) return CopyAttributes(node, {"axis", "k"}, spec);
+    if (node.input_size() < 2 || node.input(1).empty()) {
+      return Error(node) << "no K input";
+    }
+    if (mlir::failed(IntegerInputAsAttr(node, 1, "k", spec))) {
+      return mlir::failure();
+    }
+    return CopyAttributes(node, {"axis", "largest", "sorted"}, spec);
   }
   if (type == "Identity" || type == "Dropout") {
     spec.op_name = "nn.identity";
@@ -275,11 +372,11 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
           mlir::failed(IntegersInputAsAttr(node, 3, "sizes", spec))) {
         return mlir::failure();
       }
-      return CopyAttributes(node,
-                            {"mode", "coordinate_transformation_mode",
-                             "nearest_mode", "cubic_coeff_a",
-                             "exclude_outside", "extrapolation_value"},
-                            spec);
+      return CopyAttributes(
+          node,
+          {"mode", "coordinate_transformation_mode", "nearest_mode",
+           "cubic_coeff_a", "exclude_outside", "extrapolation_value"},
+          spec);
     }
     // Resize 10 and Upsample: scales (an input from opset 9, else an
     // attribute), indices x / scale rounded down.
@@ -314,7 +411,6 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
   return Error(node) << "unsupported op";
 }
 
-
 std::string Importer::AddTemporary(GraphValue value) {
   // ONNX names are free-form: count up until the name is unused.
   std::string name;
@@ -330,7 +426,8 @@ mlir::FailureOr<GraphValue> Importer::ImportVariadic(
   const std::string& type = node.op_type();
   if (node.input_size() < 1) return Error(node) << "needs at least one input";
   for (int i = 0; i < node.input_size(); ++i) {
-    if (node.input(i).empty()) return Error(node) << "input " << i << " is empty";
+    if (node.input(i).empty())
+      return Error(node) << "input " << i << " is empty";
   }
   if (node.attribute_size() > 0) {
     return Error(node) << "attribute '" << node.attribute(0).name()

@@ -5,7 +5,7 @@
 // RUN: asyncrt-translate -import-onnx %onnx_data/node/test_basic_conv_with_padding/model.onnx | FileCheck %s --check-prefix=CONV
 // RUN: asyncrt-translate -import-onnx %onnx_data/pytorch-converted/test_Conv2d/model.onnx | FileCheck %s --check-prefix=WEIGHTS
 // RUN: asyncrt-translate -import-onnx %onnx_data/pytorch-converted/test_Conv2d/model.onnx | asyncrt-opt -asyncrt-model-pipeline | asyncrt-translate -mlir-to-bef -o %t.bef
-// RUN: not asyncrt-translate -import-onnx %onnx_data/node/test_argmax_default_axis_example/model.onnx 2>&1 | FileCheck %s --check-prefix=UNKNOWN-OP
+// RUN: not asyncrt-translate -import-onnx %onnx_data/node/test_unique_not_sorted_without_axis/model.onnx 2>&1 | FileCheck %s --check-prefix=UNKNOWN-OP
 // RUN: head -c 100 %onnx_data/pytorch-converted/test_Conv2d/model.onnx > %t.truncated.onnx
 // RUN: not asyncrt-translate -import-onnx %t.truncated.onnx 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // RUN: not asyncrt-translate -import-onnx %s 2>&1 | FileCheck %s --check-prefix=NOT_ONNX
@@ -21,6 +21,6 @@
 // WEIGHTS: nn.conv
 // WEIGHTS: dialect_resources
 
-// UNKNOWN-OP: error: node 'result' (ArgMax): unsupported op
+// UNKNOWN-OP: error: node 'Y' (Unique): unsupported op
 // TRUNCATED: error: not a valid ONNX model
 // NOT_ONNX: error: {{not a valid ONNX model|the model imports no opset}}

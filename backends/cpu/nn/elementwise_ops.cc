@@ -5,7 +5,9 @@
 // broadcasting walks the outer dimensions once per row, not per element.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "asyncrt/backends/nn_ops.h"
@@ -17,25 +19,64 @@ namespace {
 
 //===--- Binary, broadcasting ---------------------------------------------===//
 
-absl::Status BinaryMetadata(absl::string_view op, ArgumentMetadata args,
+// What a binary op computes in: arithmetic keeps its arguments' dtype
+// (integers, f32, f64), comparisons give bool, logical ops take bool.
+enum class BinaryKind { kArithmetic, kFloat, kComparison, kEquality, kLogical };
+
+absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
+                            ArgumentMetadata args,
                             absl::Span<TensorMetadata> results) {
   if (args.size() != 2 || results.size() != 1) {
     return OpError(op, "takes 2 arguments and has 1 result");
   }
-  if (absl::Status status = RequireF32(op, args); !status.ok()) return status;
+  const DType dtype = args[0].dtype;
+  bool accepted = false;
+  const char* accepts = "";
+  switch (kind) {
+    case BinaryKind::kFloat:
+      accepted = dtype == DType::kF32;
+      accepts = "f32 only";
+      break;
+    case BinaryKind::kArithmetic:
+    case BinaryKind::kComparison:
+      accepted = IsRealNumber(dtype);
+      accepts = "integers, f32 and f64";
+      break;
+    case BinaryKind::kEquality:
+      accepted = IsRealNumber(dtype) || dtype == DType::kI1;
+      accepts = "bool, integers, f32 and f64";
+      break;
+    case BinaryKind::kLogical:
+      accepted = dtype == DType::kI1;
+      accepts = "bool only";
+      break;
+  }
+  if (!accepted) {
+    return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
+                                    "; this op computes in ", accepts));
+  }
+  if (args[1].dtype != dtype) {
+    return OpError(op, absl::StrCat("arguments are ", DTypeName(dtype), " and ",
+                                    DTypeName(args[1].dtype),
+                                    "; they must have one dtype"));
+  }
   absl::StatusOr<TensorShape> shape =
       BroadcastShapes(op, args[0].shape, args[1].shape);
   if (!shape.ok()) return shape.status();
-  results[0] = TensorMetadata(DType::kF32, *std::move(shape));
+  const bool keeps_dtype = kind == BinaryKind::kArithmetic ||
+                           kind == BinaryKind::kFloat ||
+                           kind == BinaryKind::kLogical;
+  results[0] =
+      TensorMetadata(keeps_dtype ? dtype : DType::kI1, *std::move(shape));
   return absl::OkStatus();
 }
 
 // out[i] = f(a[i], b[i]) over `out_shape`, a and b read through their
 // broadcast strides. `out` may alias an argument of the result's shape.
-template <typename F>
-void BroadcastLoop(const float* a, const Dims& stride_a, const float* b,
-                   const Dims& stride_b, float* out,
-                   const TensorShape& out_shape, F f) {
+template <typename T, typename R, typename F>
+void BroadcastLoop(const T* a, const Dims& stride_a, const T* b,
+                   const Dims& stride_b, R* out, const TensorShape& out_shape,
+                   F f) {
   const int rank = out_shape.GetRank();
   const int64_t count = out_shape.GetNumElements();
   if (count == 0) return;
@@ -49,16 +90,16 @@ void BroadcastLoop(const float* a, const Dims& stride_a, const float* b,
   Dims index(rank - 1, 0);
   int64_t offset_a = 0, offset_b = 0;
   for (int64_t row = 0; row < count / inner; ++row) {
-    const float* ra = a + offset_a;
-    const float* rb = b + offset_b;
-    float* ro = out + row * inner;
+    const T* ra = a + offset_a;
+    const T* rb = b + offset_b;
+    R* ro = out + row * inner;
     if (step_a == 1 && step_b == 1) {
       for (int64_t j = 0; j < inner; ++j) ro[j] = f(ra[j], rb[j]);
     } else if (step_a == 1) {
-      const float vb = rb[0];
+      const T vb = rb[0];
       for (int64_t j = 0; j < inner; ++j) ro[j] = f(ra[j], vb);
     } else if (step_b == 1) {
-      const float va = ra[0];
+      const T va = ra[0];
       for (int64_t j = 0; j < inner; ++j) ro[j] = f(va, rb[j]);
     } else {
       std::fill_n(ro, inner, f(ra[0], rb[0]));
@@ -75,45 +116,217 @@ void BroadcastLoop(const float* a, const Dims& stride_a, const float* b,
   }
 }
 
-template <typename F>
-void Binary(OpInvocation& invocation, absl::string_view op, F f) {
+// The op `f` (a generic lambda) on arguments of type T, giving R.
+template <typename T, typename R, typename F>
+void BinaryAs(OpInvocation& invocation, absl::string_view op, F f) {
   const auto& a = static_cast<const DenseHostTensor&>(invocation.argument(0));
   const auto& b = static_cast<const DenseHostTensor&>(invocation.argument(1));
   const TensorMetadata& metadata = invocation.result_metadata[0];
-  // Either argument of the result's shape may take the result in place.
+  // Either argument of the result's shape and dtype may take the result in
+  // place.
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, op, metadata, 0b11);
   if (!result) return;
   BroadcastLoop(
-      a.elements<float>().data(), BroadcastStrides(a.shape(), metadata.shape),
-      b.elements<float>().data(), BroadcastStrides(b.shape(), metadata.shape),
-      result->elements<float>().data(), metadata.shape, f);
+      a.elements<T>().data(), BroadcastStrides(a.shape(), metadata.shape),
+      b.elements<T>().data(), BroadcastStrides(b.shape(), metadata.shape),
+      result->elements<R>().data(), metadata.shape, f);
   invocation.results[0] = std::move(result);
+}
+
+// f(a, b); integer arithmetic wraps around (two's complement) instead of
+// overflowing, as numpy's and PyTorch's do.
+template <typename T, typename F>
+T Wrapping(T a, T b, F f) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(f(static_cast<U>(a), static_cast<U>(b)));
+  } else {
+    return f(a, b);
+  }
+}
+
+// -x; the most negative integer wraps to itself. Floats keep IEEE
+// semantics (-(+0) is -0, which 0 - x would not give).
+template <typename T>
+T Negate(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return Wrapping(T{0}, x, std::minus<>());
+  } else {
+    return -x;
+  }
+}
+
+// |x|, wrapping as Negate; |-0.0| is +0.
+template <typename T>
+T AbsoluteValue(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return x < 0 ? Negate(x) : x;
+  } else {
+    return std::fabs(x);
+  }
+}
+
+// Integer division truncates toward zero (C, ONNX's reference); division
+// by zero gives 0 and the one overflowing quotient wraps, instead of
+// trapping.
+template <typename T>
+T Divide(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return Wrapping(T{0}, a, std::minus<>());
+    }
+  }
+  return a / b;
+}
+
+// ONNX Mod: with fmod = 0 the result takes the divisor's sign (Python's
+// %), with fmod = 1 the dividend's (C's fmod). x mod 0 is 0 for integers,
+// NaN for floats.
+template <typename T>
+T Modulo(T a, T b, bool fmod) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const T r = std::fmod(a, b);
+    if (fmod || r == 0 || (r < 0) == (b < 0)) return r;
+    return r + b;
+  } else {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return 0;
+      const T r = a % b;
+      if (fmod || r == 0 || (r < 0) == (b < 0)) return r;
+      return r + b;
+    } else {
+      return a % b;
+    }
+  }
+}
+
+// Integer powers by squaring (wrapping); a negative exponent gives the
+// integer part of the reciprocal. x ** 2 (layer norms written out as ops)
+// without powf.
+template <typename T>
+T Power(T base, T exponent) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return exponent == 2 ? base * base : std::pow(base, exponent);
+  } else {
+    if constexpr (std::is_signed_v<T>) {
+      if (exponent < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return (exponent & 1) ? -1 : 1;
+        return 0;
+      }
+    }
+    T result = 1;
+    for (; exponent != 0; exponent >>= 1) {
+      if (exponent & 1) result = Wrapping(result, base, std::multiplies<>());
+      base = Wrapping(base, base, std::multiplies<>());
+    }
+    return result;
+  }
+}
+
+// Arithmetic in the arguments' dtype; `f` is a generic lambda (T, T) -> T.
+template <typename F>
+void Arithmetic(OpInvocation& invocation, absl::string_view op, F f) {
+  DispatchRealNumber(invocation.argument(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    BinaryAs<T, T>(invocation, op, [&](T a, T b) -> T { return f(a, b); });
+  });
+}
+
+// A comparison of any real dtype (and bool for equality), giving bool.
+template <typename F>
+void Comparison(OpInvocation& invocation, absl::string_view op, F f) {
+  if (invocation.argument(0).dtype() == DType::kI1) {
+    BinaryAs<bool, bool>(invocation, op, f);
+    return;
+  }
+  DispatchRealNumber(invocation.argument(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    BinaryAs<T, bool>(invocation, op, [&](T a, T b) { return f(a, b); });
+  });
+}
+
+// x where x >= 0, else slope * x; the slope broadcasts to x (ONNX PRelu).
+absl::Status PReluMetadata(ArgumentMetadata args,
+                           absl::Span<TensorMetadata> results) {
+  constexpr absl::string_view kOp = "nn.prelu";
+  if (absl::Status status =
+          BinaryMetadata(kOp, BinaryKind::kFloat, args, results);
+      !status.ok()) {
+    return status;
+  }
+  if (results[0].shape != args[0].shape) {
+    return OpError(kOp, absl::StrCat("the slope ", args[1].shape.DebugString(),
+                                     " does not broadcast to x ",
+                                     args[0].shape.DebugString()));
+  }
+  return absl::OkStatus();
 }
 
 //===--- Unary ------------------------------------------------------------===//
 
+// What a unary op takes and gives.
+enum class UnaryKind {
+  kFloat,      // f32 -> f32.
+  kReal,       // integers, f32, f64 -> the same dtype.
+  kLogical,    // bool -> bool.
+  kPredicate,  // f32 -> bool.
+};
+
 absl::Status UnaryMetadata(absl::string_view op, ArgumentMetadata args,
-                           absl::Span<TensorMetadata> results) {
+                           absl::Span<TensorMetadata> results,
+                           UnaryKind kind = UnaryKind::kFloat) {
   if (args.size() != 1 || results.size() != 1) {
     return OpError(op, "takes 1 argument and has 1 result");
   }
-  if (absl::Status status = RequireF32(op, args); !status.ok()) return status;
+  const DType dtype = args[0].dtype;
+  if (kind == UnaryKind::kReal && !IsRealNumber(dtype)) {
+    return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
+                                    "; this op computes in integers, f32 "
+                                    "and f64"));
+  }
+  if (kind == UnaryKind::kLogical && dtype != DType::kI1) {
+    return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
+                                    "; this op computes in bool only"));
+  }
+  if (kind == UnaryKind::kFloat || kind == UnaryKind::kPredicate) {
+    if (absl::Status status = RequireF32(op, args); !status.ok()) {
+      return status;
+    }
+  }
   results[0] = args[0];
+  if (kind == UnaryKind::kPredicate) results[0].dtype = DType::kI1;
   return absl::OkStatus();
 }
 
-template <typename F>
-void Unary(OpInvocation& invocation, absl::string_view op, F f) {
+template <typename T, typename R, typename F>
+void UnaryAs(OpInvocation& invocation, absl::string_view op, F f) {
   const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, op, invocation.result_metadata[0], 0b1);
   if (!result) return;
-  const float* in = x.elements<float>().data();
-  float* out = result->elements<float>().data();
+  const T* in = x.elements<T>().data();
+  R* out = result->elements<R>().data();
   const int64_t count = x.shape().GetNumElements();
   for (int64_t i = 0; i < count; ++i) out[i] = f(in[i]);
   invocation.results[0] = std::move(result);
+}
+
+template <typename F>
+void Unary(OpInvocation& invocation, absl::string_view op, F f) {
+  UnaryAs<float, float>(invocation, op, f);
+}
+
+// A unary op of any real dtype; `f` is a generic lambda.
+template <typename F>
+void UnaryReal(OpInvocation& invocation, absl::string_view op, F f) {
+  DispatchRealNumber(invocation.argument(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    UnaryAs<T, T>(invocation, op, [&](T x) -> T { return f(x); });
+  });
 }
 
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
@@ -168,9 +381,9 @@ void Softmax(OpInvocation& invocation, absl::string_view op) {
                          dnnl::softmax_forward::desc(
                              dnnl::prop_kind::forward_inference, md, axis),
                          PrimitiveAttr(), CpuEngine())));
-      return PrimitiveStep{primitive,
-                           {{DNNL_ARG_SRC, Wrap(md, in)},
-                            {DNNL_ARG_DST, Wrap(md, out)}}};
+      return PrimitiveStep{
+          primitive,
+          {{DNNL_ARG_SRC, Wrap(md, in)}, {DNNL_ARG_DST, Wrap(md, out)}}};
     });
     return;
   }
@@ -204,35 +417,74 @@ void Softmax(OpInvocation& invocation, absl::string_view op) {
 // Registration: one shape function and one CPU dispatch function per op.
 // Lambdas without captures convert to the registry's function pointers.
 void RegisterElementwiseOps(OpRegistry& registry) {
-#define ASYNCRT_NN_BINARY(NAME, EXPR)                                      \
-  registry.AddOp("nn." NAME, [](ArgumentMetadata args, const OpAttrs&,     \
-                                absl::Span<TensorMetadata> results) {      \
-    return BinaryMetadata("nn." NAME, args, results);                      \
-  });                                                                      \
-  registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) {   \
-    Binary(invocation, "nn." NAME, [](float a, float b) { return EXPR; }); \
+  // Binary ops: SETUP runs once per call with `attrs` in scope; EXPR is
+  // the body of a generic lambda of (a, b) and KIND's dispatcher picks
+  // the element types.
+#define ASYNCRT_NN_BINARY_WITH(NAME, KIND, DISPATCH, SETUP, EXPR)           \
+  registry.AddOp("nn." NAME, [](ArgumentMetadata args, const OpAttrs&,      \
+                                absl::Span<TensorMetadata> results) {       \
+    return BinaryMetadata("nn." NAME, KIND, args, results);                 \
+  });                                                                       \
+  registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) {    \
+    [[maybe_unused]] const OpAttrs& attrs = invocation.attrs;               \
+    SETUP;                                                                  \
+    DISPATCH(invocation, "nn." NAME, [&](auto a, auto b) { return EXPR; }); \
   })
-  ASYNCRT_NN_BINARY("add", a + b);
-  ASYNCRT_NN_BINARY("sub", a - b);
-  ASYNCRT_NN_BINARY("mul", a * b);
-  ASYNCRT_NN_BINARY("div", a / b);
-  // x ** 2 (layer norms written out as ops) without powf.
-  ASYNCRT_NN_BINARY("pow", b == 2.0f ? a * a : std::pow(a, b));
-  ASYNCRT_NN_BINARY("max", std::max(a, b));
-  ASYNCRT_NN_BINARY("min", std::min(a, b));
-#undef ASYNCRT_NN_BINARY
+#define ASYNCRT_NN_ARITHMETIC(NAME, EXPR)                                    \
+  ASYNCRT_NN_BINARY_WITH(NAME, BinaryKind::kArithmetic, Arithmetic, (void)0, \
+                         EXPR)
+#define ASYNCRT_NN_COMPARISON(NAME, KIND, EXPR) \
+  ASYNCRT_NN_BINARY_WITH(NAME, KIND, Comparison, (void)0, EXPR)
+  // Integer arithmetic wraps; integer division truncates and gives 0 for
+  // a zero divisor.
+  ASYNCRT_NN_ARITHMETIC("add", Wrapping(a, b, std::plus<>()));
+  ASYNCRT_NN_ARITHMETIC("sub", Wrapping(a, b, std::minus<>()));
+  ASYNCRT_NN_ARITHMETIC("mul", Wrapping(a, b, std::multiplies<>()));
+  ASYNCRT_NN_ARITHMETIC("div", Divide(a, b));
+  ASYNCRT_NN_ARITHMETIC("pow", Power(a, b));
+  ASYNCRT_NN_ARITHMETIC("max", std::max(a, b));
+  ASYNCRT_NN_ARITHMETIC("min", std::min(a, b));
+  ASYNCRT_NN_BINARY_WITH("mod", BinaryKind::kArithmetic, Arithmetic,
+                         const bool fmod = attrs.GetInteger("fmod").value_or(0),
+                         Modulo(a, b, fmod));
+  ASYNCRT_NN_COMPARISON("equal", BinaryKind::kEquality, a == b);
+  ASYNCRT_NN_COMPARISON("less", BinaryKind::kComparison, a < b);
+  ASYNCRT_NN_COMPARISON("less_or_equal", BinaryKind::kComparison, a <= b);
+  ASYNCRT_NN_COMPARISON("greater", BinaryKind::kComparison, a > b);
+  ASYNCRT_NN_COMPARISON("greater_or_equal", BinaryKind::kComparison, a >= b);
+  ASYNCRT_NN_BINARY_WITH("and", BinaryKind::kLogical, (BinaryAs<bool, bool>),
+                         (void)0, a && b);
+  ASYNCRT_NN_BINARY_WITH("or", BinaryKind::kLogical, (BinaryAs<bool, bool>),
+                         (void)0, a || b);
+  ASYNCRT_NN_BINARY_WITH("xor", BinaryKind::kLogical, (BinaryAs<bool, bool>),
+                         (void)0, a != b);
+#undef ASYNCRT_NN_COMPARISON
+#undef ASYNCRT_NN_ARITHMETIC
+#undef ASYNCRT_NN_BINARY_WITH
+  registry.AddOp("nn.prelu", [](ArgumentMetadata args, const OpAttrs&,
+                                absl::Span<TensorMetadata> results) {
+    return PReluMetadata(args, results);
+  });
+  registry.AddDispatch("nn.prelu", "cpu", [](OpInvocation& invocation) {
+    BinaryAs<float, float>(invocation, "nn.prelu", [](float x, float slope) {
+      return x >= 0 ? x : x * slope;
+    });
+  });
 
-  // Unary ops: SETUP runs once per call with `attrs` in scope.
-#define ASYNCRT_NN_UNARY_WITH(NAME, SETUP, EXPR)                           \
-  registry.AddOp("nn." NAME, [](ArgumentMetadata args, const OpAttrs&,     \
-                                absl::Span<TensorMetadata> results) {      \
-    return UnaryMetadata("nn." NAME, args, results);                       \
-  });                                                                      \
-  registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) {   \
-    [[maybe_unused]] const OpAttrs& attrs = invocation.attrs;              \
-    SETUP;                                                                 \
-    Unary(invocation, "nn." NAME, [&](float x) -> float { return EXPR; }); \
+  // Unary ops: SETUP runs once per call with `attrs` in scope; KIND says
+  // what they take and give (UnaryKind).
+#define ASYNCRT_NN_UNARY_OF(NAME, KIND, DISPATCH, SETUP, EXPR)           \
+  registry.AddOp("nn." NAME, [](ArgumentMetadata args, const OpAttrs&,   \
+                                absl::Span<TensorMetadata> results) {    \
+    return UnaryMetadata("nn." NAME, args, results, KIND);               \
+  });                                                                    \
+  registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) { \
+    [[maybe_unused]] const OpAttrs& attrs = invocation.attrs;            \
+    SETUP;                                                               \
+    DISPATCH(invocation, "nn." NAME, [&](auto x) { return EXPR; });      \
   })
+#define ASYNCRT_NN_UNARY_WITH(NAME, SETUP, EXPR) \
+  ASYNCRT_NN_UNARY_OF(NAME, UnaryKind::kFloat, Unary, SETUP, EXPR)
 #define ASYNCRT_NN_UNARY(NAME, EXPR) ASYNCRT_NN_UNARY_WITH(NAME, (void)0, EXPR)
   ASYNCRT_NN_UNARY("relu", x > 0 ? x : 0.0f);
   ASYNCRT_NN_UNARY("sigmoid", Sigmoid(x));
@@ -240,8 +492,42 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   ASYNCRT_NN_UNARY("exp", std::exp(x));
   ASYNCRT_NN_UNARY("log", std::log(x));
   ASYNCRT_NN_UNARY("sqrt", std::sqrt(x));
-  ASYNCRT_NN_UNARY("neg", -x);
-  ASYNCRT_NN_UNARY("abs", std::fabs(x));
+  // Neg, Abs and Sign also in integers (shape arithmetic), wrapping.
+  ASYNCRT_NN_UNARY_OF("neg", UnaryKind::kReal, UnaryReal, (void)0, Negate(x));
+  ASYNCRT_NN_UNARY_OF("abs", UnaryKind::kReal, UnaryReal, (void)0,
+                      AbsoluteValue(x));
+  ASYNCRT_NN_UNARY_OF("sign", UnaryKind::kReal, UnaryReal, (void)0,
+                      static_cast<decltype(x)>((x > 0) - (x < 0)));
+  ASYNCRT_NN_UNARY("floor", std::floor(x));
+  ASYNCRT_NN_UNARY("ceil", std::ceil(x));
+  // Halves to even, as ONNX Round.
+  ASYNCRT_NN_UNARY("round", std::nearbyint(x));
+  ASYNCRT_NN_UNARY("reciprocal", 1.0f / x);
+  ASYNCRT_NN_UNARY("sin", std::sin(x));
+  ASYNCRT_NN_UNARY("cos", std::cos(x));
+  ASYNCRT_NN_UNARY("tan", std::tan(x));
+  ASYNCRT_NN_UNARY("asin", std::asin(x));
+  ASYNCRT_NN_UNARY("acos", std::acos(x));
+  ASYNCRT_NN_UNARY("atan", std::atan(x));
+  ASYNCRT_NN_UNARY("sinh", std::sinh(x));
+  ASYNCRT_NN_UNARY("cosh", std::cosh(x));
+  ASYNCRT_NN_UNARY("asinh", std::asinh(x));
+  ASYNCRT_NN_UNARY("acosh", std::acosh(x));
+  ASYNCRT_NN_UNARY("atanh", std::atanh(x));
+  // log(1 + exp(x)) without overflow for large x.
+  ASYNCRT_NN_UNARY("softplus", x > 20.0f ? x : std::log1p(std::exp(x)));
+  ASYNCRT_NN_UNARY("softsign", x / (1.0f + std::fabs(x)));
+  ASYNCRT_NN_UNARY("mish",
+                   x * std::tanh(x > 20.0f ? x : std::log1p(std::exp(x))));
+  ASYNCRT_NN_UNARY_OF("not", UnaryKind::kLogical, (UnaryAs<bool, bool>),
+                      (void)0, !x);
+  ASYNCRT_NN_UNARY_OF("is_nan", UnaryKind::kPredicate, (UnaryAs<float, bool>),
+                      (void)0, std::isnan(x));
+  ASYNCRT_NN_UNARY_OF(
+      "is_inf", UnaryKind::kPredicate, (UnaryAs<float, bool>),
+      const bool negative = attrs.GetInteger("detect_negative").value_or(1);
+      const bool positive = attrs.GetInteger("detect_positive").value_or(1),
+      std::isinf(x) && (x > 0 ? positive : negative));
   ASYNCRT_NN_UNARY("erf", std::erf(x));
   // Exact (erf) GELU, as torch.nn.GELU() and ONNX Gelu by default.
   ASYNCRT_NN_UNARY("gelu", 0.5f * x * (1.0f + std::erf(x * 0.70710678f)));
@@ -263,9 +549,22 @@ void RegisterElementwiseOps(OpRegistry& registry) {
                         std::min(std::max(alpha * x + beta, 0.0f), 1.0f));
   ASYNCRT_NN_UNARY("hard_swish",
                    x * std::clamp(x * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f));
+  ASYNCRT_NN_UNARY_WITH("elu", const float alpha = FloatAttr(attrs, "alpha", 1),
+                        x >= 0 ? x : alpha * std::expm1(x));
+  ASYNCRT_NN_UNARY_WITH(
+      "celu", const float alpha = FloatAttr(attrs, "alpha", 1),
+      std::max(0.0f, x) + std::min(0.0f, alpha * std::expm1(x / alpha)));
+  ASYNCRT_NN_UNARY_WITH(
+      "selu", const float alpha = FloatAttr(attrs, "alpha", 1.67326319f);
+      const float gamma = FloatAttr(attrs, "gamma", 1.05070102f),
+      gamma * (x > 0 ? x : alpha * std::expm1(x)));
+  ASYNCRT_NN_UNARY_WITH("thresholded_relu",
+                        const float alpha = FloatAttr(attrs, "alpha", 1),
+                        x > alpha ? x : 0.0f);
   ASYNCRT_NN_UNARY("identity", x);
 #undef ASYNCRT_NN_UNARY
 #undef ASYNCRT_NN_UNARY_WITH
+#undef ASYNCRT_NN_UNARY_OF
 
   registry.AddOp("nn.softmax", [](ArgumentMetadata args, const OpAttrs& attrs,
                                   absl::Span<TensorMetadata> results) {

@@ -103,11 +103,12 @@ TEST_F(NnOpsTest, OtherDtypesFailNamingTheArgument) {
   ASSERT_TRUE(ints.ok());
   TensorHandle args[2] = {ints->CopyRef(), ints->CopyRef()};
   TensorHandle result;
-  core_->Execute(*exec_ctx_, "nn.mul", cpu_, args, OpAttrsRef(),
-                 absl::MakeSpan(&result, 1), nullptr);
+  // Arithmetic takes integers; activations compute in f32 only.
+  core_->Execute(*exec_ctx_, "nn.sigmoid", cpu_, absl::MakeSpan(args, 1),
+                 OpAttrsRef(), absl::MakeSpan(&result, 1), nullptr);
   ASSERT_EQ(core_->Await(result), nullptr);
   EXPECT_THAT(result.GetErrorIfPresent()->message(),
-              HasSubstr("nn.mul: argument 0 is i32"));
+              HasSubstr("nn.sigmoid: argument 0 is i32"));
 }
 
 TEST_F(NnOpsTest, UnaryOpsMatchTheirDefinitions) {

@@ -1,10 +1,13 @@
-// Test-only: the eager fixture the nn op tests share. A runtime with a CPU
-// op handler, and Run() for ops on f32 tensors.
+// Test-only: the eager fixtures the nn op tests share. A runtime with a CPU
+// op handler, and Run() for ops on f32 tensors (EagerOpTest) or on tensors
+// of any fixed-size dtype (AnyDTypeOpTest).
 #ifndef ASYNCRT_BACKENDS_CPU_NN_NN_TEST_UTIL_H_
 #define ASYNCRT_BACKENDS_CPU_NN_NN_TEST_UTIL_H_
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,8 +83,8 @@ class EagerOpTest : public ::testing::Test {
     RCReference<AsyncValue> converted;
     if (tensor->tensor_type() != DenseHostTensorType()) {
       Device& host = runtime_->host().host_device();
-      converted = ConvertTensor(*tensor, host, host, DenseHostTensorType(),
-                                *exec_ctx_);
+      converted =
+          ConvertTensor(*tensor, host, host, DenseHostTensorType(), *exec_ctx_);
       if (converted->IsError()) return converted->GetError();
       tensor = &converted->get<DenseHostTensor>();
     }
@@ -99,6 +102,136 @@ class EagerOpTest : public ::testing::Test {
   OpHandler* cpu_ = nullptr;
   std::optional<ExecutionContext> exec_ctx_;
 };
+
+// A tensor of any fixed-size dtype, as bytes.
+struct AnyTensor {
+  DType dtype = DType::kInvalid;
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+
+  template <typename T>
+  std::vector<T> values() const {
+    EXPECT_EQ(dtype, GetDType<T>());
+    std::vector<T> out(bytes.size() / sizeof(T));
+    for (size_t i = 0; i < out.size(); ++i) {
+      T value;
+      std::memcpy(&value, bytes.data() + i * sizeof(T), sizeof(T));
+      out[i] = value;
+    }
+    return out;
+  }
+};
+
+template <typename T>
+AnyTensor Make(std::vector<int64_t> shape, std::initializer_list<T> values) {
+  AnyTensor tensor{GetDType<T>(), std::move(shape), {}};
+  for (T value : values) {
+    const char* p = reinterpret_cast<const char*>(&value);
+    tensor.bytes.insert(tensor.bytes.end(), p, p + sizeof(T));
+  }
+  return tensor;
+}
+inline AnyTensor F32(std::vector<int64_t> shape,
+                     std::initializer_list<float> values) {
+  return Make<float>(std::move(shape), values);
+}
+inline AnyTensor I64(std::vector<int64_t> shape,
+                     std::initializer_list<int64_t> values) {
+  return Make<int64_t>(std::move(shape), values);
+}
+inline AnyTensor I32(std::vector<int64_t> shape,
+                     std::initializer_list<int32_t> values) {
+  return Make<int32_t>(std::move(shape), values);
+}
+inline AnyTensor Bool(std::vector<int64_t> shape,
+                      std::initializer_list<bool> values) {
+  return Make<bool>(std::move(shape), values);
+}
+// 0, 1, ..., n - 1 as f32 or i64.
+inline AnyTensor IotaF32(std::vector<int64_t> shape) {
+  AnyTensor t{DType::kF32, shape, {}};
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = static_cast<float>(i);
+    t.bytes.insert(t.bytes.end(), reinterpret_cast<char*>(&v),
+                   reinterpret_cast<char*>(&v) + sizeof(v));
+  }
+  return t;
+}
+
+// EagerOpTest for ops on tensors of any fixed-size dtype, with any number
+// of results.
+class AnyDTypeOpTest : public EagerOpTest {
+ protected:
+  TensorHandle Handle(const AnyTensor& t) {
+    auto tensor = DenseHostTensor::CreateUninitialized(
+        TensorMetadata(t.dtype, t.shape),
+        *core_->GetHostContext()->allocator());
+    EXPECT_TRUE(tensor.has_value());
+    EXPECT_EQ(tensor->DataSizeInBytes(), t.bytes.size());
+    if (!t.bytes.empty()) {
+      std::memcpy(tensor->data(), t.bytes.data(), t.bytes.size());
+    }
+    return core_->MakeTensorHandle(*std::move(tensor));
+  }
+
+  // Runs `op` eagerly with `num_results` results; the results, or the
+  // first error as a status.
+  absl::StatusOr<std::vector<AnyTensor>> RunN(
+      const std::string& op, const std::vector<AnyTensor>& args,
+      const OpAttrs& attrs, size_t num_results) {
+    std::vector<TensorHandle> handles;
+    for (const AnyTensor& arg : args) handles.push_back(Handle(arg));
+    std::vector<TensorHandle> results(num_results);
+    core_->Execute(*exec_ctx_, op, cpu_, absl::MakeSpan(handles),
+                   attrs.Freeze(), absl::MakeSpan(results), nullptr);
+    std::vector<AnyTensor> out;
+    for (TensorHandle& result : results) {
+      const Tensor* tensor = core_->Await(result);
+      if (tensor == nullptr) return *result.GetErrorIfPresent();
+      const auto& dense = static_cast<const DenseHostTensor&>(*tensor);
+      // The handle's metadata (from the shape function) matches the tensor.
+      EXPECT_EQ(result.GetAvailableMetadata(), dense.metadata());
+      AnyTensor t{dense.dtype(),
+                  std::vector<int64_t>(dense.shape().GetDimensions().begin(),
+                                       dense.shape().GetDimensions().end()),
+                  {}};
+      const char* data = static_cast<const char*>(dense.data());
+      t.bytes.assign(data, data + dense.DataSizeInBytes());
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  absl::StatusOr<AnyTensor> Run(const std::string& op,
+                                const std::vector<AnyTensor>& args,
+                                const OpAttrs& attrs = OpAttrs()) {
+    auto results = RunN(op, args, attrs, 1);
+    if (!results.ok()) return results.status();
+    return (*results)[0];
+  }
+
+  // The error message of `op`, which must fail.
+  std::string Error(const std::string& op, const std::vector<AnyTensor>& args,
+                    const OpAttrs& attrs = OpAttrs(), size_t num_results = 1) {
+    auto results = RunN(op, args, attrs, num_results);
+    EXPECT_FALSE(results.ok()) << op << " succeeded";
+    return results.ok() ? "" : std::string(results.status().message());
+  }
+};
+
+inline OpAttrs Ints(const std::string& name,
+                    std::initializer_list<int64_t> values) {
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>(name, values);
+  return attrs;
+}
+inline OpAttrs Int(const std::string& name, int64_t value) {
+  OpAttrs attrs;
+  attrs.Set(name, value);
+  return attrs;
+}
 
 }  // namespace asyncrt::nn
 

@@ -1,6 +1,7 @@
 // Normalizations, reductions and Gemm on the CPU: nn.batch_normalization
-// (inference), nn.layer_normalization, nn.reduce_{mean,sum,max} and
-// nn.gemm (its product on oneDNN matmul).
+// (inference), nn.layer_normalization, nn.reduce_{mean,sum,max,min,prod,
+// l1,l2,sum_square,log_sum,log_sum_exp} and nn.gemm (its product on oneDNN
+// matmul).
 //
 // Loops are written so that GCC vectorizes the contiguous inner dimension:
 // per-channel and per-row constants are computed outside it, and row sums
@@ -93,31 +94,6 @@ void RowMoments(const float* x, int64_t n, double& sum, double& sum_sq) {
     sum += s[l];
     sum_sq += q[l];
   }
-}
-
-double RowSum(const float* x, int64_t n) {
-  double s[8] = {};
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    for (int l = 0; l < 8; ++l) s[l] += x[j + l];
-  }
-  double sum = 0;
-  for (; j < n; ++j) sum += x[j];
-  for (int l = 0; l < 8; ++l) sum += s[l];
-  return sum;
-}
-
-float RowMax(const float* x, int64_t n) {
-  float m[8];
-  std::fill_n(m, 8, -std::numeric_limits<float>::infinity());
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    for (int l = 0; l < 8; ++l) m[l] = std::max(m[l], x[j + l]);
-  }
-  float max = -std::numeric_limits<float>::infinity();
-  for (; j < n; ++j) max = std::max(max, x[j]);
-  for (int l = 0; l < 8; ++l) max = std::max(max, m[l]);
-  return max;
 }
 
 //===--- nn.batch_normalization -------------------------------------------===//
@@ -341,7 +317,18 @@ void LayerNorm(OpInvocation& invocation) {
 
 //===--- Reductions -------------------------------------------------------===//
 
-enum class ReduceKind { kMean, kSum, kMax };
+enum class ReduceKind {
+  kMean,
+  kSum,
+  kMax,
+  kMin,
+  kProd,
+  kL1,
+  kL2,
+  kSumSquare,
+  kLogSum,
+  kLogSumExp,
+};
 
 absl::string_view ReduceName(ReduceKind kind) {
   switch (kind) {
@@ -351,8 +338,111 @@ absl::string_view ReduceName(ReduceKind kind) {
       return "nn.reduce_sum";
     case ReduceKind::kMax:
       return "nn.reduce_max";
+    case ReduceKind::kMin:
+      return "nn.reduce_min";
+    case ReduceKind::kProd:
+      return "nn.reduce_prod";
+    case ReduceKind::kL1:
+      return "nn.reduce_l1";
+    case ReduceKind::kL2:
+      return "nn.reduce_l2";
+    case ReduceKind::kSumSquare:
+      return "nn.reduce_sum_square";
+    case ReduceKind::kLogSum:
+      return "nn.reduce_log_sum";
+    case ReduceKind::kLogSumExp:
+      return "nn.reduce_log_sum_exp";
   }
   return "";
+}
+
+// Each kind is map (per element), combine (an associative operation with
+// an identity) and finish (per result). Max and min accumulate in f32 (in
+// the result itself); the others in double.
+template <ReduceKind kKind>
+constexpr bool kReduceInFloat =
+    kKind == ReduceKind::kMax || kKind == ReduceKind::kMin;
+
+template <ReduceKind kKind>
+using ReduceAcc = std::conditional_t<kReduceInFloat<kKind>, float, double>;
+
+template <ReduceKind kKind>
+constexpr ReduceAcc<kKind> ReduceIdentity() {
+  if constexpr (kKind == ReduceKind::kMax) {
+    return -std::numeric_limits<float>::infinity();
+  } else if constexpr (kKind == ReduceKind::kMin) {
+    return std::numeric_limits<float>::infinity();
+  } else if constexpr (kKind == ReduceKind::kProd) {
+    return 1.0;
+  } else {
+    return 0.0;
+  }
+}
+
+// What element x contributes; `shift` is log_sum_exp's max (else 0).
+template <ReduceKind kKind>
+inline ReduceAcc<kKind> ReduceMap(float x, float shift) {
+  if constexpr (kKind == ReduceKind::kL1) {
+    return std::fabs(static_cast<double>(x));
+  } else if constexpr (kKind == ReduceKind::kL2 ||
+                       kKind == ReduceKind::kSumSquare) {
+    return static_cast<double>(x) * x;
+  } else if constexpr (kKind == ReduceKind::kLogSumExp) {
+    return std::exp(static_cast<double>(x) - shift);
+  } else {
+    return x;
+  }
+}
+
+template <ReduceKind kKind>
+inline ReduceAcc<kKind> ReduceCombine(ReduceAcc<kKind> a, ReduceAcc<kKind> b) {
+  if constexpr (kKind == ReduceKind::kMax) {
+    return std::max(a, b);
+  } else if constexpr (kKind == ReduceKind::kMin) {
+    return std::min(a, b);
+  } else if constexpr (kKind == ReduceKind::kProd) {
+    return a * b;
+  } else {
+    return a + b;
+  }
+}
+
+// The result from the accumulator; `factor` scales a mean.
+template <ReduceKind kKind>
+inline float ReduceFinish(ReduceAcc<kKind> acc, double factor, float shift) {
+  if constexpr (kKind == ReduceKind::kMean) {
+    return static_cast<float>(acc * factor);
+  } else if constexpr (kKind == ReduceKind::kL2) {
+    return static_cast<float>(std::sqrt(acc));
+  } else if constexpr (kKind == ReduceKind::kLogSum) {
+    return static_cast<float>(std::log(acc));
+  } else if constexpr (kKind == ReduceKind::kLogSumExp) {
+    return static_cast<float>(std::log(acc) + shift);
+  } else {
+    return static_cast<float>(acc);
+  }
+}
+
+// The reduction of x[0, n). Eight partial accumulators: a loop the
+// compiler can vectorize, and accurate for long rows.
+template <ReduceKind kKind>
+ReduceAcc<kKind> RowReduce(const float* x, int64_t n, float shift) {
+  using Acc = ReduceAcc<kKind>;
+  Acc partial[8];
+  std::fill_n(partial, 8, ReduceIdentity<kKind>());
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; ++l) {
+      partial[l] =
+          ReduceCombine<kKind>(partial[l], ReduceMap<kKind>(x[j + l], shift));
+    }
+  }
+  Acc acc = ReduceIdentity<kKind>();
+  for (; j < n; ++j) {
+    acc = ReduceCombine<kKind>(acc, ReduceMap<kKind>(x[j], shift));
+  }
+  for (int l = 0; l < 8; ++l) acc = ReduceCombine<kKind>(acc, partial[l]);
+  return acc;
 }
 
 // ONNX Reduce*: `axes` (negative allowed; absent or empty: all of them,
@@ -416,6 +506,83 @@ absl::Status ReduceMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   return absl::OkStatus();
 }
 
+// The input collapsed into alternating runs of kept and reduced dimensions
+// (size-1 dimensions are either), e.g. [K, R, K]; the last run is the
+// contiguous inner loop. out_strides: each run's stride in the result (0
+// for reduced runs).
+struct ReduceLayout {
+  Dims sizes, out_strides;
+  absl::InlinedVector<bool, 6> reduced;
+  int64_t rows;
+};
+
+ReduceLayout LayOutReduce(const TensorShape& x, const ReducePlan& plan) {
+  ReduceLayout layout;
+  for (int d = 0; d < x.GetRank(); ++d) {
+    const int64_t size = x.GetDimensionSize(d);
+    if (size == 1) continue;
+    if (!layout.reduced.empty() && layout.reduced.back() == plan.reduced[d]) {
+      layout.sizes.back() *= size;
+    } else {
+      layout.sizes.push_back(size);
+      layout.reduced.push_back(plan.reduced[d]);
+    }
+  }
+  if (layout.sizes.empty()) {
+    layout.sizes.push_back(1);
+    layout.reduced.push_back(false);
+  }
+  const int rank = layout.sizes.size();
+  layout.out_strides.assign(rank, 0);
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (!layout.reduced[d]) {
+      layout.out_strides[d] = stride;
+      stride *= layout.sizes[d];
+    }
+  }
+  layout.rows = x.GetNumElements() / layout.sizes.back();
+  return layout;
+}
+
+// Combines every element of `in` into its result's accumulator in `acc`
+// (which holds the identity); `shift`: log_sum_exp's per-result max.
+template <ReduceKind kKind>
+void ReduceInto(const float* in, const ReduceLayout& layout,
+                ReduceAcc<kKind>* acc, const float* shift) {
+  using Acc = ReduceAcc<kKind>;
+  constexpr bool kShifted = kKind == ReduceKind::kLogSumExp;
+  const int rank = layout.sizes.size();
+  const int64_t inner = layout.sizes[rank - 1];
+  const bool inner_reduced = layout.reduced[rank - 1];
+  Dims index(rank - 1, 0);
+  int64_t out_offset = 0;
+  for (int64_t row = 0; row < layout.rows; ++row) {
+    const float* src = in + row * inner;
+    Acc* dst = acc + out_offset;
+    if (inner_reduced) {
+      const float s = kShifted ? shift[out_offset] : 0.0f;
+      dst[0] = ReduceCombine<kKind>(dst[0], RowReduce<kKind>(src, inner, s));
+    } else if constexpr (kShifted) {
+      const float* s = shift + out_offset;
+      ForRow(dst, inner, [&](int64_t j) {
+        return ReduceCombine<kKind>(dst[j], ReduceMap<kKind>(src[j], s[j]));
+      });
+    } else {
+      ForRow(dst, inner, [&](int64_t j) {
+        return ReduceCombine<kKind>(dst[j], ReduceMap<kKind>(src[j], 0.0f));
+      });
+    }
+    // Next row: an odometer over the outer runs.
+    for (int d = rank - 2; d >= 0; --d) {
+      out_offset += layout.out_strides[d];
+      if (++index[d] < layout.sizes[d]) break;
+      out_offset -= layout.out_strides[d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+
 template <ReduceKind kKind>
 void Reduce(OpInvocation& invocation) {
   const absl::string_view op = ReduceName(kKind);
@@ -430,96 +597,62 @@ void Reduce(OpInvocation& invocation) {
   const int64_t in_count = x.shape().GetNumElements();
   const int64_t out_count = result->shape().GetNumElements();
   if (plan->noop) {
-    if (in_count > 0) std::memcpy(out, in, in_count * sizeof(float));
+    // Reducing each element alone: itself, mapped and finished (|x| for
+    // l1 and l2, x * x for sum_square, log x for log_sum), as ONNX's
+    // reference reduces over no axes.
+    constexpr bool kItself =
+        kKind == ReduceKind::kMean || kKind == ReduceKind::kSum ||
+        kKind == ReduceKind::kMax || kKind == ReduceKind::kMin ||
+        kKind == ReduceKind::kProd || kKind == ReduceKind::kLogSumExp;
+    if constexpr (kItself) {
+      if (in_count > 0) std::memcpy(out, in, in_count * sizeof(float));
+    } else {
+      ForRow(out, in_count, [&](int64_t i) {
+        return ReduceFinish<kKind>(ReduceMap<kKind>(in[i], 0.0f), 1.0, 0.0f);
+      });
+    }
     invocation.results[0] = std::move(result);
     return;
   }
-  constexpr float kInit = kKind == ReduceKind::kMax
-                              ? -std::numeric_limits<float>::infinity()
-                              : 0.0f;
   if (in_count == 0) {
-    // Reducing nothing: the identity, and the mean of nothing is NaN.
+    // Reducing nothing: the identity, finished (0; 1 for prod, +inf for
+    // min, -inf for max, log_sum and log_sum_exp), and NaN for a mean.
     std::fill_n(out, out_count,
                 kKind == ReduceKind::kMean
                     ? std::numeric_limits<float>::quiet_NaN()
-                    : kInit);
+                    : ReduceFinish<kKind>(ReduceIdentity<kKind>(), 1.0, 0.0f));
     invocation.results[0] = std::move(result);
     return;
   }
-  // Collapse the input into alternating runs of kept and reduced
-  // dimensions (size-1 dimensions are either), e.g. [K, R, K]; the last run
-  // is the contiguous inner loop.
-  Dims sizes;
-  absl::InlinedVector<bool, 6> reduced;
-  for (int d = 0; d < x.shape().GetRank(); ++d) {
-    const int64_t size = x.shape().GetDimensionSize(d);
-    if (size == 1) continue;
-    if (!reduced.empty() && reduced.back() == plan->reduced[d]) {
-      sizes.back() *= size;
-    } else {
-      sizes.push_back(size);
-      reduced.push_back(plan->reduced[d]);
+  const ReduceLayout layout = LayOutReduce(x.shape(), *plan);
+  // log_sum_exp subtracts each result's max (0 where it is not finite:
+  // all -inf, or an inf), so exp neither overflows nor underflows to 0.
+  std::vector<float> shifts;
+  if constexpr (kKind == ReduceKind::kLogSumExp) {
+    shifts.assign(out_count, ReduceIdentity<ReduceKind::kMax>());
+    ReduceInto<ReduceKind::kMax>(in, layout, shifts.data(), nullptr);
+    for (float& shift : shifts) {
+      if (!std::isfinite(shift)) shift = 0.0f;
     }
   }
-  if (sizes.empty()) {
-    sizes.push_back(1);
-    reduced.push_back(false);
-  }
-  const int rank = sizes.size();
-  Dims out_strides(rank, 0);
-  int64_t stride = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    if (!reduced[d]) {
-      out_strides[d] = stride;
-      stride *= sizes[d];
-    }
-  }
-  // Sums accumulate in double; max in the result itself.
-  using Acc = std::conditional_t<kKind == ReduceKind::kMax, float, double>;
-  std::vector<double> sums(kKind == ReduceKind::kMax ? 0 : out_count, 0.0);
-  Acc* acc;
-  if constexpr (kKind == ReduceKind::kMax) {
-    acc = out;
-    std::fill_n(out, out_count, kInit);
+  if constexpr (kReduceInFloat<kKind>) {
+    std::fill_n(out, out_count, ReduceIdentity<kKind>());
+    ReduceInto<kKind>(in, layout, out, nullptr);
   } else {
-    acc = sums.data();
-  }
-  const int64_t inner = sizes[rank - 1];
-  const bool inner_reduced = reduced[rank - 1];
-  Dims index(rank - 1, 0);
-  int64_t out_offset = 0;
-  for (int64_t row = 0; row < in_count / inner; ++row) {
-    const float* src = in + row * inner;
-    Acc* dst = acc + out_offset;
-    if (inner_reduced) {
-      if constexpr (kKind == ReduceKind::kMax) {
-        dst[0] = std::max(dst[0], RowMax(src, inner));
-      } else {
-        dst[0] += RowSum(src, inner);
-      }
-    } else {
-      ForRow(dst, inner, [&](int64_t j) -> Acc {
-        if constexpr (kKind == ReduceKind::kMax) {
-          return std::max(dst[j], src[j]);
-        } else {
-          return dst[j] + src[j];
-        }
-      });
-    }
-    // Next row: an odometer over the outer runs.
-    for (int d = rank - 2; d >= 0; --d) {
-      out_offset += out_strides[d];
-      if (++index[d] < sizes[d]) break;
-      out_offset -= out_strides[d] * index[d];
-      index[d] = 0;
-    }
-  }
-  if constexpr (kKind != ReduceKind::kMax) {
+    std::vector<double> acc(out_count, ReduceIdentity<kKind>());
+    ReduceInto<kKind>(in, layout, acc.data(), shifts.data());
     const double factor = kKind == ReduceKind::kMean
                               ? static_cast<double>(out_count) / in_count
                               : 1.0;
-    ForRow(out, out_count,
-           [&](int64_t i) { return static_cast<float>(sums[i] * factor); });
+    if constexpr (kKind == ReduceKind::kLogSumExp) {
+      ForRow(out, out_count, [&](int64_t i) {
+        return ReduceFinish<kKind>(acc[i], factor, shifts[i]);
+      });
+    } else {
+      ForRow(out, out_count, [&](int64_t i) {
+        return ReduceFinish<kKind>(acc[i], factor, 0.0f);
+      });
+    }
   }
   invocation.results[0] = std::move(result);
 }
@@ -667,6 +800,17 @@ void RegisterNormalizationOps(OpRegistry& registry) {
   registry.AddDispatch("nn.reduce_sum", "cpu", Reduce<ReduceKind::kSum>);
   registry.AddOp("nn.reduce_max", ReduceMetadata<ReduceKind::kMax>);
   registry.AddDispatch("nn.reduce_max", "cpu", Reduce<ReduceKind::kMax>);
+#define NORM_OPS_REGISTER_REDUCE(KIND)                    \
+  registry.AddOp(ReduceName(KIND), ReduceMetadata<KIND>); \
+  registry.AddDispatch(ReduceName(KIND), "cpu", Reduce<KIND>)
+  NORM_OPS_REGISTER_REDUCE(ReduceKind::kMin);
+  NORM_OPS_REGISTER_REDUCE(ReduceKind::kProd);
+  NORM_OPS_REGISTER_REDUCE(ReduceKind::kL1);
+  NORM_OPS_REGISTER_REDUCE(ReduceKind::kL2);
+  NORM_OPS_REGISTER_REDUCE(ReduceKind::kSumSquare);
+  NORM_OPS_REGISTER_REDUCE(ReduceKind::kLogSum);
+  NORM_OPS_REGISTER_REDUCE(ReduceKind::kLogSumExp);
+#undef NORM_OPS_REGISTER_REDUCE
   registry.AddOp("nn.gemm", GemmMetadata);
   registry.AddDispatch("nn.gemm", "cpu", Gemm);
 }

@@ -285,10 +285,21 @@ TEST_F(NormOpsTest, LayerNormalizationRejectsBadOperands) {
 
 //===--- Reductions -------------------------------------------------------===//
 
-enum class Kind { kMean, kSum, kMax };
+enum class Kind {
+  kMean,
+  kSum,
+  kMax,
+  kMin,
+  kProd,
+  kL1,
+  kL2,
+  kSumSquare,
+  kLogSum,
+  kLogSumExp
+};
 
 // The reduction of `x` over `reduced` dims (every dim if empty), keeping
-// them as 1s if `keepdims`.
+// them as 1s if `keepdims`; in double, straight from each op's definition.
 Tensor32 NaiveReduce(const Tensor32& x, Kind kind, std::vector<int> axes,
                      bool keepdims, std::vector<double>* values) {
   const int rank = x.shape.size();
@@ -300,23 +311,97 @@ Tensor32 NaiveReduce(const Tensor32& x, Kind kind, std::vector<int> axes,
     if (!reduced[d] || keepdims) result_shape.push_back(kept_shape.back());
   }
   const int64_t out_count = Count(kept_shape);
-  values->assign(out_count, kind == Kind::kMax
-                                ? -std::numeric_limits<double>::infinity()
-                                : 0.0);
+  const double inf = std::numeric_limits<double>::infinity();
+  values->assign(out_count, kind == Kind::kMax    ? -inf
+                            : kind == Kind::kMin  ? inf
+                            : kind == Kind::kProd ? 1.0
+                                                  : 0.0);
   for (size_t i = 0; i < x.values.size(); ++i) {
     Shape index = Unravel(i, x.shape);
     for (int d = 0; d < rank; ++d) {
       if (reduced[d]) index[d] = 0;
     }
     double& out = (*values)[BroadcastFlat(index, kept_shape)];
-    out = kind == Kind::kMax ? std::max<double>(out, x.values[i])
-                             : out + x.values[i];
+    const double v = x.values[i];
+    switch (kind) {
+      case Kind::kMax:
+        out = std::max(out, v);
+        break;
+      case Kind::kMin:
+        out = std::min(out, v);
+        break;
+      case Kind::kProd:
+        out *= v;
+        break;
+      case Kind::kL1:
+        out += std::fabs(v);
+        break;
+      case Kind::kL2:
+      case Kind::kSumSquare:
+        out += v * v;
+        break;
+      case Kind::kLogSumExp:
+        out += std::exp(v);
+        break;
+      default:
+        out += v;
+    }
   }
-  if (kind == Kind::kMean) {
-    for (double& v : *values)
+  for (double& v : *values) {
+    if (kind == Kind::kMean)
       v /= static_cast<double>(Count(x.shape)) / out_count;
+    if (kind == Kind::kL2) v = std::sqrt(v);
+    if (kind == Kind::kLogSum || kind == Kind::kLogSumExp) v = std::log(v);
   }
   return {result_shape, {}};
+}
+
+TEST_F(NormOpsTest, EveryReductionMatchesItsDefinition) {
+  // Positive values (log_sum's sum must be), some negative for the others.
+  Tensor32 positive = {{2, 3, 4}, Random(24, 550, 0.5f, 1.5f)};
+  Tensor32 mixed = RandomTensor({2, 3, 4}, 551);
+  const std::pair<std::string, Kind> ops[] = {
+      {"nn.reduce_min", Kind::kMin},
+      {"nn.reduce_prod", Kind::kProd},
+      {"nn.reduce_l1", Kind::kL1},
+      {"nn.reduce_l2", Kind::kL2},
+      {"nn.reduce_sum_square", Kind::kSumSquare},
+      {"nn.reduce_log_sum", Kind::kLogSum},
+      {"nn.reduce_log_sum_exp", Kind::kLogSumExp}};
+  for (const auto& [op, kind] : ops) {
+    const Tensor32& x = kind == Kind::kLogSum ? positive : mixed;
+    for (const std::vector<int>& axes :
+         std::vector<std::vector<int>>{{}, {0}, {1}, {-1}, {0, 2}, {1, 2}}) {
+      for (int keepdims : {0, 1}) {
+        SCOPED_TRACE(testing::Message() << op << " axes " << axes.size()
+                                        << (axes.empty() ? 0 : axes[0])
+                                        << " keepdims " << keepdims);
+        OpAttrs attrs;
+        if (!axes.empty()) {
+          std::vector<int64_t> wide(axes.begin(), axes.end());
+          attrs.SetArray<int64_t>("axes", absl::MakeConstSpan(wide));
+        }
+        attrs.Set("keepdims", int64_t{keepdims});
+        auto result = Run(op, {x}, attrs);
+        ASSERT_TRUE(result.ok()) << result.status();
+        std::vector<double> expected;
+        EXPECT_EQ(result->shape,
+                  NaiveReduce(x, kind, axes, keepdims != 0, &expected).shape);
+        ExpectNear(result->values, expected);
+      }
+    }
+  }
+}
+
+TEST_F(NormOpsTest, LogSumExpDoesNotOverflow) {
+  // exp(100) overflows f32; the op subtracts each result's max first.
+  const Tensor32 x{{1, 3}, {100, 99, 98}};
+  OpAttrs last;
+  last.SetArray<int64_t>("axes", {-1});
+  auto result = Run("nn.reduce_log_sum_exp", {x}, last);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ExpectNear(result->values,
+             {100 + std::log(1 + std::exp(-1.0) + std::exp(-2.0))});
 }
 
 TEST_F(NormOpsTest, ReductionsOverAxesWithAndWithoutKeepdims) {

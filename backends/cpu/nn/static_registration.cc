@@ -7,3 +7,4 @@ ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterOneDnnOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterShapeOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNormalizationOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterResizeOps);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterIndexOps);

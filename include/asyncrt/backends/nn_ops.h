@@ -66,8 +66,15 @@ void RegisterResizeOps(OpRegistry& registry);
 
 // Normalizations, reductions and Gemm: nn.batch_normalization,
 // nn.layer_normalization, nn.reduce_mean, nn.reduce_sum, nn.reduce_max,
-// nn.gemm.
+// nn.reduce_min, nn.reduce_prod, nn.reduce_l1, nn.reduce_l2,
+// nn.reduce_sum_square, nn.reduce_log_sum, nn.reduce_log_sum_exp, nn.gemm.
 void RegisterNormalizationOps(OpRegistry& registry);
+
+// Index, selection and rearrangement ops: nn.arg_max, nn.arg_min (i64
+// results), nn.cum_sum, nn.tile, nn.trilu, nn.gather_elements,
+// nn.depth_to_space, nn.space_to_depth, nn.hardmax and nn.top_k (two
+// results: values and i64 indices).
+void RegisterIndexOps(OpRegistry& registry);
 
 }  // namespace asyncrt::nn
 

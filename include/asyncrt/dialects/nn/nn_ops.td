@@ -61,6 +61,16 @@ def NN_DivOp : NN_BinaryOp<"div", "a / b">;
 def NN_PowOp : NN_BinaryOp<"pow", "a ** b">;
 def NN_MaxOp : NN_BinaryOp<"max", "max(a, b)">;
 def NN_MinOp : NN_BinaryOp<"min", "min(a, b)">;
+def NN_ModOp : NN_BinaryOp<"mod", "a mod b (`fmod`: the dividend's sign)">;
+def NN_EqualOp : NN_BinaryOp<"equal", "a == b">;
+def NN_LessOp : NN_BinaryOp<"less", "a < b">;
+def NN_LessOrEqualOp : NN_BinaryOp<"less_or_equal", "a <= b">;
+def NN_GreaterOp : NN_BinaryOp<"greater", "a > b">;
+def NN_GreaterOrEqualOp : NN_BinaryOp<"greater_or_equal", "a >= b">;
+def NN_AndOp : NN_BinaryOp<"and", "a and b (bool)">;
+def NN_OrOp : NN_BinaryOp<"or", "a or b (bool)">;
+def NN_XorOp : NN_BinaryOp<"xor", "a xor b (bool)">;
+def NN_PReluOp : NN_BinaryOp<"prelu", "x, or slope * x where x < 0">;
 def NN_MatMulOp : NN_Op<"matmul"> {
   let summary = "numpy matmul, with fusions";
   let description = [{
@@ -84,6 +94,33 @@ def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)">;
 def NN_NegOp : NN_UnaryOp<"neg", "-x">;
 def NN_AbsOp : NN_UnaryOp<"abs", "|x|">;
 def NN_IdentityOp : NN_UnaryOp<"identity", "x">;
+def NN_SignOp : NN_UnaryOp<"sign", "-1, 0 or 1">;
+def NN_FloorOp : NN_UnaryOp<"floor", "floor(x)">;
+def NN_CeilOp : NN_UnaryOp<"ceil", "ceil(x)">;
+def NN_RoundOp : NN_UnaryOp<"round", "x rounded, halves to even">;
+def NN_ReciprocalOp : NN_UnaryOp<"reciprocal", "1 / x">;
+def NN_SinOp : NN_UnaryOp<"sin", "sin(x)">;
+def NN_CosOp : NN_UnaryOp<"cos", "cos(x)">;
+def NN_TanOp : NN_UnaryOp<"tan", "tan(x)">;
+def NN_AsinOp : NN_UnaryOp<"asin", "asin(x)">;
+def NN_AcosOp : NN_UnaryOp<"acos", "acos(x)">;
+def NN_AtanOp : NN_UnaryOp<"atan", "atan(x)">;
+def NN_SinhOp : NN_UnaryOp<"sinh", "sinh(x)">;
+def NN_CoshOp : NN_UnaryOp<"cosh", "cosh(x)">;
+def NN_AsinhOp : NN_UnaryOp<"asinh", "asinh(x)">;
+def NN_AcoshOp : NN_UnaryOp<"acosh", "acosh(x)">;
+def NN_AtanhOp : NN_UnaryOp<"atanh", "atanh(x)">;
+def NN_SoftplusOp : NN_UnaryOp<"softplus", "log(1 + exp(x))">;
+def NN_SoftsignOp : NN_UnaryOp<"softsign", "x / (1 + |x|)">;
+def NN_MishOp : NN_UnaryOp<"mish", "x * tanh(softplus(x))">;
+def NN_EluOp : NN_UnaryOp<"elu", "x, or alpha * (exp(x) - 1) where x < 0">;
+def NN_CeluOp : NN_UnaryOp<"celu", "continuously differentiable elu">;
+def NN_SeluOp : NN_UnaryOp<"selu", "gamma * elu(x) with alpha">;
+def NN_ThresholdedReluOp
+    : NN_UnaryOp<"thresholded_relu", "x where x > alpha, else 0">;
+def NN_NotOp : NN_UnaryOp<"not", "not x (bool)">;
+def NN_IsNanOp : NN_UnaryOp<"is_nan", "x is NaN (bool)">;
+def NN_IsInfOp : NN_UnaryOp<"is_inf", "x is infinite (bool)">;
 def NN_GeluOp : NN_UnaryOp<"gelu", "x * Phi(x) (exact, erf form)">;
 def NN_LeakyReluOp : NN_UnaryOp<"leaky_relu", "x or alpha * x">;
 def NN_ClipOp : NN_UnaryOp<"clip", "x clamped to [min, max]">;
@@ -98,6 +135,27 @@ def NN_GlobalAveragePoolOp
 def NN_ReduceMeanOp : NN_UnaryOp<"reduce_mean", "mean over `axes`">;
 def NN_ReduceSumOp : NN_UnaryOp<"reduce_sum", "sum over `axes`">;
 def NN_ReduceMaxOp : NN_UnaryOp<"reduce_max", "max over `axes`">;
+def NN_ReduceMinOp : NN_UnaryOp<"reduce_min", "min over `axes`">;
+def NN_ReduceProdOp : NN_UnaryOp<"reduce_prod", "product over `axes`">;
+def NN_ReduceL1Op : NN_UnaryOp<"reduce_l1", "sum of |x| over `axes`">;
+def NN_ReduceL2Op
+    : NN_UnaryOp<"reduce_l2", "sqrt of the sum of x * x over `axes`">;
+def NN_ReduceSumSquareOp
+    : NN_UnaryOp<"reduce_sum_square", "sum of x * x over `axes`">;
+def NN_ReduceLogSumOp : NN_UnaryOp<"reduce_log_sum", "log of the sum over `axes`">;
+def NN_ReduceLogSumExpOp
+    : NN_UnaryOp<"reduce_log_sum_exp", "log of the sum of exp(x) over `axes`">;
+def NN_ArgMaxOp : NN_UnaryOp<"arg_max", "index (i64) of the max along `axis`">;
+def NN_ArgMinOp : NN_UnaryOp<"arg_min", "index (i64) of the min along `axis`">;
+def NN_CumSumOp : NN_UnaryOp<"cum_sum", "running sum along `axis`">;
+def NN_TileOp : NN_UnaryOp<"tile", "x repeated `repeats` times per dimension">;
+def NN_TriluOp
+    : NN_UnaryOp<"trilu", "upper or lower triangles, from diagonal `k`">;
+def NN_DepthToSpaceOp
+    : NN_UnaryOp<"depth_to_space", "channels moved into spatial blocks">;
+def NN_SpaceToDepthOp
+    : NN_UnaryOp<"space_to_depth", "spatial blocks moved into channels">;
+def NN_HardmaxOp : NN_UnaryOp<"hardmax", "1 at the first max along `axis`">;
 def NN_ReshapeOp : NN_UnaryOp<"reshape", "x with shape `shape`">;
 def NN_FlattenOp : NN_UnaryOp<"flatten", "x as a matrix split at `axis`">;
 def NN_SqueezeOp : NN_UnaryOp<"squeeze", "x without unit `axes`">;
@@ -161,6 +219,22 @@ def NN_LayerNormalizationOp : NN_Op<"layer_normalization"> {
 def NN_GatherOp : NN_Op<"gather"> {
   let summary = "entries of `data` along `axis` at `indices`";
   let arguments = (ins AnyTensor:$data, AnyTensor:$indices);
+}
+
+def NN_GatherElementsOp : NN_Op<"gather_elements"> {
+  let summary = "`data` at `indices` along `axis`, element by element";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$indices);
+}
+
+def NN_TopKOp : NN_Op<"top_k"> {
+  let summary = "the `k` largest (or smallest) values along `axis`";
+  let description = [{
+    Two results: the values (x's dtype) and their indices (i64), along
+    `axis` of length `k`; `largest` and `sorted` (both 1 by default) as
+    ONNX TopK; of equal values the lower index comes first.
+  }];
+  let arguments = (ins AnyTensor:$x);
+  let results = (outs AnyTensor:$values, AnyTensor:$indices);
 }
 
 def NN_WhereOp : NN_Op<"where"> {
