@@ -12,7 +12,7 @@ HostContext::HostContext(DiagnosticHandler diagnostic_handler,
       work_queue_(std::move(work_queue)) {
   assert(allocator_ && work_queue_);
   host_device_ =
-      device_manager_.MaybeAddDevice(MakeRef<Device>("CPU:0", "cpu"));
+      device_manager_.MaybeAddDevice(MakeRef<Device>(HostCpuAttributes()));
 }
 
 HostContext::~HostContext() {

@@ -4,10 +4,12 @@
 #include "asyncrt/host_context/host_context.h"
 
 #include <atomic>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/execution_context.h"
 #include "asyncrt/host_context/parallel_for.h"
@@ -387,19 +389,127 @@ TEST(ResourceContextTest, DestroyedInReverseCreationOrder) {
 //===--- Devices
 //--------------------------------------------------------------===//
 
+RCReference<Device> MakeDevice(const std::string& type, int index) {
+  DeviceAttributes attributes;
+  attributes.type = type;
+  attributes.index = index;
+  return MakeRef<Device>(std::move(attributes));
+}
+
 TEST(DeviceManagerTest, MaybeAddKeepsTheFirstDevice) {
   DeviceManager devices;
-  RCReference<Device> gpu =
-      devices.MaybeAddDevice(MakeRef<Device>("GPU:0", "gpu"));
-  RCReference<Device> again =
-      devices.MaybeAddDevice(MakeRef<Device>("GPU:0", "gpu"));
+  RCReference<Device> gpu = devices.MaybeAddDevice(MakeDevice("gpu", 0));
+  RCReference<Device> again = devices.MaybeAddDevice(MakeDevice("gpu", 0));
   EXPECT_EQ(gpu.get(), again.get());
   EXPECT_FALSE(devices.GetDevice("GPU:1"));
-  devices.MaybeAddDevice(MakeRef<Device>("GPU:1", "gpu"));
+  devices.MaybeAddDevice(MakeDevice("gpu", 1));
   auto all = devices.ListDevices();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0]->name(), "GPU:0");
   EXPECT_EQ(all[1]->name(), "GPU:1");
+}
+
+TEST(DeviceTest, NamesTypeAndAttributes) {
+  DeviceAttributes attributes;
+  attributes.type = "my_accel2";
+  attributes.index = 3;
+  attributes.memory_limit_bytes = uint64_t{3} << 30;
+  attributes.locality.numa_node = 1;
+  attributes.locality.bus_id = "0000:17:00.0";
+  attributes.locality.links.push_back({"MY_ACCEL2:2", "nvlink", 4});
+  attributes.physical_description = "a test accelerator";
+  auto device = MakeRef<Device>(attributes);
+  EXPECT_EQ(device->name(), "MY_ACCEL2:3");
+  EXPECT_EQ(device->full_name(), "/device:MY_ACCEL2:3");
+  EXPECT_EQ(device->type(), "my_accel2");
+  EXPECT_EQ(device->index(), 3);
+  EXPECT_EQ(device->memory_limit_bytes(), uint64_t{3} << 30);
+  EXPECT_EQ(device->locality().numa_node, 1);
+  EXPECT_EQ(device->locality().bus_id, "0000:17:00.0");
+  ASSERT_EQ(device->locality().links.size(), 1u);
+  EXPECT_EQ(device->physical_description(), "a test accelerator");
+  const std::string line = device->DebugString();
+  EXPECT_THAT(line, HasSubstr("/device:MY_ACCEL2:3 type=my_accel2 "
+                              "memory_limit=3.0GiB numa_node=1 "
+                              "bus_id=0000:17:00.0 links=MY_ACCEL2:2/nvlink "));
+  EXPECT_THAT(line, HasSubstr("\"a test accelerator\""));
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+TEST(DeviceTest, IncarnationsAreNonZeroAndNewForEachDevice) {
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 1000; ++i) {
+    RCReference<Device> device = MakeDevice("cpu", 0);
+    EXPECT_NE(device->incarnation(), 0u);
+    seen.insert(device->incarnation());
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+}
+
+TEST(DeviceTest, HostCpuHasMemoryAndADescription) {
+  DeviceAttributes host = HostCpuAttributes();
+  EXPECT_EQ(host.type, "cpu");
+  EXPECT_EQ(host.index, 0);
+  EXPECT_GT(host.memory_limit_bytes, uint64_t{1} << 20);
+  EXPECT_GE(host.locality.numa_node, 0);
+  EXPECT_THAT(host.physical_description, HasSubstr("hardware threads"));
+}
+
+TEST(DeviceTest, ParsesTensorFlowsNameForms) {
+  for (const char* name : {"GPU:1", "gpu:1", "/device:GPU:1", "/gpu:1",
+                           "/job:localhost/replica:0/task:0/device:GPU:1"}) {
+    absl::StatusOr<ParsedDeviceName> parsed = ParseDeviceName(name);
+    ASSERT_TRUE(parsed.ok()) << name << ": " << parsed.status();
+    EXPECT_EQ(parsed->type, "gpu") << name;
+    EXPECT_EQ(parsed->index, 1) << name;
+  }
+  for (const char* name : {"", "GPU", "GPU:", ":0", "GPU:x", "GPU:-1", "G-PU:0",
+                           "/device:", "GPU:99999999999", "1GPU:0"}) {
+    absl::StatusOr<ParsedDeviceName> parsed = ParseDeviceName(name);
+    ASSERT_FALSE(parsed.ok()) << name;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(parsed.status().message(), HasSubstr("invalid device name"));
+  }
+}
+
+TEST(DeviceManagerTest, FindDeviceTakesAnyFormAndNamesTheKnownDevices) {
+  DeviceManager devices;
+  RCReference<Device> cpu = devices.MaybeAddDevice(MakeDevice("cpu", 0));
+  RCReference<Device> gpu = devices.MaybeAddDevice(MakeDevice("gpu", 0));
+  for (const char* name : {"GPU:0", "/device:gpu:0", "/gpu:0"}) {
+    absl::StatusOr<RCReference<Device>> found = devices.FindDevice(name);
+    ASSERT_TRUE(found.ok()) << name << ": " << found.status();
+    EXPECT_EQ(found->get(), gpu.get()) << name;
+  }
+  absl::StatusOr<RCReference<Device>> missing = devices.FindDevice("GPU:7");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(),
+              HasSubstr("no device 'GPU:7'; the devices are CPU:0, GPU:0"));
+  EXPECT_EQ(devices.FindDevice("nonsense").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DeviceManagerTest, ConcurrentAddsKeepOneDevicePerName) {
+  DeviceManager devices;
+  std::vector<std::thread> threads;
+  std::vector<RCReference<Device>> winners(8);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        RCReference<Device> added =
+            devices.MaybeAddDevice(MakeDevice("gpu", i));
+        if (i == 0) winners[t] = std::move(added);
+        (void)devices.FindDevice(absl::StrCat("/device:GPU:", i));
+        (void)devices.ListDevices();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(devices.ListDevices().size(), 50u);
+  for (const RCReference<Device>& winner : winners) {
+    EXPECT_EQ(winner.get(), devices.GetDevice("GPU:0").get());
+  }
 }
 
 //===--- ParallelFor

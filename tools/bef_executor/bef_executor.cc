@@ -87,6 +87,11 @@ cl::opt<std::string> executor_flag(
     cl::init(std::getenv("ASYNCRT_EXECUTOR") ? std::getenv("ASYNCRT_EXECUTOR")
                                              : "fast"),
     cl::cat(executor_options));
+cl::opt<bool> list_devices(
+    "list_devices",
+    cl::desc("Print one line per device (name, type, memory, locality, "
+             "incarnation, hardware) and exit"),
+    cl::cat(executor_options));
 cl::list<std::string> shared_libs("shared_libs",
                                   cl::desc("Kernel libraries to load (dlopen)"),
                                   cl::CommaSeparated,
@@ -258,6 +263,19 @@ int Run() {
     std::fprintf(stderr, "error: invalid executor '%s' (fast or reference)\n",
                  executor_flag.c_str());
     return 1;
+  }
+  if (list_devices) {
+    auto runtime = asyncrt::Runtime::Create(std::move(options));
+    if (!runtime.ok()) {
+      std::fprintf(stderr, "error: %s\n",
+                   std::string(runtime.status().message()).c_str());
+      return 1;
+    }
+    for (const auto& device :
+         (*runtime)->host().device_manager().ListDevices()) {
+      std::printf("%s\n", device->DebugString().c_str());
+    }
+    return 0;
   }
   bool readable = false;
   std::string data = ReadAll(input_filename, &readable);
