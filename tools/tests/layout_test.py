@@ -16,7 +16,7 @@ import sys
 root = pathlib.Path(sys.argv[1])
 RUNTIME_DIRS = ["lib", "kernels", "testing", "backends"] + [
     f"include/asyncrt/{d}" for d in (
-        "support", "host_context", "bef", "bef_executor", "tensor",
+        "support", "host_context", "device", "bef", "bef_executor", "tensor",
         "core_runtime", "kernels", "backends", "runtime")
 ]
 PRODUCTION_DIRS = ["lib", "kernels", "backends"]
