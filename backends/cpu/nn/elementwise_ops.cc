@@ -134,18 +134,6 @@ void BinaryAs(OpInvocation& invocation, absl::string_view op, F f) {
   invocation.results[0] = std::move(result);
 }
 
-// f(a, b); integer arithmetic wraps around (two's complement) instead of
-// overflowing, as numpy's and PyTorch's do.
-template <typename T, typename F>
-T Wrapping(T a, T b, F f) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(f(static_cast<U>(a), static_cast<U>(b)));
-  } else {
-    return f(a, b);
-  }
-}
-
 // -x; the most negative integer wraps to itself. Floats keep IEEE
 // semantics (-(+0) is -0, which 0 - x would not give).
 template <typename T>

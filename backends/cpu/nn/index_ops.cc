@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -230,17 +231,6 @@ absl::Status CumSumMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   return absl::OkStatus();
 }
 
-// a + b; integers wrap (two's complement) instead of overflowing.
-template <typename T>
-inline T WrappingAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
-
 template <typename T>
 void CumSumImpl(const T* x, T* y, const AxisSplit& s, bool exclusive,
                 bool reverse) {
@@ -256,11 +246,11 @@ void CumSumImpl(const T* x, T* y, const AxisSplit& s, bool exclusive,
         for (int64_t j = 0; j < s.inner; ++j) {
           const T v = src[j];
           dst[j] = acc[j];
-          acc[j] = WrappingAdd(acc[j], v);
+          acc[j] = Wrapping(acc[j], v, std::plus<>());
         }
       } else {
         for (int64_t j = 0; j < s.inner; ++j) {
-          acc[j] = WrappingAdd(acc[j], src[j]);
+          acc[j] = Wrapping(acc[j], src[j], std::plus<>());
           dst[j] = acc[j];
         }
       }

@@ -6,17 +6,31 @@
 #define ASYNCRT_BACKENDS_CPU_NN_NN_UTIL_H_
 
 #include <cstdint>
+#include <type_traits>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "asyncrt/core_runtime/op_registry.h"
-#include "asyncrt/tensor/dtype.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
+#include "asyncrt/tensor/dtype.h"
 #include "asyncrt/tensor/tensor_shape.h"
 
 namespace asyncrt::nn {
+
+// f(a, b); integer arithmetic wraps around (two's complement) instead of
+// overflowing, as numpy's and PyTorch's do. `f` is a generic function
+// object (std::plus<>, ...).
+template <typename T, typename F>
+T Wrapping(T a, T b, F f) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(f(static_cast<U>(a), static_cast<U>(b)));
+  } else {
+    return f(a, b);
+  }
+}
 
 using Dims = absl::InlinedVector<int64_t, 6>;
 
