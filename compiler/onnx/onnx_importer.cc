@@ -222,19 +222,26 @@ mlir::LogicalResult Importer::CopyAttributes(
   return mlir::success();
 }
 
-mlir::LogicalResult Importer::IntegersInputAsAttr(const onnx::NodeProto& node,
-                                                  int index,
-                                                  llvm::StringRef name,
-                                                  OpSpec& spec) {
+mlir::FailureOr<std::optional<std::vector<int64_t>>> Importer::IntegersInput(
+    const onnx::NodeProto& node, int index, llvm::StringRef name) {
   auto constant = ConstantInput(node, index, name);
   if (mlir::failed(constant)) return mlir::failure();
-  if (*constant == nullptr) return mlir::success();  // Optional, absent.
+  if (*constant == nullptr) return std::optional<std::vector<int64_t>>();
   std::optional<std::vector<int64_t>> ints = Integers(**constant);
   if (!ints) {
     return Error(node) << "input " << index << " (" << name
                        << ") must hold integers";
   }
-  spec.attributes.set(name, builder_.getI64ArrayAttr(*ints));
+  return ints;
+}
+
+mlir::LogicalResult Importer::IntegersInputAsAttr(const onnx::NodeProto& node,
+                                                  int index,
+                                                  llvm::StringRef name,
+                                                  OpSpec& spec) {
+  auto ints = IntegersInput(node, index, name);
+  if (mlir::failed(ints)) return mlir::failure();
+  if (*ints) spec.attributes.set(name, builder_.getI64ArrayAttr(**ints));
   return mlir::success();
 }
 
@@ -242,15 +249,14 @@ mlir::LogicalResult Importer::IntegerInputAsAttr(const onnx::NodeProto& node,
                                                  int index,
                                                  llvm::StringRef name,
                                                  OpSpec& spec) {
-  auto constant = ConstantInput(node, index, name);
-  if (mlir::failed(constant)) return mlir::failure();
-  if (*constant == nullptr) return mlir::success();  // Optional, absent.
-  std::optional<std::vector<int64_t>> ints = Integers(**constant);
-  if (!ints || ints->size() != 1) {
+  auto ints = IntegersInput(node, index, name);
+  if (mlir::failed(ints)) return mlir::failure();
+  if (!*ints) return mlir::success();  // Optional, absent.
+  if ((*ints)->size() != 1) {
     return Error(node) << "input " << index << " (" << name
                        << ") must be one integer";
   }
-  spec.attributes.set(name, builder_.getI64IntegerAttr(ints->front()));
+  spec.attributes.set(name, builder_.getI64IntegerAttr((*ints)->front()));
   return mlir::success();
 }
 

@@ -238,6 +238,9 @@ class Importer {
     }
     return value->constant.get();
   }
+  // ConstantInput as integers; nullopt when the optional input is absent.
+  mlir::FailureOr<std::optional<std::vector<int64_t>>> IntegersInput(
+      const onnx::NodeProto& node, int index, llvm::StringRef name);
   // ConstantInput as integers, stored as attribute `name`.
   mlir::LogicalResult IntegersInputAsAttr(const onnx::NodeProto& node,
                                           int index, llvm::StringRef name,

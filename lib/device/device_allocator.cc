@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <limits>
-#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -28,10 +27,10 @@ void DeviceMemory::Free() {
 }
 
 void FreeAfter(DeviceMemory memory, const RCReference<DeviceEvent>& event) {
-  if (event->IsDone()) return;  // `memory` is freed on return.
-  // The continuation owns the memory; AndThen takes copyable functions.
-  auto owned = std::make_shared<DeviceMemory>(std::move(memory));
-  event->done().AndThen([owned] { owned->Free(); });
+  // Runs at once if the event is done; if the event's value is destroyed
+  // unavailable, the waiter's destruction frees the memory all the same.
+  event->done().AndThen(
+      [memory = std::move(memory)]() mutable { memory.Free(); });
 }
 
 absl::StatusOr<DeviceMemory> DeviceAllocator::Allocate(size_t size,

@@ -1,8 +1,10 @@
 #include "asyncrt/device/host_stream.h"
 
+#include <optional>
 #include <utility>
 
 #include "asyncrt/host_context/async_dispatch.h"
+#include "asyncrt/host_context/concurrent_work_queue.h"
 
 namespace asyncrt {
 
@@ -59,13 +61,12 @@ absl::Status HostStream::status() const {
 }
 
 void HostStream::OnBlockingPool(absl::AnyInvocable<void() &&> task) {
-  // The pool takes copies of nothing: the task moves in. If it refuses
-  // (its queue is full), completing here is late but still correct.
-  auto shared =
-      std::make_shared<absl::AnyInvocable<void() &&>>(std::move(task));
-  if (!EnqueueBlockingWork(host_, [shared] { std::move (*shared)(); })) {
-    std::move (*shared)();
-  }
+  // A task the pool refuses (its queue is full) comes back: completing it
+  // here is late but still correct.
+  std::optional<TaskFunction> refused = host_->work_queue().AddBlockingTask(
+      [task = std::move(task)]() mutable { std::move(task)(); },
+      /*allow_queuing=*/true);
+  if (refused) (*refused)();
 }
 
 void HostStream::Run() {
