@@ -15,8 +15,8 @@ install(TARGETS ${asyncrt_installed_targets}
 
 # Runtime headers only: the dialect, converter and compiler headers include
 # MLIR and stay in the build.
-foreach(dir support host_context bef bef_executor tensor core_runtime kernels
-            backends runtime)
+foreach(dir support host_context device bef bef_executor tensor core_runtime
+            kernels backends plugin runtime c)
   install(DIRECTORY include/asyncrt/${dir}
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/asyncrt
     FILES_MATCHING PATTERN "*.h")

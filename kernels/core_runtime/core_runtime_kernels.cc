@@ -17,6 +17,7 @@
 #include "asyncrt/bef_executor/kernel_frame.h"
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/device/dense_device_tensor.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/kernels/tensor_attributes.h"
 #include "asyncrt/tensor/conversion_registry.h"
@@ -690,21 +691,13 @@ absl::StatusOr<RCReference<Device>> GetDevice(AsyncKernelFrame* frame) {
 
 TensorType GetDstTensorType(const TensorHandle& handle,
                             const RCReference<Device>& device) {
-  // Host devices hold dense tensors by default.
-  return DenseHostTensorType();
+  return DefaultTensorType(*device);
 }
 
 TensorHandle TransferTo(const TensorHandle& handle,
                         const RCReference<Device>& device, TensorType type,
                         const ExecutionContext& exec_ctx) {
-  const Tensor* tensor = handle.GetAvailableTensor();
-  if (!tensor) return TensorHandle::CreateError(handle.CopyTensorRef());
-  Device& src =
-      handle.device() ? *handle.device() : exec_ctx.host()->host_device();
-  RCReference<AsyncValue> converted =
-      ConvertTensor(*tensor, src, *device, type, exec_ctx);
-  if (converted->IsError()) return TensorHandle::CreateError(converted);
-  return TensorHandle(device.get(), tensor->metadata(), std::move(converted));
+  return handle.TransferTo(exec_ctx, *device, type);
 }
 
 TensorHandle TransferInferredTensorType(const TensorHandle& handle,

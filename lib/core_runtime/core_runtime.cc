@@ -109,6 +109,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint64_t Invoke(
     name.append("#");
     return name;
   });
+  invocation.implementation_data = implementation.data;
   implementation.dispatch(invocation);
   for (auto& tensor : invocation.results) {
     if (ABSL_PREDICT_FALSE(!tensor)) {
@@ -126,11 +127,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallImplementation(
     absl::Span<const Tensor* const> input_tensors, const OpAttrs& attrs,
     absl::Span<const TensorMetadata> result_metadata,
     absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
-    uint64_t unshared_arguments, const BufferArena* arena) {
+    uint64_t unshared_arguments, const BufferArena* arena, Device* device) {
   OpInvocation invocation{
       exec_ctx,        inputs,  input_tensors, attrs,
       result_metadata, tensors, chain,         unshared_arguments};
   invocation.arena = arena;
+  invocation.device = device;
   Invoke(op_name, implementation, invocation);
 }
 
@@ -142,7 +144,7 @@ ABSL_ATTRIBUTE_NOINLINE void DispatchConverted(
     absl::Span<const Tensor*> input_tensors, const OpAttrs& attrs,
     absl::Span<const TensorMetadata> result_metadata,
     absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
-    uint64_t unshared_arguments, const BufferArena* arena) {
+    uint64_t unshared_arguments, const BufferArena* arena, Device* device) {
   absl::InlinedVector<AsyncValue*, kStackArguments> inputs(arguments.begin(),
                                                            arguments.end());
   ValueVector converted;  // Keeps converted arguments alive.
@@ -166,7 +168,7 @@ ABSL_ATTRIBUTE_NOINLINE void DispatchConverted(
   }
   CallImplementation(op_name, implementation, exec_ctx, inputs, input_tensors,
                      attrs, result_metadata, tensors, chain,
-                     unshared_arguments, arena);
+                     unshared_arguments, arena, device);
 }
 
 // Runs the implementation on available arguments; fills `tensors`. Inline:
@@ -177,7 +179,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
     const ExecutionContext& exec_ctx, absl::Span<AsyncValue* const> arguments,
     const OpAttrs& attrs, absl::Span<const TensorMetadata> result_metadata,
     absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
-    uint64_t unshared_arguments, const BufferArena* arena) {
+    uint64_t unshared_arguments, const BufferArena* arena, Device* device) {
   // Fixed size, on the stack for the usual few arguments; indexed through
   // data() (hardened Abseil checks every operator[]).
   absl::FixedArray<const Tensor*, kStackArguments> input_tensor_storage(
@@ -194,7 +196,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
     if (!tensor) tensor = GetTensorIfPresent(*argument);
     if (!tensor) {
       return FailDispatch(MakeErrorAsyncValueRef(absl::StrCat(
-                              "argument ", i, " is not a host tensor")),
+                              "argument ", i, " is not a tensor")),
                           tensors, chain);
     }
     input_tensors[i] = tensor;
@@ -204,11 +206,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
   if (ABSL_PREDICT_FALSE(!all_accepted)) {
     return DispatchConverted(op_name, implementation, exec_ctx, arguments,
                              input_span, attrs, result_metadata, tensors, chain,
-                             unshared_arguments, arena);
+                             unshared_arguments, arena, device);
   }
   CallImplementation(op_name, implementation, exec_ctx, arguments, input_span,
                      attrs, result_metadata, tensors, chain,
-                     unshared_arguments, arena);
+                     unshared_arguments, arena, device);
 }
 
 // An op's argument handles: the caller's own array (CoreRuntime::Execute,
@@ -284,7 +286,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
   for (size_t i = 0; i < num_args; ++i) {
     const TensorHandle& handle = HandleAt(args, i);
     AsyncValue* value = handle.GetAsyncTensor();
-    if (value == nullptr) return false;
+    // An argument on another device: the general path reports it.
+    if (value == nullptr || handle.device() != device) return false;
     const Tensor* tensor = value->GetIfPresent<DenseHostTensor>();
     if (ABSL_PREDICT_FALSE(tensor == nullptr)) {
       tensor = GetTensorIfPresent(*value);  // Null unless concrete.
@@ -325,6 +328,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
                         consumed_arguments),
       /*may_take_arguments=*/true};
   invocation.arena = arena;
+  invocation.device = device;
   {
     tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
     absl::Status status = entry.metadata_fn(
@@ -376,6 +380,19 @@ absl::Status LateMetadata(const OpEntry& entry,
   return status;
 }
 
+// Nothing moves between devices implicitly: an argument on another device
+// than the op's is an error that says how to move it.
+[[gnu::noinline]] absl::Status PlacementError(absl::string_view op_name,
+                                             const Device& op_device,
+                                             size_t argument,
+                                             const Device& argument_device) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      op_name, " runs on ", op_device.name(), " but its argument ", argument,
+      " is on ", argument_device.name(),
+      ": copy it there first (TensorHandle::TransferTo, or corert.transfer in "
+      "a program)"));
+}
+
 // RunRegisteredOp for everything RunConcreteOp leaves: pending, failed or
 // converted arguments, more of them, no shape function.
 [[gnu::noinline]] void RunGeneralOp(
@@ -402,6 +419,12 @@ absl::Status LateMetadata(const OpEntry& entry,
     if (ABSL_PREDICT_FALSE(!value)) {
       return FailOp(MakeErrorAsyncValueRef("invalid tensorhandle"), results,
                     chain);
+    }
+    if (ABSL_PREDICT_FALSE(handle.device() != device) &&
+        handle.device() != nullptr && device != nullptr) {
+      return FailOp(MakeErrorAsyncValueRef(PlacementError(
+                        entry.name, *device, i, *handle.device())),
+                    results, chain);
     }
     all_available &= value->IsAvailable();
     const bool known = !value->IsError() && handle.IsMetadataAvailable();
@@ -430,7 +453,7 @@ absl::Status LateMetadata(const OpEntry& entry,
     if (chain) *chain = GetReadyChain();
     Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs,
              result_metadata, absl::MakeSpan(tensors), chain,
-             UnsharedArguments(arg_values, consumed_arguments), arena);
+             UnsharedArguments(arg_values, consumed_arguments), arena, device);
     SetResults(device, absl::MakeSpan(result_metadata), tensors.data(),
                results);
     return;
@@ -454,7 +477,7 @@ absl::Status LateMetadata(const OpEntry& entry,
   ValueVector held_args;
   for (AsyncValue* value : arg_values) held_args.push_back(FormRef(value));
   RunWhenReady(arg_values,
-               [&entry, &implementation, exec_ctx,
+               [&entry, &implementation, device, exec_ctx,
                 held_args = std::move(held_args), attrs,
                 result_metadata = MetadataVector(
                     std::make_move_iterator(result_metadata.begin()),
@@ -480,7 +503,7 @@ absl::Status LateMetadata(const OpEntry& entry,
                  Dispatch(entry.name, implementation, exec_ctx, raw, *attrs,
                           result_metadata, absl::MakeSpan(tensors),
                           pending_chain ? &op_chain : nullptr,
-                          /*unshared_arguments=*/0, held_arena.get());
+                          /*unshared_arguments=*/0, held_arena.get(), device);
                  for (size_t i = 0; i < pending.size(); ++i) {
                    pending[i]->ForwardTo(std::move(tensors[i]));
                  }
@@ -532,6 +555,31 @@ class NullOpHandler final : public OpHandler {
   absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name) override {
     return absl::InvalidArgumentError(
         absl::StrCat(op_name, " was not supported by NullOpHandler."));
+  }
+};
+
+// The op registry's implementations for one device's type, run on that
+// device. Ops without one fall back, or fail naming the op and the device.
+class DeviceOpHandler final : public OpHandler {
+ public:
+  DeviceOpHandler(CoreRuntime* runtime, Device* device, OpHandler* fallback)
+      : OpHandler(device->name(), runtime, fallback) {
+    set_registry_device({OpRegistry::DeviceTypeId(device->type()), device});
+  }
+
+  absl::StatusOr<CoreRuntimeOp> MakeOp(absl::string_view op_name) override {
+    const RegistryDevice& target = registry_device();
+    const OpEntry* entry = OpRegistry::Global().Find(op_name);
+    if (const OpImplementation* implementation =
+            entry ? entry->FindImplementation(target.device_type_id)
+                  : nullptr) {
+      return CoreRuntimeOp(entry, implementation, target.device);
+    }
+    if (fallback()) return fallback()->MakeOp(op_name);
+    return absl::NotFoundError(absl::StrCat(
+        entry ? "" : "unknown op ", op_name, entry ? " has" : ": there is",
+        " no implementation for ", target.device->name(), " (device type ",
+        target.device->type(), ")"));
   }
 };
 
@@ -677,6 +725,11 @@ absl::StatusOr<OpHandler*> CoreRuntime::CreateOpHandler(
 absl::StatusOr<OpHandler*> CoreRuntime::CreateCpuOpHandler(
     OpHandler* fallback) {
   return CreateOpHandler("cpu", fallback);
+}
+
+OpHandler* CoreRuntime::CreateDeviceOpHandler(Device* device,
+                                              OpHandler* fallback) {
+  return AddOpHandler(std::make_unique<DeviceOpHandler>(this, device, fallback));
 }
 
 OpHandler* CoreRuntime::CreateNullOpHandler() {

@@ -89,7 +89,8 @@ void OpRegistry::AddOp(absl::string_view name, OpMetadataFn metadata_fn) {
 
 void OpRegistry::AddDispatch(absl::string_view name,
                              absl::string_view device_type,
-                             OpDispatchFn dispatch, uint32_t accepted_tensors) {
+                             OpDispatchFn dispatch, uint32_t accepted_tensors,
+                             const void* data) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::unique_ptr<OpEntry> entry = CopyOrNewEntry(name);
   bool replaced = false;
@@ -97,15 +98,24 @@ void OpRegistry::AddDispatch(absl::string_view name,
     if (implementation.device_type == device_type) {
       implementation.dispatch = dispatch;
       implementation.accepted_tensors = accepted_tensors;
+      implementation.data = data;
       replaced = true;
     }
   }
   if (!replaced) {
     entry->implementations.push_back({std::string(device_type),
                                       DeviceTypeId(device_type), dispatch,
-                                      accepted_tensors});
+                                      accepted_tensors, data});
   }
   Publish(std::move(entry));
+}
+
+bool OpRegistry::HasDeviceType(absl::string_view device_type) const {
+  const Table& table = *table_.load(std::memory_order_acquire);
+  for (const auto& [name, entry] : table.ops) {
+    if (entry->FindImplementation(device_type) != nullptr) return true;
+  }
+  return false;
 }
 
 void ApplyStaticOpRegistration(OpRegistration registration) {

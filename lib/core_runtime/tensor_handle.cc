@@ -3,6 +3,8 @@
 #include <cassert>
 
 #include "absl/strings/str_cat.h"
+#include "asyncrt/device/dense_device_tensor.h"
+#include "asyncrt/tensor/conversion_registry.h"
 
 namespace asyncrt {
 
@@ -35,6 +37,51 @@ AsyncValueRef<TensorMetadata> TensorHandle::GetAsyncMetadata() const {
     metadata.emplace(t->metadata());
   });
   return metadata;
+}
+
+TensorHandle TensorHandle::TransferTo(const ExecutionContext& exec_ctx,
+                                      Device& device) const {
+  return TransferTo(exec_ctx, device, DefaultTensorType(device));
+}
+
+namespace {
+
+// `tensor` (available) converted to `type` on `dst`.
+RCReference<AsyncValue> ConvertAvailable(const RCReference<AsyncValue>& tensor,
+                                         Device& src, Device& dst,
+                                         TensorType type,
+                                         const ExecutionContext& exec_ctx) {
+  if (tensor->IsError()) return tensor;
+  const Tensor* concrete = GetTensorIfPresent(*tensor);
+  if (concrete == nullptr) return MakeErrorAsyncValueRef("not a tensor");
+  return ConvertTensor(*concrete, src, dst, type, exec_ctx);
+}
+
+}  // namespace
+
+TensorHandle TensorHandle::TransferTo(const ExecutionContext& exec_ctx,
+                                      Device& device, TensorType type) const {
+  if (!tensor_) {
+    return CreateError(MakeErrorAsyncValueRef("invalid tensorhandle"));
+  }
+  Device& src = device_ ? *device_ : exec_ctx.host()->host_device();
+  RCReference<AsyncValue> converted;
+  if (tensor_->IsAvailable()) {
+    converted = ConvertAvailable(tensor_, src, device, type, exec_ctx);
+  } else {
+    RCReference<IndirectAsyncValue> pending = MakeIndirectAsyncValue();
+    converted = pending;
+    tensor_->AndThen([tensor = tensor_, src = FormRef(&src),
+                      dst = FormRef(&device), type, exec_ctx,
+                      pending = std::move(pending)] {
+      pending->ForwardTo(ConvertAvailable(tensor, *src, *dst, type, exec_ctx));
+    });
+  }
+  if (converted->IsError()) return CreateError(std::move(converted));
+  if (has_inline_metadata_) {
+    return TensorHandle(&device, metadata_, std::move(converted));
+  }
+  return TensorHandle(&device, std::move(converted));
 }
 
 void TensorHandle::Print(std::string* out) const {

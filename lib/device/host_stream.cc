@@ -60,15 +60,6 @@ absl::Status HostStream::status() const {
   return status_;
 }
 
-void HostStream::OnBlockingPool(absl::AnyInvocable<void() &&> task) {
-  // A task the pool refuses (its queue is full) comes back: completing it
-  // here is late but still correct.
-  std::optional<TaskFunction> refused = host_->work_queue().AddBlockingTask(
-      [task = std::move(task)]() mutable { std::move(task)(); },
-      /*allow_queuing=*/true);
-  if (refused) (*refused)();
-}
-
 void HostStream::Run() {
   for (;;) {
     Item item;
@@ -91,11 +82,11 @@ void HostStream::Run() {
         failure = item.wait->done().GetError();
       }
     } else if (item.record) {
-      OnBlockingPool([event = std::move(item.record), status]() mutable {
+      RunOnBlockingPool(host_, [event = std::move(item.record), status]() mutable {
         event->Complete(status);
       });
     } else if (item.callback) {
-      OnBlockingPool([callback = std::move(item.callback), status]() mutable {
+      RunOnBlockingPool(host_, [callback = std::move(item.callback), status]() mutable {
         std::move(callback)(status);
       });
     }

@@ -60,11 +60,19 @@ Device::Device(DeviceAttributes attributes)
 
 std::string Device::DebugString() const {
   const DeviceLocality& where = attributes_.locality;
-  std::string memory =
-      attributes_.memory_limit_bytes == 0
-          ? "unknown"
-          : absl::StrFormat("%.1fGiB", attributes_.memory_limit_bytes /
-                                           (1024.0 * 1024.0 * 1024.0));
+  // The largest binary unit that leaves at least 1.
+  std::string memory = "unknown";
+  if (const uint64_t bytes = attributes_.memory_limit_bytes; bytes != 0) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024.0 && unit < 4) {
+      value /= 1024.0;
+      ++unit;
+    }
+    memory = unit == 0 ? absl::StrCat(bytes, "B")
+                       : absl::StrFormat("%.1f%s", value, units[unit]);
+  }
   std::vector<std::string> links;
   for (const DeviceLocality::Link& link : where.links) {
     links.push_back(absl::StrCat(link.device, "/", link.kind));
@@ -166,6 +174,13 @@ absl::StatusOr<RCReference<Device>> DeviceManager::FindDevice(
 std::vector<RCReference<Device>> DeviceManager::ListDevices() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return in_order_;
+}
+
+void DeviceManager::ShutdownDevices() {
+  std::vector<RCReference<Device>> devices = ListDevices();
+  for (auto it = devices.rbegin(); it != devices.rend(); ++it) {
+    (*it)->Shutdown();
+  }
 }
 
 }  // namespace asyncrt

@@ -20,6 +20,10 @@ HostContext::~HostContext() {
   // Shared contexts may hold allocations and async values: destroy them
   // (newest first) while the allocator and queue still exist.
   while (!shared_contexts_.empty()) shared_contexts_.pop_back();
+  // Devices drain their streams while the blocking pool that completes
+  // their events still runs.
+  device_manager_.ShutdownDevices();
+  work_queue_->Quiesce();
   work_queue_.reset();
   allocator_.reset();
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -18,6 +19,7 @@
 #include "asyncrt/bef_executor/native_function.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/core_runtime/op_handler_factory.h"
+#include "asyncrt/plugin/device_plugin_loader.h"
 
 namespace asyncrt {
 
@@ -42,6 +44,9 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(
     return status;
   }
   if (absl::Status status = runtime->RegisterDevices(); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = runtime->LoadDevicePlugins(); !status.ok()) {
     return status;
   }
   if (runtime->options_.tracing_level) {
@@ -89,6 +94,26 @@ absl::Status Runtime::LoadPlugins() {
   }
   RegisterStaticKernels(host_->registry(), first_plugin_registration);
   return absl::OkStatus();
+}
+
+absl::Status Runtime::LoadDevicePlugins() {
+  std::vector<std::string> paths = options_.device_plugins;
+  if (options_.device_plugins_from_environment) {
+    if (const char* from_environment =
+            std::getenv(kPluginPathEnvironmentVariable)) {
+      paths.push_back(from_environment);
+    }
+  }
+  for (const std::string& path : ExpandPluginPaths(paths)) {
+    if (absl::Status status = LoadDevicePlugin(path); !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::LoadDevicePlugin(absl::string_view path) {
+  return asyncrt::LoadDevicePlugin(path, *core_runtime_).status();
 }
 
 absl::Status Runtime::RegisterDevices() {

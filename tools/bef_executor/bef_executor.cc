@@ -92,6 +92,11 @@ cl::opt<bool> list_devices(
     cl::desc("Print one line per device (name, type, memory, locality, "
              "incarnation, hardware) and exit"),
     cl::cat(executor_options));
+cl::list<std::string> device_plugins(
+    "plugins",
+    cl::desc("Device plug-ins to load: files or directories of *.so files "
+             "(also from ASYNCRT_PLUGIN_PATH, ':'-separated)"),
+    cl::CommaSeparated, cl::cat(executor_options));
 cl::list<std::string> shared_libs("shared_libs",
                                   cl::desc("Kernel libraries to load (dlopen)"),
                                   cl::CommaSeparated,
@@ -243,6 +248,7 @@ int Run() {
   options.host_allocator = host_allocator_type;
   options.devices.assign(devices_flag.begin(), devices_flag.end());
   options.plugin_paths.assign(shared_libs.begin(), shared_libs.end());
+  options.device_plugins.assign(device_plugins.begin(), device_plugins.end());
   options.trace_file = trace_file;
   if (enable_tracing) {
     using asyncrt::tracing::Level;

@@ -173,6 +173,11 @@ class CoreRuntime {
   absl::StatusOr<OpHandler*> CreateOpHandler(absl::string_view device_type,
                                              OpHandler* fallback);
   absl::StatusOr<OpHandler*> CreateCpuOpHandler(OpHandler* fallback);
+  // The handler of one device (a plug-in's, a simulated one): runs the op
+  // registry's implementations for `device`'s type on `device`, which must
+  // outlive the runtime. Without `fallback`, an op with no implementation
+  // there fails with NotFound naming the op and the device.
+  OpHandler* CreateDeviceOpHandler(Device* device, OpHandler* fallback);
   OpHandler* CreateNullOpHandler();
   OpHandler* CreateLoggingOpHandler(OpHandler* wrapped, bool sync_log_results);
   OpHandler* AddOpHandler(std::unique_ptr<OpHandler> handler);

@@ -46,6 +46,7 @@
 #include "asyncrt/core_runtime/op_attrs.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/chain.h"
+#include "asyncrt/host_context/device.h"
 #include "asyncrt/host_context/execution_context.h"
 #include "asyncrt/support/static_registration.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
@@ -77,9 +78,9 @@ using OpMetadataFn = absl::Status (*)(ArgumentMetadata args,
                                       const OpAttrs& attrs,
                                       absl::Span<TensorMetadata> results);
 
-// What a dispatch function sees. Arguments are available, error-free host
-// tensors of a type the implementation accepts (others were converted to
-// DenseHostTensor first).
+// What a dispatch function sees. Arguments are available, error-free
+// tensors on the op's device, of a type the implementation accepts (host
+// tensors of other types were converted to DenseHostTensor first).
 struct OpInvocation {
   const ExecutionContext& exec_ctx;
   absl::Span<AsyncValue* const> arguments;  // Borrowed (+0).
@@ -109,6 +110,10 @@ struct OpInvocation {
   // `corert.arena_op_handler` (buffer_arena.h); null otherwise (eager
   // calls, unplanned functions). Borrowed for the dispatch call.
   const BufferArena* arena = nullptr;
+  // The device the op runs on (its handler's; every argument lives there).
+  Device* device = nullptr;
+  // What the implementation was registered with (OpImplementation::data).
+  const void* implementation_data = nullptr;
 
   const Tensor& argument(size_t index) const {
     return *argument_tensors[index];
@@ -184,6 +189,9 @@ enum OpAcceptedTensors : uint32_t {
   // layouts: the op takes them as they are and handles each type it meets.
   kOpAcceptsRegisteredHost = 1u << 3,
   kOpAcceptsAnyHost = ~0u,
+  // A device's implementation takes its device's tensors (DenseDeviceTensor
+  // and the like) as they are.
+  kOpAcceptsAnyTensor = ~0u,
 };
 
 struct OpImplementation {
@@ -191,6 +199,10 @@ struct OpImplementation {
   int device_type_id = -1;  // OpRegistry::DeviceTypeId(device_type).
   OpDispatchFn dispatch = nullptr;
   uint32_t accepted_tensors = kOpAcceptsDenseHostOnly;
+  // Passed to the dispatch function (OpInvocation::implementation_data):
+  // what a generic dispatch function needs for this op, such as a plug-in
+  // kernel's C function. Not owned; must live as long as the process.
+  const void* data = nullptr;
 };
 
 struct OpEntry {
@@ -225,7 +237,10 @@ class OpRegistry {
   // A second implementation for the same device replaces the first.
   void AddDispatch(absl::string_view name, absl::string_view device_type,
                    OpDispatchFn dispatch,
-                   uint32_t accepted_tensors = kOpAcceptsDenseHostOnly);
+                   uint32_t accepted_tensors = kOpAcceptsDenseHostOnly,
+                   const void* data = nullptr);
+  // Whether `device_type` has an implementation of any op. Lock-free.
+  bool HasDeviceType(absl::string_view device_type) const;
 
   // A small integer naming `device_type` ("cpu", "gpu", ...), the same for
   // the same name for the life of the process. Thread-safe.

@@ -23,6 +23,7 @@
 #include "asyncrt/host_context/async_value.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/device.h"
+#include "asyncrt/host_context/execution_context.h"
 #include "asyncrt/tensor/tensor.h"
 #include "asyncrt/tensor/tensor_shape.h"
 
@@ -82,6 +83,19 @@ class TensorHandle {
   const absl::Status* GetErrorIfPresent() const {
     return tensor_ ? tensor_->GetErrorIfPresent() : nullptr;
   }
+
+  // This tensor copied to `device`, as `type` or, without one, the type
+  // the device holds (DefaultTensorType: dense host tensors on the host,
+  // dense device tensors on a StreamDevice). The only way a tensor moves
+  // between devices: ops never move their arguments. The copy starts once
+  // the tensor is available and the new handle's tensor becomes available
+  // when it is done; errors (the tensor's own, a conversion that does not
+  // exist, out of memory on the device, a failed copy) arrive in the new
+  // handle. The metadata carries over. Never blocks.
+  TensorHandle TransferTo(const ExecutionContext& exec_ctx,
+                          Device& device) const;
+  TensorHandle TransferTo(const ExecutionContext& exec_ctx, Device& device,
+                          TensorType type) const;
 
   // For the core runtime, after an op adopted this consumed handle's
   // reference for its result: lets go of the tensor without dropping the

@@ -55,8 +55,6 @@ class HostStream final : public Stream {
 
   void Push(Item item);
   void Run();
-  // Runs `task` on the blocking pool (inline if the pool refuses it).
-  void OnBlockingPool(absl::AnyInvocable<void() &&> task);
 
   HostContext* host_;
   mutable std::mutex mutex_;

@@ -28,6 +28,7 @@
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/chain.h"
 #include "asyncrt/host_context/device.h"
+#include "asyncrt/host_context/host_context.h"
 #include "asyncrt/support/ref_count.h"
 
 namespace asyncrt {
@@ -79,6 +80,11 @@ class Stream {
  private:
   Device& device_;
 };
+
+// Runs `task` on `host`'s blocking pool, where backends complete events
+// and run stream callbacks; inline if the pool refuses it (its queue is
+// full: late, but still correct).
+void RunOnBlockingPool(HostContext* host, absl::AnyInvocable<void() &&> task);
 
 }  // namespace asyncrt
 

@@ -81,6 +81,13 @@ class Device : public ReferenceCounted<Device> {
   //   links=0 incarnation=0x3f2a9c01d4e5b677 "AMD EPYC 9B45, 2 threads"
   std::string DebugString() const;
 
+  // Called once by the HostContext as it is destroyed, after its work has
+  // quiesced and while its work queue still runs: a device with streams
+  // drains and releases them here (their events complete on that queue's
+  // blocking pool). The device object may live on (tensors still hold it)
+  // and must then free memory without its streams.
+  virtual void Shutdown() {}
+
  private:
   DeviceAttributes attributes_;
   std::string name_;
@@ -120,6 +127,10 @@ class DeviceManager {
 
   // All devices, in the order they were added.
   std::vector<RCReference<Device>> ListDevices() const;
+
+  // Device::Shutdown on every device, newest first (HostContext's
+  // destructor).
+  void ShutdownDevices();
 
  private:
   mutable std::mutex mutex_;

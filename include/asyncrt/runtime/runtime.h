@@ -65,6 +65,13 @@ struct RuntimeOptions {
   // static registration units or exports
   //   extern "C" void asyncrt_register_kernels(asyncrt::KernelRegistry*);
   std::vector<std::string> plugin_paths;
+  // Device plug-ins (asyncrt/c/device_plugin.h) to load: files, or
+  // directories whose *.so files are loaded; an entry may list several,
+  // separated by ':'. Each adds its devices and their op handlers
+  // ("SIM:0", and "sim" for the first).
+  std::vector<std::string> device_plugins;
+  // Also load the device plug-ins ASYNCRT_PLUGIN_PATH names (same form).
+  bool device_plugins_from_environment = true;
   // Receives runtime errors at the source locations of the kernels that
   // raised them; called on any thread. Default: printed to stderr.
   DiagnosticHandler diagnostic_handler;
@@ -81,7 +88,7 @@ struct RuntimeOptions {
 class Runtime {
  public:
   // InvalidArgument for an unknown work queue, allocator, device or tracing
-  // level; NotFound/FailedPrecondition for a plug-in that does not load.
+  // level; an error naming the file for a plug-in that does not load.
   static absl::StatusOr<std::unique_ptr<Runtime>> Create(
       RuntimeOptions options = {});
   // Quiesces the work queue, writes the trace file if one was asked for,
@@ -93,6 +100,10 @@ class Runtime {
   absl::Status FinishTrace();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
+
+  // Loads one more device plug-in (see device_plugin_loader.h). On error
+  // the runtime is unchanged and usable.
+  absl::Status LoadDevicePlugin(absl::string_view path);
 
   HostContext& host() { return *host_; }
   CoreRuntime& core_runtime() { return *core_runtime_; }
@@ -145,6 +156,7 @@ class Runtime {
   absl::StatusOr<RCReference<BefProgram>> LoadBefInPlace(
       absl::Span<const uint8_t> bytes, std::shared_ptr<const void> keep_alive);
   absl::Status LoadPlugins();
+  absl::Status LoadDevicePlugins();
   absl::Status RegisterDevices();
 
   RuntimeOptions options_;

@@ -1,0 +1,71 @@
+// StreamDevice: a device with memory of its own and a stream that runs its
+// work in order (GPUs, plug-in accelerators, the simulated devices of
+// tests). The host CPU is a plain Device: its tensors are host tensors.
+//
+// A backend subclasses StreamDevice and provides the allocators, the stream
+// and the three asynchronous copies; device tensors
+// (dense_device_tensor.h), transfers and op dispatch build on those.
+//
+// Ordering: every op and copy of the device runs on stream(), so work that
+// reads a device buffer is always enqueued after the work that wrote it.
+// (A GPU backend adds copy streams and orders them with events.)
+//
+// Ownership: devices are reference-counted; the HostContext's DeviceManager
+// holds one reference and each device buffer another, so a device lives
+// until its last tensor is gone. Shutdown() (called by the HostContext as it
+// is destroyed) drains and releases the stream; buffers freed afterwards are
+// freed at once. Thread-safety: all members are thread-safe. Blocking: none
+// except Shutdown(), which waits for queued work.
+#ifndef ASYNCRT_DEVICE_STREAM_DEVICE_H_
+#define ASYNCRT_DEVICE_STREAM_DEVICE_H_
+
+#include <cstddef>
+
+#include "absl/status/status.h"
+#include "asyncrt/device/device_allocator.h"
+#include "asyncrt/device/stream.h"
+#include "asyncrt/host_context/device.h"
+#include "asyncrt/host_context/host_context.h"
+
+namespace asyncrt {
+
+enum class CopyDirection { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+class StreamDevice : public Device {
+ public:
+  // `host` completes the device's events on its blocking pool and must
+  // outlive the device's streams (see Shutdown).
+  StreamDevice(DeviceAttributes attributes, HostContext* host);
+
+  HostContext* host() const { return host_; }
+
+  // The device's memory.
+  virtual DeviceAllocator& allocator() = 0;
+  // Host memory the device copies to and from fastest (pinned where the
+  // platform pins), for staging buffers.
+  virtual DeviceAllocator& host_allocator() = 0;
+  // The stream every op and copy of the device runs on; null once the
+  // device is shut down.
+  virtual Stream* stream() = 0;
+
+  // Enqueues a copy of `bytes` from `src` to `dst` on stream(): `dst` and
+  // `src` are device addresses of this device or host addresses, as
+  // `direction` says. Returns at once; the copy is done once an event
+  // recorded after it is, and a copy that fails fails the stream. An error
+  // here means nothing was enqueued. The caller keeps both buffers alive
+  // until then.
+  virtual absl::Status EnqueueCopy(CopyDirection direction, void* dst,
+                                   const void* src, size_t bytes) = 0;
+
+ private:
+  HostContext* host_;
+};
+
+// The device `device` as a StreamDevice, or null for the host CPU and other
+// devices without streams.
+StreamDevice* AsStreamDevice(Device* device);
+const StreamDevice* AsStreamDevice(const Device* device);
+
+}  // namespace asyncrt
+
+#endif  // ASYNCRT_DEVICE_STREAM_DEVICE_H_

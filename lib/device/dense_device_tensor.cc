@@ -1,0 +1,235 @@
+#include "asyncrt/device/dense_device_tensor.h"
+
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "asyncrt/tensor/conversion_registry.h"
+
+namespace asyncrt {
+
+//===--- StreamDevice -----------------------------------------------------===//
+
+StreamDevice::StreamDevice(DeviceAttributes attributes, HostContext* host)
+    : Device(std::move(attributes)), host_(host) {
+  RegisterDeviceTensors();
+}
+
+StreamDevice* AsStreamDevice(Device* device) {
+  return dynamic_cast<StreamDevice*>(device);
+}
+const StreamDevice* AsStreamDevice(const Device* device) {
+  return dynamic_cast<const StreamDevice*>(device);
+}
+
+//===--- Buffers and tensors ----------------------------------------------===//
+
+DeviceBuffer::~DeviceBuffer() {
+  if (!memory_) return;
+  // Work already enqueued may still read the memory: free it after that.
+  // A device that is shut down has drained its stream.
+  if (Stream* stream = device_->stream()) {
+    FreeAfter(std::move(memory_), stream->RecordEvent());
+  }
+}
+
+absl::StatusOr<DenseDeviceTensor> DenseDeviceTensor::Allocate(
+    StreamDevice& device, const TensorMetadata& metadata) {
+  std::optional<size_t> bytes = internal::DenseByteSize(metadata);
+  if (!bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no dense device tensor of ", metadata.DebugString(),
+                     " on ", device.name()));
+  }
+  absl::StatusOr<DeviceMemory> memory = device.allocator().Allocate(*bytes);
+  if (!memory.ok()) return memory.status();
+  return DenseDeviceTensor(
+      metadata, MakeRef<DeviceBuffer>(FormRef(&device), *std::move(memory)));
+}
+
+size_t DenseDeviceTensor::DataSizeInBytes() const {
+  return internal::DenseByteSize(metadata()).value_or(0);
+}
+
+TensorType DenseDeviceTensorType() {
+  static const TensorType type = TensorType::Register("DenseDevice");
+  return type;
+}
+
+TensorType DenseDeviceTensor::tensor_type() const {
+  return DenseDeviceTensorType();
+}
+
+void DenseDeviceTensor::Print(std::string* out) const {
+  absl::StrAppend(out, "DenseDeviceTensor ", metadata().DebugString(),
+                  ", device = ", device().name());
+}
+
+TensorType DefaultTensorType(const Device& device) {
+  return AsStreamDevice(&device) ? DenseDeviceTensorType()
+                                 : DenseHostTensorType();
+}
+
+//===--- Copies -----------------------------------------------------------===//
+
+namespace {
+
+// Sets `result` to `value` once an event recorded now on `stream` is done
+// (or to the stream's error); `keep_alive` (the copy's source) lives until
+// then.
+template <typename T, typename KeepAlive>
+void CompleteAfterStream(Stream& stream, AsyncValueRef<T> result, T value,
+                         KeepAlive keep_alive) {
+  AsyncValueRef<Chain> done = stream.RecordEvent()->done();
+  AsyncValue* raw = done.GetAsyncValue();
+  raw->AndThen([done = std::move(done), result = std::move(result),
+                value = std::move(value),
+                keep_alive = std::move(keep_alive)]() mutable {
+    if (const absl::Status* error = done.GetAsyncValue()->GetErrorIfPresent()) {
+      result.SetError(*error);
+    } else {
+      result.emplace(std::move(value));
+    }
+  });
+}
+
+template <typename T>
+AsyncValueRef<T> CopyError(absl::Status status) {
+  return AsyncValueRef<T>(MakeErrorAsyncValueRef(std::move(status)));
+}
+
+absl::Status ShutDownError(const Device& device) {
+  return absl::FailedPreconditionError(
+      absl::StrCat(device.name(), " is shut down"));
+}
+
+}  // namespace
+
+AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseHostTensor& src,
+                                              StreamDevice& dst) {
+  absl::StatusOr<DenseDeviceTensor> tensor =
+      DenseDeviceTensor::Allocate(dst, src.metadata());
+  if (!tensor.ok()) return CopyError<DenseDeviceTensor>(tensor.status());
+  Stream* stream = dst.stream();
+  if (stream == nullptr) return CopyError<DenseDeviceTensor>(ShutDownError(dst));
+  if (const size_t bytes = tensor->DataSizeInBytes(); bytes > 0) {
+    absl::Status status = dst.EnqueueCopy(CopyDirection::kHostToDevice,
+                                          tensor->data(), src.data(), bytes);
+    if (!status.ok()) return CopyError<DenseDeviceTensor>(std::move(status));
+  }
+  auto result = MakeUnconstructedAsyncValueRef<DenseDeviceTensor>();
+  CompleteAfterStream(*stream, result, *std::move(tensor), src.CopyRef());
+  return result;
+}
+
+AsyncValueRef<DenseHostTensor> CopyToHost(const DenseDeviceTensor& src,
+                                          HostContext* host) {
+  StreamDevice& device = src.device();
+  std::optional<DenseHostTensor> tensor =
+      DenseHostTensor::CreateUninitialized(src.metadata(), *host->allocator());
+  if (!tensor) {
+    return CopyError<DenseHostTensor>(absl::ResourceExhaustedError(
+        absl::StrCat("out of host memory copying ", src.metadata().DebugString(),
+                     " from ", device.name())));
+  }
+  Stream* stream = device.stream();
+  if (stream == nullptr) return CopyError<DenseHostTensor>(ShutDownError(device));
+  if (const size_t bytes = src.DataSizeInBytes(); bytes > 0) {
+    absl::Status status = device.EnqueueCopy(CopyDirection::kDeviceToHost,
+                                             tensor->data(), src.data(), bytes);
+    if (!status.ok()) return CopyError<DenseHostTensor>(std::move(status));
+  }
+  auto result = MakeUnconstructedAsyncValueRef<DenseHostTensor>();
+  CompleteAfterStream(*stream, result, *std::move(tensor), src.CopyRef());
+  return result;
+}
+
+AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseDeviceTensor& src,
+                                              StreamDevice& dst) {
+  if (&src.device() == &dst) {
+    absl::StatusOr<DenseDeviceTensor> tensor =
+        DenseDeviceTensor::Allocate(dst, src.metadata());
+    if (!tensor.ok()) return CopyError<DenseDeviceTensor>(tensor.status());
+    Stream* stream = dst.stream();
+    if (stream == nullptr) {
+      return CopyError<DenseDeviceTensor>(ShutDownError(dst));
+    }
+    if (const size_t bytes = tensor->DataSizeInBytes(); bytes > 0) {
+      absl::Status status = dst.EnqueueCopy(CopyDirection::kDeviceToDevice,
+                                            tensor->data(), src.data(), bytes);
+      if (!status.ok()) return CopyError<DenseDeviceTensor>(std::move(status));
+    }
+    auto result = MakeUnconstructedAsyncValueRef<DenseDeviceTensor>();
+    CompleteAfterStream(*stream, result, *std::move(tensor), src.CopyRef());
+    return result;
+  }
+  // Another device: through host memory, one copy after the other.
+  AsyncValueRef<DenseHostTensor> staged = CopyToHost(src, dst.host());
+  auto result = MakeIndirectAsyncValue();
+  AsyncValue* raw = staged.GetAsyncValue();
+  raw->AndThen([staged = std::move(staged), result,
+                dst = FormRef(&dst)]() mutable {
+    if (staged.IsError()) {
+      result->ForwardTo(RCReference<AsyncValue>(staged));
+      return;
+    }
+    result->ForwardTo(
+        RCReference<AsyncValue>(CopyToDevice(staged.get(), *dst)));
+  });
+  return AsyncValueRef<DenseDeviceTensor>(std::move(result));
+}
+
+//===--- Registration -----------------------------------------------------===//
+
+namespace {
+
+StreamDevice* MutableStreamDevice(const Device& device) {
+  return AsStreamDevice(const_cast<Device*>(&device));
+}
+
+RCReference<AsyncValue> HostToDevice(const Tensor& src, const Device&,
+                                     const Device& dst_device, TensorType,
+                                     const ExecutionContext&) {
+  StreamDevice* dst = MutableStreamDevice(dst_device);
+  if (dst == nullptr) {
+    return MakeErrorAsyncValueRef(absl::StrCat(
+        dst_device.name(), " holds no device tensors (it has no streams)"));
+  }
+  return CopyToDevice(static_cast<const DenseHostTensor&>(src), *dst);
+}
+
+RCReference<AsyncValue> DeviceToHost(const Tensor& src, const Device&,
+                                     const Device&, TensorType,
+                                     const ExecutionContext& exec_ctx) {
+  return CopyToHost(static_cast<const DenseDeviceTensor&>(src),
+                    exec_ctx.host());
+}
+
+RCReference<AsyncValue> DeviceToDevice(const Tensor& src, const Device&,
+                                       const Device& dst_device, TensorType,
+                                       const ExecutionContext&) {
+  StreamDevice* dst = MutableStreamDevice(dst_device);
+  if (dst == nullptr) {
+    return MakeErrorAsyncValueRef(absl::StrCat(
+        dst_device.name(), " holds no device tensors (it has no streams)"));
+  }
+  return CopyToDevice(static_cast<const DenseDeviceTensor&>(src), *dst);
+}
+
+}  // namespace
+
+void RegisterDeviceTensors() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    RegisterTensorPayloadType<DenseDeviceTensor>();
+    TensorConversionRegistry& registry = TensorConversionRegistry::Global();
+    registry.Register(DenseHostTensorType(), DenseDeviceTensorType(),
+                      HostToDevice);
+    registry.Register(DenseDeviceTensorType(), DenseHostTensorType(),
+                      DeviceToHost);
+    registry.Register(DenseDeviceTensorType(), DenseDeviceTensorType(),
+                      DeviceToDevice);
+  });
+}
+
+}  // namespace asyncrt

@@ -1,0 +1,297 @@
+// Device plug-ins through the C API: the example simulated accelerator runs
+// relu, add and matmul on its devices in eager mode with explicit copies;
+// each bad plug-in is a clear error naming its file that leaves the runtime
+// usable; a synchronous plug-in (callbacks before host_callback returns)
+// works too; nothing leaks (device memory, devices, platforms); concurrent
+// ops and copies (run under ThreadSanitizer).
+#include "asyncrt/plugin/device_plugin_loader.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/core_runtime/op_registry.h"
+#include "asyncrt/device/dense_device_tensor.h"
+#include "asyncrt/runtime/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/device_test_util.h"
+
+namespace asyncrt {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class DevicePluginTest : public ::testing::Test {
+ protected:
+  // A runtime with `plugins` loaded (none from the environment).
+  std::unique_ptr<Runtime> MakeRuntime(std::vector<std::string> plugins = {}) {
+    RuntimeOptions options;
+    options.work_queue = "mstd:2";
+    options.device_plugins = std::move(plugins);
+    options.device_plugins_from_environment = false;
+    absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+    EXPECT_TRUE(runtime.ok()) << runtime.status();
+    if (!runtime.ok()) return nullptr;
+    exec_ctx_.emplace(*(*runtime)->CreateExecutionContext());
+    return *std::move(runtime);
+  }
+
+  void TearDown() override {
+    exec_ctx_.reset();
+    // Every device's memory is back (a plug-in's allocator counts it).
+    if (runtime_) {
+      runtime_->Quiesce();
+      for (const RCReference<Device>& device :
+           runtime_->host().device_manager().ListDevices()) {
+        if (StreamDevice* stream_device = AsStreamDevice(device.get())) {
+          testing::DrainDevice(runtime_->host(), *stream_device);
+          EXPECT_EQ(stream_device->allocator().GetStats().live_bytes, 0)
+              << device->name();
+        }
+      }
+    }
+  }
+
+  static bool HaveNnOps() {
+    const OpEntry* relu = OpRegistry::Global().Find("nn.relu");
+    return relu != nullptr && relu->metadata_fn != nullptr;
+  }
+
+  Device& FindDevice(absl::string_view name) {
+    absl::StatusOr<RCReference<Device>> device =
+        runtime_->host().device_manager().FindDevice(name);
+    EXPECT_TRUE(device.ok()) << device.status();
+    return **device;
+  }
+
+  TensorHandle Floats(std::vector<int64_t> shape, std::vector<float> values) {
+    return *runtime_->core_runtime().MakeDenseTensorHandle<float>(shape,
+                                                                  values);
+  }
+
+  TensorHandle Run(absl::string_view op, absl::string_view handler,
+                   std::vector<const TensorHandle*> args) {
+    std::vector<TensorHandle> copies;
+    for (const TensorHandle* arg : args) copies.push_back(arg->CopyRef());
+    TensorHandle result;
+    runtime_->core_runtime().Execute(
+        *exec_ctx_, op, runtime_->core_runtime().GetOpHandler(handler),
+        absl::MakeSpan(copies), OpAttrs().Freeze(),
+        absl::MakeSpan(&result, 1), nullptr);
+    return result;
+  }
+
+  // The handle's values, copied to the host; empty on error.
+  std::vector<float> HostValues(const TensorHandle& handle) {
+    TensorHandle host =
+        handle.TransferTo(*exec_ctx_, runtime_->host().host_device());
+    const Tensor* tensor = runtime_->core_runtime().Await(host);
+    if (tensor == nullptr) {
+      ADD_FAILURE() << host.DebugString();
+      return {};
+    }
+    auto elements = static_cast<const DenseHostTensor*>(tensor)
+                        ->elements<float>();
+    return std::vector<float>(elements.begin(), elements.end());
+  }
+
+  std::string ErrorOf(const TensorHandle& handle) {
+    runtime_->core_runtime().Await(handle);
+    const absl::Status* error = handle.GetErrorIfPresent();
+    return error ? std::string(error->message()) : "<no error>";
+  }
+
+  std::unique_ptr<Runtime> runtime_;
+  std::optional<ExecutionContext> exec_ctx_;
+};
+
+TEST_F(DevicePluginTest, TheExampleAcceleratorRunsReluAddAndMatmul) {
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  ASSERT_NE(runtime_, nullptr);
+  if (!HaveNnOps()) GTEST_SKIP() << "the nn.* op library is not linked";
+  Device& sim = FindDevice("SIM:0");
+  EXPECT_EQ(sim.type(), "sim");
+  EXPECT_THAT(sim.physical_description(),
+              HasSubstr("Example simulated accelerator"));
+  EXPECT_GT(sim.memory_limit_bytes(), 0u);
+
+  TensorHandle x = Floats({2, 2}, {-1, 2, -3, 4}).TransferTo(*exec_ctx_, sim);
+  TensorHandle relu = Run("nn.relu", "sim", {&x});
+  EXPECT_EQ(relu.device(), &sim);
+  EXPECT_EQ(runtime_->core_runtime().Await(relu)->tensor_type(),
+            DenseDeviceTensorType());
+  EXPECT_THAT(HostValues(relu), ElementsAre(0, 2, 0, 4));
+  TensorHandle sum = Run("nn.add", "SIM:0", {&x, &relu});
+  EXPECT_THAT(HostValues(sum), ElementsAre(-1, 4, -3, 8));
+  TensorHandle product = Run("nn.matmul", "sim", {&x, &x});
+  EXPECT_THAT(HostValues(product), ElementsAre(-5, 6, -9, 10));
+}
+
+TEST_F(DevicePluginTest, MixingHostAndDeviceTensorsIsAnError) {
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  ASSERT_NE(runtime_, nullptr);
+  if (!HaveNnOps()) GTEST_SKIP() << "the nn.* op library is not linked";
+  TensorHandle host = Floats({2}, {1, 2});
+  TensorHandle on_sim = host.TransferTo(*exec_ctx_, FindDevice("SIM:0"));
+  EXPECT_EQ(ErrorOf(Run("nn.add", "sim", {&on_sim, &host})),
+            "nn.add runs on SIM:0 but its argument 1 is on CPU:0: copy it "
+            "there first (TensorHandle::TransferTo, or corert.transfer in a "
+            "program)");
+  EXPECT_THAT(ErrorOf(Run("nn.add", "cpu", {&host, &on_sim})),
+              HasSubstr("nn.add runs on CPU:0 but its argument 1 is on SIM:0"));
+  // An op the plug-in has no kernel for names the op and the device.
+  EXPECT_EQ(ErrorOf(Run("nn.sigmoid", "sim", {&on_sim})),
+            "nn.sigmoid has no implementation for SIM:0 (device type sim)");
+  // A kernel's own refusal names the op and the device.
+  TensorHandle matrix = Floats({1, 2}, {1, 2}).TransferTo(*exec_ctx_,
+                                                          FindDevice("SIM:0"));
+  EXPECT_THAT(ErrorOf(Run("nn.add", "sim", {&on_sim, &matrix})),
+              HasSubstr("nn.add on SIM:0: sim:"));
+}
+
+TEST_F(DevicePluginTest, BadPluginsAreErrorsNamingTheFile) {
+  runtime_ = MakeRuntime();
+  ASSERT_NE(runtime_, nullptr);
+  struct Case {
+    const char* path;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"/nonexistent/plugin.so", "cannot load device plug-in"},
+      {TEST_PLUGIN_NO_INIT, "is not an AsyncRT device plug-in: it does not "
+                            "export AsyncRT_InitPlugin"},
+      {TEST_PLUGIN_NEWER_MINOR,
+       "it was built for device plug-in API 1.99.0, and this runtime "
+       "supports 1.0 to 1.0 (a newer runtime is needed)"},
+      {TEST_PLUGIN_OTHER_MAJOR, "built for device plug-in API 2.0.0"},
+      {TEST_PLUGIN_CPU_TYPE,
+       "device type 'cpu' is already registered in this runtime"},
+      {TEST_PLUGIN_FAILING_INIT,
+       "AsyncRT_InitPlugin failed: no accelerator found"},
+      {TEST_PLUGIN_NO_DTOD, "its device functions lack memcpy_dtod"},
+      {TEST_PLUGIN_FAILING_DEVICE, "creating device 1: device 1 is unplugged"},
+  };
+  const bool registered_before = OpRegistry::Global().HasDeviceType("syncdev");
+  for (const Case& c : cases) {
+    absl::Status status = runtime_->LoadDevicePlugin(c.path);
+    EXPECT_FALSE(status.ok()) << c.path;
+    EXPECT_THAT(status.message(), HasSubstr(c.path));
+    EXPECT_THAT(status.message(), HasSubstr(c.message));
+  }
+  // Nothing was left behind: only the host is a device, no handler or
+  // kernel was added, and the refused plug-in's devices and platform are
+  // gone again.
+  EXPECT_EQ(runtime_->host().device_manager().ListDevices().size(), 1u);
+  EXPECT_EQ(runtime_->core_runtime().GetOpHandler("syncdev"), nullptr);
+  EXPECT_EQ(OpRegistry::Global().HasDeviceType("syncdev"), registered_before);
+  // The runtime stays usable: a good plug-in loads and runs.
+  ASSERT_TRUE(runtime_->LoadDevicePlugin(TEST_PLUGIN_GOOD).ok());
+  // A second load of the same device type is refused.
+  EXPECT_THAT(runtime_->LoadDevicePlugin(TEST_PLUGIN_GOOD).message(),
+              HasSubstr("device type 'syncdev' is already registered"));
+}
+
+absl::Status SameMetadata(ArgumentMetadata args, const OpAttrs&,
+                          absl::Span<TensorMetadata> results) {
+  results[0] = args[0];
+  return absl::OkStatus();
+}
+
+TEST_F(DevicePluginTest, ASynchronousPluginWorksAndLeaksNothing) {
+  OpRegistry::Global().AddOp("test_plugin.identity", SameMetadata);
+  void* library = dlopen(TEST_PLUGIN_GOOD, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr);
+  auto live = reinterpret_cast<int (*)()>(dlsym(library, "TestPluginLive"));
+  ASSERT_NE(live, nullptr);
+  const int live_before = live();
+  {
+    runtime_ = MakeRuntime({TEST_PLUGIN_GOOD});
+    ASSERT_NE(runtime_, nullptr);
+    EXPECT_EQ(live(), live_before + 3);  // The platform and two devices.
+    {
+      Device& second = FindDevice("/device:SYNCDEV:1");
+      TensorHandle x = Floats({3}, {1, 2, 3}).TransferTo(*exec_ctx_, second);
+      TensorHandle copy = Run("test_plugin.identity", "SYNCDEV:1", {&x});
+      EXPECT_THAT(HostValues(copy), ElementsAre(1, 2, 3));
+      // Between the plug-in's two devices, through the host.
+      TensorHandle moved =
+          copy.TransferTo(*exec_ctx_, FindDevice("SYNCDEV:0"));
+      EXPECT_THAT(HostValues(moved), ElementsAre(1, 2, 3));
+    }
+    TearDown();  // Checks that no device memory is live.
+    runtime_.reset();
+  }
+  EXPECT_EQ(live(), live_before);  // Devices and platform destroyed.
+  dlclose(library);
+}
+
+TEST_F(DevicePluginTest, PluginPathsExpandDirectoriesAndColonLists) {
+  const std::string good = TEST_PLUGIN_GOOD;
+  const std::string dir = good.substr(0, good.rfind('/'));
+  std::vector<std::string> files =
+      ExpandPluginPaths({"/a.so:/b.so", "", dir});
+  ASSERT_GE(files.size(), 3u);
+  EXPECT_EQ(files[0], "/a.so");
+  EXPECT_EQ(files[1], "/b.so");
+  EXPECT_THAT(files, ::testing::Contains(good));
+}
+
+TEST_F(DevicePluginTest, TheEnvironmentNamesPluginsToLoad) {
+  setenv("ASYNCRT_PLUGIN_PATH", TEST_PLUGIN_FAILING_INIT, 1);
+  RuntimeOptions options;
+  options.work_queue = "s";
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+  unsetenv("ASYNCRT_PLUGIN_PATH");
+  ASSERT_FALSE(runtime.ok());
+  EXPECT_THAT(runtime.status().message(),
+              HasSubstr(TEST_PLUGIN_FAILING_INIT));
+}
+
+TEST_F(DevicePluginTest, OutOfDeviceMemoryIsAnErrorOnTheOp) {
+  setenv("ASYNCRT_SIM_MEMORY_BYTES", "4096", 1);
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  unsetenv("ASYNCRT_SIM_MEMORY_BYTES");
+  ASSERT_NE(runtime_, nullptr);
+  TensorHandle big = Floats({4096}, {1.0f});
+  EXPECT_THAT(ErrorOf(big.TransferTo(*exec_ctx_, FindDevice("SIM:0"))),
+              HasSubstr("SIM:0: out of memory allocating 16384 bytes"));
+}
+
+TEST_F(DevicePluginTest, ConcurrentOpsAndCopiesStress) {
+  setenv("ASYNCRT_SIM_DEVICE_COUNT", "2", 1);
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  unsetenv("ASYNCRT_SIM_DEVICE_COUNT");
+  ASSERT_NE(runtime_, nullptr);
+  if (!HaveNnOps()) GTEST_SKIP() << "the nn.* op library is not linked";
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      Device& device = FindDevice(t % 2 == 0 ? "SIM:0" : "SIM:1");
+      for (int i = 0; i < 50; ++i) {
+        const float value = static_cast<float>(t * 100 + i);
+        TensorHandle x =
+            Floats({2}, {-value, value}).TransferTo(*exec_ctx_, device);
+        TensorHandle relu =
+            Run("nn.relu", t % 2 == 0 ? "SIM:0" : "SIM:1", {&x});
+        if (HostValues(relu) != std::vector<float>{0, value}) {
+          wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace asyncrt

@@ -1,0 +1,309 @@
+#include "lib/plugin/plugin_device.h"
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace asyncrt {
+
+absl::Status StatusFromPlugin(AsyncRT_Code code, const char* message) {
+  if (code == ASYNCRT_OK) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(code),
+                      message ? message : "(no message)");
+}
+
+PluginPlatform::~PluginPlatform() {
+  AsyncRT_Platform& platform = platform_.value;
+  if (initialized_ && platform.struct_size >= ASYNCRT_PLATFORM_STRUCT_SIZE &&
+      platform.destroy_platform != nullptr) {
+    platform.destroy_platform(&platform);
+  }
+}
+
+//===--- Memory -----------------------------------------------------------===//
+
+class PluginDevice::Allocator final : public DeviceAllocator {
+ public:
+  Allocator(const PluginDevice& device, int64_t limit)
+      : DeviceAllocator(device.name(), limit), device_(device) {}
+  bool IsHostAccessible() const override { return false; }
+
+ protected:
+  void* AllocateRaw(size_t size, size_t alignment) override {
+    return device_.platform().fns().allocate(device_.c_device(), size,
+                                             alignment);
+  }
+  void DeallocateRaw(void* data, size_t size) override {
+    device_.platform().fns().deallocate(device_.c_device(), data, size);
+  }
+
+ private:
+  const PluginDevice& device_;
+};
+
+// The plug-in's pinned host memory, or aligned malloc without it.
+class PluginDevice::HostAllocator final : public DeviceAllocator {
+ public:
+  explicit HostAllocator(const PluginDevice& device)
+      : DeviceAllocator(absl::StrCat(device.name(), " host"), 0),
+        device_(device) {}
+  bool IsHostAccessible() const override { return true; }
+
+ protected:
+  void* AllocateRaw(size_t size, size_t alignment) override {
+    const AsyncRT_DeviceFns& fns = device_.platform().fns();
+    if (fns.host_memory_allocate && fns.host_memory_deallocate) {
+      return fns.host_memory_allocate(device_.c_device(), size, alignment);
+    }
+    return std::aligned_alloc(alignment, (size + alignment - 1) &
+                                             ~(alignment - 1));
+  }
+  void DeallocateRaw(void* data, size_t size) override {
+    const AsyncRT_DeviceFns& fns = device_.platform().fns();
+    if (fns.host_memory_allocate && fns.host_memory_deallocate) {
+      fns.host_memory_deallocate(device_.c_device(), data, size);
+    } else {
+      std::free(data);
+    }
+  }
+
+ private:
+  const PluginDevice& device_;
+};
+
+//===--- Streams and events -----------------------------------------------===//
+
+namespace {
+
+// A host function waiting for a plug-in's host_callback; handed to the
+// blocking pool when called (the plug-in's thread must not wait for it).
+struct PendingCallback {
+  HostContext* host;
+  absl::AnyInvocable<void(absl::Status) &&> callback;
+};
+
+void RunPendingCallback(void* arg, AsyncRT_Code code, const char* message) {
+  std::unique_ptr<PendingCallback> pending(static_cast<PendingCallback*>(arg));
+  HostContext* host = pending->host;
+  RunOnBlockingPool(host, [pending = std::move(pending),
+                           status = StatusFromPlugin(code, message)]() mutable {
+    std::move(pending->callback)(std::move(status));
+  });
+}
+
+// An event that is also one of the plug-in's, so that another stream of
+// the platform can wait for it on the device.
+class PluginEvent final : public DeviceEvent {
+ public:
+  PluginEvent(const PluginDevice& device, AsyncRT_Event event)
+      : device_(FormRef(const_cast<PluginDevice*>(&device))), event_(event) {}
+  ~PluginEvent() override {
+    device_->platform().fns().destroy_event(device_->c_device(), event_);
+  }
+  const PluginDevice& device() const { return *device_; }
+  AsyncRT_Event c_event() const { return event_; }
+
+ private:
+  RCReference<PluginDevice> device_;
+  AsyncRT_Event event_;
+};
+
+}  // namespace
+
+class PluginDevice::PluginStream final : public Stream {
+ public:
+  PluginStream(PluginDevice& device, AsyncRT_Stream stream)
+      : Stream(device), device_(device), stream_(stream) {}
+  // Drains the plug-in's stream, then frees it.
+  ~PluginStream() override {
+    fns().destroy_stream(device_.c_device(), stream_);
+  }
+
+  AsyncRT_Stream c_stream() const { return stream_; }
+
+  RCReference<DeviceEvent> RecordEvent() override {
+    AsyncRT_Event c_event = nullptr;
+    AsyncRT_Status status;
+    fns().create_event(device_.c_device(), &c_event, &status);
+    if (status.status.ok()) {
+      fns().record_event(device_.c_device(), stream_, c_event, &status);
+      if (!status.status.ok()) {
+        fns().destroy_event(device_.c_device(), c_event);
+      }
+    }
+    RCReference<DeviceEvent> event;
+    if (status.status.ok()) {
+      event = MakeRef<PluginEvent>(device_, c_event);
+    } else {
+      event = MakeRef<DeviceEvent>();
+      Fail(status.status);
+    }
+    AddCallback([event](absl::Status status) { event->Complete(status); });
+    return event;
+  }
+
+  void WaitForEvent(RCReference<DeviceEvent> event) override {
+    const auto* plugin_event = dynamic_cast<const PluginEvent*>(event.get());
+    if (plugin_event != nullptr &&
+        &plugin_event->device().platform() == &device_.platform()) {
+      AsyncRT_Status status;
+      fns().wait_for_event(device_.c_device(), stream_,
+                           plugin_event->c_event(), &status);
+      if (!status.status.ok()) Fail(status.status);
+      return;
+    }
+    // Another backend's event: the plug-in cannot wait for it on the
+    // device. One that is done orders nothing; one that failed fails this
+    // stream, as a wait would.
+    if (event->IsDone()) {
+      if (const absl::Status* error = event->done().GetErrorIfPresent()) {
+        Fail(*error);
+      }
+      return;
+    }
+    Fail(absl::UnimplementedError(absl::StrCat(
+        device_.name(), " cannot wait on the device for another backend's "
+        "event; copies between backends go through the host")));
+  }
+
+  void AddCallback(
+      absl::AnyInvocable<void(absl::Status) &&> callback) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_.ok()) {
+        // The runtime failed this stream itself (see Fail): report that.
+        RunOnBlockingPool(device_.host(), [callback = std::move(callback),
+                                           error = error_]() mutable {
+          std::move(callback)(error);
+        });
+        return;
+      }
+    }
+    auto* pending = new PendingCallback{device_.host(), std::move(callback)};
+    AsyncRT_Status status;
+    fns().host_callback(device_.c_device(), stream_, RunPendingCallback,
+                        pending, &status);
+    if (!status.status.ok()) {
+      std::unique_ptr<PendingCallback> refused(pending);
+      Fail(status.status);
+      RunOnBlockingPool(device_.host(),
+                        [refused = std::move(refused),
+                         error = status.status]() mutable {
+                          std::move(refused->callback)(error);
+                        });
+    }
+  }
+
+ private:
+  const AsyncRT_DeviceFns& fns() const { return device_.platform().fns(); }
+
+  // Errors the plug-in's stream does not know of (a call into it that
+  // failed, a wait it cannot do) are sticky here, as its own are there.
+  void Fail(absl::Status status) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_.ok()) error_ = std::move(status);
+  }
+
+  PluginDevice& device_;
+  AsyncRT_Stream stream_;
+  std::mutex mutex_;
+  absl::Status error_;  // Guarded by mutex_.
+};
+
+//===--- The device -------------------------------------------------------===//
+
+PluginDevice::PluginDevice(DeviceAttributes attributes, HostContext* host,
+                           std::shared_ptr<PluginPlatform> platform,
+                           AsyncRT_Device c_device)
+    : StreamDevice(std::move(attributes), host),
+      platform_(std::move(platform)),
+      c_device_(c_device) {
+  allocator_ = std::make_unique<Allocator>(
+      *this, static_cast<int64_t>(memory_limit_bytes()));
+  host_allocator_ = std::make_unique<HostAllocator>(*this);
+}
+
+absl::StatusOr<RCReference<PluginDevice>> PluginDevice::Create(
+    std::shared_ptr<PluginPlatform> platform, int ordinal, HostContext* host) {
+  const AsyncRT_Platform& c_platform = platform->platform();
+  AsyncRT_Device c_device = {};
+  c_device.struct_size = ASYNCRT_DEVICE_STRUCT_SIZE;
+  c_device.ordinal = ordinal;
+  c_device.numa_node = -1;
+  AsyncRT_Status status;
+  c_platform.create_device(&c_platform, &c_device, &status);
+  if (!status.status.ok()) {
+    return absl::Status(
+        status.status.code(),
+        absl::StrCat("creating device ", ordinal, ": ",
+                     status.status.message()));
+  }
+  DeviceAttributes attributes;
+  attributes.type = c_platform.device_type;
+  attributes.index = ordinal;
+  attributes.memory_limit_bytes = c_device.memory_limit_bytes;
+  attributes.locality.numa_node = c_device.numa_node;
+  if (c_device.bus_id) attributes.locality.bus_id = c_device.bus_id;
+  attributes.physical_description =
+      c_device.physical_description ? c_device.physical_description
+                                    : c_platform.name;
+  // From here the device owns c_device: its destructor destroys it.
+  RCReference<PluginDevice> device = TakeRef(new PluginDevice(
+      std::move(attributes), host, std::move(platform), c_device));
+  AsyncRT_Stream c_stream = nullptr;
+  device->platform().fns().create_stream(device->c_device(), &c_stream,
+                                         &status);
+  if (!status.status.ok()) {
+    return absl::Status(status.status.code(),
+                        absl::StrCat("creating the stream of ", device->name(),
+                                     ": ", status.status.message()));
+  }
+  device->stream_.store(new PluginStream(*device, c_stream),
+                        std::memory_order_release);
+  return device;
+}
+
+PluginDevice::~PluginDevice() {
+  Shutdown();
+  platform_->platform().destroy_device(&platform_->platform(), &c_device_);
+}
+
+void PluginDevice::Shutdown() {
+  delete stream_.exchange(nullptr, std::memory_order_acq_rel);
+}
+
+Stream* PluginDevice::stream() {
+  return stream_.load(std::memory_order_acquire);
+}
+
+AsyncRT_Stream PluginDevice::c_stream() const {
+  PluginStream* stream = stream_.load(std::memory_order_acquire);
+  return stream ? stream->c_stream() : nullptr;
+}
+
+absl::Status PluginDevice::EnqueueCopy(CopyDirection direction, void* dst,
+                                       const void* src, size_t bytes) {
+  AsyncRT_Stream c_stream = this->c_stream();
+  if (c_stream == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(name(), " is shut down"));
+  }
+  const AsyncRT_DeviceFns& fns = platform_->fns();
+  AsyncRT_Status status;
+  switch (direction) {
+    case CopyDirection::kHostToDevice:
+      fns.memcpy_htod(&c_device_, c_stream, dst, src, bytes, &status);
+      break;
+    case CopyDirection::kDeviceToHost:
+      fns.memcpy_dtoh(&c_device_, c_stream, dst, src, bytes, &status);
+      break;
+    case CopyDirection::kDeviceToDevice:
+      fns.memcpy_dtod(&c_device_, c_stream, dst, src, bytes, &status);
+      break;
+  }
+  return status.status;
+}
+
+}  // namespace asyncrt
