@@ -25,7 +25,7 @@ const StreamDevice* AsStreamDevice(const Device* device) {
 //===--- Buffers and tensors ----------------------------------------------===//
 
 DeviceBuffer::~DeviceBuffer() {
-  if (!memory_) return;
+  if (!memory_ || device_->FreesInStreamOrder()) return;
   // Work already enqueued may still read the memory: free it after that.
   // A device that is shut down has drained its stream.
   if (Stream* stream = device_->stream()) {

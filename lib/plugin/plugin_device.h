@@ -80,6 +80,8 @@ class PluginDevice final : public StreamDevice {
   absl::Status EnqueueCopy(CopyDirection direction, void* dst, const void* src,
                            size_t bytes) override;
   void Shutdown() override;
+  // The C API's contract (deallocate, device_plugin.h).
+  bool FreesInStreamOrder() const override { return true; }
 
   const AsyncRT_Device* c_device() const { return &c_device_; }
   // The plug-in's stream; null once shut down.

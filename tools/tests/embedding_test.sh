@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs this build into a temporary prefix, builds examples/embedding
 # against it as an out-of-tree project (find_package(AsyncRT)), and runs it
-# on a program compiled by this build's asyncrt-translate.
+# on a program compiled by this build's asyncrt-translate. Then builds the
+# example device plug-in against nothing but the installed C headers, and
+# loads it.
 #   embedding_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -42,4 +44,24 @@ if "$work/app/embedding_example" "$work/program.bef" nope 2> "$work/err"; then
   exit 1
 fi
 grep -q "no function named 'nope'" "$work/err"
-echo "PASS: installed AsyncRT embedded by an out-of-tree build"
+
+# The device plug-in: plain C, built from the installed headers alone.
+test -f "$work/prefix/include/asyncrt/c/device_plugin.h"
+c_launcher=()
+if command -v ccache > /dev/null; then
+  c_launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$src/examples/plugins/sim_accelerator" -B "$work/sim" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_C_FLAGS=-Werror \
+  "${c_launcher[@]}" > "$work/sim-configure.log"
+cmake --build "$work/sim" > "$work/sim-build.log" || {
+  cat "$work/sim-build.log" >&2
+  exit 1
+}
+devices=$("$build/bin/bef_executor" --list_devices \
+  --plugins="$work/sim/libasyncrt_sim_accelerator.so")
+if ! grep -q '^/device:SIM:0 type=sim ' <<< "$devices"; then
+  echo "FAIL: the out-of-tree plug-in's device is not listed: $devices" >&2
+  exit 1
+fi
+echo "PASS: installed AsyncRT embedded by an out-of-tree build; an out-of-tree C plug-in loads"

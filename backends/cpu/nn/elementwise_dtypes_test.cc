@@ -114,6 +114,12 @@ TEST_F(ElementwiseDTypesTest, LogicalOpsOnBool) {
 TEST_F(ElementwiseDTypesTest, DTypeErrorsNameTheOpAndTheDTypes) {
   EXPECT_THAT(Error("nn.add", {F32({1}, {1}), I64({1}, {1})}),
               HasSubstr("nn.add: arguments are f32 and i64"));
+  // Mixed precisions never widen silently.
+  const AnyTensor bf16{DType::kBF16, {1, 1}, {'\x80', '\x3f'}};  // 1.0
+  EXPECT_THAT(Error("nn.add", {F32({1}, {1}), bf16}),
+              HasSubstr("nn.add: arguments are f32 and bf16"));
+  EXPECT_THAT(Error("nn.matmul", {F32({1, 1}, {1}), bf16}),
+              HasSubstr("bf16"));
   EXPECT_THAT(Error("nn.and", {F32({1}, {1}), F32({1}, {1})}),
               HasSubstr("this op computes in bool only"));
   EXPECT_THAT(Error("nn.less", {Bool({1}, {true}), Bool({1}, {true})}),

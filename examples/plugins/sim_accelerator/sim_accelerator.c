@@ -1066,17 +1066,19 @@ static void matmul_kernel(AsyncRT_KernelContext* context, void* kernel_data,
   static const char kOp[] = "nn.matmul";
   const SimDevice* device = sim_device(g_api->kernel_device(context));
   AsyncRT_TensorView a, b, out;
-  double unused;
+  const char* activation;
+  size_t activation_size;
   SimMatmulArgs* args;
   (void)kernel_data;
 
   /* A fused bias or sum (the model compiler's) comes as a third and fourth
    * input. */
   if (!check_num_inputs(context, 2, kOp, status)) return;
-  /* A fused activation is the string attribute "activation", which the C
-   * API cannot read; only its float parameters give some of them away. */
-  if (g_api->get_attr_float(context, "activation_alpha", &unused) ||
-      g_api->get_attr_float(context, "activation_beta", &unused)) {
+  /* A fused activation (the model compiler's) is the string attribute
+   * "activation". */
+  if (g_api->get_attr_string(context, "activation", &activation,
+                             &activation_size) &&
+      activation_size > 0) {
     sim_fail(status, ASYNCRT_UNIMPLEMENTED,
              "sim: nn.matmul supports no fused activation");
     return;

@@ -162,8 +162,12 @@ typedef struct AsyncRT_DeviceFns {
   void* ext;          /* Reserved: NULL. */
 
   /* Device memory: NULL when there is not enough. `size` is never 0;
-   * `alignment` is a power of two. Deallocate is only called for memory no
-   * queued work uses. */
+   * `alignment` is a power of two. The runtime runs all of a device's work
+   * on one stream, and frees in stream order, as cudaFreeAsync does:
+   * deallocate may come while work queued on that stream still reads the
+   * memory, so memory handed out again must only be used by work queued
+   * after (which the runtime's own use always is). Host code never touches
+   * device memory. */
   void* (*allocate)(const AsyncRT_Device* device, uint64_t size,
                     uint64_t alignment);
   void (*deallocate)(const AsyncRT_Device* device, void* memory,

@@ -6,7 +6,8 @@
 // The buffer is reference-counted; when the last reference goes, its memory
 // returns to the device's allocator once the work already enqueued on the
 // device's stream (which may still read it) is done: FreeAfter an event
-// recorded then.
+// recorded then; or at once on a device whose allocator reuses memory in
+// stream order (StreamDevice::FreesInStreamOrder).
 //
 // Copies complete an async value and never block a host thread: a copy is
 // enqueued on the stream of the device involved (of the source for

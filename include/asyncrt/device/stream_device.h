@@ -57,6 +57,13 @@ class StreamDevice : public Device {
   virtual absl::Status EnqueueCopy(CopyDirection direction, void* dst,
                                    const void* src, size_t bytes) = 0;
 
+  // Whether memory may go back to allocator() while work queued on
+  // stream() still reads it: true where the allocator hands memory only to
+  // work queued behind that work on the same stream (device memory no host
+  // code touches: a plug-in's, cudaFreeAsync's). Otherwise a buffer is
+  // freed only after an event recorded when its last reference went.
+  virtual bool FreesInStreamOrder() const { return false; }
+
  private:
   HostContext* host_;
 };
