@@ -1,12 +1,15 @@
 // -nn-to-corert: lowers model-level nn ops to corert.executeop, the form
 // that BEF runs (see passes.h).
 #include <string>
+#include <utility>
 
 #include "asyncrt/bef_converter/mlir_to_bef.h"
 #include "asyncrt/compiler/passes.h"
 #include "asyncrt/dialects/corert/corert_dialect.h"
 #include "asyncrt/dialects/nn/nn_dialect.h"
 #include "asyncrt/dialects/tfrt/tfrt_dialect.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -16,6 +19,8 @@
 
 namespace asyncrt::compiler {
 namespace {
+
+constexpr llvm::StringLiteral kHostDevice = "CPU:0";
 
 class NnToCoreRtPass
     : public mlir::PassWrapper<NnToCoreRtPass,
@@ -80,6 +85,77 @@ class NnToCoreRtPass
       if (IsTensor(argument.getType())) argument.setType(handle_type);
     }
 
+    // Placement. Handlers and devices other than the CPU's are made on
+    // first use, among the function's first ops; values live on the host
+    // unless an op on a device made them.
+    mlir::Operation* setup_end = cpu.getDefiningOp();
+    llvm::StringMap<mlir::Value> handlers;
+    llvm::StringMap<mlir::Value> devices;
+    // Device names, kept for the references in value_device.
+    llvm::StringMap<char> names;
+    auto Intern = [&](llvm::StringRef name) {
+      return names.try_emplace(name).first->first();
+    };
+    llvm::DenseMap<mlir::Value, llvm::StringRef> value_device;
+    // By value and interned device name.
+    llvm::DenseMap<std::pair<mlir::Value, const char*>, mlir::Value>
+        transfers;
+    auto add_setup = [&](mlir::OperationState& state) {
+      mlir::OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointAfter(setup_end);
+      setup_end = builder.create(state);
+      return setup_end->getResult(0);
+    };
+    auto handler_on = [&](llvm::StringRef device) -> mlir::Value {
+      if (device == kHostDevice) return cpu;
+      mlir::Value& handler = handlers[device];
+      if (!handler) {
+        mlir::OperationState state(loc, "corert.get_op_handler");
+        state.addOperands(chain);
+        state.addAttribute("op_handler_name", builder.getStringAttr(device));
+        state.addTypes(corert::OpHandlerType::get(context));
+        handler = add_setup(state);
+      }
+      return handler;
+    };
+    auto device_value = [&](llvm::StringRef device) -> mlir::Value {
+      mlir::Value& value = devices[device];
+      if (!value) {
+        mlir::OperationState state(loc, "tfrt.get_device");
+        state.addOperands(chain);
+        state.addAttribute("device_name", builder.getStringAttr(device));
+        state.addTypes(mlir::OpaqueType::get(
+            mlir::StringAttr::get(context, "tfrt"), "device"));
+        value = add_setup(state);
+      }
+      return value;
+    };
+    auto where = [&](mlir::Value value) -> llvm::StringRef {
+      auto it = value_device.find(value);
+      return it == value_device.end() ? llvm::StringRef(kHostDevice)
+                                      : it->second;
+    };
+    // `value` on `device`: itself, or its explicit copy there (one per
+    // value and device, made before `user`, its first use there).
+    auto on_device = [&](mlir::Value value, llvm::StringRef device,
+                         mlir::Operation* user) -> mlir::Value {
+      if (value.getType() != handle_type || where(value) == device) {
+        return value;
+      }
+      mlir::Value& copy = transfers[{value, Intern(device).data()}];
+      if (!copy) {
+        mlir::OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPoint(user);
+        mlir::OperationState state(user->getLoc(),
+                                   "corert.transfer_inferred_tensortype");
+        state.addOperands({value, device_value(device)});
+        state.addTypes(handle_type);
+        copy = builder.create(state)->getResult(0);
+        value_device[copy] = Intern(device);
+      }
+      return copy;
+    };
+
     for (mlir::Operation& op : llvm::make_early_inc_range(block)) {
       builder.setInsertionPoint(&op);
       if (auto constant = mlir::dyn_cast<nn::ConstantOp>(op)) {
@@ -92,8 +168,13 @@ class NnToCoreRtPass
         continue;
       }
       if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
+        // Results reach the caller on the host.
+        llvm::SmallVector<mlir::Value> operands;
+        for (mlir::Value operand : ret.getOperands()) {
+          operands.push_back(on_device(operand, kHostDevice, &op));
+        }
         mlir::OperationState state(op.getLoc(), "tfrt.return");
-        state.addOperands(ret.getOperands());
+        state.addOperands(operands);
         builder.create(state);
         op.erase();
         continue;
@@ -102,15 +183,31 @@ class NnToCoreRtPass
           op.getDialect()->getNamespace() != "nn") {
         continue;
       }
-      // Attributes as corert.executeop's ["key", value] pairs.
+      llvm::StringRef device = kHostDevice;
+      if (mlir::Attribute attribute = op.getAttr(kDeviceAttribute)) {
+        auto name = mlir::dyn_cast<mlir::StringAttr>(attribute);
+        if (!name || !IsShortDeviceName(name.getValue())) {
+          return op.emitError() << "nn-to-corert: " << kDeviceAttribute
+                                << " must be a device name like SIM:0";
+        }
+        device = name.getValue();
+      }
+      // Attributes as corert.executeop's ["key", value] pairs; the
+      // placement is the handler's, not the op's.
       llvm::SmallVector<mlir::Attribute> pairs;
       for (mlir::NamedAttribute attribute : op.getAttrs()) {
+        if (attribute.getName() == kDeviceAttribute) continue;
         pairs.push_back(
             builder.getArrayAttr({attribute.getName(), attribute.getValue()}));
       }
+      mlir::Value handler = handler_on(device);
+      llvm::SmallVector<mlir::Value> operands;
+      for (mlir::Value operand : op.getOperands()) {
+        operands.push_back(on_device(operand, device, &op));
+      }
       mlir::OperationState state(op.getLoc(), "corert.executeop");
-      state.addOperands(cpu);
-      state.addOperands(op.getOperands());
+      state.addOperands(handler);
+      state.addOperands(operands);
       state.addAttribute("op_attrs", builder.getArrayAttr(pairs));
       state.addAttribute("op_func_attrs", builder.getArrayAttr({}));
       state.addAttribute("op_name",
@@ -118,6 +215,11 @@ class NnToCoreRtPass
       state.addTypes(
           llvm::SmallVector<mlir::Type>(op.getNumResults(), handle_type));
       mlir::Operation* lowered = builder.create(state);
+      if (device != kHostDevice) {
+        for (mlir::Value result : lowered->getResults()) {
+          value_device[result] = Intern(device);
+        }
+      }
       op.replaceAllUsesWith(lowered->getResults());
       op.erase();
     }
@@ -143,8 +245,12 @@ void RegisterNnToCoreRtPass() { mlir::PassRegistration<NnToCoreRtPass>(); }
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options) {
   pipeline.addPass(CreateNnFusionPass());
-  pipeline.addPass(CreateNnAssignLayoutsPass(options.winograd));
-  if (options.plan_buffers) pipeline.addPass(CreateNnPlanBuffersPass());
+  if (!options.device.empty() && options.device != kHostDevice) {
+    pipeline.addPass(CreateNnAssignDevicePass(options.device));
+  } else {
+    pipeline.addPass(CreateNnAssignLayoutsPass(options.winograd));
+    if (options.plan_buffers) pipeline.addPass(CreateNnPlanBuffersPass());
+  }
   pipeline.addPass(CreateNnToCoreRtPass());
 }
 

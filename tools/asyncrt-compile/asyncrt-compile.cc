@@ -53,6 +53,11 @@ cl::opt<bool> plan_buffers(
     cl::desc("One arena per call for the intermediate tensors (default "
              "true; false: each is allocated when computed)"),
     cl::init(true), cl::cat(compile_options));
+cl::opt<std::string> device(
+    "device",
+    cl::desc("The device the model's ops run on (SIM:0; default the host): "
+             "inputs are copied there and results back, explicitly"),
+    cl::init(""), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));
@@ -87,6 +92,7 @@ int Compile() {
   asyncrt::compiler::ModelPipelineOptions pipeline_options;
   pipeline_options.winograd = winograd;
   pipeline_options.plan_buffers = plan_buffers;
+  pipeline_options.device = device;
   asyncrt::compiler::AddModelPipeline(pipeline, pipeline_options);
   if (mlir::failed(pipeline.run(*module))) return 1;
 

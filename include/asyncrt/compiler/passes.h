@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "llvm/ADT/StringRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -32,8 +34,30 @@ void RegisterPrintStreamPass();
 // corert.const_dense_tensor and func.return tfrt.return. A function with a
 // buffer plan (`nn.arena_size`, from -nn-plan-buffers) runs its ops on a
 // `corert.arena_op_handler` of that size instead.
+//
+// Placement: an nn op with `nn.device = "SIM:0"` (kDeviceAttribute) runs
+// on that device's op handler (corert.get_op_handler "SIM:0"); without
+// one, or with "CPU:0", on the CPU's. Nothing moves implicitly at run
+// time, so the lowering makes every move explicit: an operand that lives
+// on another device than its op (function arguments and constants live on
+// the host, results where their op ran) is copied there first by a
+// corert.transfer_inferred_tensortype (one per value and device), and
+// results returned from another device are copied back to the host.
 std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass();
 void RegisterNnToCoreRtPass();
+
+// The attribute that places an nn op on a device: the device's short name
+// ("SIM:0", "CPU:0").
+inline constexpr char kDeviceAttribute[] = "nn.device";
+// Whether `name` is a short device name: an upper-case type of letters,
+// digits and '_', a colon, an index ("SIM:0").
+bool IsShortDeviceName(llvm::StringRef name);
+
+// `-nn-assign-device="device=SIM:0"`: the compiler's placement. Every nn op
+// without `nn.device` gets it (nn.constant stays on the host: its value is
+// copied where it is used). An invalid name is an error.
+std::unique_ptr<mlir::Pass> CreateNnAssignDevicePass(std::string device);
+void RegisterNnAssignDevicePass();
 
 // `-nn-fuse`: folds what follows a convolution or a matmul into it. An
 // inference batch normalization of a convolution with constant weights
@@ -92,6 +116,10 @@ struct ModelPipelineOptions {
   // The buffer plan (-nn-plan-buffers); without it each intermediate
   // tensor is allocated when it is computed.
   bool plan_buffers = true;
+  // Where the model's ops run (-nn-assign-device); empty or "CPU:0": the
+  // host. On another device, oneDNN's layouts and the host buffer plan do
+  // not apply: the pipeline is -nn-fuse, -nn-assign-device, -nn-to-corert.
+  std::string device;
 };
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options = {});
