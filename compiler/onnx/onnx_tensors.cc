@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -204,6 +205,50 @@ absl::StatusOr<std::string> SerializeOnnxTensor(const DenseHostTensor& tensor,
   proto.set_raw_data(static_cast<const char*>(tensor.data()),
                      tensor.NumElements() * DTypeSize(tensor.dtype()));
   return proto.SerializeAsString();
+}
+
+namespace {
+
+OnnxValueInfo ValueInfo(const onnx::ValueInfoProto& info) {
+  OnnxValueInfo value;
+  value.name = info.name();
+  if (!info.type().has_tensor_type()) return value;
+  const onnx::TypeProto::Tensor& tensor = info.type().tensor_type();
+  value.dtype = onnx_internal::DTypeOfOnnx(tensor.elem_type())
+                    .value_or(DType::kInvalid);
+  if (tensor.has_shape()) {
+    std::vector<int64_t> dims;
+    for (const onnx::TensorShapeProto::Dimension& dim : tensor.shape().dim()) {
+      dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    }
+    value.shape = std::move(dims);
+  }
+  return value;
+}
+
+}  // namespace
+
+absl::StatusOr<OnnxGraphInterface> ReadOnnxGraphInterface(
+    absl::string_view bytes) {
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError("not a serialized ONNX ModelProto");
+  }
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& initializer : model.graph().initializer()) {
+    initializers.insert(initializer.name());
+  }
+  OnnxGraphInterface interface;
+  for (const onnx::ValueInfoProto& input : model.graph().input()) {
+    if (!initializers.count(input.name())) {
+      interface.inputs.push_back(ValueInfo(input));
+    }
+  }
+  for (const onnx::ValueInfoProto& output : model.graph().output()) {
+    interface.outputs.push_back(ValueInfo(output));
+  }
+  return interface;
 }
 
 }  // namespace asyncrt

@@ -5,7 +5,9 @@
 #ifndef ASYNCRT_COMPILER_ONNX_TENSORS_H_
 #define ASYNCRT_COMPILER_ONNX_TENSORS_H_
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -25,6 +27,24 @@ absl::StatusOr<DenseHostTensor> ParseOnnxTensor(absl::string_view bytes,
 // Unimplemented for a dtype ONNX lacks.
 absl::StatusOr<std::string> SerializeOnnxTensor(const DenseHostTensor& tensor,
                                                 absl::string_view name);
+
+// One input or output of an ONNX graph as the model's interface sees it.
+struct OnnxValueInfo {
+  std::string name;
+  DType dtype = DType::kInvalid;  // kInvalid: not a tensor the runtime has.
+  // -1 for a symbolic or unknown dimension; nullopt for an unknown rank.
+  std::optional<std::vector<int64_t>> shape;
+};
+struct OnnxGraphInterface {
+  std::vector<OnnxValueInfo> inputs;  // Without initializers, in order.
+  std::vector<OnnxValueInfo> outputs;
+};
+
+// The inputs and outputs of the serialized onnx.ModelProto `bytes`: what
+// the imported function takes and returns, in order (the model server's
+// signature). InvalidArgument for bytes that do not parse.
+absl::StatusOr<OnnxGraphInterface> ReadOnnxGraphInterface(
+    absl::string_view bytes);
 
 }  // namespace asyncrt
 

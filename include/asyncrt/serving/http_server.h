@@ -1,0 +1,76 @@
+// An asynchronous HTTP/1.1 server (Boost.Beast on Asio: Debian's, header
+// only): a pool of I/O threads, keep-alive connections, request bodies up
+// to a limit (413 past it), and a clean drain. Requests go to one handler,
+// which answers once, from any thread, whenever it is done: a model's
+// request never holds an I/O thread while it runs.
+//
+// Ownership: the server owns its threads and connections. Thread-safety:
+// all members are thread-safe. Blocking: Start binds and returns;
+// Shutdown and the destructor block until the server is drained.
+#ifndef ASYNCRT_SERVING_HTTP_SERVER_H_
+#define ASYNCRT_SERVING_HTTP_SERVER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace asyncrt::serving {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // "/v1/models/m:predict", the query included.
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// Answers a request: call exactly once, from any thread.
+using HttpResponder = absl::AnyInvocable<void(HttpResponse response) &&>;
+using HttpHandler = std::function<void(HttpRequest request,
+                                       HttpResponder respond)>;
+
+class HttpServer {
+ public:
+  struct Options {
+    std::string address = "0.0.0.0";
+    int port = 8501;  // 0: any free port (see port()).
+    int num_threads = 0;  // 0: one per hardware thread.
+    size_t max_body_bytes = size_t{64} << 20;
+  };
+
+  // Binds and starts serving. An error (the port in use, ...) names the
+  // address and port.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
+      const Options& options, HttpHandler handler);
+  // Shutdown(absl::Seconds(30)) if not done.
+  ~HttpServer();
+
+  // The bound port.
+  int port() const;
+  // Requests being handled now.
+  int64_t in_flight() const;
+
+  // Stops accepting connections and requests, lets the requests in flight
+  // finish (their replies close their connections), waits for them up to
+  // `timeout`, then stops. Idempotent.
+  void Shutdown(absl::Duration timeout);
+
+  class Impl;
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace asyncrt::serving
+
+#endif  // ASYNCRT_SERVING_HTTP_SERVER_H_

@@ -1,0 +1,32 @@
+// One inference request on a servable: inputs checked against its
+// signature, its function called in a new request of the runtime, its
+// outputs brought back as dense host tensors (copied from the device they
+// were computed on, converted from other host tensor types).
+//
+// Thread-safety: thread-safe. Blocking: never; `done` runs on a runtime
+// thread (or the caller's, for errors found at once).
+#ifndef ASYNCRT_SERVING_INFERENCE_H_
+#define ASYNCRT_SERVING_INFERENCE_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "asyncrt/runtime/runtime.h"
+#include "asyncrt/serving/model_repository.h"
+#include "asyncrt/tensor/dense_host_tensor.h"
+
+namespace asyncrt::serving {
+
+using InferenceDone = absl::AnyInvocable<void(
+    absl::StatusOr<std::vector<DenseHostTensor>> outputs) &&>;
+
+// `inputs` in signature order. InvalidArgument naming the input for a
+// wrong count, dtype or shape; the model's own errors as they come.
+void RunInference(Runtime& runtime, std::shared_ptr<const Servable> servable,
+                  std::vector<DenseHostTensor> inputs, InferenceDone done);
+
+}  // namespace asyncrt::serving
+
+#endif  // ASYNCRT_SERVING_INFERENCE_H_

@@ -1,0 +1,222 @@
+// The only file that sees Boost: Beast's compile time stays here.
+#include "asyncrt/serving/http_server.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "boost/asio/dispatch.hpp"
+#include "boost/asio/ip/tcp.hpp"
+#include "boost/asio/post.hpp"
+#include "boost/asio/strand.hpp"
+#include "boost/beast/core.hpp"
+#include "boost/beast/http.hpp"
+
+namespace asyncrt::serving {
+
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+namespace net = boost::asio;
+using tcp = boost::asio::ip::tcp;
+
+class HttpServer::Impl {
+ public:
+  Impl(const Options& options, HttpHandler handler)
+      : options_(options),
+        handler_(std::move(handler)),
+        io_(std::max(1, options.num_threads)),
+        acceptor_(net::make_strand(io_)) {}
+
+  absl::Status Listen() {
+    beast::error_code error;
+    const net::ip::address address =
+        net::ip::make_address(options_.address, error);
+    if (error) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad address '", options_.address, "'"));
+    }
+    const tcp::endpoint endpoint(address, options_.port);
+    acceptor_.open(endpoint.protocol(), error);
+    if (!error) acceptor_.set_option(net::socket_base::reuse_address(true), error);
+    if (!error) acceptor_.bind(endpoint, error);
+    if (!error) acceptor_.listen(net::socket_base::max_listen_connections, error);
+    if (error) {
+      return absl::UnavailableError(absl::StrCat(
+          "cannot listen on ", options_.address, ":", options_.port, ": ",
+          error.message()));
+    }
+    port_ = acceptor_.local_endpoint().port();
+    return absl::OkStatus();
+  }
+
+  void Run(int threads) {
+    Accept();
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] { io_.run(); });
+    }
+  }
+
+  void Shutdown(absl::Duration timeout) {
+    {
+      std::lock_guard<std::mutex> lock(shutdown_mutex_);
+      if (stopped_) return;
+      stopped_ = true;
+    }
+    draining_.store(true);
+    net::dispatch(acceptor_.get_executor(), [this] {
+      beast::error_code ignored;
+      acceptor_.close(ignored);
+    });
+    const auto deadline = std::chrono::steady_clock::now() +
+                          absl::ToChronoNanoseconds(timeout);
+    while (in_flight_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    io_.stop();
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+  }
+
+  int port() const { return port_; }
+  int64_t in_flight() const { return in_flight_.load(); }
+  bool draining() const { return draining_.load(); }
+  const Options& options() const { return options_; }
+  const HttpHandler& handler() const { return handler_; }
+  std::atomic<int64_t>& in_flight_counter() { return in_flight_; }
+
+ private:
+  class Session;
+
+  void Accept();
+
+  Options options_;
+  HttpHandler handler_;
+  net::io_context io_;
+  tcp::acceptor acceptor_;
+  std::vector<std::thread> threads_;
+  int port_ = 0;
+  std::atomic<int64_t> in_flight_{0};
+  std::atomic<bool> draining_{false};
+  std::mutex shutdown_mutex_;
+  bool stopped_ = false;  // Guarded by shutdown_mutex_.
+};
+
+// One connection: read a request, hand it to the handler, write its reply
+// when it comes, then the next request (keep-alive) or close.
+class HttpServer::Impl::Session
+    : public std::enable_shared_from_this<HttpServer::Impl::Session> {
+ public:
+  Session(tcp::socket socket, Impl& server)
+      : stream_(std::move(socket)), server_(server) {}
+
+  void Start() {
+    net::dispatch(stream_.get_executor(),
+                  [self = shared_from_this()] { self->Read(); });
+  }
+
+ private:
+  void Read() {
+    parser_.emplace();
+    parser_->body_limit(server_.options().max_body_bytes);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code error,
+                                                 size_t) {
+                       self->OnRead(error);
+                     });
+  }
+
+  void OnRead(beast::error_code error) {
+    if (error == http::error::body_limit) {
+      HttpResponse response;
+      response.status = 413;
+      response.body = R"({"error": "the request body is too large"})";
+      keep_alive_ = false;
+      server_.in_flight_counter().fetch_add(1);
+      return Write(std::move(response));
+    }
+    if (error) return Close();
+    http::request<http::string_body> request = parser_->release();
+    keep_alive_ = request.keep_alive() && !server_.draining();
+    HttpRequest forwarded;
+    forwarded.method = std::string(request.method_string());
+    forwarded.target = std::string(request.target());
+    forwarded.body = std::move(request.body());
+    server_.in_flight_counter().fetch_add(1);
+    // The reply comes back on this connection's strand, from any thread.
+    server_.handler()(std::move(forwarded),
+                      [self = shared_from_this()](HttpResponse response) {
+                        net::post(self->stream_.get_executor(),
+                                  [self, response = std::move(response)]() mutable {
+                                    self->Write(std::move(response));
+                                  });
+                      });
+  }
+
+  void Write(HttpResponse response) {
+    if (server_.draining()) keep_alive_ = false;
+    auto reply = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(response.status), 11);
+    reply->set(http::field::server, "asyncrt_model_server");
+    reply->set(http::field::content_type, response.content_type);
+    reply->keep_alive(keep_alive_);
+    reply->body() = std::move(response.body);
+    reply->prepare_payload();
+    http::async_write(stream_, *reply,
+                      [self = shared_from_this(), reply](beast::error_code error,
+                                                         size_t) {
+                        self->server_.in_flight_counter().fetch_sub(1);
+                        if (error || !self->keep_alive_) return self->Close();
+                        self->Read();
+                      });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
+  beast::tcp_stream stream_;
+  Impl& server_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool keep_alive_ = true;
+};
+
+void HttpServer::Impl::Accept() {
+  acceptor_.async_accept(
+      net::make_strand(io_), [this](beast::error_code error, tcp::socket socket) {
+        if (error) {
+          if (!acceptor_.is_open()) return;  // Shut down.
+        } else if (!draining()) {
+          std::make_shared<Session>(std::move(socket), *this)->Start();
+        }
+        if (acceptor_.is_open()) Accept();
+      });
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const Options& options, HttpHandler handler) {
+  Options resolved = options;
+  if (resolved.num_threads <= 0) {
+    resolved.num_threads =
+        std::max(1u, std::thread::hardware_concurrency());
+  }
+  auto impl = std::make_unique<Impl>(resolved, std::move(handler));
+  if (absl::Status status = impl->Listen(); !status.ok()) return status;
+  impl->Run(resolved.num_threads);
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() { Shutdown(absl::Seconds(30)); }
+
+int HttpServer::port() const { return impl_->port(); }
+int64_t HttpServer::in_flight() const { return impl_->in_flight(); }
+void HttpServer::Shutdown(absl::Duration timeout) { impl_->Shutdown(timeout); }
+
+}  // namespace asyncrt::serving

@@ -1,0 +1,116 @@
+#include "asyncrt/serving/inference.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/core_runtime/tensor_handle.h"
+#include "asyncrt/host_context/async_dispatch.h"
+#include "asyncrt/tensor/conversion_registry.h"
+
+namespace asyncrt::serving {
+namespace {
+
+absl::Status CheckInputs(const Signature& signature,
+                         const std::vector<DenseHostTensor>& inputs) {
+  if (inputs.size() != signature.inputs.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model takes ", signature.inputs.size(),
+                     " inputs; the request has ", inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec& spec = signature.inputs[i];
+    const DenseHostTensor& input = inputs[i];
+    if (spec.dtype != DType::kInvalid && spec.dtype != input.dtype()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", spec.name, "' is ", DTypeName(input.dtype()),
+                       "; the model takes ", DTypeName(spec.dtype)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The host tensors of `handles`' tensors (available), or the first error.
+absl::StatusOr<std::vector<DenseHostTensor>> HostOutputs(
+    absl::Span<const RCReference<AsyncValue>> tensors,
+    const ExecutionContext& exec_ctx) {
+  std::vector<DenseHostTensor> outputs;
+  outputs.reserve(tensors.size());
+  for (const RCReference<AsyncValue>& value : tensors) {
+    if (const absl::Status* error = value->GetErrorIfPresent()) return *error;
+    if (const auto* dense = value->GetIfPresent<DenseHostTensor>()) {
+      outputs.push_back(dense->CopyRef());
+      continue;
+    }
+    const Tensor* tensor = GetTensorIfPresent(*value);
+    if (tensor == nullptr) {
+      return absl::InternalError("the model returned something not a tensor");
+    }
+    Device& host = exec_ctx.host()->host_device();
+    RCReference<AsyncValue> converted =
+        ConvertTensor(*tensor, host, host, DenseHostTensorType(), exec_ctx);
+    if (const absl::Status* error = converted->GetErrorIfPresent()) {
+      return *error;
+    }
+    if (!converted->IsType<DenseHostTensor>()) {
+      return absl::InternalError("an output did not convert to a host tensor");
+    }
+    outputs.push_back(converted->get<DenseHostTensor>().CopyRef());
+  }
+  return outputs;
+}
+
+}  // namespace
+
+void RunInference(Runtime& runtime, std::shared_ptr<const Servable> servable,
+                  std::vector<DenseHostTensor> inputs, InferenceDone done) {
+  if (absl::Status status = CheckInputs(servable->signature, inputs);
+      !status.ok()) {
+    return std::move(done)(status);
+  }
+  absl::StatusOr<ExecutionContext> exec_ctx = runtime.CreateExecutionContext();
+  if (!exec_ctx.ok()) return std::move(done)(exec_ctx.status());
+  CoreRuntime& core = runtime.core_runtime();
+  std::vector<RCReference<AsyncValue>> arguments;
+  std::vector<AsyncValue*> raw;
+  for (DenseHostTensor& input : inputs) {
+    arguments.push_back(MakeAvailableAsyncValueRef<TensorHandle>(
+        core.MakeTensorHandle(std::move(input))));
+    raw.push_back(arguments.back().get());
+  }
+  std::vector<RCReference<AsyncValue>> results =
+      runtime.Call(*servable->function, raw);
+  std::vector<AsyncValue*> pending;
+  for (const auto& result : results) pending.push_back(result.get());
+  RunWhenReady(pending, [results = std::move(results),
+                         servable = std::move(servable),
+                         exec_ctx = *std::move(exec_ctx),
+                         done = std::move(done)]() mutable {
+    // Each result is a tensor handle: its tensor, on the host.
+    std::vector<RCReference<AsyncValue>> tensors;
+    Device& host = exec_ctx.host()->host_device();
+    for (const RCReference<AsyncValue>& result : results) {
+      if (const absl::Status* error = result->GetErrorIfPresent()) {
+        return std::move(done)(*error);
+      }
+      if (!result->IsType<TensorHandle>()) {
+        return std::move(done)(absl::InternalError(
+            "the model's function returned something not a tensor"));
+      }
+      const TensorHandle& handle = result->get<TensorHandle>();
+      tensors.push_back(handle.device() == nullptr || handle.device() == &host
+                            ? handle.CopyTensorRef()
+                            : handle.TransferTo(exec_ctx, host).CopyTensorRef());
+    }
+    std::vector<AsyncValue*> waiting;
+    for (const auto& tensor : tensors) waiting.push_back(tensor.get());
+    RunWhenReady(waiting, [tensors = std::move(tensors),
+                           exec_ctx = std::move(exec_ctx),
+                           done = std::move(done)]() mutable {
+      std::move(done)(HostOutputs(tensors, exec_ctx));
+    });
+  });
+}
+
+}  // namespace asyncrt::serving

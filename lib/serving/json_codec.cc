@@ -1,0 +1,629 @@
+#include "asyncrt/serving/json_codec.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace asyncrt::serving {
+namespace {
+
+using rapidjson::Value;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>,
+                                 rapidjson::UTF8<>, rapidjson::CrtAllocator,
+                                 rapidjson::kWriteNanAndInfFlag>;
+
+constexpr unsigned kParseFlags =
+    rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag;
+
+absl::Status Invalid(absl::string_view what, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(what, ": ", problem));
+}
+
+std::string ShapeText(absl::Span<const int64_t> dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+bool Supported(DType dtype) {
+  switch (dtype) {
+    case DType::kI1: case DType::kI8: case DType::kI16: case DType::kI32:
+    case DType::kI64: case DType::kUI8: case DType::kF16: case DType::kBF16:
+    case DType::kF32: case DType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+//===--- Reading ----------------------------------------------------------===//
+
+// A nested list: its dimensions and its leaves in row-major order.
+struct Nested {
+  std::vector<int64_t> dims;
+  std::vector<const Value*> leaves;
+};
+
+// Adds `value` at `depth` to `nested`; ragged lists are errors.
+absl::Status Flatten(const Value& value, size_t depth, Nested& nested,
+                     std::optional<size_t>& leaf_depth,
+                     absl::string_view what) {
+  if (!value.IsArray()) {
+    if (!leaf_depth) leaf_depth = depth;
+    if (*leaf_depth != depth || depth < nested.dims.size()) {
+      return Invalid(what, "the lists are ragged (not a rectangular tensor)");
+    }
+    nested.leaves.push_back(&value);
+    return absl::OkStatus();
+  }
+  if (leaf_depth && depth >= *leaf_depth) {
+    return Invalid(what, "the lists are ragged (not a rectangular tensor)");
+  }
+  const int64_t size = value.Size();
+  if (depth == nested.dims.size()) {
+    nested.dims.push_back(size);
+  } else if (nested.dims[depth] != size) {
+    return Invalid(what, "the lists are ragged (not a rectangular tensor)");
+  }
+  for (const Value& item : value.GetArray()) {
+    if (absl::Status status = Flatten(item, depth + 1, nested, leaf_depth, what);
+        !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The rows' values (one per batch row) stacked along a new first dimension.
+absl::StatusOr<Nested> FlattenRows(absl::Span<const Value* const> rows,
+                                   absl::string_view what) {
+  Nested nested;
+  nested.dims.push_back(static_cast<int64_t>(rows.size()));
+  std::optional<size_t> leaf_depth;
+  for (const Value* row : rows) {
+    if (absl::Status status = Flatten(*row, 1, nested, leaf_depth, what);
+        !status.ok()) {
+      return status;
+    }
+  }
+  return nested;
+}
+
+absl::StatusOr<Nested> FlattenValue(const Value& value,
+                                    absl::string_view what) {
+  Nested nested;
+  std::optional<size_t> leaf_depth;
+  if (absl::Status status = Flatten(value, 0, nested, leaf_depth, what);
+      !status.ok()) {
+    return status;
+  }
+  return nested;
+}
+
+// One JSON leaf as `T`.
+template <typename T>
+absl::Status ReadLeaf(const Value& leaf, T* out, size_t index,
+                      absl::string_view what) {
+  auto wrong = [&](absl::string_view expected) {
+    return Invalid(what, absl::StrCat("element ", index, " is not ", expected));
+  };
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!leaf.IsBool()) return wrong("a boolean");
+    *out = leaf.GetBool();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (leaf.IsInt64()) {
+      const int64_t v = leaf.GetInt64();
+      if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (v > 0 && static_cast<uint64_t>(v) >
+                        static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+        return Invalid(what,
+                       absl::StrCat("element ", index, " is out of range"));
+      }
+      *out = static_cast<T>(v);
+    } else {
+      return wrong("an integer");
+    }
+  } else {
+    if (!leaf.IsNumber()) return wrong("a number");
+    const double v = leaf.GetDouble();
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      *out = T::FromFloat(static_cast<float>(v));
+    } else {
+      *out = static_cast<T>(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename F>
+auto ByDType(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kI1: return f(TypeTag<bool>{});
+    case DType::kI8: return f(TypeTag<int8_t>{});
+    case DType::kI16: return f(TypeTag<int16_t>{});
+    case DType::kI32: return f(TypeTag<int32_t>{});
+    case DType::kI64: return f(TypeTag<int64_t>{});
+    case DType::kUI8: return f(TypeTag<uint8_t>{});
+    case DType::kF16: return f(TypeTag<Half>{});
+    case DType::kBF16: return f(TypeTag<BFloat16>{});
+    case DType::kF64: return f(TypeTag<double>{});
+    default: return f(TypeTag<float>{});
+  }
+}
+
+// The dtype for `spec`, or, where the signature says none, what the
+// leaves look like: booleans, else f32.
+DType ChooseDType(const TensorSpec& spec, const Nested& nested) {
+  if (spec.dtype != DType::kInvalid) return spec.dtype;
+  if (!nested.leaves.empty() && nested.leaves.front()->IsBool()) {
+    return DType::kI1;
+  }
+  return DType::kF32;
+}
+
+absl::Status CheckShape(const TensorSpec& spec,
+                        absl::Span<const int64_t> dims,
+                        absl::string_view what) {
+  if (!spec.shape) return absl::OkStatus();
+  const std::vector<int64_t>& expected = *spec.shape;
+  bool fits = expected.size() == dims.size();
+  for (size_t i = 0; fits && i < dims.size(); ++i) {
+    fits = expected[i] == -1 || expected[i] == dims[i];
+  }
+  if (fits) return absl::OkStatus();
+  return Invalid(what, absl::StrCat("has shape ", ShapeText(dims),
+                                    "; the model takes ",
+                                    ShapeText(expected)));
+}
+
+absl::StatusOr<DenseHostTensor> MakeTensor(DType dtype,
+                                           absl::Span<const int64_t> dims,
+                                           const std::vector<const Value*>& leaves,
+                                           HostAllocator& allocator,
+                                           absl::string_view what) {
+  if (!Supported(dtype)) {
+    return Invalid(what, absl::StrCat("the dtype ", DTypeName(dtype),
+                                      " is not supported in JSON"));
+  }
+  TensorMetadata metadata(dtype, TensorShape(dims));
+  if (metadata.shape.GetNumElements() != static_cast<int64_t>(leaves.size())) {
+    return Invalid(what, absl::StrCat("shape ", ShapeText(dims), " needs ",
+                                      metadata.shape.GetNumElements(),
+                                      " elements, the data has ",
+                                      leaves.size()));
+  }
+  std::optional<DenseHostTensor> tensor =
+      DenseHostTensor::CreateUninitialized(metadata, allocator);
+  if (!tensor) return absl::ResourceExhaustedError("out of host memory");
+  absl::Status status = ByDType(dtype, [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    T* data = static_cast<T*>(tensor->data());
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      if (absl::Status s = ReadLeaf<T>(*leaves[i], &data[i], i, what);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return std::move(*tensor);
+}
+
+absl::StatusOr<DenseHostTensor> TensorFrom(const Nested& nested,
+                                           const TensorSpec& spec,
+                                           HostAllocator& allocator) {
+  const std::string what = absl::StrCat("input '", spec.name, "'");
+  if (absl::Status status = CheckShape(spec, nested.dims, what); !status.ok()) {
+    return status;
+  }
+  return MakeTensor(ChooseDType(spec, nested), nested.dims, nested.leaves,
+                    allocator, what);
+}
+
+absl::StatusOr<rapidjson::Document> ParseBody(absl::string_view body) {
+  rapidjson::Document document;
+  document.Parse<kParseFlags>(body.data(), body.size());
+  if (document.HasParseError()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed JSON at offset ", document.GetErrorOffset()));
+  }
+  if (!document.IsObject()) {
+    return absl::InvalidArgumentError("the body must be a JSON object");
+  }
+  return document;
+}
+
+//===--- Writing ----------------------------------------------------------===//
+
+void WriteFloat(Writer& writer, double value, bool single) {
+  if (std::isnan(value)) {
+    writer.RawValue("NaN", 3, rapidjson::kNumberType);
+    return;
+  }
+  if (std::isinf(value)) {
+    if (value > 0) {
+      writer.RawValue("Infinity", 8, rapidjson::kNumberType);
+    } else {
+      writer.RawValue("-Infinity", 9, rapidjson::kNumberType);
+    }
+    return;
+  }
+  // The shortest text that reads back to the same value of its own width.
+  char text[64];
+  std::to_chars_result end =
+      single ? std::to_chars(text, text + sizeof(text),
+                             static_cast<float>(value))
+             : std::to_chars(text, text + sizeof(text), value);
+  writer.RawValue(text, end.ptr - text, rapidjson::kNumberType);
+}
+
+template <typename T>
+void WriteElement(Writer& writer, const T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    writer.Bool(value);
+  } else if constexpr (std::is_same_v<T, Half> ||
+                       std::is_same_v<T, BFloat16>) {
+    WriteFloat(writer, value.ToFloat(), /*single=*/true);
+  } else if constexpr (std::is_same_v<T, float>) {
+    WriteFloat(writer, value, /*single=*/true);
+  } else if constexpr (std::is_same_v<T, double>) {
+    WriteFloat(writer, value, /*single=*/false);
+  } else if constexpr (std::is_signed_v<T>) {
+    writer.Int64(value);
+  } else {
+    writer.Uint64(value);
+  }
+}
+
+// Elements [begin, begin + product(dims)) of `tensor` as nested lists
+// (flat if `flat`).
+void WriteNested(Writer& writer, const DenseHostTensor& tensor,
+                 absl::Span<const int64_t> dims, int64_t begin, bool flat) {
+  ByDType(tensor.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* data = static_cast<const T*>(tensor.data());
+    if (flat || dims.empty()) {
+      int64_t count = 1;
+      for (int64_t d : dims) count *= d;
+      if (!flat) return WriteElement(writer, data[begin]);
+      writer.StartArray();
+      for (int64_t i = 0; i < count; ++i) WriteElement(writer, data[begin + i]);
+      writer.EndArray();
+      return;
+    }
+    // Recursion over dimensions, row-major.
+    struct Recurse {
+      Writer& writer;
+      const T* data;
+      void operator()(absl::Span<const int64_t> dims, int64_t begin) const {
+        if (dims.empty()) return WriteElement(writer, data[begin]);
+        int64_t stride = 1;
+        for (size_t i = 1; i < dims.size(); ++i) stride *= dims[i];
+        writer.StartArray();
+        for (int64_t i = 0; i < dims[0]; ++i) {
+          (*this)(dims.subspan(1), begin + i * stride);
+        }
+        writer.EndArray();
+      }
+    };
+    Recurse{writer, data}(dims, begin);
+  });
+}
+
+absl::Status CheckOutputs(const std::vector<DenseHostTensor>& outputs,
+                          const Signature& signature) {
+  if (outputs.size() != signature.outputs.size()) {
+    return absl::InternalError(absl::StrCat(
+        "the model returned ", outputs.size(), " outputs; its signature has ",
+        signature.outputs.size()));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!Supported(outputs[i].dtype())) {
+      return absl::UnimplementedError(
+          absl::StrCat("output '", signature.outputs[i].name, "' is ",
+                       DTypeName(outputs[i].dtype()),
+                       ", which JSON replies do not carry"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+//===--- TF Serving -------------------------------------------------------===//
+
+absl::StatusOr<PredictRequest> ParseTfServingPredict(
+    absl::string_view body, const Signature& signature,
+    HostAllocator& allocator) {
+  absl::StatusOr<rapidjson::Document> document = ParseBody(body);
+  if (!document.ok()) return document.status();
+  const bool has_instances = document->HasMember("instances");
+  const bool has_inputs = document->HasMember("inputs");
+  if (has_instances == has_inputs) {
+    return absl::InvalidArgumentError(
+        "the request needs exactly one of \"instances\" (row format) and "
+        "\"inputs\" (columnar format)");
+  }
+  const std::vector<TensorSpec>& specs = signature.inputs;
+  PredictRequest request;
+  request.row_format = has_instances;
+  request.inputs.reserve(specs.size());
+  if (has_instances) {
+    const Value& instances = (*document)["instances"];
+    if (!instances.IsArray() || instances.Empty()) {
+      return absl::InvalidArgumentError(
+          "\"instances\" must be a non-empty list of rows");
+    }
+    const bool named = instances[0].IsObject();
+    if (!named && specs.size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the model takes ", specs.size(),
+          " inputs: each row must be an object of them by name"));
+    }
+    for (const TensorSpec& spec : specs) {
+      std::vector<const Value*> rows;
+      for (const Value& row : instances.GetArray()) {
+        if (!named) {
+          rows.push_back(&row);
+          continue;
+        }
+        if (!row.IsObject()) {
+          return absl::InvalidArgumentError(
+              "\"instances\" mixes objects and values");
+        }
+        auto it = row.FindMember(spec.name.c_str());
+        if (it == row.MemberEnd()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("a row lacks input '", spec.name, "'"));
+        }
+        rows.push_back(&it->value);
+      }
+      absl::StatusOr<Nested> nested =
+          FlattenRows(rows, absl::StrCat("input '", spec.name, "'"));
+      if (!nested.ok()) return nested.status();
+      absl::StatusOr<DenseHostTensor> tensor =
+          TensorFrom(*nested, spec, allocator);
+      if (!tensor.ok()) return tensor.status();
+      request.inputs.push_back(*std::move(tensor));
+    }
+    if (named) {
+      for (auto& member : instances[0].GetObject()) {
+        bool known = false;
+        for (const TensorSpec& spec : specs) known |= spec.name == member.name.GetString();
+        if (!known) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "the model has no input '", member.name.GetString(), "'"));
+        }
+      }
+    }
+    return request;
+  }
+  const Value& inputs = (*document)["inputs"];
+  const bool named = inputs.IsObject();
+  if (!named && specs.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the model takes ", specs.size(),
+        " inputs: \"inputs\" must be an object of them by name"));
+  }
+  if (named) {
+    for (auto& member : inputs.GetObject()) {
+      bool known = false;
+      for (const TensorSpec& spec : specs) known |= spec.name == member.name.GetString();
+      if (!known) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the model has no input '", member.name.GetString(), "'"));
+      }
+    }
+  }
+  for (const TensorSpec& spec : specs) {
+    const Value* value = &inputs;
+    if (named) {
+      auto it = inputs.FindMember(spec.name.c_str());
+      if (it == inputs.MemberEnd()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("\"inputs\" lacks input '", spec.name, "'"));
+      }
+      value = &it->value;
+    }
+    absl::StatusOr<Nested> nested =
+        FlattenValue(*value, absl::StrCat("input '", spec.name, "'"));
+    if (!nested.ok()) return nested.status();
+    absl::StatusOr<DenseHostTensor> tensor =
+        TensorFrom(*nested, spec, allocator);
+    if (!tensor.ok()) return tensor.status();
+    request.inputs.push_back(*std::move(tensor));
+  }
+  return request;
+}
+
+absl::StatusOr<std::string> WriteTfServingPredict(
+    const std::vector<DenseHostTensor>& outputs, const Signature& signature,
+    bool row_format) {
+  if (absl::Status status = CheckOutputs(outputs, signature); !status.ok()) {
+    return status;
+  }
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  writer.StartObject();
+  if (row_format) {
+    writer.Key("predictions");
+    if (outputs.size() == 1) {
+      WriteNested(writer, outputs[0], outputs[0].shape().GetDimensions(), 0,
+                  /*flat=*/false);
+    } else {
+      // One object per row: every output must share the batch dimension.
+      int64_t rows = -1;
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        absl::Span<const int64_t> dims = outputs[i].shape().GetDimensions();
+        if (dims.empty() || (rows != -1 && dims[0] != rows)) {
+          return absl::InvalidArgumentError(
+              "the outputs do not share a batch dimension: ask for the "
+              "columnar format (\"inputs\")");
+        }
+        rows = dims[0];
+      }
+      writer.StartArray();
+      for (int64_t row = 0; row < rows; ++row) {
+        writer.StartObject();
+        for (size_t i = 0; i < outputs.size(); ++i) {
+          absl::Span<const int64_t> dims = outputs[i].shape().GetDimensions();
+          int64_t stride = 1;
+          for (size_t d = 1; d < dims.size(); ++d) stride *= dims[d];
+          writer.Key(signature.outputs[i].name.c_str());
+          WriteNested(writer, outputs[i], dims.subspan(1), row * stride,
+                      /*flat=*/false);
+        }
+        writer.EndObject();
+      }
+      writer.EndArray();
+    }
+  } else {
+    writer.Key("outputs");
+    if (outputs.size() == 1) {
+      WriteNested(writer, outputs[0], outputs[0].shape().GetDimensions(), 0,
+                  /*flat=*/false);
+    } else {
+      writer.StartObject();
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        writer.Key(signature.outputs[i].name.c_str());
+        WriteNested(writer, outputs[i], outputs[i].shape().GetDimensions(), 0,
+                    /*flat=*/false);
+      }
+      writer.EndObject();
+    }
+  }
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+//===--- KServe v2 --------------------------------------------------------===//
+
+absl::StatusOr<std::vector<DenseHostTensor>> ParseKServeInfer(
+    absl::string_view body, const Signature& signature,
+    HostAllocator& allocator) {
+  absl::StatusOr<rapidjson::Document> document = ParseBody(body);
+  if (!document.ok()) return document.status();
+  auto inputs_it = document->FindMember("inputs");
+  if (inputs_it == document->MemberEnd() || !inputs_it->value.IsArray()) {
+    return absl::InvalidArgumentError("\"inputs\" must be a list of tensors");
+  }
+  const std::vector<TensorSpec>& specs = signature.inputs;
+  std::vector<std::optional<DenseHostTensor>> found(specs.size());
+  for (const Value& input : inputs_it->value.GetArray()) {
+    if (!input.IsObject() || !input.HasMember("name") ||
+        !input["name"].IsString() || !input.HasMember("shape") ||
+        !input["shape"].IsArray() || !input.HasMember("datatype") ||
+        !input["datatype"].IsString() || !input.HasMember("data")) {
+      return absl::InvalidArgumentError(
+          "each input needs \"name\", \"shape\", \"datatype\" and \"data\"");
+    }
+    const std::string name = input["name"].GetString();
+    size_t index = specs.size();
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].name == name) index = i;
+    }
+    if (index == specs.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the model has no input '", name, "'"));
+    }
+    if (found[index]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "' is given twice"));
+    }
+    const std::string what = absl::StrCat("input '", name, "'");
+    std::vector<int64_t> dims;
+    for (const Value& dim : input["shape"].GetArray()) {
+      if (!dim.IsInt64() || dim.GetInt64() < 0) {
+        return Invalid(what, "the shape must hold sizes");
+      }
+      dims.push_back(dim.GetInt64());
+    }
+    DType dtype = ParseDTypeName(input["datatype"].GetString());
+    if (dtype == DType::kInvalid) {
+      return Invalid(what, absl::StrCat("unknown datatype \"",
+                                        input["datatype"].GetString(), "\""));
+    }
+    if (specs[index].dtype != DType::kInvalid && specs[index].dtype != dtype) {
+      return Invalid(what, absl::StrCat(
+                               "is ", KServeDTypeName(dtype), "; the model takes ",
+                               KServeDTypeName(specs[index].dtype)));
+    }
+    if (absl::Status status = CheckShape(specs[index], dims, what);
+        !status.ok()) {
+      return status;
+    }
+    // The data may be flat or nested: only its element count matters.
+    absl::StatusOr<Nested> nested = FlattenValue(input["data"], what);
+    if (!nested.ok()) return nested.status();
+    absl::StatusOr<DenseHostTensor> tensor =
+        MakeTensor(dtype, dims, nested->leaves, allocator, what);
+    if (!tensor.ok()) return tensor.status();
+    found[index] = *std::move(tensor);
+  }
+  std::vector<DenseHostTensor> tensors;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!found[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", specs[i].name, "' is missing"));
+    }
+    tensors.push_back(std::move(*found[i]));
+  }
+  return tensors;
+}
+
+absl::StatusOr<std::string> WriteKServeInfer(
+    absl::string_view model_name, absl::string_view model_version,
+    const std::vector<DenseHostTensor>& outputs, const Signature& signature) {
+  if (absl::Status status = CheckOutputs(outputs, signature); !status.ok()) {
+    return status;
+  }
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  writer.StartObject();
+  writer.Key("model_name");
+  writer.String(model_name.data(), model_name.size());
+  writer.Key("model_version");
+  writer.String(model_version.data(), model_version.size());
+  writer.Key("outputs");
+  writer.StartArray();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const DenseHostTensor& output = outputs[i];
+    writer.StartObject();
+    writer.Key("name");
+    const std::string& name = signature.outputs[i].name;
+    writer.String(name.c_str(), name.size());
+    writer.Key("shape");
+    writer.StartArray();
+    for (int64_t d : output.shape().GetDimensions()) writer.Int64(d);
+    writer.EndArray();
+    writer.Key("datatype");
+    absl::string_view datatype = KServeDTypeName(output.dtype());
+    writer.String(datatype.data(), datatype.size());
+    writer.Key("data");
+    WriteNested(writer, output, output.shape().GetDimensions(), 0,
+                /*flat=*/true);
+    writer.EndObject();
+  }
+  writer.EndArray();
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string ErrorJson(absl::string_view message) {
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  writer.StartObject();
+  writer.Key("error");
+  writer.String(message.data(), message.size());
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace asyncrt::serving

@@ -1,0 +1,150 @@
+// The JSON of TF Serving's :predict and KServe's v2 infer: both request
+// formats, replies, NaN and Infinity, and bad bodies as errors naming what
+// is wrong.
+#include "asyncrt/serving/json_codec.h"
+
+#include "asyncrt/host_context/host_allocator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace asyncrt::serving {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Signature OneInput(DType dtype = DType::kF32,
+                   std::optional<std::vector<int64_t>> shape = std::nullopt) {
+  Signature signature;
+  signature.inputs = {{"x", dtype, std::move(shape)}};
+  signature.outputs = {{"y", dtype, std::nullopt}};
+  return signature;
+}
+
+class JsonCodecTest : public ::testing::Test {
+ protected:
+  absl::StatusOr<PredictRequest> Predict(absl::string_view body,
+                                         const Signature& signature) {
+    return ParseTfServingPredict(body, signature, *allocator_);
+  }
+  std::unique_ptr<HostAllocator> allocator_ = CreateMallocAllocator();
+};
+
+std::vector<int64_t> Dims(const DenseHostTensor& tensor) {
+  auto dims = tensor.shape().GetDimensions();
+  return std::vector<int64_t>(dims.begin(), dims.end());
+}
+
+TEST_F(JsonCodecTest, RowFormatStacksInstances) {
+  absl::StatusOr<PredictRequest> request =
+      Predict(R"({"instances": [[1, 2], [3, 4.5]]})", OneInput());
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_TRUE(request->row_format);
+  ASSERT_EQ(request->inputs.size(), 1u);
+  EXPECT_THAT(Dims(request->inputs[0]), ElementsAre(2, 2));
+  EXPECT_THAT(request->inputs[0].elements<float>(), ElementsAre(1, 2, 3, 4.5));
+  absl::StatusOr<std::string> reply =
+      WriteTfServingPredict(request->inputs, OneInput(), true);
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(*reply, R"({"predictions":[[1,2],[3,4.5]]})");
+}
+
+TEST_F(JsonCodecTest, NamedRowsAndColumnsForSeveralInputs) {
+  Signature signature;
+  signature.inputs = {{"a", DType::kI64, std::nullopt},
+                      {"b", DType::kI1, std::nullopt}};
+  signature.outputs = {{"a", DType::kI64, std::nullopt},
+                       {"b", DType::kI1, std::nullopt}};
+  absl::StatusOr<PredictRequest> rows = Predict(
+      R"({"instances": [{"a": 1, "b": true}, {"a": 2, "b": false}]})",
+      signature);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(rows->inputs[0].elements<int64_t>(), ElementsAre(1, 2));
+  EXPECT_THAT(rows->inputs[1].elements<bool>(), ElementsAre(true, false));
+  EXPECT_EQ(*WriteTfServingPredict(rows->inputs, signature, true),
+            R"({"predictions":[{"a":1,"b":true},{"a":2,"b":false}]})");
+  absl::StatusOr<PredictRequest> columns =
+      Predict(R"({"inputs": {"a": [[7]], "b": [[true]]}})", signature);
+  ASSERT_TRUE(columns.ok()) << columns.status();
+  EXPECT_FALSE(columns->row_format);
+  EXPECT_EQ(*WriteTfServingPredict(columns->inputs, signature, false),
+            R"({"outputs":{"a":[[7]],"b":[[true]]}})");
+}
+
+TEST_F(JsonCodecTest, NanAndInfinityGoBothWays) {
+  absl::StatusOr<PredictRequest> request =
+      Predict(R"({"inputs": [NaN, Infinity, -Infinity, 0.1]})", OneInput());
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(*WriteTfServingPredict(request->inputs, OneInput(), false),
+            R"({"outputs":[NaN,Infinity,-Infinity,0.1]})");
+}
+
+TEST_F(JsonCodecTest, BadRequestsAreErrorsNamingTheProblem) {
+  auto error = [&](absl::string_view body, const Signature& signature) {
+    absl::StatusOr<PredictRequest> request = Predict(body, signature);
+    EXPECT_FALSE(request.ok()) << body;
+    EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument);
+    return std::string(request.status().message());
+  };
+  EXPECT_THAT(error("{", OneInput()), HasSubstr("malformed JSON"));
+  EXPECT_THAT(error("[1]", OneInput()), HasSubstr("JSON object"));
+  EXPECT_THAT(error(R"({"instances": [[1, 2], [3]]})", OneInput()),
+              HasSubstr("ragged"));
+  EXPECT_THAT(error(R"({"instances": [[1, [2]]]})", OneInput()),
+              HasSubstr("ragged"));
+  EXPECT_THAT(error(R"({"instances": [1], "inputs": [1]})", OneInput()),
+              HasSubstr("exactly one of"));
+  EXPECT_THAT(error(R"({"inputs": ["a"]})", OneInput()),
+              HasSubstr("input 'x': element 0 is not a number"));
+  EXPECT_THAT(error(R"({"inputs": [1.5]})", OneInput(DType::kI32)),
+              HasSubstr("not an integer"));
+  EXPECT_THAT(error(R"({"inputs": [300]})", OneInput(DType::kI8)),
+              HasSubstr("out of range"));
+  EXPECT_THAT(error(R"({"inputs": [[1, 2]]})", OneInput(DType::kF32, {{-1, 3}})),
+              HasSubstr("has shape [1, 2]; the model takes [-1, 3]"));
+  EXPECT_THAT(error(R"({"inputs": {"z": [1]}})", OneInput()),
+              HasSubstr("no input 'z'"));
+}
+
+TEST_F(JsonCodecTest, KServeInferRoundTrip) {
+  Signature signature = OneInput(DType::kF32, {{-1, 2}});
+  absl::StatusOr<std::vector<DenseHostTensor>> inputs = ParseKServeInfer(
+      R"({"inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32",
+                      "data": [1, 2, 3, 4]}]})",
+      signature, *allocator_);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  EXPECT_THAT(Dims((*inputs)[0]), ElementsAre(2, 2));
+  EXPECT_EQ(*WriteKServeInfer("m", "3", *inputs, signature),
+            R"({"model_name":"m","model_version":"3","outputs":[{"name":"y",)"
+            R"("shape":[2,2],"datatype":"FP32","data":[1,2,3,4]}]})");
+  auto error = [&](absl::string_view body) {
+    absl::StatusOr<std::vector<DenseHostTensor>> parsed =
+        ParseKServeInfer(body, signature, *allocator_);
+    EXPECT_FALSE(parsed.ok()) << body;
+    return std::string(parsed.status().message());
+  };
+  EXPECT_THAT(error(R"({"inputs": [{"name": "x", "shape": [1, 2],
+                      "datatype": "INT32", "data": [1, 2]}]})"),
+              HasSubstr("is INT32; the model takes FP32"));
+  EXPECT_THAT(error(R"({"inputs": [{"name": "x", "shape": [1, 2],
+                      "datatype": "FP32", "data": [1, 2, 3]}]})"),
+              HasSubstr("needs 2 elements, the data has 3"));
+  EXPECT_THAT(error(R"({"inputs": []})"), HasSubstr("input 'x' is missing"));
+}
+
+TEST(SignatureTest, ParsesJsonAndDTypeNames) {
+  absl::StatusOr<Signature> signature = ParseSignatureJson(
+      R"({"inputs": [{"name": "x", "dtype": "DT_FLOAT", "shape": [-1, 4]}],
+          "outputs": [{"name": "y", "dtype": "int64"}]})");
+  ASSERT_TRUE(signature.ok()) << signature.status();
+  EXPECT_EQ(signature->inputs[0].dtype, DType::kF32);
+  EXPECT_THAT(*signature->inputs[0].shape, ElementsAre(-1, 4));
+  EXPECT_EQ(signature->outputs[0].dtype, DType::kI64);
+  EXPECT_FALSE(signature->outputs[0].shape.has_value());
+  EXPECT_FALSE(ParseSignatureJson(R"({"inputs": [{"dtype": "x"}]})").ok());
+  EXPECT_EQ(TfDTypeName(DType::kF32), "DT_FLOAT");
+  EXPECT_EQ(KServeDTypeName(DType::kI64), "INT64");
+}
+
+}  // namespace
+}  // namespace asyncrt::serving

@@ -1,0 +1,400 @@
+#include "asyncrt/serving/rest_api.h"
+
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "asyncrt/serving/inference.h"
+#include "asyncrt/serving/json_codec.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace asyncrt::serving {
+
+int HttpStatusFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk: return 200;
+    case absl::StatusCode::kCancelled: return 499;
+    case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kDeadlineExceeded: return 504;
+    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kAlreadyExists: return 409;
+    case absl::StatusCode::kPermissionDenied: return 403;
+    case absl::StatusCode::kResourceExhausted: return 429;
+    case absl::StatusCode::kFailedPrecondition: return 400;
+    case absl::StatusCode::kAborted: return 409;
+    case absl::StatusCode::kOutOfRange: return 400;
+    case absl::StatusCode::kUnimplemented: return 501;
+    case absl::StatusCode::kUnavailable: return 503;
+    case absl::StatusCode::kUnauthenticated: return 401;
+    default: return 500;
+  }
+}
+
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+HttpResponse Json(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(body);
+  return response;
+}
+
+HttpResponse Error(const absl::Status& status) {
+  return Json(HttpStatusFor(status.code()), ErrorJson(status.message()));
+}
+
+void Key(Writer& writer, absl::string_view key) {
+  writer.Key(key.data(), key.size());
+}
+void String(Writer& writer, absl::string_view value) {
+  writer.String(value.data(), value.size());
+}
+
+// A parsed /v1 or /v2 model path.
+struct ModelPath {
+  std::string model;
+  std::optional<int64_t> version;
+  bool label = false;            // /labels/L (unsupported).
+  std::string rest;              // What follows: "metadata", "ready", ...
+  std::string verb;              // After ':' (v1): "predict", ...
+};
+
+// Segments after /vN/models: NAME [versions N | labels L] [rest].
+absl::StatusOr<ModelPath> ParseModelPath(absl::Span<const std::string> parts) {
+  if (parts.empty() || parts[0].empty()) {
+    return absl::InvalidArgumentError("Malformed request: no model name");
+  }
+  ModelPath path;
+  std::vector<std::string> items(parts.begin(), parts.end());
+  // A verb sticks to the last segment ("m:predict", "1:predict").
+  std::string& last = items.back();
+  if (size_t colon = last.find(':'); colon != std::string::npos) {
+    path.verb = last.substr(colon + 1);
+    last = last.substr(0, colon);
+  }
+  path.model = items[0];
+  size_t next = 1;
+  if (next + 1 < items.size() + 1 && next < items.size() &&
+      (items[next] == "versions" || items[next] == "labels")) {
+    if (next + 1 >= items.size()) {
+      return absl::InvalidArgumentError("Malformed request: no version");
+    }
+    if (items[next] == "labels") {
+      path.label = true;
+    } else {
+      int64_t version;
+      if (!absl::SimpleAtoi(items[next + 1], &version)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Malformed request: version '", items[next + 1],
+            "' is not a number"));
+      }
+      path.version = version;
+    }
+    next += 2;
+  }
+  if (next < items.size()) path.rest = items[next++];
+  if (next < items.size()) {
+    return absl::InvalidArgumentError("Malformed request: too many segments");
+  }
+  return path;
+}
+
+void WriteShape(Writer& writer, const TensorSpec& spec) {
+  Key(writer, "tensor_shape");
+  writer.StartObject();
+  Key(writer, "dim");
+  writer.StartArray();
+  if (spec.shape) {
+    for (int64_t size : *spec.shape) {
+      writer.StartObject();
+      Key(writer, "size");
+      String(writer, absl::StrCat(size));
+      Key(writer, "name");
+      String(writer, "");
+      writer.EndObject();
+    }
+  }
+  writer.EndArray();
+  Key(writer, "unknown_rank");
+  writer.Bool(!spec.shape.has_value());
+  writer.EndObject();
+}
+
+std::string TfMetadata(const Servable& servable) {
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  writer.StartObject();
+  Key(writer, "model_spec");
+  writer.StartObject();
+  Key(writer, "name");
+  String(writer, servable.name);
+  Key(writer, "signature_name");
+  String(writer, "");
+  Key(writer, "version");
+  String(writer, absl::StrCat(servable.version));
+  writer.EndObject();
+  Key(writer, "metadata");
+  writer.StartObject();
+  Key(writer, "signature_def");
+  writer.StartObject();
+  Key(writer, "signature_def");
+  writer.StartObject();
+  Key(writer, "serving_default");
+  writer.StartObject();
+  for (const char* side : {"inputs", "outputs"}) {
+    const std::vector<TensorSpec>& specs = side[0] == 'i'
+                                               ? servable.signature.inputs
+                                               : servable.signature.outputs;
+    Key(writer, side);
+    writer.StartObject();
+    for (const TensorSpec& spec : specs) {
+      Key(writer, spec.name);
+      writer.StartObject();
+      Key(writer, "dtype");
+      String(writer, TfDTypeName(spec.dtype));
+      WriteShape(writer, spec);
+      Key(writer, "name");
+      String(writer, spec.name);
+      writer.EndObject();
+    }
+    writer.EndObject();
+  }
+  Key(writer, "method_name");
+  String(writer, "tensorflow/serving/predict");
+  writer.EndObject();
+  writer.EndObject();
+  writer.EndObject();
+  writer.EndObject();
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string KServeMetadata(const Servable& servable,
+                           const std::vector<VersionStatus>& versions) {
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  writer.StartObject();
+  Key(writer, "name");
+  String(writer, servable.name);
+  Key(writer, "versions");
+  writer.StartArray();
+  for (const VersionStatus& status : versions) {
+    if (status.state == VersionState::kAvailable) {
+      String(writer, absl::StrCat(status.version));
+    }
+  }
+  writer.EndArray();
+  Key(writer, "platform");
+  String(writer, "asyncrt");
+  for (const char* side : {"inputs", "outputs"}) {
+    const std::vector<TensorSpec>& specs = side[0] == 'i'
+                                               ? servable.signature.inputs
+                                               : servable.signature.outputs;
+    Key(writer, side);
+    writer.StartArray();
+    for (const TensorSpec& spec : specs) {
+      writer.StartObject();
+      Key(writer, "name");
+      String(writer, spec.name);
+      Key(writer, "datatype");
+      String(writer, spec.dtype == DType::kInvalid
+                         ? absl::string_view("ANY")
+                         : KServeDTypeName(spec.dtype));
+      Key(writer, "shape");
+      writer.StartArray();
+      if (spec.shape) {
+        for (int64_t size : *spec.shape) writer.Int64(size);
+      }
+      writer.EndArray();
+      writer.EndObject();
+    }
+    writer.EndArray();
+  }
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string TfStatus(const std::vector<VersionStatus>& statuses) {
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  writer.StartObject();
+  Key(writer, "model_version_status");
+  writer.StartArray();
+  for (const VersionStatus& status : statuses) {
+    writer.StartObject();
+    Key(writer, "version");
+    String(writer, absl::StrCat(status.version));
+    Key(writer, "state");
+    String(writer, VersionStateName(status.state));
+    Key(writer, "status");
+    writer.StartObject();
+    Key(writer, "error_code");
+    String(writer, absl::StatusCodeToString(status.error.code()));
+    Key(writer, "error_message");
+    String(writer, status.error.message());
+    writer.EndObject();
+    writer.EndObject();
+  }
+  writer.EndArray();
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace
+
+void RestApi::Handle(HttpRequest request, HttpResponder respond) {
+  std::string path = request.target.substr(0, request.target.find('?'));
+  std::vector<std::string> parts = absl::StrSplit(path, '/');
+  // parts[0] is "" (the path starts with '/').
+  auto malformed = [&] {
+    std::move(respond)(Json(404, ErrorJson(absl::StrCat(
+                                     "Malformed request: ", request.method,
+                                     " ", request.target))));
+  };
+  if (parts.size() < 2 || !parts[0].empty()) return malformed();
+  const bool get = request.method == "GET";
+  const bool post = request.method == "POST";
+  if (parts[1] == "v2" && parts.size() == 2 && get) {
+    return std::move(respond)(Json(
+        200, R"({"name":"asyncrt_model_server","version":"0.1.0","extensions":[]})"));
+  }
+  if (parts[1] == "v2" && parts.size() == 4 && parts[2] == "health" && get) {
+    if (parts[3] == "live") {
+      return std::move(respond)(Json(200, R"({"live":true})"));
+    }
+    if (parts[3] == "ready") {
+      const bool ready = !draining_.load() && repository_.AllModelsAvailable();
+      return std::move(respond)(
+          Json(ready ? 200 : 503, ready ? R"({"ready":true})"
+                                        : R"({"ready":false})"));
+    }
+  }
+  if (parts.size() < 4 || parts[2] != "models" ||
+      (parts[1] != "v1" && parts[1] != "v2")) {
+    return malformed();
+  }
+  absl::StatusOr<ModelPath> model_path =
+      ParseModelPath(absl::MakeConstSpan(parts).subspan(3));
+  if (!model_path.ok()) return std::move(respond)(Error(model_path.status()));
+  if (model_path->label) {
+    return std::move(respond)(Error(absl::NotFoundError(
+        "version labels are not supported by this server")));
+  }
+  const std::string& model = model_path->model;
+  const std::optional<int64_t> version = model_path->version;
+
+  if (parts[1] == "v1") {
+    if (get && model_path->verb.empty() && model_path->rest.empty()) {
+      absl::StatusOr<std::vector<VersionStatus>> statuses =
+          repository_.Status(model);
+      if (!statuses.ok()) return std::move(respond)(Error(statuses.status()));
+      std::vector<VersionStatus> selected;
+      for (const VersionStatus& status : *statuses) {
+        if (!version || status.version == *version) selected.push_back(status);
+      }
+      if (selected.empty()) {
+        return std::move(respond)(Error(absl::NotFoundError(absl::StrCat(
+            "Could not find version ", *version, " of model ", model))));
+      }
+      return std::move(respond)(Json(200, TfStatus(selected)));
+    }
+    if (get && model_path->rest == "metadata" && model_path->verb.empty()) {
+      absl::StatusOr<std::shared_ptr<const Servable>> servable =
+          repository_.Find(model, version);
+      if (!servable.ok()) return std::move(respond)(Error(servable.status()));
+      return std::move(respond)(Json(200, TfMetadata(**servable)));
+    }
+    if (post && model_path->rest.empty()) {
+      if (model_path->verb == "predict") {
+        return Predict(model, version, std::move(request.body),
+                       std::move(respond));
+      }
+      if (model_path->verb == "classify" || model_path->verb == "regress") {
+        return std::move(respond)(Error(absl::InvalidArgumentError(absl::StrCat(
+            "Expected ", model_path->verb,
+            " signature method_name to be tensorflow/serving/",
+            model_path->verb, ". Was: tensorflow/serving/predict"))));
+      }
+    }
+    return malformed();
+  }
+
+  // KServe v2.
+  if (get && model_path->rest.empty()) {
+    absl::StatusOr<std::shared_ptr<const Servable>> servable =
+        repository_.Find(model, version);
+    if (!servable.ok()) return std::move(respond)(Error(servable.status()));
+    absl::StatusOr<std::vector<VersionStatus>> statuses =
+        repository_.Status(model);
+    return std::move(respond)(Json(
+        200, KServeMetadata(**servable, statuses.ok() ? *statuses
+                                                      : std::vector<VersionStatus>{})));
+  }
+  if (get && model_path->rest == "ready") {
+    const bool ready = repository_.Find(model, version).ok();
+    return std::move(respond)(Json(
+        ready ? 200 : 400,
+        absl::StrCat(R"({"name":")", model, R"(","ready":)",
+                     ready ? "true" : "false", "}")));
+  }
+  if (post && model_path->rest == "infer") {
+    return Infer(model, version, std::move(request.body), std::move(respond));
+  }
+  return malformed();
+}
+
+void RestApi::Predict(const std::string& model,
+                      std::optional<int64_t> version, std::string body,
+                      HttpResponder respond) {
+  absl::StatusOr<std::shared_ptr<const Servable>> servable =
+      repository_.Find(model, version);
+  if (!servable.ok()) return std::move(respond)(Error(servable.status()));
+  absl::StatusOr<PredictRequest> request = ParseTfServingPredict(
+      body, (*servable)->signature, *runtime_.host().allocator());
+  if (!request.ok()) return std::move(respond)(Error(request.status()));
+  const bool row_format = request->row_format;
+  std::shared_ptr<const Servable> held = *servable;
+  RunInference(
+      runtime_, *std::move(servable), std::move(request->inputs),
+      [held = std::move(held), row_format, respond = std::move(respond)](
+          absl::StatusOr<std::vector<DenseHostTensor>> outputs) mutable {
+        if (!outputs.ok()) return std::move(respond)(Error(outputs.status()));
+        absl::StatusOr<std::string> reply =
+            WriteTfServingPredict(*outputs, held->signature, row_format);
+        if (!reply.ok()) return std::move(respond)(Error(reply.status()));
+        std::move(respond)(Json(200, *std::move(reply)));
+      });
+}
+
+void RestApi::Infer(const std::string& model, std::optional<int64_t> version,
+                    std::string body, HttpResponder respond) {
+  absl::StatusOr<std::shared_ptr<const Servable>> servable =
+      repository_.Find(model, version);
+  if (!servable.ok()) return std::move(respond)(Error(servable.status()));
+  absl::StatusOr<std::vector<DenseHostTensor>> inputs = ParseKServeInfer(
+      body, (*servable)->signature, *runtime_.host().allocator());
+  if (!inputs.ok()) {
+    return std::move(respond)(
+        Json(400, ErrorJson(inputs.status().message())));
+  }
+  std::shared_ptr<const Servable> held = *servable;
+  RunInference(
+      runtime_, *std::move(servable), *std::move(inputs),
+      [held = std::move(held), respond = std::move(respond)](
+          absl::StatusOr<std::vector<DenseHostTensor>> outputs) mutable {
+        if (!outputs.ok()) {
+          return std::move(respond)(Json(HttpStatusFor(outputs.status().code()),
+                                         ErrorJson(outputs.status().message())));
+        }
+        absl::StatusOr<std::string> reply = WriteKServeInfer(
+            held->name, absl::StrCat(held->version), *outputs, held->signature);
+        if (!reply.ok()) return std::move(respond)(Error(reply.status()));
+        std::move(respond)(Json(200, *std::move(reply)));
+      });
+}
+
+}  // namespace asyncrt::serving

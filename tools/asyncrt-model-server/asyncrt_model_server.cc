@@ -1,0 +1,200 @@
+// asyncrt_model_server: serves models over TF Serving's REST API and
+// KServe's v2 REST API (docs/serving.md).
+//
+//   asyncrt_model_server --rest_api_port=8501 --model_name=m \
+//       --model_base_path=/models/m
+//
+// The base path holds numbered version directories (m/1/model.onnx, ...);
+// new versions are loaded as they appear, removed ones unloaded once their
+// requests finish. SIGTERM or SIGINT drains: no new connections, readiness
+// answers 503, requests in flight finish, then exit 0.
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "asyncrt/compiler/onnx_tensors.h"
+#include "asyncrt/runtime/runtime.h"
+#include "asyncrt/serving/http_server.h"
+#include "asyncrt/serving/model_repository.h"
+#include "asyncrt/serving/rest_api.h"
+
+ABSL_FLAG(int32_t, port, 0,
+          "gRPC port (TF Serving's flag; the gRPC APIs are not served yet: "
+          "a non-zero value is an error)");
+ABSL_FLAG(int32_t, rest_api_port, 8501,
+          "REST API port (TF Serving's and KServe v2); 0 picks a free port, "
+          "printed at start");
+ABSL_FLAG(std::string, rest_api_address, "0.0.0.0",
+          "the address the REST API listens on");
+ABSL_FLAG(std::string, model_name, "default", "the name of the served model");
+ABSL_FLAG(std::string, model_base_path, "",
+          "the model's directory of numbered versions");
+ABSL_FLAG(std::string, model_config_file, "",
+          "several models (TF Serving's text format; not supported yet)");
+ABSL_FLAG(int32_t, model_version_policy_latest, 1,
+          "serve the newest N versions");
+ABSL_FLAG(int32_t, file_system_poll_wait_seconds, 1,
+          "how often to look for new and removed versions; 0 only at start");
+ABSL_FLAG(int32_t, rest_api_num_threads, 0,
+          "REST I/O threads (0: one per hardware thread)");
+ABSL_FLAG(int64_t, rest_api_max_body_bytes, int64_t{64} << 20,
+          "the largest request body accepted (413 past it)");
+ABSL_FLAG(int32_t, rest_api_timeout_in_ms, 30000,
+          "the longest a REST request may take (not enforced yet)");
+ABSL_FLAG(int32_t, drain_timeout_seconds, 30,
+          "on SIGTERM, how long requests in flight may take to finish");
+ABSL_FLAG(std::string, plugins, "",
+          "device plug-ins to load (files or directories, ':'-separated)");
+ABSL_FLAG(std::string, work_queue, "mstd",
+          "the runtime's work queue (mstd, mstd:N, mstd:N,M)");
+
+namespace asyncrt::serving {
+namespace {
+
+std::optional<Signature> OnnxSignature(const std::string& path,
+                                       const std::string& bytes) {
+  if (!absl::EndsWith(path, ".onnx")) return std::nullopt;
+  absl::StatusOr<OnnxGraphInterface> graph = ReadOnnxGraphInterface(bytes);
+  if (!graph.ok()) return std::nullopt;
+  Signature signature;
+  for (auto* side : {&graph->inputs, &graph->outputs}) {
+    std::vector<TensorSpec>& specs =
+        side == &graph->inputs ? signature.inputs : signature.outputs;
+    for (const OnnxValueInfo& value : *side) {
+      specs.push_back({value.name, value.dtype, value.shape});
+    }
+  }
+  return signature;
+}
+
+int Serve() {
+  if (absl::GetFlag(FLAGS_port) != 0) {
+    std::fprintf(stderr,
+                 "error: --port (gRPC) is not served yet; use --rest_api_port\n");
+    return 1;
+  }
+  if (!absl::GetFlag(FLAGS_model_config_file).empty()) {
+    std::fprintf(stderr, "error: --model_config_file is not supported yet\n");
+    return 1;
+  }
+  if (absl::GetFlag(FLAGS_model_base_path).empty()) {
+    std::fprintf(stderr, "error: --model_base_path is required\n");
+    return 1;
+  }
+  // Every thread made from here on inherits the blocked signals: only the
+  // main thread takes them, with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  RuntimeOptions options;
+  options.work_queue = absl::GetFlag(FLAGS_work_queue);
+  if (!absl::GetFlag(FLAGS_plugins).empty()) {
+    options.device_plugins = {absl::GetFlag(FLAGS_plugins)};
+  }
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "error: %s\n",
+                 std::string(runtime.status().message()).c_str());
+    return 1;
+  }
+  ModelConfig config;
+  config.name = absl::GetFlag(FLAGS_model_name);
+  config.base_path = absl::GetFlag(FLAGS_model_base_path);
+  config.policy.latest = absl::GetFlag(FLAGS_model_version_policy_latest);
+  ModelRepository repository(**runtime, {config}, OnnxSignature);
+  if (absl::Status status = repository.Poll(); !status.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  for (const VersionStatus& status : *repository.Status(config.name)) {
+    if (!status.error.ok()) {
+      std::fprintf(stderr, "error: %s version %lld: %s\n", config.name.c_str(),
+                   static_cast<long long>(status.version),
+                   std::string(status.error.message()).c_str());
+    }
+  }
+
+  RestApi api(**runtime, repository);
+  HttpServer::Options http_options;
+  http_options.address = absl::GetFlag(FLAGS_rest_api_address);
+  http_options.port = absl::GetFlag(FLAGS_rest_api_port);
+  http_options.num_threads = absl::GetFlag(FLAGS_rest_api_num_threads);
+  http_options.max_body_bytes =
+      static_cast<size_t>(absl::GetFlag(FLAGS_rest_api_max_body_bytes));
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start(
+      http_options, [&api](HttpRequest request, HttpResponder respond) {
+        api.Handle(std::move(request), std::move(respond));
+      });
+  if (!http.ok()) {
+    std::fprintf(stderr, "error: %s\n",
+                 std::string(http.status().message()).c_str());
+    return 1;
+  }
+  std::printf("Exporting HTTP/REST API at:%s:%d\n",
+              http_options.address.c_str(), (*http)->port());
+  std::fflush(stdout);
+
+  // Polling for versions on a thread of its own (loads run there, apart
+  // from the request threads).
+  std::mutex stop_mutex;
+  std::condition_variable stop_changed;
+  bool stopping = false;
+  std::thread poller([&] {
+    const int seconds = absl::GetFlag(FLAGS_file_system_poll_wait_seconds);
+    if (seconds <= 0) return;
+    std::unique_lock<std::mutex> lock(stop_mutex);
+    while (!stop_changed.wait_for(lock, std::chrono::seconds(seconds),
+                                  [&] { return stopping; })) {
+      lock.unlock();
+      if (absl::Status status = repository.Poll(); !status.ok()) {
+        std::fprintf(stderr, "warning: %s\n",
+                     std::string(status.message()).c_str());
+      }
+      lock.lock();
+    }
+  });
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  std::printf("Received signal %d: draining\n", signal_number);
+  std::fflush(stdout);
+  api.set_draining();
+  (*http)->Shutdown(absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_seconds)));
+  {
+    std::lock_guard<std::mutex> lock(stop_mutex);
+    stopping = true;
+  }
+  stop_changed.notify_all();
+  poller.join();
+  http->reset();
+  (*runtime)->Quiesce();
+  return 0;
+}
+
+}  // namespace
+}  // namespace asyncrt::serving
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Serves models over TF Serving's and KServe v2's REST APIs.\n"
+      "  asyncrt_model_server --rest_api_port=8501 --model_name=NAME "
+      "--model_base_path=DIR");
+  absl::ParseCommandLine(argc, argv);
+  return asyncrt::serving::Serve();
+}

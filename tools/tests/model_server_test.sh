@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# asyncrt_model_server end to end, with curl on loopback: TF Serving's and
+# KServe v2's REST APIs on a tiny model, errors, a new version loaded while
+# a client loop runs (no request fails, the version switches), and SIGTERM
+# while a client loop runs (exit 0, every request that got an answer
+# succeeded).
+#   model_server_test.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1
+build=$2
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [[ -n "$server_pid" ]]; then kill -9 "$server_pid" 2> /dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  echo "--- server log" >&2
+  cat "$work/server.log" >&2 || true
+  exit 1
+}
+
+# A model that multiplies its input by FACTOR, as version VERSION.
+make_version() {
+  local version=$1 factor=$2
+  local dir="$work/models/tiny/$version"
+  mkdir -p "$work/staging/$version"
+  cat > "$work/staging/$version/model.mlir" << MLIR
+func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %k = nn.constant dense<$factor.0> : tensor<f32> : tensor<f32>
+  %y = nn.mul %x, %k : (tensor<1x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+  return %y : tensor<1x4xf32>
+}
+MLIR
+  "$build/bin/asyncrt-compile" "$work/staging/$version/model.mlir" \
+    -o "$work/staging/$version/model.bef"
+  rm "$work/staging/$version/model.mlir"
+  cat > "$work/staging/$version/signature.json" << JSON
+{"inputs": [{"name": "x", "dtype": "float32", "shape": [1, 4]}],
+ "outputs": [{"name": "y", "dtype": "float32", "shape": [1, 4]}]}
+JSON
+  # Appears at once, complete: what a deployment's rename does.
+  mv "$work/staging/$version" "$dir"
+}
+
+mkdir -p "$work/models/tiny"
+make_version 1 2
+
+"$build/bin/asyncrt_model_server" --rest_api_port=0 \
+  --rest_api_address=127.0.0.1 --model_name=tiny \
+  --model_base_path="$work/models/tiny" --file_system_poll_wait_seconds=1 \
+  --rest_api_max_body_bytes=65536 > "$work/server.log" 2>&1 &
+server_pid=$!
+port=""
+for _ in $(seq 1 100); do
+  port=$(sed -n 's/^Exporting HTTP\/REST API at:127.0.0.1:\([0-9]*\)$/\1/p' \
+    "$work/server.log")
+  [[ -n "$port" ]] && break
+  kill -0 "$server_pid" 2> /dev/null || fail "the server exited at start"
+  sleep 0.1
+done
+[[ -n "$port" ]] || fail "the server did not start"
+url="http://127.0.0.1:$port"
+
+# expect METHOD PATH BODY STATUS SUBSTRING
+expect() {
+  local method=$1 path=$2 body=$3 status=$4 want=$5
+  local got code
+  if [[ "$method" == GET ]]; then
+    got=$(curl -s -w '\n%{http_code}' "$url$path")
+  else
+    got=$(curl -s -w '\n%{http_code}' -X "$method" -d "$body" "$url$path")
+  fi
+  code=${got##*$'\n'}
+  got=${got%$'\n'*}
+  [[ "$code" == "$status" ]] || fail "$method $path: HTTP $code, not $status: $got"
+  [[ "$got" == *"$want"* ]] || fail "$method $path: '$got' lacks '$want'"
+}
+
+# TF Serving REST.
+expect GET /v1/models/tiny "" 200 '"version":"1","state":"AVAILABLE"'
+expect GET /v1/models/tiny/versions/1 "" 200 '"error_code":"OK"'
+expect GET /v1/models/tiny/metadata "" 200 '"x":{"dtype":"DT_FLOAT"'
+expect POST /v1/models/tiny:predict '{"instances": [[1, 2, 3, 4]]}' 200 \
+  '{"predictions":[[2,4,6,8]]}'
+expect POST /v1/models/tiny/versions/1:predict '{"inputs": {"x": [[1, -1, 0.5, NaN]]}}' \
+  200 '{"outputs":[[2,-2,1,NaN]]}'
+# Errors, with TF Serving's codes.
+expect POST /v1/models/tiny:predict '{"instances": [[1, 2' 400 '"error":"malformed JSON'
+expect POST /v1/models/tiny:predict '{"instances": [[1, 2]]}' 400 \
+  'has shape [1, 2]; the model takes [1, 4]'
+expect POST /v1/models/nope:predict '{"instances": [[1]]}' 404 \
+  'Servable not found for request: Latest(nope)'
+expect POST /v1/models/tiny/versions/7:predict '{"instances": [[1]]}' 404 \
+  'Specific(tiny, 7)'
+expect POST /v1/models/tiny:classify '{"examples": []}' 400 \
+  'Expected classify signature method_name'
+expect GET /v1/nothing "" 404 'Malformed request: GET /v1/nothing'
+big=$(head -c 70000 /dev/zero | tr '\0' '1')
+expect POST /v1/models/tiny:predict "$big" 413 'too large'
+
+# KServe v2 REST.
+expect GET /v2/health/live "" 200 '{"live":true}'
+expect GET /v2/health/ready "" 200 '{"ready":true}'
+expect GET /v2/models/tiny "" 200 '"inputs":[{"name":"x","datatype":"FP32","shape":[1,4]}]'
+expect GET /v2/models/tiny/ready "" 200 '"ready":true'
+expect POST /v2/models/tiny/infer \
+  '{"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}' \
+  200 '"model_version":"1","outputs":[{"name":"y","shape":[1,4],"datatype":"FP32","data":[2,4,6,8]}]'
+expect POST /v2/models/tiny/infer '{"inputs": []}' 400 "input 'x' is missing"
+
+# A client loop; prints the number of requests that failed.
+client_loop() {
+  local stop_file=$1 failures=0 code
+  while [[ ! -e "$stop_file" ]]; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' -d '{"instances": [[1, 1, 1, 1]]}' \
+      "$url/v1/models/tiny:predict" || true)
+    # 000: no connection (the server no longer accepts): never accepted.
+    if [[ "$code" != 200 && "$code" != 000 ]]; then
+      failures=$((failures + 1))
+    fi
+  done
+  echo "$failures"
+}
+
+# Reload under load: version 2 appears, requests keep succeeding, and the
+# answers switch to it.
+client_loop "$work/stop_reload" > "$work/reload_failures" &
+loop_pid=$!
+sleep 0.5
+make_version 2 3
+switched=""
+for _ in $(seq 1 100); do
+  if curl -s -d '{"instances": [[1, 1, 1, 1]]}' "$url/v1/models/tiny:predict" |
+      grep -q '\[\[3,3,3,3\]\]'; then
+    switched=yes
+    break
+  fi
+  sleep 0.1
+done
+touch "$work/stop_reload"
+wait "$loop_pid"
+[[ "$switched" == yes ]] || fail "version 2 was not served"
+[[ "$(cat "$work/reload_failures")" == 0 ]] ||
+  fail "$(cat "$work/reload_failures") requests failed during the reload"
+expect GET /v1/models/tiny "" 200 '"version":"2","state":"AVAILABLE"'
+expect GET /v1/models/tiny "" 200 '"version":"1","state":"END"'
+
+# SIGTERM under load: exit 0, and no answered request failed.
+client_loop "$work/stop_term" > "$work/term_failures" &
+loop_pid=$!
+sleep 0.5
+kill -TERM "$server_pid"
+status=0
+wait "$server_pid" || status=$?
+server_pid=""
+touch "$work/stop_term"
+wait "$loop_pid"
+[[ "$status" == 0 ]] || fail "the server exited with $status after SIGTERM"
+[[ "$(cat "$work/term_failures")" == 0 ]] ||
+  fail "$(cat "$work/term_failures") requests failed around SIGTERM"
+grep -q "draining" "$work/server.log" || fail "no drain on SIGTERM"
+echo "PASS: model server REST APIs, reload and drain"
