@@ -63,14 +63,20 @@ absl::StatusOr<std::vector<DenseHostTensor>> HostOutputs(
 
 }  // namespace
 
-void RunInference(Runtime& runtime, std::shared_ptr<const Servable> servable,
-                  std::vector<DenseHostTensor> inputs, InferenceDone done) {
+RCReference<RequestContext> RunInference(
+    Runtime& runtime, std::shared_ptr<const Servable> servable,
+    std::vector<DenseHostTensor> inputs, InferenceDone done) {
   if (absl::Status status = CheckInputs(servable->signature, inputs);
       !status.ok()) {
-    return std::move(done)(status);
+    std::move(done)(status);
+    return nullptr;
   }
   absl::StatusOr<ExecutionContext> exec_ctx = runtime.CreateExecutionContext();
-  if (!exec_ctx.ok()) return std::move(done)(exec_ctx.status());
+  if (!exec_ctx.ok()) {
+    std::move(done)(exec_ctx.status());
+    return nullptr;
+  }
+  RCReference<RequestContext> request = FormRef(exec_ctx->request_context());
   CoreRuntime& core = runtime.core_runtime();
   std::vector<RCReference<AsyncValue>> arguments;
   std::vector<AsyncValue*> raw;
@@ -79,8 +85,9 @@ void RunInference(Runtime& runtime, std::shared_ptr<const Servable> servable,
         core.MakeTensorHandle(std::move(input))));
     raw.push_back(arguments.back().get());
   }
-  std::vector<RCReference<AsyncValue>> results =
-      runtime.Call(*servable->function, raw);
+  std::vector<RCReference<AsyncValue>> results(
+      servable->function->num_results());
+  servable->function->Execute(*exec_ctx, raw, absl::MakeSpan(results));
   std::vector<AsyncValue*> pending;
   for (const auto& result : results) pending.push_back(result.get());
   RunWhenReady(pending, [results = std::move(results),
@@ -111,6 +118,7 @@ void RunInference(Runtime& runtime, std::shared_ptr<const Servable> servable,
       std::move(done)(HostOutputs(tensors, exec_ctx));
     });
   });
+  return request;
 }
 
 }  // namespace asyncrt::serving

@@ -104,6 +104,9 @@ TEST_F(JsonCodecTest, BadRequestsAreErrorsNamingTheProblem) {
               HasSubstr("has shape [1, 2]; the model takes [-1, 3]"));
   EXPECT_THAT(error(R"({"inputs": {"z": [1]}})", OneInput()),
               HasSubstr("no input 'z'"));
+  // Found by the fuzzer: RapidJSON's full-precision path asserted here.
+  EXPECT_THAT(error("{\"\":NaNe-0332000000,\r\rn}", OneInput()),
+              HasSubstr("malformed JSON"));
 }
 
 TEST_F(JsonCodecTest, KServeInferRoundTrip) {

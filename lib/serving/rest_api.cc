@@ -1,5 +1,7 @@
 #include "asyncrt/serving/rest_api.h"
 
+#include <chrono>
+#include <mutex>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -246,29 +248,98 @@ std::string TfStatus(const std::vector<VersionStatus>& statuses) {
 
 }  // namespace
 
+struct RestApi::Reply {
+  RestApi* api;
+  HttpResponder respond;
+  std::chrono::steady_clock::time_point start;
+  // Metric labels, filled in as the route is known.
+  std::string model;
+  int64_t version = 0;
+  std::string api_name = "other";
+  std::mutex mutex;
+  bool answered = false;  // Guarded by mutex.
+
+  // The first answer goes out; later ones (a model finishing after its
+  // deadline) are dropped. Returns whether this one went out.
+  bool Answer(HttpResponse response) {
+    HttpResponder send;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (answered) return false;
+      answered = true;
+      send = std::move(respond);
+    }
+    api->metrics_.RequestFinished(
+        model, version, api_name, response.status,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+    std::move(send)(std::move(response));
+    return true;
+  }
+};
+
+RestApi::RestApi(Runtime& runtime, ModelRepository& repository,
+                 Options options)
+    : runtime_(runtime),
+      repository_(repository),
+      options_(options),
+      timer_(std::make_unique<DeadlineTimer>()) {}
+
+RestApi::~RestApi() = default;
+
 void RestApi::Handle(HttpRequest request, HttpResponder respond) {
+  auto reply = std::make_shared<Reply>();
+  reply->api = this;
+  reply->respond = std::move(respond);
+  reply->start = std::chrono::steady_clock::now();
+  metrics_.RequestStarted();
+  Route(request, std::move(reply));
+}
+
+void RestApi::Expire(std::shared_ptr<Reply> reply,
+                     RCReference<RequestContext> request) {
+  if (options_.timeout <= absl::ZeroDuration() || !request) return;
+  timer_->At(std::chrono::steady_clock::now() +
+                 absl::ToChronoNanoseconds(options_.timeout),
+             [reply = std::move(reply), request = std::move(request)]() {
+               if (reply->Answer(Error(absl::DeadlineExceededError(
+                       "Deadline exceeded: the model took longer than the "
+                       "request timeout")))) {
+                 request->Cancel();
+               }
+             });
+}
+
+void RestApi::Route(const HttpRequest& request, std::shared_ptr<Reply> reply) {
   std::string path = request.target.substr(0, request.target.find('?'));
   std::vector<std::string> parts = absl::StrSplit(path, '/');
   // parts[0] is "" (the path starts with '/').
   auto malformed = [&] {
-    std::move(respond)(Json(404, ErrorJson(absl::StrCat(
+    reply->Answer(Json(404, ErrorJson(absl::StrCat(
                                      "Malformed request: ", request.method,
                                      " ", request.target))));
   };
   if (parts.size() < 2 || !parts[0].empty()) return malformed();
   const bool get = request.method == "GET";
   const bool post = request.method == "POST";
+  if (get && path == "/monitoring/prometheus/metrics") {
+    reply->api_name = "metrics";
+    HttpResponse response;
+    response.content_type = "text/plain; version=0.0.4";
+    response.body = metrics_.PrometheusText(repository_);
+    return (void)reply->Answer(std::move(response));
+  }
   if (parts[1] == "v2" && parts.size() == 2 && get) {
-    return std::move(respond)(Json(
+    return (void)reply->Answer(Json(
         200, R"({"name":"asyncrt_model_server","version":"0.1.0","extensions":[]})"));
   }
   if (parts[1] == "v2" && parts.size() == 4 && parts[2] == "health" && get) {
     if (parts[3] == "live") {
-      return std::move(respond)(Json(200, R"({"live":true})"));
+      return (void)reply->Answer(Json(200, R"({"live":true})"));
     }
     if (parts[3] == "ready") {
       const bool ready = !draining_.load() && repository_.AllModelsAvailable();
-      return std::move(respond)(
+      return (void)reply->Answer(
           Json(ready ? 200 : 503, ready ? R"({"ready":true})"
                                         : R"({"ready":false})"));
     }
@@ -279,42 +350,45 @@ void RestApi::Handle(HttpRequest request, HttpResponder respond) {
   }
   absl::StatusOr<ModelPath> model_path =
       ParseModelPath(absl::MakeConstSpan(parts).subspan(3));
-  if (!model_path.ok()) return std::move(respond)(Error(model_path.status()));
+  if (!model_path.ok()) return (void)reply->Answer(Error(model_path.status()));
   if (model_path->label) {
-    return std::move(respond)(Error(absl::NotFoundError(
+    return (void)reply->Answer(Error(absl::NotFoundError(
         "version labels are not supported by this server")));
   }
   const std::string& model = model_path->model;
   const std::optional<int64_t> version = model_path->version;
+  reply->model = model;
+  reply->version = version.value_or(0);
+  reply->api_name = model_path->rest.empty() ? "status" : model_path->rest;
 
   if (parts[1] == "v1") {
     if (get && model_path->verb.empty() && model_path->rest.empty()) {
       absl::StatusOr<std::vector<VersionStatus>> statuses =
           repository_.Status(model);
-      if (!statuses.ok()) return std::move(respond)(Error(statuses.status()));
+      if (!statuses.ok()) return (void)reply->Answer(Error(statuses.status()));
       std::vector<VersionStatus> selected;
       for (const VersionStatus& status : *statuses) {
         if (!version || status.version == *version) selected.push_back(status);
       }
       if (selected.empty()) {
-        return std::move(respond)(Error(absl::NotFoundError(absl::StrCat(
+        return (void)reply->Answer(Error(absl::NotFoundError(absl::StrCat(
             "Could not find version ", *version, " of model ", model))));
       }
-      return std::move(respond)(Json(200, TfStatus(selected)));
+      return (void)reply->Answer(Json(200, TfStatus(selected)));
     }
     if (get && model_path->rest == "metadata" && model_path->verb.empty()) {
       absl::StatusOr<std::shared_ptr<const Servable>> servable =
           repository_.Find(model, version);
-      if (!servable.ok()) return std::move(respond)(Error(servable.status()));
-      return std::move(respond)(Json(200, TfMetadata(**servable)));
+      if (!servable.ok()) return (void)reply->Answer(Error(servable.status()));
+      return (void)reply->Answer(Json(200, TfMetadata(**servable)));
     }
     if (post && model_path->rest.empty()) {
       if (model_path->verb == "predict") {
-        return Predict(model, version, std::move(request.body),
-                       std::move(respond));
+        reply->api_name = "predict";
+        return Predict(model, version, request.body, std::move(reply));
       }
       if (model_path->verb == "classify" || model_path->verb == "regress") {
-        return std::move(respond)(Error(absl::InvalidArgumentError(absl::StrCat(
+        return (void)reply->Answer(Error(absl::InvalidArgumentError(absl::StrCat(
             "Expected ", model_path->verb,
             " signature method_name to be tensorflow/serving/",
             model_path->verb, ". Was: tensorflow/serving/predict"))));
@@ -327,74 +401,80 @@ void RestApi::Handle(HttpRequest request, HttpResponder respond) {
   if (get && model_path->rest.empty()) {
     absl::StatusOr<std::shared_ptr<const Servable>> servable =
         repository_.Find(model, version);
-    if (!servable.ok()) return std::move(respond)(Error(servable.status()));
+    if (!servable.ok()) return (void)reply->Answer(Error(servable.status()));
     absl::StatusOr<std::vector<VersionStatus>> statuses =
         repository_.Status(model);
-    return std::move(respond)(Json(
+    return (void)reply->Answer(Json(
         200, KServeMetadata(**servable, statuses.ok() ? *statuses
                                                       : std::vector<VersionStatus>{})));
   }
   if (get && model_path->rest == "ready") {
     const bool ready = repository_.Find(model, version).ok();
-    return std::move(respond)(Json(
+    return (void)reply->Answer(Json(
         ready ? 200 : 400,
         absl::StrCat(R"({"name":")", model, R"(","ready":)",
                      ready ? "true" : "false", "}")));
   }
   if (post && model_path->rest == "infer") {
-    return Infer(model, version, std::move(request.body), std::move(respond));
+    reply->api_name = "infer";
+    return Infer(model, version, request.body, std::move(reply));
   }
   return malformed();
 }
 
 void RestApi::Predict(const std::string& model,
                       std::optional<int64_t> version, std::string body,
-                      HttpResponder respond) {
+                      std::shared_ptr<Reply> reply) {
   absl::StatusOr<std::shared_ptr<const Servable>> servable =
       repository_.Find(model, version);
-  if (!servable.ok()) return std::move(respond)(Error(servable.status()));
+  if (!servable.ok()) return (void)reply->Answer(Error(servable.status()));
+  reply->version = (*servable)->version;
   absl::StatusOr<PredictRequest> request = ParseTfServingPredict(
       body, (*servable)->signature, *runtime_.host().allocator());
-  if (!request.ok()) return std::move(respond)(Error(request.status()));
+  if (!request.ok()) return (void)reply->Answer(Error(request.status()));
   const bool row_format = request->row_format;
   std::shared_ptr<const Servable> held = *servable;
-  RunInference(
+  RCReference<RequestContext> running = RunInference(
       runtime_, *std::move(servable), std::move(request->inputs),
-      [held = std::move(held), row_format, respond = std::move(respond)](
-          absl::StatusOr<std::vector<DenseHostTensor>> outputs) mutable {
-        if (!outputs.ok()) return std::move(respond)(Error(outputs.status()));
-        absl::StatusOr<std::string> reply =
+      [held = std::move(held), row_format, reply](
+          absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
+        if (!outputs.ok()) return (void)reply->Answer(Error(outputs.status()));
+        absl::StatusOr<std::string> text =
             WriteTfServingPredict(*outputs, held->signature, row_format);
-        if (!reply.ok()) return std::move(respond)(Error(reply.status()));
-        std::move(respond)(Json(200, *std::move(reply)));
+        if (!text.ok()) return (void)reply->Answer(Error(text.status()));
+        reply->Answer(Json(200, *std::move(text)));
       });
+  Expire(std::move(reply), std::move(running));
 }
 
 void RestApi::Infer(const std::string& model, std::optional<int64_t> version,
-                    std::string body, HttpResponder respond) {
+                    std::string body, std::shared_ptr<Reply> reply) {
   absl::StatusOr<std::shared_ptr<const Servable>> servable =
       repository_.Find(model, version);
-  if (!servable.ok()) return std::move(respond)(Error(servable.status()));
+  if (!servable.ok()) return (void)reply->Answer(Error(servable.status()));
+  reply->version = (*servable)->version;
   absl::StatusOr<std::vector<DenseHostTensor>> inputs = ParseKServeInfer(
       body, (*servable)->signature, *runtime_.host().allocator());
   if (!inputs.ok()) {
-    return std::move(respond)(
+    return (void)reply->Answer(
         Json(400, ErrorJson(inputs.status().message())));
   }
   std::shared_ptr<const Servable> held = *servable;
-  RunInference(
+  RCReference<RequestContext> running = RunInference(
       runtime_, *std::move(servable), *std::move(inputs),
-      [held = std::move(held), respond = std::move(respond)](
-          absl::StatusOr<std::vector<DenseHostTensor>> outputs) mutable {
+      [held = std::move(held), reply](
+          absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
         if (!outputs.ok()) {
-          return std::move(respond)(Json(HttpStatusFor(outputs.status().code()),
-                                         ErrorJson(outputs.status().message())));
+          return (void)reply->Answer(
+              Json(HttpStatusFor(outputs.status().code()),
+                   ErrorJson(outputs.status().message())));
         }
-        absl::StatusOr<std::string> reply = WriteKServeInfer(
+        absl::StatusOr<std::string> text = WriteKServeInfer(
             held->name, absl::StrCat(held->version), *outputs, held->signature);
-        if (!reply.ok()) return std::move(respond)(Error(reply.status()));
-        std::move(respond)(Json(200, *std::move(reply)));
+        if (!text.ok()) return (void)reply->Answer(Error(text.status()));
+        reply->Answer(Json(200, *std::move(text)));
       });
+  Expire(std::move(reply), std::move(running));
 }
 
 }  // namespace asyncrt::serving

@@ -53,7 +53,8 @@ ABSL_FLAG(int32_t, rest_api_num_threads, 0,
 ABSL_FLAG(int64_t, rest_api_max_body_bytes, int64_t{64} << 20,
           "the largest request body accepted (413 past it)");
 ABSL_FLAG(int32_t, rest_api_timeout_in_ms, 30000,
-          "the longest a REST request may take (not enforced yet)");
+          "the longest a model request may take: then 504, and the model's "
+          "kernels not yet run are cancelled (0: no limit)");
 ABSL_FLAG(int32_t, drain_timeout_seconds, 30,
           "on SIGTERM, how long requests in flight may take to finish");
 ABSL_FLAG(std::string, plugins, "",
@@ -130,7 +131,10 @@ int Serve() {
     }
   }
 
-  RestApi api(**runtime, repository);
+  RestApi::Options api_options;
+  api_options.timeout =
+      absl::Milliseconds(absl::GetFlag(FLAGS_rest_api_timeout_in_ms));
+  RestApi api(**runtime, repository, api_options);
   HttpServer::Options http_options;
   http_options.address = absl::GetFlag(FLAGS_rest_api_address);
   http_options.port = absl::GetFlag(FLAGS_rest_api_port);

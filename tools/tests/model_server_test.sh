@@ -111,6 +111,16 @@ expect POST /v2/models/tiny/infer \
   200 '"model_version":"1","outputs":[{"name":"y","shape":[1,4],"datatype":"FP32","data":[2,4,6,8]}]'
 expect POST /v2/models/tiny/infer '{"inputs": []}' 400 "input 'x' is missing"
 
+# Metrics, in Prometheus' text format.
+expect GET /monitoring/prometheus/metrics "" 200 \
+  'asyncrt_serving_requests_total{model="tiny",version="1",api="predict",code="200"} 2'
+expect GET /monitoring/prometheus/metrics "" 200 \
+  'asyncrt_serving_requests_total{model="tiny",version="1",api="predict",code="400"}'
+expect GET /monitoring/prometheus/metrics "" 200 \
+  'asyncrt_serving_request_latency_seconds_count{model="tiny",version="1",api="infer"} 2'
+expect GET /monitoring/prometheus/metrics "" 200 \
+  'asyncrt_serving_model_version_available{model="tiny",version="1"} 1'
+
 # A client loop; prints the number of requests that failed.
 client_loop() {
   local stop_file=$1 failures=0 code

@@ -24,8 +24,12 @@ using InferenceDone = absl::AnyInvocable<void(
 
 // `inputs` in signature order. InvalidArgument naming the input for a
 // wrong count, dtype or shape; the model's own errors as they come.
-void RunInference(Runtime& runtime, std::shared_ptr<const Servable> servable,
-                  std::vector<DenseHostTensor> inputs, InferenceDone done);
+// Returns the request running the model (null if it did not start):
+// Cancel() it to stop the kernels that have not run yet (a deadline, a
+// client gone).
+RCReference<RequestContext> RunInference(
+    Runtime& runtime, std::shared_ptr<const Servable> servable,
+    std::vector<DenseHostTensor> inputs, InferenceDone done);
 
 }  // namespace asyncrt::serving
 

@@ -9,6 +9,11 @@
 //   GET  /v2, /v2/models/NAME[/versions/N]       server, model metadata
 //   GET  /v2/models/NAME[/versions/N]/ready      model readiness
 //   POST /v2/models/NAME[/versions/N]/infer      inference
+//   GET  /monitoring/prometheus/metrics          metrics (metrics.h)
+//
+// A model request that takes longer than the timeout is answered 504
+// (DeadlineExceeded) and its request cancelled: kernels that have not run
+// yet do not run.
 //
 // Errors are {"error": "..."} with the HTTP status TF Serving gives the
 // error's canonical code (400 for InvalidArgument, 404 for NotFound, 503
@@ -21,10 +26,16 @@
 #define ASYNCRT_SERVING_REST_API_H_
 
 #include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "asyncrt/runtime/runtime.h"
+#include "asyncrt/serving/deadline_timer.h"
 #include "asyncrt/serving/http_server.h"
+#include "asyncrt/serving/metrics.h"
 #include "asyncrt/serving/model_repository.h"
 
 namespace asyncrt::serving {
@@ -34,8 +45,12 @@ int HttpStatusFor(absl::StatusCode code);
 
 class RestApi {
  public:
-  RestApi(Runtime& runtime, ModelRepository& repository)
-      : runtime_(runtime), repository_(repository) {}
+  struct Options {
+    // The longest a model request may take; zero or less: no limit.
+    absl::Duration timeout = absl::Seconds(30);
+  };
+  RestApi(Runtime& runtime, ModelRepository& repository, Options options);
+  ~RestApi();
 
   void Handle(HttpRequest request, HttpResponder respond);
 
@@ -44,13 +59,22 @@ class RestApi {
   void set_draining() { draining_.store(true); }
 
  private:
+  struct Reply;
+  void Route(const HttpRequest& request, std::shared_ptr<Reply> reply);
   void Predict(const std::string& model, std::optional<int64_t> version,
-               std::string body, HttpResponder respond);
+               std::string body, std::shared_ptr<Reply> reply);
   void Infer(const std::string& model, std::optional<int64_t> version,
-             std::string body, HttpResponder respond);
+             std::string body, std::shared_ptr<Reply> reply);
+  // Answers `reply` with 504 and cancels `request` if the model is still
+  // running at the deadline.
+  void Expire(std::shared_ptr<Reply> reply,
+              RCReference<RequestContext> request);
 
   Runtime& runtime_;
   ModelRepository& repository_;
+  Options options_;
+  ServingMetrics metrics_;
+  std::unique_ptr<DeadlineTimer> timer_;
   std::atomic<bool> draining_{false};
 };
 

@@ -1,0 +1,108 @@
+#include "asyncrt/serving/metrics.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace asyncrt::serving {
+namespace {
+
+// A label value with Prometheus' escapes.
+std::string Escaped(absl::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out.push_back('\\');
+    if (c == '\n') {
+      out.append("\\n");
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+void ServingMetrics::RequestFinished(absl::string_view model, int64_t version,
+                                     absl::string_view api, int code,
+                                     double seconds) {
+  in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++counts_[{std::string(model), version, std::string(api),
+             absl::StrCat(code)}];
+  Latency& latency =
+      latencies_[{std::string(model), version, std::string(api)}];
+  for (size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) ++latency.buckets[i];
+  }
+  ++latency.count;
+  latency.sum += seconds;
+}
+
+std::string ServingMetrics::PrometheusText(
+    const ModelRepository& repository) const {
+  std::string text;
+  absl::StrAppend(&text,
+                  "# HELP asyncrt_serving_requests_total Requests answered.\n"
+                  "# TYPE asyncrt_serving_requests_total counter\n");
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [key, count] : counts_) {
+    const auto& [model, version, api, code] = key;
+    absl::StrAppend(&text, "asyncrt_serving_requests_total{model=\"",
+                    Escaped(model), "\",version=\"", version, "\",api=\"", api,
+                    "\",code=\"", code, "\"} ", count, "\n");
+  }
+  absl::StrAppend(&text,
+                  "# HELP asyncrt_serving_request_latency_seconds Time from "
+                  "a request's arrival to its reply.\n"
+                  "# TYPE asyncrt_serving_request_latency_seconds histogram\n");
+  for (const auto& [key, latency] : latencies_) {
+    const auto& [model, version, api] = key;
+    const std::string labels = absl::StrCat(
+        "model=\"", Escaped(model), "\",version=\"", version, "\",api=\"", api,
+        "\"");
+    for (size_t i = 0; i < kBuckets.size(); ++i) {
+      absl::StrAppend(&text, "asyncrt_serving_request_latency_seconds_bucket{",
+                      labels, ",le=\"", absl::StrFormat("%g", kBuckets[i]),
+                      "\"} ", latency.buckets[i], "\n");
+    }
+    absl::StrAppend(&text, "asyncrt_serving_request_latency_seconds_bucket{",
+                    labels, ",le=\"+Inf\"} ", latency.count, "\n",
+                    "asyncrt_serving_request_latency_seconds_sum{", labels,
+                    "} ", absl::StrFormat("%.9g", latency.sum), "\n",
+                    "asyncrt_serving_request_latency_seconds_count{", labels,
+                    "} ", latency.count, "\n");
+  }
+  absl::StrAppend(&text,
+                  "# HELP asyncrt_serving_requests_in_flight Requests being "
+                  "handled.\n"
+                  "# TYPE asyncrt_serving_requests_in_flight gauge\n"
+                  "asyncrt_serving_requests_in_flight ",
+                  in_flight_.load(std::memory_order_relaxed), "\n");
+  absl::StrAppend(&text,
+                  "# HELP asyncrt_serving_model_load_seconds How long loading "
+                  "a version took.\n"
+                  "# TYPE asyncrt_serving_model_load_seconds gauge\n");
+  for (const ModelRepository::LoadTime& load : repository.LoadTimes()) {
+    absl::StrAppend(&text, "asyncrt_serving_model_load_seconds{model=\"",
+                    Escaped(load.model), "\",version=\"", load.version, "\"} ",
+                    absl::StrFormat("%.6g", load.seconds), "\n");
+  }
+  absl::StrAppend(&text,
+                  "# HELP asyncrt_serving_model_version_available 1 while a "
+                  "version serves requests.\n"
+                  "# TYPE asyncrt_serving_model_version_available gauge\n");
+  for (const std::string& model : repository.ModelNames()) {
+    absl::StatusOr<std::vector<VersionStatus>> statuses =
+        repository.Status(model);
+    if (!statuses.ok()) continue;
+    for (const VersionStatus& status : *statuses) {
+      absl::StrAppend(
+          &text, "asyncrt_serving_model_version_available{model=\"",
+          Escaped(model), "\",version=\"", status.version, "\"} ",
+          status.state == VersionState::kAvailable ? 1 : 0, "\n");
+    }
+  }
+  return text;
+}
+
+}  // namespace asyncrt::serving
