@@ -17,7 +17,7 @@ root = pathlib.Path(sys.argv[1])
 RUNTIME_DIRS = ["lib", "kernels", "testing", "backends"] + [
     f"include/asyncrt/{d}" for d in (
         "support", "host_context", "device", "bef", "bef_executor", "tensor",
-        "core_runtime", "kernels", "backends", "plugin", "runtime", "c")
+        "core_runtime", "kernels", "backends", "plugin", "runtime", "serving", "c")
 ]
 PRODUCTION_DIRS = ["lib", "kernels", "backends"]
 MLIR_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](mlir|llvm)/', re.M)
