@@ -21,7 +21,8 @@ DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
         mlir-22-tools llvm-22-tools python3-psutil clang libclang-rt-14-dev \
         libdnnl-dev libonnx-dev libonnx-testdata libprotobuf-dev \
         python3-torch python3-torchvision python3-onnx libopenblas0-pthread \
-        ocl-icd-opencl-dev libboost-dev rapidjson-dev curl
+        ocl-icd-opencl-dev libboost-dev rapidjson-dev curl \
+        libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
 # ocl-icd-opencl-dev: Debian's oneDNN CMake package requires OpenCL (its GPU
 # runtime) but only recommends it, and we install without recommends.
 # OpenBLAS: libtorch's matmul peer uses the system BLAS, by default the

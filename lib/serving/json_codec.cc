@@ -169,21 +169,6 @@ DType ChooseDType(const TensorSpec& spec, const Nested& nested) {
   return DType::kF32;
 }
 
-absl::Status CheckShape(const TensorSpec& spec,
-                        absl::Span<const int64_t> dims,
-                        absl::string_view what) {
-  if (!spec.shape) return absl::OkStatus();
-  const std::vector<int64_t>& expected = *spec.shape;
-  bool fits = expected.size() == dims.size();
-  for (size_t i = 0; fits && i < dims.size(); ++i) {
-    fits = expected[i] == -1 || expected[i] == dims[i];
-  }
-  if (fits) return absl::OkStatus();
-  return Invalid(what, absl::StrCat("has shape ", ShapeText(dims),
-                                    "; the model takes ",
-                                    ShapeText(expected)));
-}
-
 absl::StatusOr<DenseHostTensor> MakeTensor(DType dtype,
                                            absl::Span<const int64_t> dims,
                                            const std::vector<const Value*>& leaves,

@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "rapidjson/document.h"
 
 namespace asyncrt::serving {
@@ -64,6 +65,20 @@ absl::string_view KServeDTypeName(DType dtype) {
     case DType::kString: return "BYTES";
     default: return "INVALID";
   }
+}
+
+absl::Status CheckShape(const TensorSpec& spec, absl::Span<const int64_t> dims,
+                        absl::string_view what) {
+  if (!spec.shape) return absl::OkStatus();
+  const std::vector<int64_t>& expected = *spec.shape;
+  bool fits = expected.size() == dims.size();
+  for (size_t i = 0; fits && i < dims.size(); ++i) {
+    fits = expected[i] == -1 || expected[i] == dims[i];
+  }
+  if (fits) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, ": has shape [", absl::StrJoin(dims, ", "),
+                   "]; the model takes [", absl::StrJoin(expected, ", "), "]"));
 }
 
 std::vector<TensorSpec> PositionalSpecs(absl::string_view prefix,

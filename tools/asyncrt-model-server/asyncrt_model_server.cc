@@ -1,7 +1,7 @@
-// asyncrt_model_server: serves models over TF Serving's REST API and
-// KServe's v2 REST API (docs/serving.md).
+// asyncrt_model_server: serves models over TF Serving's REST and gRPC APIs
+// and KServe's v2 REST and gRPC APIs (docs/serving.md).
 //
-//   asyncrt_model_server --rest_api_port=8501 --model_name=m \
+//   asyncrt_model_server --port=8500 --rest_api_port=8501 --model_name=m
 //       --model_base_path=/models/m
 //
 // The base path holds numbered version directories (m/1/model.onnx, ...);
@@ -27,13 +27,17 @@
 #include "absl/strings/str_cat.h"
 #include "asyncrt/compiler/onnx_tensors.h"
 #include "asyncrt/runtime/runtime.h"
+#include "asyncrt/serving/grpc_server.h"
 #include "asyncrt/serving/http_server.h"
 #include "asyncrt/serving/model_repository.h"
 #include "asyncrt/serving/rest_api.h"
 
-ABSL_FLAG(int32_t, port, 0,
-          "gRPC port (TF Serving's flag; the gRPC APIs are not served yet: "
-          "a non-zero value is an error)");
+ABSL_FLAG(int32_t, port, 8500,
+          "gRPC port (TF Serving's PredictionService and ModelService, and "
+          "KServe v2's GRPCInferenceService); 0 picks a free port, printed at "
+          "start");
+ABSL_FLAG(std::string, grpc_address, "0.0.0.0",
+          "the address the gRPC APIs listen on");
 ABSL_FLAG(int32_t, rest_api_port, 8501,
           "REST API port (TF Serving's and KServe v2); 0 picks a free port, "
           "printed at start");
@@ -82,11 +86,6 @@ std::optional<Signature> OnnxSignature(const std::string& path,
 }
 
 int Serve() {
-  if (absl::GetFlag(FLAGS_port) != 0) {
-    std::fprintf(stderr,
-                 "error: --port (gRPC) is not served yet; use --rest_api_port\n");
-    return 1;
-  }
   if (!absl::GetFlag(FLAGS_model_config_file).empty()) {
     std::fprintf(stderr, "error: --model_config_file is not supported yet\n");
     return 1;
@@ -123,7 +122,9 @@ int Serve() {
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
-  for (const VersionStatus& status : *repository.Status(config.name)) {
+  const absl::StatusOr<std::vector<VersionStatus>> statuses =
+      repository.Status(config.name);
+  for (const VersionStatus& status : *statuses) {
     if (!status.error.ok()) {
       std::fprintf(stderr, "error: %s version %lld: %s\n", config.name.c_str(),
                    static_cast<long long>(status.version),
@@ -150,6 +151,19 @@ int Serve() {
                  std::string(http.status().message()).c_str());
     return 1;
   }
+  GrpcServer::Options grpc_options;
+  grpc_options.address = absl::GetFlag(FLAGS_grpc_address);
+  grpc_options.port = absl::GetFlag(FLAGS_port);
+  grpc_options.timeout = api_options.timeout;
+  absl::StatusOr<std::unique_ptr<GrpcServer>> grpc =
+      GrpcServer::Start(**runtime, repository, grpc_options);
+  if (!grpc.ok()) {
+    std::fprintf(stderr, "error: %s\n",
+                 std::string(grpc.status().message()).c_str());
+    return 1;
+  }
+  std::printf("Running gRPC ModelServer at %s:%d\n",
+              grpc_options.address.c_str(), (*grpc)->port());
   std::printf("Exporting HTTP/REST API at:%s:%d\n",
               http_options.address.c_str(), (*http)->port());
   std::fflush(stdout);
@@ -179,7 +193,13 @@ int Serve() {
   std::printf("Received signal %d: draining\n", signal_number);
   std::fflush(stdout);
   api.set_draining();
-  (*http)->Shutdown(absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_seconds)));
+  (*grpc)->set_draining();
+  const absl::Duration drain =
+      absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_seconds));
+  // Both drain at once: a slow REST request does not hold up gRPC's.
+  std::thread grpc_drain([&] { (*grpc)->Shutdown(drain); });
+  (*http)->Shutdown(drain);
+  grpc_drain.join();
   {
     std::lock_guard<std::mutex> lock(stop_mutex);
     stopping = true;
@@ -187,6 +207,7 @@ int Serve() {
   stop_changed.notify_all();
   poller.join();
   http->reset();
+  grpc->reset();
   (*runtime)->Quiesce();
   return 0;
 }

@@ -48,7 +48,8 @@ JSON
 mkdir -p "$work/models/tiny"
 make_version 1 2
 
-"$build/bin/asyncrt_model_server" --rest_api_port=0 \
+"$build/bin/asyncrt_model_server" --rest_api_port=0 --port=0 \
+  --grpc_address=127.0.0.1 \
   --rest_api_address=127.0.0.1 --model_name=tiny \
   --model_base_path="$work/models/tiny" --file_system_poll_wait_seconds=1 \
   --rest_api_max_body_bytes=65536 > "$work/server.log" 2>&1 &

@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "asyncrt/tensor/dtype.h"
 
 namespace asyncrt::serving {
@@ -44,6 +45,11 @@ absl::StatusOr<Signature> ParseSignatureJson(absl::string_view json);
 
 // `count` specs named `prefix`0, `prefix`1, ... of any dtype and shape.
 std::vector<TensorSpec> PositionalSpecs(absl::string_view prefix, size_t count);
+
+// OK if `dims` fit `spec`'s shape (-1 matches any size); else
+// InvalidArgument: "`what` has shape [1, 2]; the model takes [-1, 4]".
+absl::Status CheckShape(const TensorSpec& spec, absl::Span<const int64_t> dims,
+                        absl::string_view what);
 
 // A dtype from any of the names above; kInvalid if none.
 DType ParseDTypeName(absl::string_view name);

@@ -1,0 +1,382 @@
+#include "lib/serving/tensor_proto_codec.h"
+
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace asyncrt::serving {
+namespace {
+
+absl::Status Invalid(absl::string_view name, absl::string_view problem) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("input '", name, "': ", problem));
+}
+
+// A new tensor of `dtype` and `dims` for input `name`, its elements to be
+// written; the element count in `count`.
+absl::StatusOr<DenseHostTensor> NewTensor(DType dtype,
+                                          absl::Span<const int64_t> dims,
+                                          absl::string_view name,
+                                          HostAllocator& allocator,
+                                          int64_t* count) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || (d > 0 && n > std::numeric_limits<int64_t>::max() / d / 16)) {
+      return Invalid(name, absl::StrCat("bad shape [", absl::StrJoin(dims, ", "),
+                                        "]"));
+    }
+    n *= d;
+  }
+  std::optional<DenseHostTensor> tensor = DenseHostTensor::CreateUninitialized(
+      TensorMetadata(dtype, TensorShape(dims)), allocator);
+  if (!tensor) return absl::ResourceExhaustedError("out of host memory");
+  *count = n;
+  return std::move(*tensor);
+}
+
+// Copies `values` (n of them, or one to fill) into `out` as T, checking
+// that each fits T.
+template <typename T, typename Values>
+absl::Status Fill(const Values& values, int64_t n, T* out,
+                  absl::string_view name) {
+  const int64_t given = values.size();
+  if (given != n && !(given == 1 && n > 0)) {
+    return Invalid(name, absl::StrCat("has ", given, " values for ", n,
+                                      " elements"));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const auto value = values[given == 1 ? 0 : i];
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (value < std::numeric_limits<T>::min() ||
+          value > std::numeric_limits<T>::max()) {
+        return Invalid(name, absl::StrCat("value ", value, " is out of range"));
+      }
+    }
+    out[i] = static_cast<T>(value);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CopyBytes(absl::string_view bytes, DenseHostTensor& tensor,
+                       absl::string_view name) {
+  if (bytes.size() != tensor.DataSizeInBytes()) {
+    return Invalid(name, absl::StrCat("has ", bytes.size(), " bytes; its shape "
+                                      "and dtype need ",
+                                      tensor.DataSizeInBytes()));
+  }
+  if (!bytes.empty()) std::memcpy(tensor.data(), bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status CheckDType(const TensorSpec& spec, DType dtype) {
+  if (spec.dtype == DType::kInvalid || spec.dtype == dtype) {
+    return absl::OkStatus();
+  }
+  return Invalid(spec.name, absl::StrCat("is ", DTypeName(dtype),
+                                         "; the model takes ",
+                                         DTypeName(spec.dtype)));
+}
+
+bool Supported(DType dtype) {
+  switch (dtype) {
+    case DType::kI1: case DType::kI8: case DType::kI16: case DType::kI32:
+    case DType::kI64: case DType::kUI8: case DType::kF16: case DType::kBF16:
+    case DType::kF32: case DType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+tensorflow::DataType ToTfDataType(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return tensorflow::DT_FLOAT;
+    case DType::kF64: return tensorflow::DT_DOUBLE;
+    case DType::kF16: return tensorflow::DT_HALF;
+    case DType::kBF16: return tensorflow::DT_BFLOAT16;
+    case DType::kI8: return tensorflow::DT_INT8;
+    case DType::kI16: return tensorflow::DT_INT16;
+    case DType::kI32: return tensorflow::DT_INT32;
+    case DType::kI64: return tensorflow::DT_INT64;
+    case DType::kUI8: return tensorflow::DT_UINT8;
+    case DType::kI1: return tensorflow::DT_BOOL;
+    default: return tensorflow::DT_INVALID;
+  }
+}
+
+DType FromTfDataType(tensorflow::DataType dtype) {
+  switch (dtype) {
+    case tensorflow::DT_FLOAT: return DType::kF32;
+    case tensorflow::DT_DOUBLE: return DType::kF64;
+    case tensorflow::DT_HALF: return DType::kF16;
+    case tensorflow::DT_BFLOAT16: return DType::kBF16;
+    case tensorflow::DT_INT8: return DType::kI8;
+    case tensorflow::DT_INT16: return DType::kI16;
+    case tensorflow::DT_INT32: return DType::kI32;
+    case tensorflow::DT_INT64: return DType::kI64;
+    case tensorflow::DT_UINT8: return DType::kUI8;
+    case tensorflow::DT_BOOL: return DType::kI1;
+    default: return DType::kInvalid;
+  }
+}
+
+absl::StatusOr<DenseHostTensor> FromTensorProto(
+    const tensorflow::TensorProto& proto, const TensorSpec& spec,
+    HostAllocator& allocator) {
+  const DType dtype = FromTfDataType(proto.dtype());
+  if (dtype == DType::kInvalid) {
+    return Invalid(spec.name,
+                   absl::StrCat("dtype ", tensorflow::DataType_Name(proto.dtype()),
+                                " is not supported"));
+  }
+  if (absl::Status status = CheckDType(spec, dtype); !status.ok()) {
+    return status;
+  }
+  if (proto.tensor_shape().unknown_rank()) {
+    return Invalid(spec.name, "the shape must be known");
+  }
+  std::vector<int64_t> dims;
+  for (const auto& dim : proto.tensor_shape().dim()) dims.push_back(dim.size());
+  if (absl::Status status =
+          CheckShape(spec, dims, absl::StrCat("input '", spec.name, "'"));
+      !status.ok()) {
+    return status;
+  }
+  int64_t n = 0;
+  absl::StatusOr<DenseHostTensor> tensor =
+      NewTensor(dtype, dims, spec.name, allocator, &n);
+  if (!tensor.ok()) return tensor.status();
+  if (!proto.tensor_content().empty()) {
+    if (absl::Status status = CopyBytes(proto.tensor_content(), *tensor,
+                                        spec.name);
+        !status.ok()) {
+      return status;
+    }
+    return tensor;
+  }
+  void* data = tensor->data();
+  absl::Status status;
+  switch (dtype) {
+    case DType::kF32:
+      status = Fill(proto.float_val(), n, static_cast<float*>(data), spec.name);
+      break;
+    case DType::kF64:
+      status = Fill(proto.double_val(), n, static_cast<double*>(data), spec.name);
+      break;
+    case DType::kI32:
+      status = Fill(proto.int_val(), n, static_cast<int32_t*>(data), spec.name);
+      break;
+    case DType::kI16:
+      status = Fill(proto.int_val(), n, static_cast<int16_t*>(data), spec.name);
+      break;
+    case DType::kI8:
+      status = Fill(proto.int_val(), n, static_cast<int8_t*>(data), spec.name);
+      break;
+    case DType::kUI8:
+      status = Fill(proto.int_val(), n, static_cast<uint8_t*>(data), spec.name);
+      break;
+    case DType::kI64:
+      status = Fill(proto.int64_val(), n, static_cast<int64_t*>(data), spec.name);
+      break;
+    case DType::kI1:
+      status = Fill(proto.bool_val(), n, static_cast<bool*>(data), spec.name);
+      break;
+    case DType::kF16:
+    case DType::kBF16:
+      // The bits of each value, in half_val.
+      status = Fill(proto.half_val(), n, static_cast<uint16_t*>(data),
+                    spec.name);
+      break;
+    default:
+      status = Invalid(spec.name, "unsupported dtype");
+  }
+  if (!status.ok()) return status;
+  return tensor;
+}
+
+absl::Status ToTensorProto(const DenseHostTensor& tensor,
+                           tensorflow::TensorProto* proto) {
+  const tensorflow::DataType dtype = ToTfDataType(tensor.dtype());
+  if (dtype == tensorflow::DT_INVALID) {
+    return absl::UnimplementedError(absl::StrCat(
+        "an output is ", DTypeName(tensor.dtype()),
+        ", which TF Serving's API does not carry"));
+  }
+  proto->set_dtype(dtype);
+  for (int64_t d : tensor.shape().GetDimensions()) {
+    proto->mutable_tensor_shape()->add_dim()->set_size(d);
+  }
+  proto->set_tensor_content(static_cast<const char*>(tensor.data()),
+                            tensor.DataSizeInBytes());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DenseHostTensor> FromInferInput(
+    const inference::ModelInferRequest::InferInputTensor& input,
+    const std::string* raw, const TensorSpec& spec, HostAllocator& allocator) {
+  const DType dtype = ParseDTypeName(input.datatype());
+  if (!Supported(dtype)) {
+    return Invalid(spec.name, absl::StrCat("datatype \"", input.datatype(),
+                                           "\" is not supported"));
+  }
+  if (absl::Status status = CheckDType(spec, dtype); !status.ok()) {
+    return status;
+  }
+  std::vector<int64_t> dims(input.shape().begin(), input.shape().end());
+  if (absl::Status status =
+          CheckShape(spec, dims, absl::StrCat("input '", spec.name, "'"));
+      !status.ok()) {
+    return status;
+  }
+  int64_t n = 0;
+  absl::StatusOr<DenseHostTensor> tensor =
+      NewTensor(dtype, dims, spec.name, allocator, &n);
+  if (!tensor.ok()) return tensor.status();
+  if (raw != nullptr) {
+    if (absl::Status status = CopyBytes(*raw, *tensor, spec.name);
+        !status.ok()) {
+      return status;
+    }
+    return tensor;
+  }
+  const inference::InferTensorContents& contents = input.contents();
+  void* data = tensor->data();
+  // No single-value fill in this protocol: the count must match.
+  auto exact = [&](int64_t given) -> absl::Status {
+    if (given == n) return absl::OkStatus();
+    return Invalid(spec.name,
+                   absl::StrCat("has ", given, " values for ", n, " elements"));
+  };
+  absl::Status status;
+  switch (dtype) {
+    case DType::kF32:
+      status = exact(contents.fp32_contents_size());
+      if (status.ok()) {
+        status = Fill(contents.fp32_contents(), n, static_cast<float*>(data),
+                      spec.name);
+      }
+      break;
+    case DType::kF64:
+      status = exact(contents.fp64_contents_size());
+      if (status.ok()) {
+        status = Fill(contents.fp64_contents(), n, static_cast<double*>(data),
+                      spec.name);
+      }
+      break;
+    case DType::kI32:
+    case DType::kI16:
+    case DType::kI8:
+      status = exact(contents.int_contents_size());
+      if (!status.ok()) break;
+      if (dtype == DType::kI32) {
+        status = Fill(contents.int_contents(), n, static_cast<int32_t*>(data),
+                      spec.name);
+      } else if (dtype == DType::kI16) {
+        status = Fill(contents.int_contents(), n, static_cast<int16_t*>(data),
+                      spec.name);
+      } else {
+        status = Fill(contents.int_contents(), n, static_cast<int8_t*>(data),
+                      spec.name);
+      }
+      break;
+    case DType::kUI8:
+      status = exact(contents.uint_contents_size());
+      if (status.ok()) {
+        status = Fill(contents.uint_contents(), n, static_cast<uint8_t*>(data),
+                      spec.name);
+      }
+      break;
+    case DType::kI64:
+      status = exact(contents.int64_contents_size());
+      if (status.ok()) {
+        status = Fill(contents.int64_contents(), n,
+                      static_cast<int64_t*>(data), spec.name);
+      }
+      break;
+    case DType::kI1:
+      status = exact(contents.bool_contents_size());
+      if (status.ok()) {
+        status = Fill(contents.bool_contents(), n, static_cast<bool*>(data),
+                      spec.name);
+      }
+      break;
+    default:
+      status = Invalid(spec.name, absl::StrCat(input.datatype(),
+                                               " comes only as raw contents"));
+  }
+  if (!status.ok()) return status;
+  return tensor;
+}
+
+absl::Status ToInferOutput(
+    const DenseHostTensor& tensor, const std::string& name,
+    inference::ModelInferResponse::InferOutputTensor* output,
+    std::string* raw) {
+  if (!Supported(tensor.dtype())) {
+    return absl::UnimplementedError(absl::StrCat(
+        "output '", name, "' is ", DTypeName(tensor.dtype()),
+        ", which the v2 protocol does not carry"));
+  }
+  output->set_name(name);
+  output->set_datatype(std::string(KServeDTypeName(tensor.dtype())));
+  for (int64_t d : tensor.shape().GetDimensions()) output->add_shape(d);
+  if (raw != nullptr) {
+    raw->assign(static_cast<const char*>(tensor.data()),
+                tensor.DataSizeInBytes());
+    return absl::OkStatus();
+  }
+  inference::InferTensorContents* contents = output->mutable_contents();
+  const int64_t n = tensor.NumElements();
+  const void* data = tensor.data();
+  switch (tensor.dtype()) {
+    case DType::kF32:
+      contents->mutable_fp32_contents()->Add(
+          static_cast<const float*>(data), static_cast<const float*>(data) + n);
+      break;
+    case DType::kF64:
+      contents->mutable_fp64_contents()->Add(
+          static_cast<const double*>(data),
+          static_cast<const double*>(data) + n);
+      break;
+    case DType::kI32:
+      contents->mutable_int_contents()->Add(
+          static_cast<const int32_t*>(data),
+          static_cast<const int32_t*>(data) + n);
+      break;
+    case DType::kI16:
+      for (int64_t i = 0; i < n; ++i) {
+        contents->add_int_contents(static_cast<const int16_t*>(data)[i]);
+      }
+      break;
+    case DType::kI8:
+      for (int64_t i = 0; i < n; ++i) {
+        contents->add_int_contents(static_cast<const int8_t*>(data)[i]);
+      }
+      break;
+    case DType::kUI8:
+      for (int64_t i = 0; i < n; ++i) {
+        contents->add_uint_contents(static_cast<const uint8_t*>(data)[i]);
+      }
+      break;
+    case DType::kI64:
+      contents->mutable_int64_contents()->Add(
+          static_cast<const int64_t*>(data),
+          static_cast<const int64_t*>(data) + n);
+      break;
+    case DType::kI1:
+      for (int64_t i = 0; i < n; ++i) {
+        contents->add_bool_contents(static_cast<const bool*>(data)[i]);
+      }
+      break;
+    default:
+      return absl::InternalError("f16 and bf16 outputs go as raw contents");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace asyncrt::serving

@@ -1,0 +1,49 @@
+// Tensors in the gRPC APIs' messages: TF Serving's TensorProto and KServe
+// v2's InferInputTensor / InferOutputTensor, to and from dense host
+// tensors. Internal to lib/serving (grpc_server.cc).
+//
+// Every malformed message (an unsupported dtype, a count that does not fit
+// the shape, bytes of the wrong length, a value out of its dtype's range)
+// is an InvalidArgument naming the input; nothing aborts.
+//
+// Thread-safety: pure functions.
+#ifndef ASYNCRT_LIB_SERVING_TENSOR_PROTO_CODEC_H_
+#define ASYNCRT_LIB_SERVING_TENSOR_PROTO_CODEC_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "asyncrt/host_context/host_allocator.h"
+#include "asyncrt/serving/signature.h"
+#include "asyncrt/tensor/dense_host_tensor.h"
+#include "kserve/grpc_predict_v2.pb.h"
+#include "tensorflow/tensor.pb.h"
+
+namespace asyncrt::serving {
+
+tensorflow::DataType ToTfDataType(DType dtype);
+DType FromTfDataType(tensorflow::DataType dtype);
+
+// `proto` as a tensor of input `spec` (whose dtype and shape it must fit).
+absl::StatusOr<DenseHostTensor> FromTensorProto(
+    const tensorflow::TensorProto& proto, const TensorSpec& spec,
+    HostAllocator& allocator);
+// `tensor` as dtype, shape and tensor_content.
+absl::Status ToTensorProto(const DenseHostTensor& tensor,
+                           tensorflow::TensorProto* proto);
+
+// `input` (its elements in `raw` if not null, else in its contents) as a
+// tensor of `spec`.
+absl::StatusOr<DenseHostTensor> FromInferInput(
+    const inference::ModelInferRequest::InferInputTensor& input,
+    const std::string* raw, const TensorSpec& spec, HostAllocator& allocator);
+// `tensor` as `output` (named `name`), its elements appended to `raw` if
+// not null, else in its contents.
+absl::Status ToInferOutput(const DenseHostTensor& tensor,
+                           const std::string& name,
+                           inference::ModelInferResponse::InferOutputTensor* output,
+                           std::string* raw);
+
+}  // namespace asyncrt::serving
+
+#endif  // ASYNCRT_LIB_SERVING_TENSOR_PROTO_CODEC_H_
