@@ -92,11 +92,17 @@ class ModelReactor final : public grpc::ServerUnaryReactor {
 };
 
 std::optional<int64_t> RequestedVersion(
-    const tensorflow::serving::ModelSpec& spec, absl::Status* error) {
+    const tensorflow::serving::ModelSpec& spec,
+    const ModelRepository& repository, absl::Status* error) {
   if (spec.has_version()) return spec.version().value();
   if (!spec.version_label().empty()) {
-    *error = absl::NotFoundError(
-        "version labels are not supported by this server");
+    absl::StatusOr<int64_t> version =
+        repository.ResolveLabel(spec.name(), spec.version_label());
+    if (!version.ok()) {
+      *error = version.status();
+      return std::nullopt;
+    }
+    return *version;
   }
   return std::nullopt;
 }
@@ -213,7 +219,7 @@ class GrpcServer::Impl {
       std::shared_ptr<ModelReactor> reactor = NewReactor();
       absl::Status error;
       std::optional<int64_t> version =
-          RequestedVersion(request->model_spec(), &error);
+          RequestedVersion(request->model_spec(), server_.repository_, &error);
       if (!error.ok()) return reactor->Answer(error), reactor.get();
       absl::StatusOr<std::shared_ptr<const Servable>> servable =
           server_.repository_.Find(request->model_spec().name(), version);
@@ -277,7 +283,7 @@ class GrpcServer::Impl {
       grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
       absl::Status error;
       std::optional<int64_t> version =
-          RequestedVersion(request->model_spec(), &error);
+          RequestedVersion(request->model_spec(), server_.repository_, &error);
       if (error.ok() && request->metadata_field_size() == 0) {
         error = absl::InvalidArgumentError(
             "GetModelMetadataRequest must specify at least one "
@@ -336,7 +342,7 @@ class GrpcServer::Impl {
       grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
       absl::Status error;
       std::optional<int64_t> version =
-          RequestedVersion(request->model_spec(), &error);
+          RequestedVersion(request->model_spec(), server_.repository_, &error);
       if (!error.ok()) return reactor->Finish(ToGrpc(error)), reactor;
       absl::StatusOr<std::vector<VersionStatus>> statuses =
           server_.repository_.Status(request->model_spec().name());

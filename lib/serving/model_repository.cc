@@ -265,6 +265,22 @@ absl::StatusOr<std::shared_ptr<const Servable>> ModelRepository::Find(
       "Servable not found for request: Latest(", name, ")"));
 }
 
+absl::StatusOr<int64_t> ModelRepository::ResolveLabel(
+    absl::string_view name, absl::string_view label) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Model& model : models_) {
+    if (model.config.name != name) continue;
+    auto it = model.config.labels.find(std::string(label));
+    if (it == model.config.labels.end()) {
+      return absl::NotFoundError(absl::StrCat(
+          "Unrecognized servable version label: ", label));
+    }
+    return it->second;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("Servable not found for request: Latest(", name, ")"));
+}
+
 absl::StatusOr<std::vector<VersionStatus>> ModelRepository::Status(
     absl::string_view name) const {
   std::lock_guard<std::mutex> lock(mutex_);

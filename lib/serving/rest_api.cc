@@ -60,7 +60,7 @@ void String(Writer& writer, absl::string_view value) {
 struct ModelPath {
   std::string model;
   std::optional<int64_t> version;
-  bool label = false;            // /labels/L (unsupported).
+  std::string label;             // /labels/L.
   std::string rest;              // What follows: "metadata", "ready", ...
   std::string verb;              // After ':' (v1): "predict", ...
 };
@@ -86,7 +86,7 @@ absl::StatusOr<ModelPath> ParseModelPath(absl::Span<const std::string> parts) {
       return absl::InvalidArgumentError("Malformed request: no version");
     }
     if (items[next] == "labels") {
-      path.label = true;
+      path.label = items[next + 1];
     } else {
       int64_t version;
       if (!absl::SimpleAtoi(items[next + 1], &version)) {
@@ -322,7 +322,7 @@ void RestApi::Route(const HttpRequest& request, std::shared_ptr<Reply> reply) {
   if (parts.size() < 2 || !parts[0].empty()) return malformed();
   const bool get = request.method == "GET";
   const bool post = request.method == "POST";
-  if (get && path == "/monitoring/prometheus/metrics") {
+  if (get && !options_.metrics_path.empty() && path == options_.metrics_path) {
     reply->api_name = "metrics";
     HttpResponse response;
     response.content_type = "text/plain; version=0.0.4";
@@ -351,12 +351,14 @@ void RestApi::Route(const HttpRequest& request, std::shared_ptr<Reply> reply) {
   absl::StatusOr<ModelPath> model_path =
       ParseModelPath(absl::MakeConstSpan(parts).subspan(3));
   if (!model_path.ok()) return (void)reply->Answer(Error(model_path.status()));
-  if (model_path->label) {
-    return (void)reply->Answer(Error(absl::NotFoundError(
-        "version labels are not supported by this server")));
-  }
   const std::string& model = model_path->model;
-  const std::optional<int64_t> version = model_path->version;
+  std::optional<int64_t> version = model_path->version;
+  if (!model_path->label.empty()) {
+    absl::StatusOr<int64_t> labeled =
+        repository_.ResolveLabel(model, model_path->label);
+    if (!labeled.ok()) return (void)reply->Answer(Error(labeled.status()));
+    version = *labeled;
+  }
   reply->model = model;
   reply->version = version.value_or(0);
   reply->api_name = model_path->rest.empty() ? "status" : model_path->rest;

@@ -14,6 +14,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,6 +33,7 @@
 #include "asyncrt/serving/http_server.h"
 #include "asyncrt/serving/model_repository.h"
 #include "asyncrt/serving/rest_api.h"
+#include "asyncrt/serving/server_config.h"
 
 ABSL_FLAG(int32_t, port, 8500,
           "gRPC port (TF Serving's PredictionService and ModelService, and "
@@ -47,7 +50,11 @@ ABSL_FLAG(std::string, model_name, "default", "the name of the served model");
 ABSL_FLAG(std::string, model_base_path, "",
           "the model's directory of numbered versions");
 ABSL_FLAG(std::string, model_config_file, "",
-          "several models (TF Serving's text format; not supported yet)");
+          "several models, with version policies and labels (TF Serving's "
+          "text format; instead of --model_name and --model_base_path)");
+ABSL_FLAG(std::string, monitoring_config_file, "",
+          "TF Serving's monitoring config (prometheus_config { enable, path "
+          "}); without one, metrics are at /monitoring/prometheus/metrics");
 ABSL_FLAG(int32_t, model_version_policy_latest, 1,
           "serve the newest N versions");
 ABSL_FLAG(int32_t, file_system_poll_wait_seconds, 1,
@@ -69,6 +76,13 @@ ABSL_FLAG(std::string, work_queue, "mstd",
 namespace asyncrt::serving {
 namespace {
 
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  return std::string((std::istreambuf_iterator<char>(file)),
+                     std::istreambuf_iterator<char>());
+}
+
 std::optional<Signature> OnnxSignature(const std::string& path,
                                        const std::string& bytes) {
   if (!absl::EndsWith(path, ".onnx")) return std::nullopt;
@@ -86,13 +100,44 @@ std::optional<Signature> OnnxSignature(const std::string& path,
 }
 
 int Serve() {
-  if (!absl::GetFlag(FLAGS_model_config_file).empty()) {
-    std::fprintf(stderr, "error: --model_config_file is not supported yet\n");
+  std::vector<ModelConfig> models;
+  if (const std::string path = absl::GetFlag(FLAGS_model_config_file);
+      !path.empty()) {
+    absl::StatusOr<std::string> text = ReadFile(path);
+    absl::StatusOr<std::vector<ModelConfig>> parsed =
+        text.ok() ? ParseModelConfigText(*text)
+                  : absl::StatusOr<std::vector<ModelConfig>>(text.status());
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "error: %s: %s\n", path.c_str(),
+                   std::string(parsed.status().message()).c_str());
+      return 1;
+    }
+    models = *std::move(parsed);
+  } else if (absl::GetFlag(FLAGS_model_base_path).empty()) {
+    std::fprintf(stderr,
+                 "error: --model_base_path or --model_config_file is "
+                 "required\n");
     return 1;
+  } else {
+    ModelConfig config;
+    config.name = absl::GetFlag(FLAGS_model_name);
+    config.base_path = absl::GetFlag(FLAGS_model_base_path);
+    config.policy.latest = absl::GetFlag(FLAGS_model_version_policy_latest);
+    models.push_back(std::move(config));
   }
-  if (absl::GetFlag(FLAGS_model_base_path).empty()) {
-    std::fprintf(stderr, "error: --model_base_path is required\n");
-    return 1;
+  MonitoringOptions monitoring;
+  if (const std::string path = absl::GetFlag(FLAGS_monitoring_config_file);
+      !path.empty()) {
+    absl::StatusOr<std::string> text = ReadFile(path);
+    absl::StatusOr<MonitoringOptions> parsed =
+        text.ok() ? ParseMonitoringConfigText(*text)
+                  : absl::StatusOr<MonitoringOptions>(text.status());
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "error: %s: %s\n", path.c_str(),
+                   std::string(parsed.status().message()).c_str());
+      return 1;
+    }
+    monitoring = *parsed;
   }
   // Every thread made from here on inherits the blocked signals: only the
   // main thread takes them, with sigwait.
@@ -113,28 +158,29 @@ int Serve() {
                  std::string(runtime.status().message()).c_str());
     return 1;
   }
-  ModelConfig config;
-  config.name = absl::GetFlag(FLAGS_model_name);
-  config.base_path = absl::GetFlag(FLAGS_model_base_path);
-  config.policy.latest = absl::GetFlag(FLAGS_model_version_policy_latest);
-  ModelRepository repository(**runtime, {config}, OnnxSignature);
+  ModelRepository repository(**runtime, models, OnnxSignature);
   if (absl::Status status = repository.Poll(); !status.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
-  const absl::StatusOr<std::vector<VersionStatus>> statuses =
-      repository.Status(config.name);
-  for (const VersionStatus& status : *statuses) {
-    if (!status.error.ok()) {
-      std::fprintf(stderr, "error: %s version %lld: %s\n", config.name.c_str(),
-                   static_cast<long long>(status.version),
-                   std::string(status.error.message()).c_str());
+  for (const ModelConfig& config : models) {
+    const absl::StatusOr<std::vector<VersionStatus>> statuses =
+        repository.Status(config.name);
+    for (const VersionStatus& status : *statuses) {
+      if (!status.error.ok()) {
+        std::fprintf(stderr, "error: %s version %lld: %s\n",
+                     config.name.c_str(),
+                     static_cast<long long>(status.version),
+                     std::string(status.error.message()).c_str());
+      }
     }
   }
 
   RestApi::Options api_options;
   api_options.timeout =
       absl::Milliseconds(absl::GetFlag(FLAGS_rest_api_timeout_in_ms));
+  api_options.metrics_path =
+      monitoring.prometheus_enabled ? monitoring.prometheus_path : "";
   RestApi api(**runtime, repository, api_options);
   HttpServer::Options http_options;
   http_options.address = absl::GetFlag(FLAGS_rest_api_address);

@@ -173,4 +173,49 @@ wait "$loop_pid"
 [[ "$(cat "$work/term_failures")" == 0 ]] ||
   fail "$(cat "$work/term_failures") requests failed around SIGTERM"
 grep -q "draining" "$work/server.log" || fail "no drain on SIGTERM"
+
+# A model config file (TF Serving's text format): two versions served at
+# once, a label, and metrics where the monitoring config says.
+cat > "$work/models.config" << CONFIG
+model_config_list {
+  config {
+    name: "tiny"
+    base_path: "$work/models/tiny"
+    model_platform: "tensorflow"
+    model_version_policy { specific { versions: 1 versions: 2 } }
+    version_labels { key: "stable" value: 1 }
+  }
+}
+CONFIG
+echo 'prometheus_config { enable: true, path: "/metrics" }' > "$work/monitoring.config"
+"$build/bin/asyncrt_model_server" --rest_api_port=0 --port=0 \
+  --rest_api_address=127.0.0.1 --grpc_address=127.0.0.1 \
+  --model_config_file="$work/models.config" \
+  --monitoring_config_file="$work/monitoring.config" > "$work/server.log" 2>&1 &
+server_pid=$!
+port=""
+for _ in $(seq 1 100); do
+  port=$(sed -n 's/^Exporting HTTP\/REST API at:127.0.0.1:\([0-9]*\)$/\1/p' \
+    "$work/server.log")
+  [[ -n "$port" ]] && break
+  kill -0 "$server_pid" 2> /dev/null || fail "the server exited at start"
+  sleep 0.1
+done
+url="http://127.0.0.1:$port"
+expect POST /v1/models/tiny/labels/stable:predict '{"instances": [[1, 1, 1, 1]]}' 200 \
+  '{"predictions":[[2,2,2,2]]}'
+expect POST /v1/models/tiny/versions/2:predict '{"instances": [[1, 1, 1, 1]]}' 200 \
+  '{"predictions":[[3,3,3,3]]}'
+expect POST /v1/models/tiny/labels/nope:predict '{"instances": [[1, 1, 1, 1]]}' 404 \
+  'Unrecognized servable version label: nope'
+expect GET /metrics "" 200 'asyncrt_serving_model_version_available{model="tiny",version="2"} 1'
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the second server did not exit cleanly"
+server_pid=""
+echo 'model_config_list { config { name: "x" } }' > "$work/bad.config"
+if "$build/bin/asyncrt_model_server" --model_config_file="$work/bad.config" \
+    2> "$work/bad.log"; then
+  fail "a bad model config was accepted"
+fi
+grep -q "needs a name and a base_path" "$work/bad.log" || fail "$(cat "$work/bad.log")"
 echo "PASS: model server REST APIs, reload and drain"

@@ -49,6 +49,9 @@ struct ModelConfig {
   std::string name;
   std::string base_path;
   VersionPolicy policy;
+  // Names for versions ("stable" -> 2): requests may name a label instead
+  // of a version.
+  std::map<std::string, int64_t> labels;
 };
 
 // One loaded version of a model, ready for requests.
@@ -91,6 +94,11 @@ class ModelRepository {
   // naming what there is otherwise.
   absl::StatusOr<std::shared_ptr<const Servable>> Find(
       absl::string_view name, std::optional<int64_t> version) const;
+
+  // The version `label` names for model `name`; NotFound for an unknown
+  // model or label.
+  absl::StatusOr<int64_t> ResolveLabel(absl::string_view name,
+                                       absl::string_view label) const;
 
   // The statuses of `name`'s versions, newest first; NotFound for a model
   // the repository does not serve.

@@ -1,7 +1,7 @@
 // The REST APIs of the model server over a ModelRepository: TF Serving's
 // (/v1/models/...) and KServe's v2 (/v2/...), as an HttpHandler.
 //
-//   GET  /v1/models/NAME[/versions/N]            version status
+//   GET  /v1/models/NAME[/versions/N|/labels/L]  version status
 //   GET  /v1/models/NAME[/versions/N]/metadata   signature
 //   POST /v1/models/NAME[/versions/N]:predict    row or columnar format
 //   POST .../:classify, :regress                 unsupported signature
@@ -17,7 +17,8 @@
 //
 // Errors are {"error": "..."} with the HTTP status TF Serving gives the
 // error's canonical code (400 for InvalidArgument, 404 for NotFound, 503
-// for Unavailable, ...). Labels (/labels/L) are not supported: NotFound.
+// for Unavailable, ...). /labels/L stands for the version the model's
+// configuration names L.
 //
 // Ownership: borrows the runtime and the repository, which must outlive
 // it. Thread-safety: Handle may be called from any threads at once.
@@ -48,6 +49,8 @@ class RestApi {
   struct Options {
     // The longest a model request may take; zero or less: no limit.
     absl::Duration timeout = absl::Seconds(30);
+    // Where Prometheus reads the metrics (empty: not served).
+    std::string metrics_path = "/monitoring/prometheus/metrics";
   };
   RestApi(Runtime& runtime, ModelRepository& repository, Options options);
   ~RestApi();
