@@ -176,15 +176,14 @@ class GrpcServer::Impl {
            std::shared_ptr<const Servable> servable,
            std::vector<DenseHostTensor> inputs,
            grpc::CallbackServerContext* context, Reply reply) {
-    RCReference<RequestContext> request = RunInference(
-        runtime_, servable, std::move(inputs),
+    RCReference<RequestContext> request = RunWith(
+        options_.runner, runtime_, servable, std::move(inputs),
         [reactor, reply = std::move(reply)](
             absl::StatusOr<std::vector<DenseHostTensor>> outputs) mutable {
           if (!outputs.ok()) return reactor->Answer(outputs.status());
           reactor->AnswerWith([&] { return reply(*outputs); });
         });
-    if (!request) return;
-    reactor->set_request(std::move(request));
+    if (request) reactor->set_request(std::move(request));
     // The earlier of the client's deadline and the server's timeout.
     auto deadline = std::chrono::steady_clock::time_point::max();
     if (options_.timeout > absl::ZeroDuration()) {

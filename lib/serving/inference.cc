@@ -121,4 +121,14 @@ RCReference<RequestContext> RunInference(
   return request;
 }
 
+RCReference<RequestContext> RunWith(const InferenceRunner& runner,
+                                    Runtime& runtime,
+                                    std::shared_ptr<const Servable> servable,
+                                    std::vector<DenseHostTensor> inputs,
+                                    InferenceDone done) {
+  if (runner) return runner(std::move(servable), std::move(inputs), std::move(done));
+  return RunInference(runtime, std::move(servable), std::move(inputs),
+                      std::move(done));
+}
+
 }  // namespace asyncrt::serving

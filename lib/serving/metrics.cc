@@ -38,6 +38,18 @@ void ServingMetrics::RequestFinished(absl::string_view model, int64_t version,
   latency.sum += seconds;
 }
 
+void ServingMetrics::BatchRun(absl::string_view model, int64_t version,
+                              int64_t rows, double queue_seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Batches& batches = batches_[{std::string(model), version}];
+  for (size_t i = 0; i < batches.sizes.size(); ++i) {
+    if (rows <= (int64_t{1} << i)) ++batches.sizes[i];
+  }
+  ++batches.count;
+  batches.rows += rows;
+  batches.queue_seconds += queue_seconds;
+}
+
 std::string ServingMetrics::PrometheusText(
     const ModelRepository& repository) const {
   std::string text;
@@ -71,6 +83,27 @@ std::string ServingMetrics::PrometheusText(
                     "} ", absl::StrFormat("%.9g", latency.sum), "\n",
                     "asyncrt_serving_request_latency_seconds_count{", labels,
                     "} ", latency.count, "\n");
+  }
+  absl::StrAppend(&text,
+                  "# HELP asyncrt_serving_batch_size Rows per batch run.\n"
+                  "# TYPE asyncrt_serving_batch_size histogram\n");
+  for (const auto& [key, batches] : batches_) {
+    const std::string labels = absl::StrCat(
+        "model=\"", Escaped(key.first), "\",version=\"", key.second, "\"");
+    for (size_t i = 0; i < batches.sizes.size(); ++i) {
+      absl::StrAppend(&text, "asyncrt_serving_batch_size_bucket{", labels,
+                      ",le=\"", int64_t{1} << i, "\"} ", batches.sizes[i],
+                      "\n");
+    }
+    absl::StrAppend(&text, "asyncrt_serving_batch_size_bucket{", labels,
+                    ",le=\"+Inf\"} ", batches.count, "\n",
+                    "asyncrt_serving_batch_size_sum{", labels, "} ",
+                    batches.rows, "\n", "asyncrt_serving_batch_size_count{",
+                    labels, "} ", batches.count, "\n");
+    absl::StrAppend(&text, "asyncrt_serving_batch_queue_seconds_sum{", labels,
+                    "} ", absl::StrFormat("%.9g", batches.queue_seconds), "\n",
+                    "asyncrt_serving_batch_queue_seconds_count{", labels, "} ",
+                    batches.count, "\n");
   }
   absl::StrAppend(&text,
                   "# HELP asyncrt_serving_requests_in_flight Requests being "

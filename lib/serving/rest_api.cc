@@ -279,10 +279,11 @@ struct RestApi::Reply {
 };
 
 RestApi::RestApi(Runtime& runtime, ModelRepository& repository,
-                 Options options)
+                 ServingMetrics& metrics, Options options)
     : runtime_(runtime),
       repository_(repository),
-      options_(options),
+      options_(std::move(options)),
+      metrics_(metrics),
       timer_(std::make_unique<DeadlineTimer>()) {}
 
 RestApi::~RestApi() = default;
@@ -298,13 +299,16 @@ void RestApi::Handle(HttpRequest request, HttpResponder respond) {
 
 void RestApi::Expire(std::shared_ptr<Reply> reply,
                      RCReference<RequestContext> request) {
-  if (options_.timeout <= absl::ZeroDuration() || !request) return;
+  // Without a request (a batched one: the batch is shared) the deadline
+  // still answers, and cancels nothing.
+  if (options_.timeout <= absl::ZeroDuration()) return;
   timer_->At(std::chrono::steady_clock::now() +
                  absl::ToChronoNanoseconds(options_.timeout),
              [reply = std::move(reply), request = std::move(request)]() {
                if (reply->Answer(Error(absl::DeadlineExceededError(
                        "Deadline exceeded: the model took longer than the "
-                       "request timeout")))) {
+                       "request timeout"))) &&
+                   request) {
                  request->Cancel();
                }
              });
@@ -436,8 +440,9 @@ void RestApi::Predict(const std::string& model,
   if (!request.ok()) return (void)reply->Answer(Error(request.status()));
   const bool row_format = request->row_format;
   std::shared_ptr<const Servable> held = *servable;
-  RCReference<RequestContext> running = RunInference(
-      runtime_, *std::move(servable), std::move(request->inputs),
+  RCReference<RequestContext> running = RunWith(
+      options_.runner, runtime_, *std::move(servable),
+      std::move(request->inputs),
       [held = std::move(held), row_format, reply](
           absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
         if (!outputs.ok()) return (void)reply->Answer(Error(outputs.status()));
@@ -462,8 +467,8 @@ void RestApi::Infer(const std::string& model, std::optional<int64_t> version,
         Json(400, ErrorJson(inputs.status().message())));
   }
   std::shared_ptr<const Servable> held = *servable;
-  RCReference<RequestContext> running = RunInference(
-      runtime_, *std::move(servable), *std::move(inputs),
+  RCReference<RequestContext> running = RunWith(
+      options_.runner, runtime_, *std::move(servable), *std::move(inputs),
       [held = std::move(held), reply](
           absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
         if (!outputs.ok()) {

@@ -1,5 +1,6 @@
 #include "asyncrt/serving/server_config.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -114,6 +115,50 @@ absl::StatusOr<MonitoringOptions> ParseMonitoringConfigText(
   options.prometheus_enabled = config.prometheus_config().enable();
   if (!config.prometheus_config().path().empty()) {
     options.prometheus_path = config.prometheus_config().path();
+  }
+  return options;
+}
+
+absl::StatusOr<BatchingOptions> ParseBatchingParametersText(
+    absl::string_view text) {
+  tensorflow::serving::BatchingParameters parameters;
+  if (absl::Status status =
+          ParseText(text, "batching parameters", &parameters);
+      !status.ok()) {
+    return status;
+  }
+  BatchingOptions options;
+  if (parameters.has_max_batch_size()) {
+    options.max_batch_size = parameters.max_batch_size().value();
+  }
+  if (parameters.has_batch_timeout_micros()) {
+    options.batch_timeout =
+        absl::Microseconds(parameters.batch_timeout_micros().value());
+  }
+  if (parameters.has_max_enqueued_batches()) {
+    options.max_enqueued_batches = parameters.max_enqueued_batches().value();
+  }
+  if (parameters.has_num_batch_threads()) {
+    options.num_batch_threads =
+        static_cast<int>(parameters.num_batch_threads().value());
+  }
+  options.allowed_batch_sizes.assign(parameters.allowed_batch_sizes().begin(),
+                                     parameters.allowed_batch_sizes().end());
+  if (options.max_batch_size < 1 || options.max_enqueued_batches < 1 ||
+      options.num_batch_threads < 1 ||
+      options.batch_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "batching parameters: max_batch_size, max_enqueued_batches and "
+        "num_batch_threads must be positive, batch_timeout_micros not "
+        "negative");
+  }
+  const std::vector<int64_t>& allowed = options.allowed_batch_sizes;
+  if (!allowed.empty() &&
+      (!std::is_sorted(allowed.begin(), allowed.end()) || allowed.front() < 1 ||
+       allowed.back() != options.max_batch_size)) {
+    return absl::InvalidArgumentError(
+        "batching parameters: allowed_batch_sizes must ascend and end at "
+        "max_batch_size");
   }
   return options;
 }

@@ -29,8 +29,10 @@
 #include "absl/strings/str_cat.h"
 #include "asyncrt/compiler/onnx_tensors.h"
 #include "asyncrt/runtime/runtime.h"
+#include "asyncrt/serving/batcher.h"
 #include "asyncrt/serving/grpc_server.h"
 #include "asyncrt/serving/http_server.h"
+#include "asyncrt/serving/metrics.h"
 #include "asyncrt/serving/model_repository.h"
 #include "asyncrt/serving/rest_api.h"
 #include "asyncrt/serving/server_config.h"
@@ -66,6 +68,13 @@ ABSL_FLAG(int64_t, rest_api_max_body_bytes, int64_t{64} << 20,
 ABSL_FLAG(int32_t, rest_api_timeout_in_ms, 30000,
           "the longest a model request may take: then 504, and the model's "
           "kernels not yet run are cancelled (0: no limit)");
+ABSL_FLAG(bool, enable_batching, false,
+          "batch concurrent requests of a model version (see "
+          "--batching_parameters_file)");
+ABSL_FLAG(std::string, batching_parameters_file, "",
+          "TF Serving's batching parameters in text format (max_batch_size, "
+          "batch_timeout_micros, max_enqueued_batches, num_batch_threads, "
+          "allowed_batch_sizes)");
 ABSL_FLAG(int32_t, drain_timeout_seconds, 30,
           "on SIGTERM, how long requests in flight may take to finish");
 ABSL_FLAG(std::string, plugins, "",
@@ -176,12 +185,40 @@ int Serve() {
     }
   }
 
+  BatchingOptions batching;
+  if (const std::string path = absl::GetFlag(FLAGS_batching_parameters_file);
+      !path.empty()) {
+    absl::StatusOr<std::string> text = ReadFile(path);
+    absl::StatusOr<BatchingOptions> parsed =
+        text.ok() ? ParseBatchingParametersText(*text)
+                  : absl::StatusOr<BatchingOptions>(text.status());
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "error: %s: %s\n", path.c_str(),
+                   std::string(parsed.status().message()).c_str());
+      return 1;
+    }
+    batching = *std::move(parsed);
+  }
+  ServingMetrics metrics;
+  std::unique_ptr<Batcher> batcher;
+  InferenceRunner runner;
+  if (absl::GetFlag(FLAGS_enable_batching)) {
+    batcher = std::make_unique<Batcher>(**runtime, batching, &metrics);
+    runner = [&batcher](std::shared_ptr<const Servable> servable,
+                        std::vector<DenseHostTensor> inputs,
+                        InferenceDone done) {
+      batcher->Submit(std::move(servable), std::move(inputs), std::move(done));
+      return RCReference<RequestContext>();
+    };
+  }
+
   RestApi::Options api_options;
+  api_options.runner = runner;
   api_options.timeout =
       absl::Milliseconds(absl::GetFlag(FLAGS_rest_api_timeout_in_ms));
   api_options.metrics_path =
       monitoring.prometheus_enabled ? monitoring.prometheus_path : "";
-  RestApi api(**runtime, repository, api_options);
+  RestApi api(**runtime, repository, metrics, api_options);
   HttpServer::Options http_options;
   http_options.address = absl::GetFlag(FLAGS_rest_api_address);
   http_options.port = absl::GetFlag(FLAGS_rest_api_port);
@@ -201,6 +238,7 @@ int Serve() {
   grpc_options.address = absl::GetFlag(FLAGS_grpc_address);
   grpc_options.port = absl::GetFlag(FLAGS_port);
   grpc_options.timeout = api_options.timeout;
+  grpc_options.runner = runner;
   absl::StatusOr<std::unique_ptr<GrpcServer>> grpc =
       GrpcServer::Start(**runtime, repository, grpc_options);
   if (!grpc.ok()) {
@@ -254,6 +292,7 @@ int Serve() {
   poller.join();
   http->reset();
   grpc->reset();
+  batcher.reset();  // Runs what it still holds, then waits for it.
   (*runtime)->Quiesce();
   return 0;
 }

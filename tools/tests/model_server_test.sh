@@ -212,6 +212,45 @@ expect GET /metrics "" 200 'asyncrt_serving_model_version_available{model="tiny"
 kill -TERM "$server_pid"
 wait "$server_pid" || fail "the second server did not exit cleanly"
 server_pid=""
+# Batching: concurrent requests run in shared batches (the metrics show
+# fewer batches than requests) and get the answers they get alone.
+cat > "$work/batching.config" << CONFIG
+max_batch_size { value: 8 }
+batch_timeout_micros { value: 200000 }
+num_batch_threads { value: 2 }
+CONFIG
+"$build/bin/asyncrt_model_server" --rest_api_port=0 --port=0 \
+  --rest_api_address=127.0.0.1 --grpc_address=127.0.0.1 --model_name=tiny \
+  --model_base_path="$work/models/tiny" --enable_batching \
+  --batching_parameters_file="$work/batching.config" > "$work/server.log" 2>&1 &
+server_pid=$!
+port=""
+for _ in $(seq 1 100); do
+  port=$(sed -n 's/^Exporting HTTP\/REST API at:127.0.0.1:\([0-9]*\)$/\1/p' \
+    "$work/server.log")
+  [[ -n "$port" ]] && break
+  kill -0 "$server_pid" 2> /dev/null || fail "the batching server exited at start"
+  sleep 0.1
+done
+url="http://127.0.0.1:$port"
+for i in 1 2 3 4 5 6 7 8; do
+  curl -s -d "{\"instances\": [[$i, 0, 0, 0]]}" "$url/v1/models/tiny:predict" \
+    > "$work/batched_$i" &
+done
+wait $(jobs -p | grep -v "^$server_pid\$") 2> /dev/null || true
+for i in 1 2 3 4 5 6 7 8; do
+  grep -q "{\"predictions\":\[\[$((3 * i)),0,0,0\]\]}" "$work/batched_$i" ||
+    fail "batched request $i got $(cat "$work/batched_$i")"
+done
+metrics=$(curl -s "$url/monitoring/prometheus/metrics")
+batches=$(sed -n 's/^asyncrt_serving_batch_size_count{model="tiny",version="2"} //p' <<< "$metrics")
+rows=$(sed -n 's/^asyncrt_serving_batch_size_sum{model="tiny",version="2"} //p' <<< "$metrics")
+[[ "$rows" == 8 ]] || fail "the batches held $rows rows, not 8: $metrics"
+(( batches < 8 )) || fail "8 concurrent requests ran in $batches batches"
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the batching server did not exit cleanly"
+server_pid=""
+
 echo 'model_config_list { config { name: "x" } }' > "$work/bad.config"
 if "$build/bin/asyncrt_model_server" --model_config_file="$work/bad.config" \
     2> "$work/bad.log"; then

@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "asyncrt/runtime/runtime.h"
+#include "asyncrt/serving/inference.h"
 #include "asyncrt/serving/model_repository.h"
 
 namespace asyncrt::serving {
@@ -38,6 +39,8 @@ class GrpcServer {
     // The longest a model request may take; zero or less: no limit.
     absl::Duration timeout = absl::Seconds(30);
     int max_message_bytes = 64 << 20;
+    // How model requests run (a Batcher, ...); null: each at once.
+    InferenceRunner runner;
   };
 
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(

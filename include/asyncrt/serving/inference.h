@@ -8,6 +8,7 @@
 #ifndef ASYNCRT_SERVING_INFERENCE_H_
 #define ASYNCRT_SERVING_INFERENCE_H_
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -30,6 +31,20 @@ using InferenceDone = absl::AnyInvocable<void(
 RCReference<RequestContext> RunInference(
     Runtime& runtime, std::shared_ptr<const Servable> servable,
     std::vector<DenseHostTensor> inputs, InferenceDone done);
+
+// How a server runs a request: RunInference, or a Batcher's Submit (which
+// returns no request to cancel: a batch is shared). Null means
+// RunInference.
+using InferenceRunner = std::function<RCReference<RequestContext>(
+    std::shared_ptr<const Servable> servable,
+    std::vector<DenseHostTensor> inputs, InferenceDone done)>;
+
+// Runs through `runner`, or RunInference if it is null.
+RCReference<RequestContext> RunWith(const InferenceRunner& runner,
+                                    Runtime& runtime,
+                                    std::shared_ptr<const Servable> servable,
+                                    std::vector<DenseHostTensor> inputs,
+                                    InferenceDone done);
 
 }  // namespace asyncrt::serving
 

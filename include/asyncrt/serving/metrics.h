@@ -7,6 +7,8 @@
 //   asyncrt_serving_requests_in_flight                          gauge
 //   asyncrt_serving_model_load_seconds{model,version}           gauge
 //   asyncrt_serving_model_version_available{model,version}      gauge
+//   asyncrt_serving_batch_size{model,version}                   histogram
+//   asyncrt_serving_batch_queue_seconds{model,version}          sum, count
 //
 // Thread-safety: all members are thread-safe. Blocking: a short lock.
 #ifndef ASYNCRT_SERVING_METRICS_H_
@@ -40,6 +42,11 @@ class ServingMetrics {
   void RequestFinished(absl::string_view model, int64_t version,
                        absl::string_view api, int code, double seconds);
 
+  // A batch of `rows` rows of `model`'s `version` ran, its first request
+  // having waited `queue_seconds`.
+  void BatchRun(absl::string_view model, int64_t version, int64_t rows,
+                double queue_seconds);
+
   // Everything above, with the repository's load times and states.
   std::string PrometheusText(const ModelRepository& repository) const;
 
@@ -56,6 +63,13 @@ class ServingMetrics {
   std::map<std::tuple<std::string, int64_t, std::string, std::string>, uint64_t>
       counts_;                          // Guarded: (model, version, api, code).
   std::map<Key, Latency> latencies_;    // Guarded.
+  struct Batches {
+    std::array<uint64_t, 11> sizes{};  // <= 1, 2, 4, ..., 1024.
+    uint64_t count = 0;
+    uint64_t rows = 0;
+    double queue_seconds = 0;
+  };
+  std::map<std::pair<std::string, int64_t>, Batches> batches_;  // Guarded.
 };
 
 }  // namespace asyncrt::serving

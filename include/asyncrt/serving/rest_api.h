@@ -36,6 +36,7 @@
 #include "asyncrt/runtime/runtime.h"
 #include "asyncrt/serving/deadline_timer.h"
 #include "asyncrt/serving/http_server.h"
+#include "asyncrt/serving/inference.h"
 #include "asyncrt/serving/metrics.h"
 #include "asyncrt/serving/model_repository.h"
 
@@ -51,8 +52,12 @@ class RestApi {
     absl::Duration timeout = absl::Seconds(30);
     // Where Prometheus reads the metrics (empty: not served).
     std::string metrics_path = "/monitoring/prometheus/metrics";
+    // How model requests run (a Batcher, ...); null: each at once.
+    InferenceRunner runner;
   };
-  RestApi(Runtime& runtime, ModelRepository& repository, Options options);
+  // `metrics` (borrowed) receives every request and is served.
+  RestApi(Runtime& runtime, ModelRepository& repository,
+          ServingMetrics& metrics, Options options);
   ~RestApi();
 
   void Handle(HttpRequest request, HttpResponder respond);
@@ -76,7 +81,7 @@ class RestApi {
   Runtime& runtime_;
   ModelRepository& repository_;
   Options options_;
-  ServingMetrics metrics_;
+  ServingMetrics& metrics_;
   std::unique_ptr<DeadlineTimer> timer_;
   std::atomic<bool> draining_{false};
 };

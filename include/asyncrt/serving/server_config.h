@@ -1,6 +1,7 @@
 // TF Serving's configuration files, read with protobuf's text format:
-// --model_config_file (several models, version policies, version labels)
-// and --monitoring_config_file (the Prometheus path).
+// --model_config_file (several models, version policies, version labels),
+// --monitoring_config_file (the Prometheus path) and
+// --batching_parameters_file.
 //
 //   model_config_list {
 //     config {
@@ -20,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "asyncrt/serving/batcher.h"
 #include "asyncrt/serving/model_repository.h"
 
 namespace asyncrt::serving {
@@ -36,6 +38,15 @@ struct MonitoringOptions {
   std::string prometheus_path = "/monitoring/prometheus/metrics";
 };
 absl::StatusOr<MonitoringOptions> ParseMonitoringConfigText(
+    absl::string_view text);
+
+// TF Serving's batching parameters:
+//   max_batch_size { value: 32 } batch_timeout_micros { value: 2000 }
+//   max_enqueued_batches { value: 100 } num_batch_threads { value: 4 }
+//   allowed_batch_sizes: 8 allowed_batch_sizes: 32
+// Unset values keep BatchingOptions' defaults. InvalidArgument for values
+// out of range or allowed sizes that do not ascend to max_batch_size.
+absl::StatusOr<BatchingOptions> ParseBatchingParametersText(
     absl::string_view text);
 
 }  // namespace asyncrt::serving

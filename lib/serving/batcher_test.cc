@@ -1,0 +1,189 @@
+// Dynamic batching: concurrent requests merge into fewer batches with the
+// same answers as alone; padding to allowed sizes; requests that cannot
+// stack; a model whose outputs drop the batch dimension.
+#include "asyncrt/serving/batcher.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace asyncrt::serving {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// "double": y = 2 x. "constant": returns a scalar whatever its input.
+constexpr char kDouble[] = R"(
+func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
+  %ch = tfrt.new.chain
+  %cpu = corert.get_op_handler %ch "cpu"
+  %k = corert.const_dense_tensor dense<2.0> : tensor<f32>
+  %y = corert.executeop(%cpu) "nn.mul"(%x, %k) : 1
+  tfrt.return %y : !corert.tensorhandle
+}
+)";
+constexpr char kConstant[] = R"(
+func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
+  %k = corert.const_dense_tensor dense<2.0> : tensor<f32>
+  tfrt.return %k : !corert.tensorhandle
+}
+)";
+
+class BatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = std::filesystem::temp_directory_path() /
+            ("asyncrt_batcher_test_" + std::to_string(getpid()));
+    for (auto [name, text] : {std::pair{"double", kDouble},
+                              std::pair{"constant", kConstant}}) {
+      std::filesystem::create_directories(base_ / name / "1");
+      std::ofstream(base_ / name / "1" / "model.mlir") << text;
+    }
+    RuntimeOptions options;
+    options.work_queue = "mstd:2";
+    options.device_plugins_from_environment = false;
+    runtime_ = *Runtime::Create(options);
+    repository_ = std::make_unique<ModelRepository>(
+        *runtime_,
+        std::vector<ModelConfig>{{"double", (base_ / "double").string(), {}},
+                                 {"constant", (base_ / "constant").string(), {}}});
+    ASSERT_TRUE(repository_->Poll().ok());
+  }
+
+  void TearDown() override {
+    repository_.reset();
+    runtime_.reset();
+    std::filesystem::remove_all(base_);
+  }
+
+  DenseHostTensor Rows(std::vector<int64_t> shape, float first) {
+    auto tensor = DenseHostTensor::CreateUninitialized(
+        TensorMetadata(DType::kF32, TensorShape(shape)),
+        *runtime_->host().allocator());
+    auto elements = tensor->elements<float>();
+    for (size_t i = 0; i < elements.size(); ++i) elements[i] = first + i;
+    return std::move(*tensor);
+  }
+
+  std::shared_ptr<const Servable> Find(const std::string& name) {
+    return *repository_->Find(name, std::nullopt);
+  }
+
+  std::filesystem::path base_;
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<ModelRepository> repository_;
+};
+
+TEST_F(BatcherTest, ConcurrentRequestsShareBatchesAndGetTheirOwnRows) {
+  ServingMetrics metrics;
+  BatchingOptions options;
+  options.max_batch_size = 8;
+  options.batch_timeout = absl::Milliseconds(50);
+  Batcher batcher(*runtime_, options, &metrics);
+  constexpr int kRequests = 8;
+  std::vector<std::vector<float>> answers(kRequests);
+  std::atomic<int> left{kRequests};
+  absl::Notification all_done;
+  for (int i = 0; i < kRequests; ++i) {
+    std::vector<DenseHostTensor> inputs;
+    inputs.push_back(Rows({1, 2}, 10.0f * i));
+    batcher.Submit(Find("double"), std::move(inputs),
+                   [&, i](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                     if (out.ok()) {
+                       auto e = (*out)[0].elements<float>();
+                       answers[i].assign(e.begin(), e.end());
+                     }
+                     if (left.fetch_sub(1) == 1) all_done.Notify();
+                   });
+  }
+  all_done.WaitForNotification();
+  for (int i = 0; i < kRequests; ++i) {
+    EXPECT_THAT(answers[i], ElementsAre(20.0f * i, 20.0f * i + 2)) << i;
+  }
+  const std::string text = metrics.PrometheusText(*repository_);
+  // One full batch of 8.
+  EXPECT_THAT(text, HasSubstr("asyncrt_serving_batch_size_count{model=\"double\",version=\"1\"} 1"));
+  EXPECT_THAT(text, HasSubstr("asyncrt_serving_batch_size_sum{model=\"double\",version=\"1\"} 8"));
+}
+
+TEST_F(BatcherTest, PadsToAllowedSizesAndKeepsShapesApart) {
+  BatchingOptions options;
+  options.max_batch_size = 8;
+  options.allowed_batch_sizes = {4, 8};
+  options.batch_timeout = absl::Milliseconds(5);
+  Batcher batcher(*runtime_, options, nullptr);
+  std::atomic<int> left{2};
+  absl::Notification done;
+  std::vector<int64_t> first_dims, second_dims;
+  std::vector<float> second_values;
+  std::vector<DenseHostTensor> three;
+  three.push_back(Rows({3, 2}, 1));
+  batcher.Submit(Find("double"), std::move(three),
+                 [&](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                   ASSERT_TRUE(out.ok()) << out.status();
+                   auto dims = (*out)[0].shape().GetDimensions();
+                   first_dims.assign(dims.begin(), dims.end());
+                   if (left.fetch_sub(1) == 1) done.Notify();
+                 });
+  // Rows of another shape cannot join that batch.
+  std::vector<DenseHostTensor> wide;
+  wide.push_back(Rows({1, 3}, 1));
+  batcher.Submit(Find("double"), std::move(wide),
+                 [&](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                   ASSERT_TRUE(out.ok()) << out.status();
+                   auto dims = (*out)[0].shape().GetDimensions();
+                   second_dims.assign(dims.begin(), dims.end());
+                   auto e = (*out)[0].elements<float>();
+                   second_values.assign(e.begin(), e.end());
+                   if (left.fetch_sub(1) == 1) done.Notify();
+                 });
+  done.WaitForNotification();
+  EXPECT_THAT(first_dims, ElementsAre(3, 2));
+  EXPECT_THAT(second_dims, ElementsAre(1, 3));
+  EXPECT_THAT(second_values, ElementsAre(2, 4, 6));
+}
+
+TEST_F(BatcherTest, OutputsWithoutTheBatchDimensionFailTheBatch) {
+  Batcher batcher(*runtime_, BatchingOptions{}, nullptr);
+  absl::Notification done;
+  absl::Status status;
+  std::vector<DenseHostTensor> inputs;
+  inputs.push_back(Rows({2, 2}, 1));
+  batcher.Submit(Find("constant"), std::move(inputs),
+                 [&](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                   status = out.status();
+                   done.Notify();
+                 });
+  done.WaitForNotification();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("batching needs outputs whose first "
+                                          "dimension is the batch's (2)"));
+}
+
+TEST_F(BatcherTest, UnbatchableRequestsRunAlone) {
+  Batcher batcher(*runtime_, BatchingOptions{}, nullptr);
+  absl::Notification done;
+  std::vector<float> values;
+  std::vector<DenseHostTensor> inputs;
+  inputs.push_back(Rows({}, 4));  // A scalar: no batch dimension.
+  batcher.Submit(Find("double"), std::move(inputs),
+                 [&](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                   ASSERT_TRUE(out.ok()) << out.status();
+                   auto e = (*out)[0].elements<float>();
+                   values.assign(e.begin(), e.end());
+                   done.Notify();
+                 });
+  done.WaitForNotification();
+  EXPECT_THAT(values, ElementsAre(8));
+}
+
+}  // namespace
+}  // namespace asyncrt::serving
