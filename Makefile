@@ -22,12 +22,13 @@ DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
         libdnnl-dev libonnx-dev libonnx-testdata libprotobuf-dev \
         python3-torch python3-torchvision python3-onnx libopenblas0-pthread \
         ocl-icd-opencl-dev libboost-dev rapidjson-dev curl \
-        libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
+        libgrpc++-dev protobuf-compiler-grpc protobuf-compiler python3-yaml
 # ocl-icd-opencl-dev: Debian's oneDNN CMake package requires OpenCL (its GPU
 # runtime) but only recommends it, and we install without recommends.
 # OpenBLAS: libtorch's matmul peer uses the system BLAS, by default the
 # reference one.
-BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev libopenblas0-pthread nodejs npm
+BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev libopenblas0-pthread nodejs npm \
+              wrk nginx-light
 
 CMAKE_COMMON := -G Ninja $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 RUNTIME_ONLY := -DASYNCRT_RUNTIME_ONLY=ON -DASYNCRT_BUILD_BENCHMARKS=OFF

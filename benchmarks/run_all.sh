@@ -7,7 +7,9 @@
 # cores; BENCH_MODEL_ROUNDS rounds, default 3; BENCH_MODELS=0 skips them)
 # merge their Model* records into the same summary. They export missing
 # models into <build>/models and install onnxruntime-node into
-# <build>/bench/ort on first use.
+# <build>/bench/ort on first use. Then the model server against an nginx
+# static-file floor (benchmarks/serving/run_serving_bench.py, wrk on
+# loopback; Serve* records).
 set -euo pipefail
 build_dir=${1:-build}
 out_dir="$build_dir/bench"
@@ -24,6 +26,8 @@ for bench in "$build_dir"/bin/*_benchmark; do
   results+=("$out_dir/$name.json")
 done
 python3 "$(dirname "$0")/summarize.py" -o "$out_dir/summary.json" "${results[@]}"
+echo "== serving benchmark"
+python3 "$(dirname "$0")/serving/run_serving_bench.py" --build "$build_dir"
 if [[ "${BENCH_MODELS:-1}" != 0 ]]; then
   echo "== model benchmarks"
   python3 "$(dirname "$0")/models/run_model_bench.py" --build "$build_dir"

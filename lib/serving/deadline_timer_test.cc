@@ -4,6 +4,7 @@
 #include "asyncrt/serving/deadline_timer.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -45,6 +46,25 @@ TEST(DeadlineTimerTest, PendingFunctionsAreDroppedOnDestruction) {
     DeadlineTimer timer;
     timer.At(Clock::now() + std::chrono::hours(1), [&] { ran.fetch_add(1); });
   }
+  EXPECT_EQ(ran.load(), 0);
+}
+
+TEST(DeadlineTimerTest, CancelledFunctionsNeverRunAndAreReleased) {
+  DeadlineTimer timer;
+  auto held = std::make_shared<int>(7);
+  std::atomic<int> ran{0};
+  DeadlineTimer::Handle handle = timer.At(
+      Clock::now() + std::chrono::milliseconds(20),
+      [&, held] { ran.fetch_add(1); });
+  EXPECT_EQ(held.use_count(), 2);
+  EXPECT_TRUE(timer.Cancel(handle));
+  EXPECT_EQ(held.use_count(), 1);  // The function is gone at once.
+  EXPECT_FALSE(timer.Cancel(handle));
+  EXPECT_FALSE(timer.Cancel(DeadlineTimer::Handle{}));
+  absl::Notification later;
+  timer.At(Clock::now() + std::chrono::milliseconds(40),
+           [&] { later.Notify(); });
+  later.WaitForNotification();
   EXPECT_EQ(ran.load(), 0);
 }
 

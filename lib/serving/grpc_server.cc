@@ -29,6 +29,8 @@ grpc::Status ToGrpc(const absl::Status& status) {
 // cancelled and the call finishes with CANCELLED or DEADLINE_EXCEEDED.
 class ModelReactor final : public grpc::ServerUnaryReactor {
  public:
+  explicit ModelReactor(DeadlineTimer& timer) : timer_(timer) {}
+
   // Finishes once; later calls (a model ending after its deadline) are
   // dropped.
   void Answer(const absl::Status& status) {
@@ -41,13 +43,24 @@ class ModelReactor final : public grpc::ServerUnaryReactor {
   template <typename Fill>
   void AnswerWith(Fill fill) {
     absl::Status status;
+    DeadlineTimer::Handle deadline;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (answered_) return;
       answered_ = true;
       status = fill();
+      deadline = deadline_;
     }
+    timer_.Cancel(deadline);  // Answered in time.
     Finish(ToGrpc(status));
+  }
+
+  // Answers DEADLINE_EXCEEDED at `deadline` unless answered before.
+  void ExpireAt(std::chrono::steady_clock::time_point deadline,
+                std::shared_ptr<ModelReactor> self) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (answered_) return;
+    deadline_ = timer_.At(deadline, [self = std::move(self)] { self->Expire(); });
   }
 
   // The model's request, to cancel.
@@ -85,9 +98,11 @@ class ModelReactor final : public grpc::ServerUnaryReactor {
   void Hold(std::shared_ptr<ModelReactor> self) { self_ = std::move(self); }
 
  private:
+  DeadlineTimer& timer_;
   std::mutex mutex_;
   bool answered_ = false;                 // Guarded by mutex_.
   RCReference<RequestContext> request_;  // Guarded by mutex_.
+  DeadlineTimer::Handle deadline_;        // Guarded by mutex_.
   std::shared_ptr<ModelReactor> self_;
 };
 
@@ -196,12 +211,12 @@ class GrpcServer::Impl {
                                         (client - std::chrono::system_clock::now()));
     }
     if (deadline != std::chrono::steady_clock::time_point::max()) {
-      timer_.At(deadline, [reactor] { reactor->Expire(); });
+      reactor->ExpireAt(deadline, reactor);
     }
   }
 
-  static std::shared_ptr<ModelReactor> NewReactor() {
-    auto reactor = std::make_shared<ModelReactor>();
+  std::shared_ptr<ModelReactor> NewReactor() {
+    auto reactor = std::make_shared<ModelReactor>(timer_);
     reactor->Hold(reactor);
     return reactor;
   }
@@ -215,7 +230,7 @@ class GrpcServer::Impl {
         grpc::CallbackServerContext* context,
         const tensorflow::serving::PredictRequest* request,
         tensorflow::serving::PredictResponse* response) override {
-      std::shared_ptr<ModelReactor> reactor = NewReactor();
+      std::shared_ptr<ModelReactor> reactor = server_.NewReactor();
       absl::Status error;
       std::optional<int64_t> version =
           RequestedVersion(request->model_spec(), server_.repository_, &error);
@@ -459,7 +474,7 @@ class GrpcServer::Impl {
         grpc::CallbackServerContext* context,
         const inference::ModelInferRequest* request,
         inference::ModelInferResponse* response) override {
-      std::shared_ptr<ModelReactor> reactor = NewReactor();
+      std::shared_ptr<ModelReactor> reactor = server_.NewReactor();
       absl::Status error;
       std::optional<int64_t> version =
           ParseVersion(request->model_version(), &error);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <set>
 
@@ -14,6 +15,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "asyncrt/serving/inference.h"
+#include "asyncrt/serving/json_codec.h"
+#include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 
 namespace asyncrt::serving {
 
@@ -170,7 +176,62 @@ absl::StatusOr<std::shared_ptr<const Servable>> ModelRepository::Load(
   }
   servable->signature = *std::move(signature);
   servable->program = *std::move(program);
-  return std::shared_ptr<const Servable>(std::move(servable));
+  std::shared_ptr<const Servable> loaded = std::move(servable);
+  if (absl::Status status = WarmUp(loaded, absl::StrCat(dir, "/warmup.json"));
+      !status.ok()) {
+    return status;
+  }
+  return loaded;
+}
+
+absl::Status ModelRepository::WarmUp(
+    const std::shared_ptr<const Servable>& servable,
+    const std::string& path) {
+  if (!IsFile(path)) return absl::OkStatus();
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  // One :predict body, or a list of them.
+  rapidjson::Document document;
+  document.Parse(text->data(), text->size());
+  if (document.HasParseError() || !(document.IsObject() || document.IsArray())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a :predict body or a list of them"));
+  }
+  std::vector<std::string> bodies;
+  auto body_of = [](const rapidjson::Value& value) {
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    value.Accept(writer);
+    return std::string(buffer.GetString(), buffer.GetSize());
+  };
+  if (document.IsArray()) {
+    for (const rapidjson::Value& item : document.GetArray()) {
+      bodies.push_back(body_of(item));
+    }
+  } else {
+    bodies.push_back(body_of(document));
+  }
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    absl::StatusOr<PredictRequest> request = ParseTfServingPredict(
+        bodies[i], servable->signature, *runtime_.host().allocator());
+    absl::Status status = request.status();
+    if (status.ok()) {
+      // The load thread waits: warm-up is what loading is for.
+      std::promise<absl::Status> finished;
+      RunInference(runtime_, servable, std::move(request->inputs),
+                   [&finished](absl::StatusOr<std::vector<DenseHostTensor>>
+                                   outputs) {
+                     finished.set_value(outputs.status());
+                   });
+      status = finished.get_future().get();
+    }
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat(path, ": warm-up request ", i + 1,
+                                       " failed: ", status.message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ModelRepository::Poll() {
@@ -227,11 +288,21 @@ absl::Status ModelRepository::Poll() {
         entry.status.error = servable.status();
       }
     }
-    // Versions no longer wanted: unloaded once their requests finish (the
-    // requests hold the servable).
+    // Versions no longer wanted are unloaded once their requests finish
+    // (the requests hold the servable), but only when a wanted version
+    // serves or they left the disk: a new version that fails to load
+    // leaves the old one serving (TF Serving's availability-preserving
+    // policy).
     std::lock_guard<std::mutex> lock(mutex_);
+    bool wanted_available = false;
+    for (int64_t version : wanted) {
+      auto it = models_[m].versions.find(version);
+      wanted_available |=
+          it != models_[m].versions.end() && it->second.servable != nullptr;
+    }
     for (auto& [version, entry] : models_[m].versions) {
-      if (!wanted.count(version) && entry.servable) {
+      if (!wanted.count(version) && entry.servable &&
+          (wanted_available || !on_disk->count(version))) {
         entry.servable.reset();
         entry.status.state = VersionState::kEnd;
       }

@@ -257,18 +257,23 @@ struct RestApi::Reply {
   int64_t version = 0;
   std::string api_name = "other";
   std::mutex mutex;
-  bool answered = false;  // Guarded by mutex.
+  bool answered = false;           // Guarded by mutex.
+  DeadlineTimer::Handle deadline;  // Guarded by mutex.
 
   // The first answer goes out; later ones (a model finishing after its
   // deadline) are dropped. Returns whether this one went out.
   bool Answer(HttpResponse response) {
     HttpResponder send;
+    DeadlineTimer::Handle timer;
     {
       std::lock_guard<std::mutex> lock(mutex);
       if (answered) return false;
       answered = true;
       send = std::move(respond);
+      timer = deadline;
     }
+    // Answered in time: the timer lets go of this request.
+    api->timer_->Cancel(timer);
     api->metrics_.RequestFinished(
         model, version, api_name, response.status,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -302,16 +307,19 @@ void RestApi::Expire(std::shared_ptr<Reply> reply,
   // Without a request (a batched one: the batch is shared) the deadline
   // still answers, and cancels nothing.
   if (options_.timeout <= absl::ZeroDuration()) return;
-  timer_->At(std::chrono::steady_clock::now() +
-                 absl::ToChronoNanoseconds(options_.timeout),
-             [reply = std::move(reply), request = std::move(request)]() {
-               if (reply->Answer(Error(absl::DeadlineExceededError(
-                       "Deadline exceeded: the model took longer than the "
-                       "request timeout"))) &&
-                   request) {
-                 request->Cancel();
-               }
-             });
+  std::lock_guard<std::mutex> lock(reply->mutex);
+  if (reply->answered) return;  // The model was quicker.
+  reply->deadline = timer_->At(
+      std::chrono::steady_clock::now() +
+          absl::ToChronoNanoseconds(options_.timeout),
+      [reply, request = std::move(request)]() {
+        if (reply->Answer(Error(absl::DeadlineExceededError(
+                "Deadline exceeded: the model took longer than the "
+                "request timeout"))) &&
+            request) {
+          request->Cancel();
+        }
+      });
 }
 
 void RestApi::Route(const HttpRequest& request, std::shared_ptr<Reply> reply) {

@@ -159,6 +159,20 @@ wait "$loop_pid"
 expect GET /v1/models/tiny "" 200 '"version":"2","state":"AVAILABLE"'
 expect GET /v1/models/tiny "" 200 '"version":"1","state":"END"'
 
+# A version whose warm-up request fails is never served: it ends with the
+# reason, and version 2 keeps serving.
+mkdir -p "$work/staging/3"
+cp "$work/models/tiny/2/model.bef" "$work/models/tiny/2/signature.json" "$work/staging/3/"
+echo '[{"instances": [[1, 2, 3, 4]]}, {"instances": [[1, 2]]}]' > "$work/staging/3/warmup.json"
+mv "$work/staging/3" "$work/models/tiny/3"
+for _ in $(seq 1 50); do
+  curl -s "$url/v1/models/tiny" | grep -q '"version":"3","state":"END"' && break
+  sleep 0.1
+done
+expect GET /v1/models/tiny/versions/3 "" 200 'warm-up request 2 failed: input'
+expect POST /v1/models/tiny:predict '{"instances": [[1, 1, 1, 1]]}' 200 '[[3,3,3,3]]'
+rm -rf "$work/models/tiny/3"
+
 # SIGTERM under load: exit 0, and no answered request failed.
 client_loop "$work/stop_term" > "$work/term_failures" &
 loop_pid=$!

@@ -1,6 +1,6 @@
 // Calls functions at deadlines, on a thread of its own: the model server's
-// request timeouts. A function that is no longer needed is left to run
-// and find its request answered (it is cheap), rather than cancelled.
+// request timeouts. A request answered in time cancels its function, so
+// that the timer holds only the requests still running.
 //
 // Ownership: owns its thread; the destructor drops the functions not yet
 // run. Thread-safety: thread-safe. Blocking: the destructor joins.
@@ -8,10 +8,12 @@
 #define ASYNCRT_SERVING_DEADLINE_TIMER_H_
 
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "absl/functional/any_invocable.h"
 
@@ -24,17 +26,29 @@ class DeadlineTimer {
   DeadlineTimer();
   ~DeadlineTimer();
 
+  // What Cancel needs to find a function again.
+  struct Handle {
+    Clock::time_point deadline;
+    uint64_t id = 0;  // 0: no function.
+  };
+
   // Calls `fn` at `deadline` (at once if it has passed), on the timer's
   // thread: `fn` must be quick.
-  void At(Clock::time_point deadline, absl::AnyInvocable<void() &&> fn);
+  Handle At(Clock::time_point deadline, absl::AnyInvocable<void() &&> fn);
+  // Drops the function of `handle` if it has not started. Returns whether
+  // it did.
+  bool Cancel(const Handle& handle);
 
  private:
   void Run();
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  // Guarded by mutex_.
-  std::multimap<Clock::time_point, absl::AnyInvocable<void() &&>> pending_;
+  // Guarded by mutex_: by deadline, then in order of arrival.
+  std::map<std::pair<Clock::time_point, uint64_t>,
+           absl::AnyInvocable<void() &&>>
+      pending_;
+  uint64_t next_id_ = 1;
   bool stopping_ = false;
   std::thread thread_;  // Last: starts once the members above exist.
 };

@@ -1,11 +1,16 @@
 // The models a server serves: for each, a base path of numbered version
 // directories (NAME/1/, NAME/2/), each holding one model file
-// (model.bef, model.onnx or model.mlir, looked for in that order) and
-// optionally signature.json (signature.h).
+// (model.bef, model.onnx or model.mlir, looked for in that order),
+// optionally signature.json (signature.h) and optionally warmup.json: a
+// TF Serving :predict body, or a list of them, run before the version
+// serves (so its first requests do not pay for first-run work); a
+// warm-up request that fails fails the load.
 //
 // Poll() scans the base paths: versions that the version policy wants and
 // are not loaded yet are loaded (the program compiled and loaded into the
-// runtime), then made available; versions no longer wanted are removed. A
+// runtime), then made available; versions no longer wanted are removed
+// once a wanted one serves (a new version that fails to load leaves the
+// old one serving) or once their directory is gone. A
 // request holds its servable (shared_ptr), so a version removed while
 // requests use it is unloaded when the last of them finishes: a reload
 // never fails a request. A version that fails to load is reported in its
@@ -133,6 +138,10 @@ class ModelRepository {
 
   absl::StatusOr<std::shared_ptr<const Servable>> Load(
       const ModelConfig& config, int64_t version, const std::string& dir);
+  // Runs the requests of `path` (warmup.json) on `servable`, if the file
+  // exists; the first failure fails the load.
+  absl::Status WarmUp(const std::shared_ptr<const Servable>& servable,
+                      const std::string& path);
 
   Runtime& runtime_;
   SignatureReader signature_reader_;
