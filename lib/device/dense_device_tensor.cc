@@ -103,23 +103,36 @@ absl::Status ShutDownError(const Device& device) {
       absl::StrCat(device.name(), " is shut down"));
 }
 
+// Copies `bytes` from `src` into `destination` (a new tensor, or an error
+// making it) on `device`'s stream; the result is `destination` once the
+// copy is done. `keep_alive` (the source) lives until then.
+template <typename T, typename Source>
+AsyncValueRef<T> EnqueueCopyInto(StreamDevice& device,
+                                 CopyDirection direction,
+                                 absl::StatusOr<T> destination,
+                                 const void* src, size_t bytes,
+                                 Source keep_alive) {
+  if (!destination.ok()) return CopyError<T>(destination.status());
+  Stream* stream = device.stream();
+  if (stream == nullptr) return CopyError<T>(ShutDownError(device));
+  if (bytes > 0) {
+    absl::Status status =
+        device.EnqueueCopy(direction, destination->data(), src, bytes);
+    if (!status.ok()) return CopyError<T>(std::move(status));
+  }
+  auto result = MakeUnconstructedAsyncValueRef<T>();
+  CompleteAfterStream(*stream, result, *std::move(destination),
+                      std::move(keep_alive));
+  return result;
+}
+
 }  // namespace
 
 AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseHostTensor& src,
                                               StreamDevice& dst) {
-  absl::StatusOr<DenseDeviceTensor> tensor =
-      DenseDeviceTensor::Allocate(dst, src.metadata());
-  if (!tensor.ok()) return CopyError<DenseDeviceTensor>(tensor.status());
-  Stream* stream = dst.stream();
-  if (stream == nullptr) return CopyError<DenseDeviceTensor>(ShutDownError(dst));
-  if (const size_t bytes = tensor->DataSizeInBytes(); bytes > 0) {
-    absl::Status status = dst.EnqueueCopy(CopyDirection::kHostToDevice,
-                                          tensor->data(), src.data(), bytes);
-    if (!status.ok()) return CopyError<DenseDeviceTensor>(std::move(status));
-  }
-  auto result = MakeUnconstructedAsyncValueRef<DenseDeviceTensor>();
-  CompleteAfterStream(*stream, result, *std::move(tensor), src.CopyRef());
-  return result;
+  return EnqueueCopyInto(dst, CopyDirection::kHostToDevice,
+                         DenseDeviceTensor::Allocate(dst, src.metadata()),
+                         src.data(), src.DataSizeInBytes(), src.CopyRef());
 }
 
 AsyncValueRef<DenseHostTensor> CopyToHost(const DenseDeviceTensor& src,
@@ -127,41 +140,22 @@ AsyncValueRef<DenseHostTensor> CopyToHost(const DenseDeviceTensor& src,
   StreamDevice& device = src.device();
   std::optional<DenseHostTensor> tensor =
       DenseHostTensor::CreateUninitialized(src.metadata(), *host->allocator());
-  if (!tensor) {
-    return CopyError<DenseHostTensor>(absl::ResourceExhaustedError(
-        absl::StrCat("out of host memory copying ", src.metadata().DebugString(),
-                     " from ", device.name())));
-  }
-  Stream* stream = device.stream();
-  if (stream == nullptr) return CopyError<DenseHostTensor>(ShutDownError(device));
-  if (const size_t bytes = src.DataSizeInBytes(); bytes > 0) {
-    absl::Status status = device.EnqueueCopy(CopyDirection::kDeviceToHost,
-                                             tensor->data(), src.data(), bytes);
-    if (!status.ok()) return CopyError<DenseHostTensor>(std::move(status));
-  }
-  auto result = MakeUnconstructedAsyncValueRef<DenseHostTensor>();
-  CompleteAfterStream(*stream, result, *std::move(tensor), src.CopyRef());
-  return result;
+  absl::StatusOr<DenseHostTensor> destination =
+      tensor ? absl::StatusOr<DenseHostTensor>(std::move(*tensor))
+             : absl::ResourceExhaustedError(absl::StrCat(
+                   "out of host memory copying ", src.metadata().DebugString(),
+                   " from ", device.name()));
+  return EnqueueCopyInto(device, CopyDirection::kDeviceToHost,
+                         std::move(destination), src.data(),
+                         src.DataSizeInBytes(), src.CopyRef());
 }
 
 AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseDeviceTensor& src,
                                               StreamDevice& dst) {
   if (&src.device() == &dst) {
-    absl::StatusOr<DenseDeviceTensor> tensor =
-        DenseDeviceTensor::Allocate(dst, src.metadata());
-    if (!tensor.ok()) return CopyError<DenseDeviceTensor>(tensor.status());
-    Stream* stream = dst.stream();
-    if (stream == nullptr) {
-      return CopyError<DenseDeviceTensor>(ShutDownError(dst));
-    }
-    if (const size_t bytes = tensor->DataSizeInBytes(); bytes > 0) {
-      absl::Status status = dst.EnqueueCopy(CopyDirection::kDeviceToDevice,
-                                            tensor->data(), src.data(), bytes);
-      if (!status.ok()) return CopyError<DenseDeviceTensor>(std::move(status));
-    }
-    auto result = MakeUnconstructedAsyncValueRef<DenseDeviceTensor>();
-    CompleteAfterStream(*stream, result, *std::move(tensor), src.CopyRef());
-    return result;
+    return EnqueueCopyInto(dst, CopyDirection::kDeviceToDevice,
+                           DenseDeviceTensor::Allocate(dst, src.metadata()),
+                           src.data(), src.DataSizeInBytes(), src.CopyRef());
   }
   // Another device: through host memory, one copy after the other.
   AsyncValueRef<DenseHostTensor> staged = CopyToHost(src, dst.host());

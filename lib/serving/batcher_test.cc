@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/serving/serving_test_util.h"
 
 namespace asyncrt::serving {
 namespace {
@@ -20,16 +21,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// "double": y = 2 x. "constant": returns a scalar whatever its input.
-constexpr char kDouble[] = R"(
-func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
-  %ch = tfrt.new.chain
-  %cpu = corert.get_op_handler %ch "cpu"
-  %k = corert.const_dense_tensor dense<2.0> : tensor<f32>
-  %y = corert.executeop(%cpu) "nn.mul"(%x, %k) : 1
-  tfrt.return %y : !corert.tensorhandle
-}
-)";
+// "double": y = 2 x (testing::kDoubleModel). "constant": returns a scalar
+// whatever its input.
 constexpr char kConstant[] = R"(
 func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
   %k = corert.const_dense_tensor dense<2.0> : tensor<f32>
@@ -42,11 +35,8 @@ class BatcherTest : public ::testing::Test {
   void SetUp() override {
     base_ = std::filesystem::temp_directory_path() /
             ("asyncrt_batcher_test_" + std::to_string(getpid()));
-    for (auto [name, text] : {std::pair{"double", kDouble},
-                              std::pair{"constant", kConstant}}) {
-      std::filesystem::create_directories(base_ / name / "1");
-      std::ofstream(base_ / name / "1" / "model.mlir") << text;
-    }
+    testing::WriteVersion(base_ / "double", 1, testing::kDoubleModel);
+    testing::WriteVersion(base_ / "constant", 1, kConstant);
     RuntimeOptions options;
     options.work_queue = "mstd:2";
     options.device_plugins_from_environment = false;

@@ -21,6 +21,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kserve/grpc_predict_v2.grpc.pb.h"
+#include "lib/serving/serving_test_util.h"
 #include "tensorflow_serving/apis.grpc.pb.h"
 
 namespace asyncrt::serving {
@@ -28,17 +29,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// y = 2 x, as a program of the corert dialect.
-constexpr char kModel[] = R"(
-func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
-  %ch = tfrt.new.chain
-  %cpu = corert.get_op_handler %ch "cpu"
-  %k = corert.const_dense_tensor dense<2.0> : tensor<f32>
-  %y = corert.executeop(%cpu) "nn.mul"(%x, %k) : 1
-  tfrt.return %y : !corert.tensorhandle
-}
-)";
 
 constexpr char kSignature[] = R"(
 {"inputs": [{"name": "x", "dtype": "float32", "shape": [-1, 2]}],
@@ -49,9 +39,7 @@ class GrpcServerTest : public ::testing::Test {
   void SetUp() override {
     base_ = std::filesystem::temp_directory_path() /
             ("asyncrt_grpc_test_" + std::to_string(getpid()));
-    std::filesystem::create_directories(base_ / "3");
-    std::ofstream(base_ / "3" / "model.mlir") << kModel;
-    std::ofstream(base_ / "3" / "signature.json") << kSignature;
+    testing::WriteVersion(base_, 3, testing::kDoubleModel, kSignature);
     RuntimeOptions options;
     options.work_queue = "mstd:2";
     options.device_plugins_from_environment = false;

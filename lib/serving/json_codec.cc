@@ -33,17 +33,6 @@ std::string ShapeText(absl::Span<const int64_t> dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
 
-bool Supported(DType dtype) {
-  switch (dtype) {
-    case DType::kI1: case DType::kI8: case DType::kI16: case DType::kI32:
-    case DType::kI64: case DType::kUI8: case DType::kF16: case DType::kBF16:
-    case DType::kF32: case DType::kF64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 //===--- Reading ----------------------------------------------------------===//
 
 // A nested list: its dimensions and its leaves in row-major order.
@@ -174,7 +163,7 @@ absl::StatusOr<DenseHostTensor> MakeTensor(DType dtype,
                                            const std::vector<const Value*>& leaves,
                                            HostAllocator& allocator,
                                            absl::string_view what) {
-  if (!Supported(dtype)) {
+  if (!IsServableDType(dtype)) {
     return Invalid(what, absl::StrCat("the dtype ", DTypeName(dtype),
                                       " is not supported in JSON"));
   }
@@ -312,7 +301,7 @@ absl::Status CheckOutputs(const std::vector<DenseHostTensor>& outputs,
         signature.outputs.size()));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!Supported(outputs[i].dtype())) {
+    if (!IsServableDType(outputs[i].dtype())) {
       return absl::UnimplementedError(
           absl::StrCat("output '", signature.outputs[i].name, "' is ",
                        DTypeName(outputs[i].dtype()),

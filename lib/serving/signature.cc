@@ -33,6 +33,17 @@ DType ParseDTypeName(absl::string_view name) {
   return DType::kInvalid;
 }
 
+bool IsServableDType(DType dtype) {
+  switch (dtype) {
+    case DType::kI1: case DType::kI8: case DType::kI16: case DType::kI32:
+    case DType::kI64: case DType::kUI8: case DType::kF16: case DType::kBF16:
+    case DType::kF32: case DType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::string_view TfDTypeName(DType dtype) {
   switch (dtype) {
     case DType::kF32: return "DT_FLOAT";

@@ -80,17 +80,6 @@ absl::Status CheckDType(const TensorSpec& spec, DType dtype) {
                                          DTypeName(spec.dtype)));
 }
 
-bool Supported(DType dtype) {
-  switch (dtype) {
-    case DType::kI1: case DType::kI8: case DType::kI16: case DType::kI32:
-    case DType::kI64: case DType::kUI8: case DType::kF16: case DType::kBF16:
-    case DType::kF32: case DType::kF64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 tensorflow::DataType ToTfDataType(DType dtype) {
@@ -220,7 +209,7 @@ absl::StatusOr<DenseHostTensor> FromInferInput(
     const inference::ModelInferRequest::InferInputTensor& input,
     const std::string* raw, const TensorSpec& spec, HostAllocator& allocator) {
   const DType dtype = ParseDTypeName(input.datatype());
-  if (!Supported(dtype)) {
+  if (!IsServableDType(dtype)) {
     return Invalid(spec.name, absl::StrCat("datatype \"", input.datatype(),
                                            "\" is not supported"));
   }
@@ -317,7 +306,7 @@ absl::Status ToInferOutput(
     const DenseHostTensor& tensor, const std::string& name,
     inference::ModelInferResponse::InferOutputTensor* output,
     std::string* raw) {
-  if (!Supported(tensor.dtype())) {
+  if (!IsServableDType(tensor.dtype())) {
     return absl::UnimplementedError(absl::StrCat(
         "output '", name, "' is ", DTypeName(tensor.dtype()),
         ", which the v2 protocol does not carry"));

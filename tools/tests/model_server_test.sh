@@ -48,22 +48,27 @@ JSON
 mkdir -p "$work/models/tiny"
 make_version 1 2
 
-"$build/bin/asyncrt_model_server" --rest_api_port=0 --port=0 \
-  --grpc_address=127.0.0.1 \
-  --rest_api_address=127.0.0.1 --model_name=tiny \
-  --model_base_path="$work/models/tiny" --file_system_poll_wait_seconds=1 \
-  --rest_api_max_body_bytes=65536 > "$work/server.log" 2>&1 &
-server_pid=$!
-port=""
-for _ in $(seq 1 100); do
-  port=$(sed -n 's/^Exporting HTTP\/REST API at:127.0.0.1:\([0-9]*\)$/\1/p' \
-    "$work/server.log")
-  [[ -n "$port" ]] && break
-  kill -0 "$server_pid" 2> /dev/null || fail "the server exited at start"
-  sleep 0.1
-done
-[[ -n "$port" ]] || fail "the server did not start"
-url="http://127.0.0.1:$port"
+# Starts the server on free loopback ports with the given flags; sets
+# server_pid and url.
+start_server() {
+  "$build/bin/asyncrt_model_server" --rest_api_port=0 --port=0 \
+    --rest_api_address=127.0.0.1 --grpc_address=127.0.0.1 "$@" \
+    > "$work/server.log" 2>&1 &
+  server_pid=$!
+  local port=""
+  for _ in $(seq 1 100); do
+    port=$(sed -n 's/^Exporting HTTP\/REST API at:127.0.0.1:\([0-9]*\)$/\1/p' \
+      "$work/server.log")
+    [[ -n "$port" ]] && break
+    kill -0 "$server_pid" 2> /dev/null || fail "the server exited at start"
+    sleep 0.1
+  done
+  [[ -n "$port" ]] || fail "the server did not start"
+  url="http://127.0.0.1:$port"
+}
+
+start_server --model_name=tiny --model_base_path="$work/models/tiny" \
+  --file_system_poll_wait_seconds=1 --rest_api_max_body_bytes=65536
 
 # expect METHOD PATH BODY STATUS SUBSTRING
 expect() {
@@ -202,20 +207,8 @@ model_config_list {
 }
 CONFIG
 echo 'prometheus_config { enable: true, path: "/metrics" }' > "$work/monitoring.config"
-"$build/bin/asyncrt_model_server" --rest_api_port=0 --port=0 \
-  --rest_api_address=127.0.0.1 --grpc_address=127.0.0.1 \
-  --model_config_file="$work/models.config" \
-  --monitoring_config_file="$work/monitoring.config" > "$work/server.log" 2>&1 &
-server_pid=$!
-port=""
-for _ in $(seq 1 100); do
-  port=$(sed -n 's/^Exporting HTTP\/REST API at:127.0.0.1:\([0-9]*\)$/\1/p' \
-    "$work/server.log")
-  [[ -n "$port" ]] && break
-  kill -0 "$server_pid" 2> /dev/null || fail "the server exited at start"
-  sleep 0.1
-done
-url="http://127.0.0.1:$port"
+start_server --model_config_file="$work/models.config" \
+  --monitoring_config_file="$work/monitoring.config"
 expect POST /v1/models/tiny/labels/stable:predict '{"instances": [[1, 1, 1, 1]]}' 200 \
   '{"predictions":[[2,2,2,2]]}'
 expect POST /v1/models/tiny/versions/2:predict '{"instances": [[1, 1, 1, 1]]}' 200 \
@@ -233,20 +226,8 @@ max_batch_size { value: 8 }
 batch_timeout_micros { value: 200000 }
 num_batch_threads { value: 2 }
 CONFIG
-"$build/bin/asyncrt_model_server" --rest_api_port=0 --port=0 \
-  --rest_api_address=127.0.0.1 --grpc_address=127.0.0.1 --model_name=tiny \
-  --model_base_path="$work/models/tiny" --enable_batching \
-  --batching_parameters_file="$work/batching.config" > "$work/server.log" 2>&1 &
-server_pid=$!
-port=""
-for _ in $(seq 1 100); do
-  port=$(sed -n 's/^Exporting HTTP\/REST API at:127.0.0.1:\([0-9]*\)$/\1/p' \
-    "$work/server.log")
-  [[ -n "$port" ]] && break
-  kill -0 "$server_pid" 2> /dev/null || fail "the batching server exited at start"
-  sleep 0.1
-done
-url="http://127.0.0.1:$port"
+start_server --model_name=tiny --model_base_path="$work/models/tiny" \
+  --enable_batching --batching_parameters_file="$work/batching.config"
 for i in 1 2 3 4 5 6 7 8; do
   curl -s -d "{\"instances\": [[$i, 0, 0, 0]]}" "$url/v1/models/tiny:predict" \
     > "$work/batched_$i" &

@@ -51,6 +51,10 @@ std::vector<TensorSpec> PositionalSpecs(absl::string_view prefix, size_t count);
 absl::Status CheckShape(const TensorSpec& spec, absl::Span<const int64_t> dims,
                         absl::string_view what);
 
+// Whether the serving APIs carry tensors of `dtype`: bool, 8- to 64-bit
+// integers, uint8 and the floats.
+bool IsServableDType(DType dtype);
+
 // A dtype from any of the names above; kInvalid if none.
 DType ParseDTypeName(absl::string_view name);
 // TensorFlow's name ("DT_FLOAT") and KServe's ("FP32") of a dtype.
