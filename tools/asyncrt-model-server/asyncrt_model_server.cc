@@ -290,10 +290,13 @@ int Serve() {
   }
   stop_changed.notify_all();
   poller.join();
-  http->reset();
-  grpc->reset();
+  // Requests past the drain timeout may still be running: let them finish
+  // (their replies go nowhere) before the servers they would answer
+  // through are destroyed.
   batcher.reset();  // Runs what it still holds, then waits for it.
   (*runtime)->Quiesce();
+  http->reset();
+  grpc->reset();
   return 0;
 }
 
