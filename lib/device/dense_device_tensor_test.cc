@@ -176,6 +176,9 @@ TEST_F(DenseDeviceTensorTest, ADeviceShutDownRefusesCopiesAndFreesAtOnce) {
   AsyncValueRef<DenseDeviceTensor> on_device =
       CopyToDevice(HostTensor({1, 2}), *other);
   Await(on_device);
+  // The copy's completion (on the blocking pool) holds the tensor's value
+  // a moment longer: let it go, so that the reset below frees the buffer.
+  host_.Quiesce();
   other->Shutdown();
   EXPECT_EQ(other->stream(), nullptr);
   AsyncValueRef<DenseHostTensor> back = CopyToHost(*on_device, &host_);
