@@ -89,6 +89,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 import summarize  # noqa: E402
+import summary_records  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir))
@@ -445,29 +446,7 @@ def make_records(cases, results, setup):
 
 def merge_summary(path, records):
     """Replaces the Model* records of the summary at path with records."""
-    kept = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            existing = json.load(f)
-        if isinstance(existing, list):
-            kept = [r for r in existing if not (
-                isinstance(r, dict) and
-                str(r.get("name", "")).startswith(RECORD_PREFIX))]
-        else:
-            print(f"warning: {path} is not a list of records; replaced")
-    except FileNotFoundError:
-        pass
-    except ValueError:
-        print(f"warning: {path} is not valid JSON; replaced")
-    out_dir = os.path.dirname(path)
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(kept + records, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
-    return len(kept)
+    return summary_records.merge_records(path, records, RECORD_PREFIX)
 
 
 def _fmt(value, unit):

@@ -39,6 +39,11 @@ import sys
 import tempfile
 import time
 
+# Merging into the summary (this file's parent folder).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.dont_write_bytecode = True
+import summary_records  # noqa: E402
+
 RECORD_PREFIX = "Serve"
 CONNECTIONS = (1, 8, 32)
 
@@ -105,25 +110,6 @@ def run_wrk(url, connections, seconds, threads, script=None):
         return value * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
 
     return rps, percentile("50"), percentile("99")
-
-
-def merge_summary(path, records):
-    """Replaces the Serve* records of the summary at path with records."""
-    kept = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            existing = json.load(f)
-        if isinstance(existing, list):
-            kept = [r for r in existing if not (
-                isinstance(r, dict) and
-                str(r.get("name", "")).startswith(RECORD_PREFIX))]
-    except (FileNotFoundError, ValueError):
-        pass
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(kept + records, f, indent=2)
-        f.write("\n")
-    os.replace(path + ".tmp", path)
 
 
 def main():
@@ -246,7 +232,7 @@ http {{
             print(f"{record['name']:<24}{ours:>12.0f}{theirs:>12.0f}"
                   f"{record['ratio']:>8.2f}{record['asyncrt_p50_us']:>9.0f}"
                   f"{record['asyncrt_p99_us']:>9.0f}")
-        merge_summary(summary, records)
+        summary_records.merge_records(summary, records, RECORD_PREFIX)
         print(f"{len(records)} serving record(s) merged into {summary}")
         return 0
     finally:

@@ -177,19 +177,18 @@ AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseDeviceTensor& src,
 
 namespace {
 
-StreamDevice* MutableStreamDevice(const Device& device) {
-  return AsStreamDevice(const_cast<Device*>(&device));
-}
-
-RCReference<AsyncValue> HostToDevice(const Tensor& src, const Device&,
-                                     const Device& dst_device, TensorType,
-                                     const ExecutionContext&) {
-  StreamDevice* dst = MutableStreamDevice(dst_device);
+// A conversion to a device: CopyToDevice of a `Source` tensor, or an error
+// for a device without streams.
+template <typename Source>
+RCReference<AsyncValue> ToDevice(const Tensor& src, const Device&,
+                                 const Device& dst_device, TensorType,
+                                 const ExecutionContext&) {
+  StreamDevice* dst = AsStreamDevice(const_cast<Device*>(&dst_device));
   if (dst == nullptr) {
     return MakeErrorAsyncValueRef(absl::StrCat(
         dst_device.name(), " holds no device tensors (it has no streams)"));
   }
-  return CopyToDevice(static_cast<const DenseHostTensor&>(src), *dst);
+  return CopyToDevice(static_cast<const Source&>(src), *dst);
 }
 
 RCReference<AsyncValue> DeviceToHost(const Tensor& src, const Device&,
@@ -197,17 +196,6 @@ RCReference<AsyncValue> DeviceToHost(const Tensor& src, const Device&,
                                      const ExecutionContext& exec_ctx) {
   return CopyToHost(static_cast<const DenseDeviceTensor&>(src),
                     exec_ctx.host());
-}
-
-RCReference<AsyncValue> DeviceToDevice(const Tensor& src, const Device&,
-                                       const Device& dst_device, TensorType,
-                                       const ExecutionContext&) {
-  StreamDevice* dst = MutableStreamDevice(dst_device);
-  if (dst == nullptr) {
-    return MakeErrorAsyncValueRef(absl::StrCat(
-        dst_device.name(), " holds no device tensors (it has no streams)"));
-  }
-  return CopyToDevice(static_cast<const DenseDeviceTensor&>(src), *dst);
 }
 
 }  // namespace
@@ -218,11 +206,11 @@ void RegisterDeviceTensors() {
     RegisterTensorPayloadType<DenseDeviceTensor>();
     TensorConversionRegistry& registry = TensorConversionRegistry::Global();
     registry.Register(DenseHostTensorType(), DenseDeviceTensorType(),
-                      HostToDevice);
+                      ToDevice<DenseHostTensor>);
     registry.Register(DenseDeviceTensorType(), DenseHostTensorType(),
                       DeviceToHost);
     registry.Register(DenseDeviceTensorType(), DenseDeviceTensorType(),
-                      DeviceToDevice);
+                      ToDevice<DenseDeviceTensor>);
   });
 }
 
