@@ -1,6 +1,5 @@
 #include "lib/plugin/plugin_device.h"
 
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -44,7 +43,8 @@ class PluginDevice::Allocator final : public DeviceAllocator {
   const PluginDevice& device_;
 };
 
-// The plug-in's pinned host memory, or aligned malloc without it.
+// The plug-in's pinned host memory (host_memory_allocate and
+// _deallocate; without them, HostMemoryAllocator stands in).
 class PluginDevice::HostAllocator final : public DeviceAllocator {
  public:
   explicit HostAllocator(const PluginDevice& device)
@@ -54,20 +54,12 @@ class PluginDevice::HostAllocator final : public DeviceAllocator {
 
  protected:
   void* AllocateRaw(size_t size, size_t alignment) override {
-    const AsyncRT_DeviceFns& fns = device_.platform().fns();
-    if (fns.host_memory_allocate && fns.host_memory_deallocate) {
-      return fns.host_memory_allocate(device_.c_device(), size, alignment);
-    }
-    return std::aligned_alloc(alignment, (size + alignment - 1) &
-                                             ~(alignment - 1));
+    return device_.platform().fns().host_memory_allocate(device_.c_device(),
+                                                         size, alignment);
   }
   void DeallocateRaw(void* data, size_t size) override {
-    const AsyncRT_DeviceFns& fns = device_.platform().fns();
-    if (fns.host_memory_allocate && fns.host_memory_deallocate) {
-      fns.host_memory_deallocate(device_.c_device(), data, size);
-    } else {
-      std::free(data);
-    }
+    device_.platform().fns().host_memory_deallocate(device_.c_device(), data,
+                                                    size);
   }
 
  private:
@@ -223,7 +215,13 @@ PluginDevice::PluginDevice(DeviceAttributes attributes, HostContext* host,
       c_device_(c_device) {
   allocator_ = std::make_unique<Allocator>(
       *this, static_cast<int64_t>(memory_limit_bytes()));
-  host_allocator_ = std::make_unique<HostAllocator>(*this);
+  const AsyncRT_DeviceFns& fns = platform_->fns();
+  if (fns.host_memory_allocate && fns.host_memory_deallocate) {
+    host_allocator_ = std::make_unique<HostAllocator>(*this);
+  } else {
+    host_allocator_ = std::make_unique<HostMemoryAllocator>(
+        absl::StrCat(name(), " host"), 0);
+  }
 }
 
 absl::StatusOr<RCReference<PluginDevice>> PluginDevice::Create(

@@ -236,63 +236,38 @@ absl::StatusOr<DenseHostTensor> FromInferInput(
   const inference::InferTensorContents& contents = input.contents();
   void* data = tensor->data();
   // No single-value fill in this protocol: the count must match.
-  auto exact = [&](int64_t given) -> absl::Status {
-    if (given == n) return absl::OkStatus();
-    return Invalid(spec.name,
-                   absl::StrCat("has ", given, " values for ", n, " elements"));
+  auto fill = [&](const auto& values, auto* out) -> absl::Status {
+    if (values.size() != n) {
+      return Invalid(spec.name, absl::StrCat("has ", values.size(),
+                                             " values for ", n, " elements"));
+    }
+    return Fill(values, n, out, spec.name);
   };
   absl::Status status;
   switch (dtype) {
     case DType::kF32:
-      status = exact(contents.fp32_contents_size());
-      if (status.ok()) {
-        status = Fill(contents.fp32_contents(), n, static_cast<float*>(data),
-                      spec.name);
-      }
+      status = fill(contents.fp32_contents(), static_cast<float*>(data));
       break;
     case DType::kF64:
-      status = exact(contents.fp64_contents_size());
-      if (status.ok()) {
-        status = Fill(contents.fp64_contents(), n, static_cast<double*>(data),
-                      spec.name);
-      }
+      status = fill(contents.fp64_contents(), static_cast<double*>(data));
       break;
     case DType::kI32:
+      status = fill(contents.int_contents(), static_cast<int32_t*>(data));
+      break;
     case DType::kI16:
+      status = fill(contents.int_contents(), static_cast<int16_t*>(data));
+      break;
     case DType::kI8:
-      status = exact(contents.int_contents_size());
-      if (!status.ok()) break;
-      if (dtype == DType::kI32) {
-        status = Fill(contents.int_contents(), n, static_cast<int32_t*>(data),
-                      spec.name);
-      } else if (dtype == DType::kI16) {
-        status = Fill(contents.int_contents(), n, static_cast<int16_t*>(data),
-                      spec.name);
-      } else {
-        status = Fill(contents.int_contents(), n, static_cast<int8_t*>(data),
-                      spec.name);
-      }
+      status = fill(contents.int_contents(), static_cast<int8_t*>(data));
       break;
     case DType::kUI8:
-      status = exact(contents.uint_contents_size());
-      if (status.ok()) {
-        status = Fill(contents.uint_contents(), n, static_cast<uint8_t*>(data),
-                      spec.name);
-      }
+      status = fill(contents.uint_contents(), static_cast<uint8_t*>(data));
       break;
     case DType::kI64:
-      status = exact(contents.int64_contents_size());
-      if (status.ok()) {
-        status = Fill(contents.int64_contents(), n,
-                      static_cast<int64_t*>(data), spec.name);
-      }
+      status = fill(contents.int64_contents(), static_cast<int64_t*>(data));
       break;
     case DType::kI1:
-      status = exact(contents.bool_contents_size());
-      if (status.ok()) {
-        status = Fill(contents.bool_contents(), n, static_cast<bool*>(data),
-                      spec.name);
-      }
+      status = fill(contents.bool_contents(), static_cast<bool*>(data));
       break;
     default:
       status = Invalid(spec.name, absl::StrCat(input.datatype(),

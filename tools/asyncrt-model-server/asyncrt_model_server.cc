@@ -85,11 +85,22 @@ ABSL_FLAG(std::string, work_queue, "mstd",
 namespace asyncrt::serving {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
+// Reads the config file `path` with `parse` into `out`; false (the error
+// printed, naming the file) if it cannot be read or parsed.
+template <typename T, typename Parse>
+bool ReadConfig(const std::string& path, Parse parse, T& out) {
   std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  return std::string((std::istreambuf_iterator<char>(file)),
-                     std::istreambuf_iterator<char>());
+  absl::StatusOr<T> parsed =
+      file ? parse(std::string((std::istreambuf_iterator<char>(file)),
+                               std::istreambuf_iterator<char>()))
+           : absl::StatusOr<T>(absl::NotFoundError("cannot read it"));
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "error: %s: %s\n", path.c_str(),
+                 std::string(parsed.status().message()).c_str());
+    return false;
+  }
+  out = *std::move(parsed);
+  return true;
 }
 
 std::optional<Signature> OnnxSignature(const std::string& path,
@@ -112,16 +123,7 @@ int Serve() {
   std::vector<ModelConfig> models;
   if (const std::string path = absl::GetFlag(FLAGS_model_config_file);
       !path.empty()) {
-    absl::StatusOr<std::string> text = ReadFile(path);
-    absl::StatusOr<std::vector<ModelConfig>> parsed =
-        text.ok() ? ParseModelConfigText(*text)
-                  : absl::StatusOr<std::vector<ModelConfig>>(text.status());
-    if (!parsed.ok()) {
-      std::fprintf(stderr, "error: %s: %s\n", path.c_str(),
-                   std::string(parsed.status().message()).c_str());
-      return 1;
-    }
-    models = *std::move(parsed);
+    if (!ReadConfig(path, ParseModelConfigText, models)) return 1;
   } else if (absl::GetFlag(FLAGS_model_base_path).empty()) {
     std::fprintf(stderr,
                  "error: --model_base_path or --model_config_file is "
@@ -137,16 +139,7 @@ int Serve() {
   MonitoringOptions monitoring;
   if (const std::string path = absl::GetFlag(FLAGS_monitoring_config_file);
       !path.empty()) {
-    absl::StatusOr<std::string> text = ReadFile(path);
-    absl::StatusOr<MonitoringOptions> parsed =
-        text.ok() ? ParseMonitoringConfigText(*text)
-                  : absl::StatusOr<MonitoringOptions>(text.status());
-    if (!parsed.ok()) {
-      std::fprintf(stderr, "error: %s: %s\n", path.c_str(),
-                   std::string(parsed.status().message()).c_str());
-      return 1;
-    }
-    monitoring = *parsed;
+    if (!ReadConfig(path, ParseMonitoringConfigText, monitoring)) return 1;
   }
   // Every thread made from here on inherits the blocked signals: only the
   // main thread takes them, with sigwait.
@@ -188,16 +181,7 @@ int Serve() {
   BatchingOptions batching;
   if (const std::string path = absl::GetFlag(FLAGS_batching_parameters_file);
       !path.empty()) {
-    absl::StatusOr<std::string> text = ReadFile(path);
-    absl::StatusOr<BatchingOptions> parsed =
-        text.ok() ? ParseBatchingParametersText(*text)
-                  : absl::StatusOr<BatchingOptions>(text.status());
-    if (!parsed.ok()) {
-      std::fprintf(stderr, "error: %s: %s\n", path.c_str(),
-                   std::string(parsed.status().message()).c_str());
-      return 1;
-    }
-    batching = *std::move(parsed);
+    if (!ReadConfig(path, ParseBatchingParametersText, batching)) return 1;
   }
   ServingMetrics metrics;
   std::unique_ptr<Batcher> batcher;
