@@ -23,6 +23,41 @@ namespace http = boost::beast::http;
 namespace net = boost::asio;
 using tcp = boost::asio::ip::tcp;
 
+void ClientGone::OnGone(absl::AnyInvocable<void() &&> callback) {
+  {
+    absl::MutexLock lock(&mutex_);
+    if (!gone_) {
+      callback_ = std::move(callback);
+      return;
+    }
+  }
+  std::move(callback)();
+}
+
+void ClientGone::Notify() {
+  absl::AnyInvocable<void() &&> callback;
+  {
+    absl::MutexLock lock(&mutex_);
+    if (gone_) return;
+    gone_ = true;
+    callback = std::move(callback_);
+    callback_ = nullptr;
+  }
+  if (callback) std::move(callback)();
+}
+
+void ClientGone::Reset() {
+  absl::AnyInvocable<void() &&> dropped;
+  absl::MutexLock lock(&mutex_);
+  dropped = std::move(callback_);  // Destroyed after the lock is released.
+  callback_ = nullptr;
+}
+
+bool ClientGone::gone() const {
+  absl::MutexLock lock(&mutex_);
+  return gone_;
+}
+
 class HttpServer::Impl {
  public:
   Impl(const Options& options, HttpHandler handler)
@@ -145,18 +180,49 @@ class HttpServer::Impl::Session
     forwarded.method = std::string(request.method_string());
     forwarded.target = std::string(request.target());
     forwarded.body = std::move(request.body());
+    client_gone_ = std::make_shared<ClientGone>();
+    forwarded.client_gone = client_gone_;
+    answered_.store(false, std::memory_order_relaxed);
     server_.in_flight_counter().fetch_add(1);
     // The reply comes back on this connection's strand, from any thread.
     server_.handler()(std::move(forwarded),
                       [self = shared_from_this()](HttpResponse response) {
+                        self->answered_.store(true, std::memory_order_release);
                         net::post(self->stream_.get_executor(),
                                   [self, response = std::move(response)]() mutable {
                                     self->Write(std::move(response));
                                   });
                       });
+    // Answered at once (a status, an error): nothing to watch for.
+    if (!answered_.load(std::memory_order_acquire)) WatchForHangUp();
+  }
+
+  // The connection turns readable while the request runs: either the
+  // client's next request (pipelined) or its end (EOF, reset). Only the
+  // end is a client gone; the next request waits for its turn in Read.
+  void WatchForHangUp() {
+    watching_ = true;
+    stream_.socket().async_wait(
+        tcp::socket::wait_read,
+        [self = shared_from_this(), gone = client_gone_](beast::error_code error) {
+          if (error == net::error::operation_aborted) return;  // Answered.
+          self->watching_ = false;
+          beast::error_code ignored;
+          if (!error && self->stream_.socket().available(ignored) > 0) return;
+          gone->Notify();
+        });
   }
 
   void Write(HttpResponse response) {
+    if (watching_) {
+      watching_ = false;
+      beast::error_code ignored;
+      stream_.socket().cancel(ignored);
+    }
+    if (client_gone_) {
+      client_gone_->Reset();
+      client_gone_.reset();
+    }
     if (server_.draining()) keep_alive_ = false;
     auto reply = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(response.status), 11);
@@ -184,6 +250,12 @@ class HttpServer::Impl::Session
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = true;
+  // The request being answered: its client-gone signal, whether its answer
+  // has been handed over (from any thread), and whether the connection is
+  // being watched for a hang-up. All but answered_ live on the strand.
+  std::shared_ptr<ClientGone> client_gone_;
+  std::atomic<bool> answered_{false};
+  bool watching_ = false;
 };
 
 void HttpServer::Impl::Accept() {

@@ -257,20 +257,24 @@ struct RestApi::Reply {
   int64_t version = 0;
   std::string api_name = "other";
   std::mutex mutex;
-  bool answered = false;           // Guarded by mutex.
-  DeadlineTimer::Handle deadline;  // Guarded by mutex.
+  bool answered = false;            // Guarded by mutex.
+  bool abandoned = false;           // Guarded by mutex.
+  DeadlineTimer::Handle deadline;   // Guarded by mutex.
+  RCReference<RequestContext> running;  // Guarded by mutex.
 
   // The first answer goes out; later ones (a model finishing after its
   // deadline) are dropped. Returns whether this one went out.
   bool Answer(HttpResponse response) {
     HttpResponder send;
     DeadlineTimer::Handle timer;
+    RCReference<RequestContext> finished;
     {
       std::lock_guard<std::mutex> lock(mutex);
       if (answered) return false;
       answered = true;
       send = std::move(respond);
       timer = deadline;
+      finished = std::move(running);
     }
     // Answered in time: the timer lets go of this request.
     api->timer_->Cancel(timer);
@@ -280,6 +284,28 @@ struct RestApi::Reply {
             .count());
     std::move(send)(std::move(response));
     return true;
+  }
+
+  // Nobody will read the model's answer (its deadline passed, its client
+  // went away): answers with `error` unless answered, and cancels the
+  // model's request, whose kernels not yet run then do not run.
+  void Abandon(const absl::Status& error) {
+    RCReference<RequestContext> request;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (answered) return;
+      abandoned = true;
+      request = running;
+    }
+    // Cancelled before the answer goes out: whoever reads the answer sees
+    // a request that runs no more kernels.
+    if (request) request->Cancel();
+    Answer(Error(error));
+  }
+
+  bool Abandoned() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return abandoned;
   }
 };
 
@@ -299,26 +325,39 @@ void RestApi::Handle(HttpRequest request, HttpResponder respond) {
   reply->respond = std::move(respond);
   reply->start = std::chrono::steady_clock::now();
   metrics_.RequestStarted();
+  if (request.client_gone) {
+    // Weak: the signal outlives an answered request on a kept-alive
+    // connection.
+    request.client_gone->OnGone([weak = std::weak_ptr<Reply>(reply)] {
+      if (std::shared_ptr<Reply> reply = weak.lock()) {
+        reply->Abandon(absl::CancelledError(
+            "Cancelled: the client closed the connection"));
+      }
+    });
+  }
   Route(request, std::move(reply));
 }
 
-void RestApi::Expire(std::shared_ptr<Reply> reply,
-                     RCReference<RequestContext> request) {
-  // Without a request (a batched one: the batch is shared) the deadline
-  // still answers, and cancels nothing.
-  if (options_.timeout <= absl::ZeroDuration()) return;
+void RestApi::Track(std::shared_ptr<Reply> reply,
+                    RCReference<RequestContext> request) {
   std::lock_guard<std::mutex> lock(reply->mutex);
+  if (reply->abandoned) {
+    // Abandoned while it started: stop it now.
+    if (request) request->Cancel();
+    return;
+  }
   if (reply->answered) return;  // The model was quicker.
+  // A batched request has none to cancel (the batch is shared): abandoning
+  // it still answers, and cancels nothing.
+  reply->running = std::move(request);
+  if (options_.timeout <= absl::ZeroDuration()) return;
   reply->deadline = timer_->At(
       std::chrono::steady_clock::now() +
           absl::ToChronoNanoseconds(options_.timeout),
-      [reply, request = std::move(request)]() {
-        if (reply->Answer(Error(absl::DeadlineExceededError(
-                "Deadline exceeded: the model took longer than the "
-                "request timeout"))) &&
-            request) {
-          request->Cancel();
-        }
+      [reply]() {
+        reply->Abandon(absl::DeadlineExceededError(
+            "Deadline exceeded: the model took longer than the request "
+            "timeout"));
       });
 }
 
@@ -446,6 +485,7 @@ void RestApi::Predict(const std::string& model,
   absl::StatusOr<PredictRequest> request = ParseTfServingPredict(
       body, (*servable)->signature, *runtime_.host().allocator());
   if (!request.ok()) return (void)reply->Answer(Error(request.status()));
+  if (reply->Abandoned()) return;
   const bool row_format = request->row_format;
   std::shared_ptr<const Servable> held = *servable;
   RCReference<RequestContext> running = RunWith(
@@ -459,7 +499,7 @@ void RestApi::Predict(const std::string& model,
         if (!text.ok()) return (void)reply->Answer(Error(text.status()));
         reply->Answer(Json(200, *std::move(text)));
       });
-  Expire(std::move(reply), std::move(running));
+  Track(std::move(reply), std::move(running));
 }
 
 void RestApi::Infer(const std::string& model, std::optional<int64_t> version,
@@ -474,6 +514,7 @@ void RestApi::Infer(const std::string& model, std::optional<int64_t> version,
     return (void)reply->Answer(
         Json(400, ErrorJson(inputs.status().message())));
   }
+  if (reply->Abandoned()) return;
   std::shared_ptr<const Servable> held = *servable;
   RCReference<RequestContext> running = RunWith(
       options_.runner, runtime_, *std::move(servable), *std::move(inputs),
@@ -489,7 +530,7 @@ void RestApi::Infer(const std::string& model, std::optional<int64_t> version,
         if (!text.ok()) return (void)reply->Answer(Error(text.status()));
         reply->Answer(Json(200, *std::move(text)));
       });
-  Expire(std::move(reply), std::move(running));
+  Track(std::move(reply), std::move(running));
 }
 
 }  // namespace asyncrt::serving

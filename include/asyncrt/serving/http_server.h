@@ -2,7 +2,10 @@
 // only): a pool of I/O threads, keep-alive connections, request bodies up
 // to a limit (413 past it), and a clean drain. Requests go to one handler,
 // which answers once, from any thread, whenever it is done: a model's
-// request never holds an I/O thread while it runs.
+// request never holds an I/O thread while it runs. While a request waits
+// for its answer, the server watches its connection and tells the handler
+// (ClientGone) when the client closes or resets it, so that work nobody
+// will read can stop.
 //
 // Ownership: the server owns its threads and connections. Thread-safety:
 // all members are thread-safe. Blocking: Start binds and returns;
@@ -15,16 +18,41 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
 namespace asyncrt::serving {
 
+// Tells a handler that the client of its request went away (closed or
+// reset the connection) before the answer. A client that half-closes its
+// side after sending a request counts as gone, as in nginx. Thread-safe.
+class ClientGone {
+ public:
+  // Runs `callback` once when the client goes: at once, on this thread, if
+  // it has gone already. Replaces an earlier callback.
+  void OnGone(absl::AnyInvocable<void() &&> callback);
+  // The server's side: the client went. Runs the callback (on this
+  // thread), at most once.
+  void Notify();
+  // Drops the callback unrun: the request was answered.
+  void Reset();
+  bool gone() const;
+
+ private:
+  mutable absl::Mutex mutex_;
+  bool gone_ ABSL_GUARDED_BY(mutex_) = false;
+  absl::AnyInvocable<void() &&> callback_ ABSL_GUARDED_BY(mutex_);
+};
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // "/v1/models/m:predict", the query included.
   std::string body;
+  // Set by the server for every request; may be null elsewhere (tests).
+  std::shared_ptr<ClientGone> client_gone;
 };
 
 struct HttpResponse {

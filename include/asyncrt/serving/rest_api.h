@@ -12,8 +12,9 @@
 //   GET  /monitoring/prometheus/metrics          metrics (metrics.h)
 //
 // A model request that takes longer than the timeout is answered 504
-// (DeadlineExceeded) and its request cancelled: kernels that have not run
-// yet do not run.
+// (DeadlineExceeded), and one whose client closes the connection first is
+// answered 499 (Cancelled; nobody reads it); either way its request is
+// cancelled: kernels that have not run yet do not run.
 //
 // Errors are {"error": "..."} with the HTTP status TF Serving gives the
 // error's canonical code (400 for InvalidArgument, 404 for NotFound, 503
@@ -73,10 +74,10 @@ class RestApi {
                std::string body, std::shared_ptr<Reply> reply);
   void Infer(const std::string& model, std::optional<int64_t> version,
              std::string body, std::shared_ptr<Reply> reply);
-  // Answers `reply` with 504 and cancels `request` if the model is still
-  // running at the deadline.
-  void Expire(std::shared_ptr<Reply> reply,
-              RCReference<RequestContext> request);
+  // Keeps `request` (the model's, null when batched) with `reply`, to
+  // cancel when the reply is abandoned, and arms the timeout.
+  void Track(std::shared_ptr<Reply> reply,
+             RCReference<RequestContext> request);
 
   Runtime& runtime_;
   ModelRepository& repository_;

@@ -1,0 +1,302 @@
+// The REST API on a real HttpServer, with raw sockets as clients (so that a
+// test controls exactly when a client sends, pipelines or hangs up): a
+// client that closes its connection while the model runs gets its request
+// cancelled (the model's later kernels never run), as does one whose
+// request outlives the timeout; pipelined requests are not mistaken for a
+// hang-up.
+#include "asyncrt/serving/rest_api.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "asyncrt/bef_executor/kernel_utils.h"
+#include "asyncrt/host_context/async_value_ref.h"
+#include "asyncrt/host_context/chain.h"
+#include "asyncrt/serving/http_server.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/serving/serving_test_util.h"
+
+namespace asyncrt::serving {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The model waits at a gate the test opens, then marks that it went on.
+constexpr char kGatedModel[] = R"(
+func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
+  %ch = tfrt.new.chain
+  %opened = "serving_test.gate"(%ch) : (!tfrt.chain) -> !tfrt.chain
+  %ran = "serving_test.mark"(%opened) : (!tfrt.chain) -> !tfrt.chain
+  %cpu = corert.get_op_handler %ran "cpu"
+  %k = corert.const_dense_tensor dense<2.0> : tensor<f32>
+  %y = corert.executeop(%cpu) "nn.mul"(%x, %k) : 1
+  tfrt.return %y : !corert.tensorhandle
+}
+)";
+
+constexpr char kSignature[] = R"(
+{"inputs": [{"name": "x", "dtype": "float32", "shape": [-1, 2]}],
+ "outputs": [{"name": "y", "dtype": "float32", "shape": [-1, 2]}]})";
+
+// The gate of the running request (one at a time in these tests), and
+// whether a request got past it.
+std::mutex gate_mutex;
+AsyncValueRef<Chain> gate;  // Guarded by gate_mutex.
+std::atomic<absl::Notification*> gate_reached{nullptr};
+std::atomic<int> marks{0};
+
+AsyncValueRef<Chain> Gate(Argument<Chain>) {
+  std::lock_guard<std::mutex> lock(gate_mutex);
+  gate = MakeUnconstructedAsyncValueRef<Chain>();
+  if (absl::Notification* reached = gate_reached.load()) reached->Notify();
+  return gate;
+}
+
+Chain Mark(Argument<Chain>) {
+  marks.fetch_add(1);
+  return Chain();
+}
+
+void OpenGate() {
+  std::lock_guard<std::mutex> lock(gate_mutex);
+  if (gate) gate.emplace();
+  gate.reset();
+}
+
+// A blocking loopback client on a raw socket.
+class RawClient {
+ public:
+  explicit RawClient(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ =
+        connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawClient() { Close(); }
+
+  bool connected() const { return connected_; }
+  void Send(const std::string& bytes) {
+    ASSERT_EQ(write(fd_, bytes.data(), bytes.size()),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  // Reads until `count` responses' bodies have come (Content-Length) or
+  // the connection ends.
+  std::string ReadResponses(int count) {
+    std::string received;
+    char chunk[4096];
+    while (Complete(received) < count) {
+      const ssize_t n = read(fd_, chunk, sizeof(chunk));
+      if (n <= 0) break;
+      received.append(chunk, n);
+    }
+    return received;
+  }
+
+ private:
+  static int Complete(const std::string& text) {
+    int complete = 0;
+    size_t at = 0;
+    while (true) {
+      const size_t head_end = text.find("\r\n\r\n", at);
+      if (head_end == std::string::npos) return complete;
+      const size_t length_at = text.find("Content-Length: ", at);
+      if (length_at == std::string::npos || length_at > head_end) return complete;
+      const size_t length = std::stoul(text.substr(length_at + 16));
+      if (text.size() < head_end + 4 + length) return complete;
+      at = head_end + 4 + length;
+      ++complete;
+    }
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+std::string PredictRequest() {
+  const std::string body = R"({"instances": [[1.0, 2.0]]})";
+  return "POST /v1/models/m:predict HTTP/1.1\r\nHost: test\r\n"
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+class RestApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    marks = 0;
+    base_ = std::filesystem::temp_directory_path() /
+            ("asyncrt_rest_test_" + std::to_string(getpid()));
+    testing::WriteVersion(base_, 1, kGatedModel, kSignature);
+    RuntimeOptions options;
+    options.work_queue = "mstd:2";
+    options.device_plugins_from_environment = false;
+    runtime_ = *Runtime::Create(options);
+    ASSERT_TRUE(runtime_->host().registry()
+                    .AddKernel("serving_test.gate", ASYNCRT_KERNEL(Gate)).ok());
+    ASSERT_TRUE(runtime_->host().registry()
+                    .AddKernel("serving_test.mark", ASYNCRT_KERNEL(Mark)).ok());
+    repository_ = std::make_unique<ModelRepository>(
+        *runtime_, std::vector<ModelConfig>{{"m", base_.string(), {}}});
+    ASSERT_TRUE(repository_->Poll().ok());
+    ASSERT_TRUE(repository_->Find("m", std::nullopt).ok());
+  }
+
+  void StartServer(absl::Duration timeout) {
+    RestApi::Options api_options;
+    api_options.timeout = timeout;
+    api_ = std::make_unique<RestApi>(*runtime_, *repository_, metrics_,
+                                     api_options);
+    HttpServer::Options options;
+    options.address = "127.0.0.1";
+    options.port = 0;
+    options.num_threads = 2;
+    auto server = HttpServer::Start(
+        options, [this](HttpRequest request, HttpResponder respond) {
+          api_->Handle(std::move(request), std::move(respond));
+        });
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+
+  void TearDown() override {
+    OpenGate();
+    server_.reset();
+    api_.reset();
+    runtime_->Quiesce();
+    repository_.reset();
+    runtime_.reset();
+    gate_reached = nullptr;
+    std::filesystem::remove_all(base_);
+  }
+
+  // Waits (bounded) until the server has answered everything.
+  void WaitUntilIdle() {
+    for (int i = 0; i < 5000 && server_->in_flight() > 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    runtime_->Quiesce();
+  }
+
+  std::string Metrics() { return metrics_.PrometheusText(*repository_); }
+
+  std::filesystem::path base_;
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<ModelRepository> repository_;
+  ServingMetrics metrics_;
+  std::unique_ptr<RestApi> api_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(RestApiTest, AnOpenGateAnswers) {
+  StartServer(absl::Seconds(30));
+  absl::Notification reached;
+  gate_reached = &reached;
+  RawClient client(server_->port());
+  ASSERT_TRUE(client.connected());
+  client.Send(PredictRequest());
+  ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  OpenGate();
+  const std::string response = client.ReadResponses(1);
+  EXPECT_THAT(response, HasSubstr("HTTP/1.1 200"));
+  EXPECT_THAT(response, HasSubstr(R"({"predictions":[[2,4]]})"));
+  EXPECT_EQ(marks.load(), 1);
+}
+
+TEST_F(RestApiTest, AClientThatHangsUpCancelsItsRequest) {
+  StartServer(absl::Seconds(30));
+  absl::Notification reached;
+  gate_reached = &reached;
+  {
+    RawClient client(server_->port());
+    ASSERT_TRUE(client.connected());
+    client.Send(PredictRequest());
+    ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }  // Hangs up while the model waits at the gate.
+  // The server hears it and answers (into the closed connection) 499.
+  for (int i = 0; i < 5000 && server_->in_flight() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(server_->in_flight(), 0) << "the hang-up went unnoticed";
+  OpenGate();
+  runtime_->Quiesce();
+  // The request was cancelled before its next kernel: it never ran.
+  EXPECT_EQ(marks.load(), 0);
+  EXPECT_THAT(Metrics(), HasSubstr(R"(api="predict",code="499"} 1)"));
+}
+
+TEST_F(RestApiTest, ATimeoutAnswers504AndCancels) {
+  StartServer(absl::Milliseconds(50));
+  RawClient client(server_->port());
+  ASSERT_TRUE(client.connected());
+  client.Send(PredictRequest());
+  const std::string response = client.ReadResponses(1);
+  EXPECT_THAT(response, HasSubstr("HTTP/1.1 504"));
+  EXPECT_THAT(response, HasSubstr("Deadline exceeded"));
+  OpenGate();
+  WaitUntilIdle();
+  EXPECT_EQ(marks.load(), 0);
+}
+
+TEST_F(RestApiTest, PipelinedRequestsAreNotAHangUp) {
+  StartServer(absl::Seconds(30));
+  absl::Notification reached;
+  gate_reached = &reached;
+  RawClient client(server_->port());
+  ASSERT_TRUE(client.connected());
+  // The second request arrives while the first waits at the gate: the
+  // connection turns readable, but its client is still there.
+  client.Send(PredictRequest() + PredictRequest());
+  ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  absl::Notification second;
+  gate_reached = &second;
+  OpenGate();
+  ASSERT_TRUE(second.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  OpenGate();
+  const std::string responses = client.ReadResponses(2);
+  EXPECT_EQ(marks.load(), 2);
+  size_t first = responses.find("HTTP/1.1 200");
+  ASSERT_NE(first, std::string::npos) << responses;
+  EXPECT_NE(responses.find("HTTP/1.1 200", first + 1), std::string::npos)
+      << responses;
+}
+
+TEST(ClientGoneTest, ACallbackRunsOnceAndAResetDropsIt) {
+  ClientGone late;
+  int runs = 0;
+  late.Notify();
+  late.OnGone([&] { ++runs; });  // Gone already: runs at once.
+  EXPECT_EQ(runs, 1);
+
+  ClientGone answered;
+  answered.OnGone([&] { ++runs; });
+  answered.Reset();
+  answered.Notify();
+  EXPECT_EQ(runs, 1);
+  EXPECT_TRUE(answered.gone());
+
+  ClientGone twice;
+  twice.OnGone([&] { ++runs; });
+  twice.Notify();
+  twice.Notify();
+  EXPECT_EQ(runs, 2);
+}
+
+}  // namespace
+}  // namespace asyncrt::serving
