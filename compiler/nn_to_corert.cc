@@ -5,6 +5,7 @@
 
 #include "asyncrt/bef_converter/mlir_to_bef.h"
 #include "asyncrt/compiler/passes.h"
+#include "asyncrt/compiler/stream_analysis.h"
 #include "asyncrt/dialects/corert/corert_dialect.h"
 #include "asyncrt/dialects/nn/nn_dialect.h"
 #include "asyncrt/dialects/tfrt/tfrt_dialect.h"
@@ -21,6 +22,14 @@ namespace asyncrt::compiler {
 namespace {
 
 constexpr llvm::StringLiteral kHostDevice = "CPU:0";
+
+// A model's function runs as one stream (TFRT's stream analysis: every op
+// costs 1, far below the function's threshold, so nothing is worth a
+// stream of its own). Its parallelism is inside each op (oneDNN's team in
+// latency mode) and across requests (throughput mode); a second stream
+// would only hand kernels to another thread, and a request's ops to
+// several: measured in docs/serving.md.
+constexpr int64_t kOneStreamCostThreshold = int64_t{1} << 40;
 
 class NnToCoreRtPass
     : public mlir::PassWrapper<NnToCoreRtPass,
@@ -222,6 +231,12 @@ class NnToCoreRtPass
       }
       op.replaceAllUsesWith(lowered->getResults());
       op.erase();
+    }
+
+    function->setAttr(kCostThresholdAttr,
+                      builder.getI64IntegerAttr(kOneStreamCostThreshold));
+    for (mlir::Operation& op : block) {
+      op.setAttr(kOpCostAttr, builder.getI64IntegerAttr(1));
     }
 
     llvm::SmallVector<mlir::Type> results;

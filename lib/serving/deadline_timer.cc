@@ -15,17 +15,19 @@ DeadlineTimer::~DeadlineTimer() {
 
 DeadlineTimer::Handle DeadlineTimer::At(Clock::time_point deadline,
                                         absl::AnyInvocable<void() &&> fn) {
-  bool earliest;
+  bool wake;
   Handle handle{deadline, 0};
   {
     std::lock_guard<std::mutex> lock(mutex_);
     handle.id = next_id_++;
-    auto it = pending_.emplace(std::make_pair(deadline, handle.id),
-                               std::move(fn))
-                  .first;
-    earliest = it == pending_.begin();
+    pending_.emplace(std::make_pair(deadline, handle.id), std::move(fn));
+    // The thread wakes at wake_at_ anyway: only an earlier deadline needs
+    // it sooner. (A server's timeouts are equal and answered in time: in
+    // steady state no request wakes the thread.)
+    wake = deadline < wake_at_;
+    if (wake) wake_at_ = deadline;
   }
-  if (earliest) changed_.notify_one();
+  if (wake) changed_.notify_one();
   return handle;
 }
 
@@ -43,13 +45,14 @@ bool DeadlineTimer::Cancel(const Handle& handle) {
 void DeadlineTimer::Run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
-    if (pending_.empty()) {
-      changed_.wait(lock);
-      continue;
-    }
+    const Clock::time_point now = Clock::now();
     auto first = pending_.begin();
-    if (first->first.first > Clock::now()) {
-      changed_.wait_until(lock, first->first.first);
+    if (pending_.empty() || first->first.first > now) {
+      // Idle, it looks again after a while rather than waiting for a
+      // wake-up per new function.
+      wake_at_ = pending_.empty() ? now + kIdleWait
+                                  : std::min(first->first.first, now + kIdleWait);
+      changed_.wait_until(lock, wake_at_);
       continue;
     }
     absl::AnyInvocable<void() &&> fn = std::move(first->second);

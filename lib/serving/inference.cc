@@ -1,5 +1,6 @@
 #include "asyncrt/serving/inference.h"
 
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -61,23 +62,28 @@ absl::StatusOr<std::vector<DenseHostTensor>> HostOutputs(
   return outputs;
 }
 
-}  // namespace
+// Folds one call's time into the servable's moving average (weight 1/8).
+void RecordRunTime(const Servable& servable,
+                   std::chrono::steady_clock::time_point start) {
+  // The first call is cold (caches, state built on first use): not typical.
+  if (servable.calls.fetch_add(1, std::memory_order_relaxed) == 0) return;
+  const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+  const int64_t typical =
+      servable.typical_run_ns.load(std::memory_order_relaxed);
+  // Racing requests may lose a sample: an average does not mind.
+  servable.typical_run_ns.store(
+      typical < 0 ? took : typical + (took - typical) / 8,
+      std::memory_order_relaxed);
+}
 
-RCReference<RequestContext> RunInference(
-    Runtime& runtime, std::shared_ptr<const Servable> servable,
-    std::vector<DenseHostTensor> inputs, InferenceDone done) {
-  if (absl::Status status = CheckInputs(servable->signature, inputs);
-      !status.ok()) {
-    std::move(done)(status);
-    return nullptr;
-  }
-  absl::StatusOr<ExecutionContext> exec_ctx = runtime.CreateExecutionContext();
-  if (!exec_ctx.ok()) {
-    std::move(done)(exec_ctx.status());
-    return nullptr;
-  }
-  RCReference<RequestContext> request = FormRef(exec_ctx->request_context());
-  CoreRuntime& core = runtime.core_runtime();
+// Calls the servable's function on this thread and hands its outputs, on
+// the host, to `done` when they are ready.
+void Execute(CoreRuntime& core, ExecutionContext exec_ctx,
+             std::shared_ptr<const Servable> servable,
+             std::vector<DenseHostTensor> inputs, InferenceDone done) {
+  const auto start = std::chrono::steady_clock::now();
   std::vector<RCReference<AsyncValue>> arguments;
   std::vector<AsyncValue*> raw;
   for (DenseHostTensor& input : inputs) {
@@ -87,13 +93,14 @@ RCReference<RequestContext> RunInference(
   }
   std::vector<RCReference<AsyncValue>> results(
       servable->function->num_results());
-  servable->function->Execute(*exec_ctx, raw, absl::MakeSpan(results));
+  servable->function->Execute(exec_ctx, raw, absl::MakeSpan(results));
   std::vector<AsyncValue*> pending;
   for (const auto& result : results) pending.push_back(result.get());
   RunWhenReady(pending, [results = std::move(results),
                          servable = std::move(servable),
-                         exec_ctx = *std::move(exec_ctx),
+                         exec_ctx = std::move(exec_ctx), start,
                          done = std::move(done)]() mutable {
+    RecordRunTime(*servable, start);
     // Each result is a tensor handle: its tensor, on the host.
     std::vector<RCReference<AsyncValue>> tensors;
     Device& host = exec_ctx.host()->host_device();
@@ -118,6 +125,37 @@ RCReference<RequestContext> RunInference(
       std::move(done)(HostOutputs(tensors, exec_ctx));
     });
   });
+}
+
+}  // namespace
+
+RCReference<RequestContext> RunInference(
+    Runtime& runtime, std::shared_ptr<const Servable> servable,
+    std::vector<DenseHostTensor> inputs, InferenceDone done) {
+  if (absl::Status status = CheckInputs(servable->signature, inputs);
+      !status.ok()) {
+    std::move(done)(status);
+    return nullptr;
+  }
+  absl::StatusOr<ExecutionContext> exec_ctx = runtime.CreateExecutionContext();
+  if (!exec_ctx.ok()) {
+    std::move(done)(exec_ctx.status());
+    return nullptr;
+  }
+  RCReference<RequestContext> request = FormRef(exec_ctx->request_context());
+  const int64_t typical_ns =
+      servable->typical_run_ns.load(std::memory_order_relaxed);
+  auto run = [&core = runtime.core_runtime(), exec_ctx = *std::move(exec_ctx),
+              servable = std::move(servable), inputs = std::move(inputs),
+              done = std::move(done)]() mutable {
+    Execute(core, std::move(exec_ctx), std::move(servable), std::move(inputs),
+            std::move(done));
+  };
+  if (typical_ns >= 0 && typical_ns < kInlineRunLimitNs) {
+    run();
+  } else {
+    EnqueueWork(&runtime.host(), std::move(run));
+  }
   return request;
 }
 

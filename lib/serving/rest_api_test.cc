@@ -23,6 +23,7 @@
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/chain.h"
 #include "asyncrt/serving/http_server.h"
+#include "asyncrt/serving/inference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/serving/serving_test_util.h"
@@ -275,6 +276,58 @@ TEST_F(RestApiTest, PipelinedRequestsAreNotAHangUp) {
   ASSERT_NE(first, std::string::npos) << responses;
   EXPECT_NE(responses.find("HTTP/1.1 200", first + 1), std::string::npos)
       << responses;
+}
+
+// Where RunInference runs a model: a quick one on the caller's thread, a
+// slow or not yet timed one on the work queue.
+TEST(InferenceTest, QuickModelsRunOnTheCallersThreadOthersOnTheQueue) {
+  const std::filesystem::path base =
+      std::filesystem::temp_directory_path() /
+      ("asyncrt_inference_test_" + std::to_string(getpid()));
+  testing::WriteVersion(base, 1, testing::kOneStreamDoubleModel, kSignature);
+  RuntimeOptions options;
+  options.work_queue = "mstd:2";
+  options.device_plugins_from_environment = false;
+  std::unique_ptr<Runtime> runtime = *Runtime::Create(options);
+  {
+    ModelRepository repository(
+        *runtime, std::vector<ModelConfig>{{"m", base.string(), {}}});
+    ASSERT_TRUE(repository.Poll().ok());
+    std::shared_ptr<const Servable> servable =
+        *repository.Find("m", std::nullopt);
+    auto run_once = [&] {
+      std::vector<DenseHostTensor> inputs;
+      auto x = DenseHostTensor::CreateUninitialized(
+          TensorMetadata(DType::kF32, TensorShape({1, 2})),
+          *runtime->host().allocator());
+      for (float& element : x->elements<float>()) element = 1.0f;
+      inputs.push_back(std::move(*x));
+      absl::Notification done;
+      std::thread::id ran_on;
+      RunInference(*runtime, servable, std::move(inputs),
+                   [&](absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
+                     EXPECT_TRUE(outputs.ok()) << outputs.status();
+                     ran_on = std::this_thread::get_id();
+                     done.Notify();
+                   });
+      done.WaitForNotification();
+      return ran_on;
+    };
+    // Not timed yet: the queue. The first call is cold and not timed.
+    EXPECT_NE(run_once(), std::this_thread::get_id());
+    EXPECT_EQ(servable->typical_run_ns.load(), -1);
+    EXPECT_NE(run_once(), std::this_thread::get_id());
+    EXPECT_GE(servable->typical_run_ns.load(), 0);
+    // Quick (as y = 2x is, but a loaded test machine may time it slower):
+    // here.
+    servable->typical_run_ns.store(kInlineRunLimitNs / 10);
+    EXPECT_EQ(run_once(), std::this_thread::get_id());
+    // Slow: the queue again.
+    servable->typical_run_ns.store(kInlineRunLimitNs * 100);
+    EXPECT_NE(run_once(), std::this_thread::get_id());
+  }
+  runtime.reset();
+  std::filesystem::remove_all(base);
 }
 
 TEST(ClientGoneTest, ACallbackRunsOnceAndAResetDropsIt) {

@@ -20,6 +20,20 @@ func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
 }
 )";
 
+// The same as asyncrt-compile makes it from the model level: one stream
+// (every op costs 1, far below the threshold), so that a call runs wholly
+// on the thread it starts on.
+inline constexpr char kOneStreamDoubleModel[] = R"(
+func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle
+    attributes {tfrt.cost_threshold = 1099511627776 : i64} {
+  %ch = tfrt.new.chain {_tfrt_cost = 1 : i64}
+  %cpu = corert.get_op_handler %ch "cpu" {_tfrt_cost = 1 : i64}
+  %k = corert.const_dense_tensor dense<2.0> : tensor<f32> {_tfrt_cost = 1 : i64}
+  %y = corert.executeop(%cpu) "nn.mul"(%x, %k) : 1 attributes {_tfrt_cost = 1 : i64}
+  tfrt.return %y : !corert.tensorhandle
+}
+)";
+
 // Writes `model` (and `signature`, if not empty) as version `version` of
 // the model whose base path is `base`.
 inline void WriteVersion(const std::filesystem::path& base, int version,

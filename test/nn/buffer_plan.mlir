@@ -18,7 +18,7 @@
 // CHECK: nn.abs %{{.*}} :
 // CORERT-LABEL: func.func @chain
 // CORERT: %[[CPU:.*]] = corert.get_op_handler
-// CORERT: %[[PLANNED:.*]] = corert.arena_op_handler %[[CPU]] {size = 128 : i64}
+// CORERT: %[[PLANNED:.*]] = corert.arena_op_handler %[[CPU]] {{{.*}}size = 128 : i64}
 // CORERT: corert.executeop(%[[PLANNED]]) "nn.relu"(%arg0) {_buffer_offset = 0 : i64, _buffer_size = {{[0-9]+}} : i64}
 // CORERT: corert.executeop(%[[PLANNED]]) "nn.abs"
 // CORERT-NOT: _buffer_offset

@@ -6,6 +6,11 @@
 // RUN: asyncrt-opt -asyncrt-model-pipeline %s | asyncrt-translate -mlir-to-bef -o %t.bef
 // RUN: bef_executor --devices=cpu %t.bef | FileCheck %s --check-prefix=EXEC
 // EXEC: 'main' returned !corert.tensorhandle value
+// Each op costs 1 against a far higher threshold: the function is one
+// stream, so a call runs wholly on the thread that makes it.
+// RUN: asyncrt-opt -asyncrt-model-pipeline %s | asyncrt-opt -tfrt-print-stream 2>&1 | FileCheck %s --check-prefix=STREAM
+// STREAM: remark: stream id: 0
+// STREAM-NOT: stream id: {{[1-9]}}
 
 // CHECK-LABEL: func.func @main() -> !corert.tensorhandle
 // CHECK-NEXT: %[[CH:.*]] = tfrt.new.chain

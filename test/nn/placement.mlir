@@ -20,8 +20,8 @@
 // CHECK: %[[CH:.*]] = tfrt.new.chain
 // CHECK: %[[CPU:.*]] = corert.get_op_handler %[[CH]] "cpu"
 // CHECK-DAG: %[[SIM:.*]] = corert.get_op_handler %[[CH]] "SIM:0"
-// CHECK-DAG: %[[SIM_DEVICE:.*]] = "tfrt.get_device"(%[[CH]]) {device_name = "SIM:0"}
-// CHECK-DAG: %[[HOST_DEVICE:.*]] = "tfrt.get_device"(%[[CH]]) {device_name = "CPU:0"}
+// CHECK-DAG: %[[SIM_DEVICE:.*]] = "tfrt.get_device"(%[[CH]]) {{{.*}}device_name = "SIM:0"}
+// CHECK-DAG: %[[HOST_DEVICE:.*]] = "tfrt.get_device"(%[[CH]]) {{{.*}}device_name = "CPU:0"}
 // CHECK: %[[X:.*]] = corert.const_dense_tensor
 // CHECK: %[[X_SIM:.*]] = corert.transfer_inferred_tensortype %[[X]], %[[SIM_DEVICE]]
 // CHECK: %[[R:.*]] = corert.executeop(%[[SIM]]) "nn.relu"(%[[X_SIM]]) : 1

@@ -1,6 +1,9 @@
 // Calls functions at deadlines, on a thread of its own: the model server's
 // request timeouts. A request answered in time cancels its function, so
-// that the timer holds only the requests still running.
+// that the timer holds only the requests still running. Adding a function
+// wakes the thread only if its deadline is earlier than the thread's next
+// wake-up (at most kIdleWait away): a server's equal timeouts cost no
+// thread wake-up per request.
 //
 // Ownership: owns its thread; the destructor drops the functions not yet
 // run. Thread-safety: thread-safe. Blocking: the destructor joins.
@@ -42,8 +45,12 @@ class DeadlineTimer {
  private:
   void Run();
 
+  static constexpr Clock::duration kIdleWait = std::chrono::seconds(1);
+
   std::mutex mutex_;
   std::condition_variable changed_;
+  // When the thread next looks at pending_ (guarded by mutex_).
+  Clock::time_point wake_at_ = Clock::time_point::min();
   // Guarded by mutex_: by deadline, then in order of arrival.
   std::map<std::pair<Clock::time_point, uint64_t>,
            absl::AnyInvocable<void() &&>>

@@ -28,6 +28,15 @@ using InferenceDone = absl::AnyInvocable<void(
 // Returns the request running the model (null if it did not start):
 // Cancel() it to stop the kernels that have not run yet (a deadline, a
 // client gone).
+//
+// Where it runs: a model whose calls typically take under kInlineRunLimit
+// runs on the calling thread (a server's I/O thread), which answers
+// without handing the request to another thread and back; any other
+// (and every model's first request, before it has been timed) starts as a
+// task on the runtime's work queue, so that a long model never holds the
+// caller's thread.
+inline constexpr int64_t kInlineRunLimitNs = 50'000;  // 50 us
+
 RCReference<RequestContext> RunInference(
     Runtime& runtime, std::shared_ptr<const Servable> servable,
     std::vector<DenseHostTensor> inputs, InferenceDone done);

@@ -26,6 +26,7 @@
 #ifndef ASYNCRT_SERVING_MODEL_REPOSITORY_H_
 #define ASYNCRT_SERVING_MODEL_REPOSITORY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -66,6 +67,12 @@ struct Servable {
   RCReference<BefProgram> program;
   const Function* function = nullptr;  // "main", in `program`.
   Signature signature;
+  // How long a call of `function` typically takes (a moving average of the
+  // calls after the first, which is cold; -1 until then), which decides
+  // where requests start (see RunInference). Updated by every call, from
+  // any thread.
+  mutable std::atomic<int64_t> typical_run_ns{-1};
+  mutable std::atomic<int64_t> calls{0};
 };
 
 // TF Serving's version states.
