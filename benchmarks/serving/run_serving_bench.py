@@ -21,6 +21,27 @@ summary (their names start with "Serve"):
    "peer_p50_us": .., "peer_p99_us": ..}
 
 A ratio of 2 means half nginx's static throughput (the issue's target).
+Each REST run also reads both servers' CPU time (/proc): the
+"ServeTinyPredictCpu/cN" records compare CPU per request (user + system,
+all threads; nginx: its master and workers), with the server's overhead
+(its CPU per request minus the model's own time, timed in-process by
+asyncrt-run) as "overhead_us", and what it spends beyond nginx's CPU per
+request (mostly the kernel's TCP work, which any server pays) and the
+model as "overhead_over_floor_us".
+
+gRPC, the same way: build/bin/grpc_load keeps N Predict calls in flight
+(tensor_content; a connection each, one client thread) against the
+server's gRPC port and against its own floor (a gRPC server of the same
+library answering every Predict with a ready-made reply of the same
+size): "ServeTinyPredictGrpc/cN", peer "grpc_floor".
+
+ResNet-50 (when the model benchmarks have exported it into
+BUILD/models/resnet50): the compiled BEF served over gRPC at 1 call in
+flight (batch 1, the test image as tensor_content) against the same BEF
+run in-process by asyncrt-run --benchmark, both on 2 threads:
+"ServeResNet50Grpc/c1", peer "asyncrt_run_inprocess" (the target: at
+most 1.1).
+
 Skips (exit 0, saying why) when wrk, nginx or the server is missing.
 
 Usage: run_serving_bench.py [--build BUILD] [--seconds 5] [--threads 1]
@@ -39,8 +60,11 @@ import sys
 import tempfile
 import time
 
-# Merging into the summary (this file's parent folder).
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Merging into the summary (this file's parent folder); the model
+# benchmark's helpers (models/).
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, BENCH_DIR)
+sys.path.insert(0, os.path.join(BENCH_DIR, "models"))
 sys.dont_write_bytecode = True
 import summary_records  # noqa: E402
 
@@ -91,6 +115,53 @@ def make_model(build, work):
     return base
 
 
+def cpu_seconds(pids):
+    """User + system CPU seconds of the processes `pids` (all threads)."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def with_children(pid):
+    """`pid` and its children (nginx's workers)."""
+    pids = [pid]
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children", encoding="utf-8") as f:
+            pids += [int(child) for child in f.read().split()]
+    return pids
+
+
+def run_grpc_load(grpc_load, port, connections, seconds, shape,
+                  input_name="x", input_file=None, model="tiny"):
+    """(requests/s, p50 us, p99 us) of one grpc_load run."""
+    command = [grpc_load, f"--target=127.0.0.1:{port}", f"--model={model}",
+               f"--input={input_name}", f"--shape={shape}",
+               f"--connections={connections}", f"--seconds={seconds}"]
+    if input_file:
+        command.append(f"--input_file={input_file}")
+    result = subprocess.run(command, capture_output=True, text=True,
+                            check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"grpc_load on port {port} failed: "
+                           f"{result.stderr.strip()[-400:]}")
+    record = json.loads(result.stdout.strip().splitlines()[-1])
+    return record["rps"], record["p50_us"], record["p99_us"]
+
+
+def model_call_us(asyncrt_run, model, input_pb, iterations, env=None):
+    """Microseconds per call of `model` run in-process by asyncrt-run."""
+    result = subprocess.run(
+        [asyncrt_run, model, f"--input={input_pb}", "--benchmark", "--json",
+         f"--iterations={iterations}", "--warmup=3"] +
+        ([f"--num_threads={env['OMP_NUM_THREADS']}"] if env else []),
+        capture_output=True, text=True, check=True, env=env)
+    record = json.loads(result.stdout.strip().splitlines()[-1])
+    return 1e6 / record["calls_per_s"]
+
+
 def run_wrk(url, connections, seconds, threads, script=None):
     """(requests/s, p50 us, p99 us) of one wrk run."""
     command = ["wrk", "-t", str(min(threads, connections)), "-c",
@@ -110,6 +181,99 @@ def run_wrk(url, connections, seconds, threads, script=None):
         return value * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
 
     return rps, percentile("50"), percentile("99")
+
+
+def make_input_pb(work):
+    """The tiny model's input ([[1, 2, 3, 4]], float32) as an ONNX
+    TensorProto file, written by hand: field 1 dims, 2 data_type (FLOAT =
+    1), 8 name, 9 raw_data (little endian)."""
+    import struct  # pylint: disable=import-outside-toplevel
+
+    def varint(value):
+        out = bytearray()
+        while True:
+            byte = value & 0x7F
+            value >>= 7
+            out.append(byte | (0x80 if value else 0))
+            if not value:
+                return bytes(out)
+
+    raw = struct.pack("<4f", 1, 2, 3, 4)
+    proto = (b"\x08" + varint(1) + b"\x08" + varint(4) + b"\x10\x01" +
+             b"\x42\x01x" + b"\x4a" + varint(len(raw)) + raw)
+    path = os.path.join(work, "x.pb")
+    with open(path, "wb") as f:
+        f.write(proto)
+    return path
+
+
+def resnet50_records(build, work, grpc_load, args):
+    """ResNet-50 served over gRPC (1 call in flight) against asyncrt-run
+    in-process, same BEF, same threads; [] when the model is not there."""
+    import run_model_bench  # pylint: disable=import-outside-toplevel
+    onnx_path, input_pb, input_bin = run_model_bench.model_files(build,
+                                                                 "resnet50")
+    if not (os.path.exists(onnx_path) and os.path.exists(input_pb)):
+        print("SKIP ResNet-50: not exported (the model benchmarks export it)")
+        return []
+    model, kind = run_model_bench.compile_bef(build, "resnet50")
+    if kind != "bef":
+        print("SKIP ResNet-50: it did not compile to BEF")
+        return []
+    if not os.path.exists(input_bin):
+        run_model_bench.convert_input(input_pb, input_bin)
+    base = os.path.join(work, "models", "resnet50")
+    os.makedirs(os.path.join(base, "1"))
+    os.symlink(model, os.path.join(base, "1", "model.bef"))
+    with open(os.path.join(base, "1", "signature.json"), "w",
+              encoding="utf-8") as f:
+        json.dump({"inputs": [{"name": "input", "dtype": "float32",
+                               "shape": [1, 3, 224, 224]}],
+                   "outputs": [{"name": "output", "dtype": "float32",
+                                "shape": [1, 1000]}]}, f)
+    threads = 2
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    grpc_port, rest_port = free_port(), free_port()
+    server = subprocess.Popen(
+        [os.path.join(build, "bin", "asyncrt_model_server"),
+         f"--port={grpc_port}", f"--rest_api_port={rest_port}",
+         "--grpc_address=127.0.0.1", "--rest_api_address=127.0.0.1",
+         "--model_name=resnet50", f"--model_base_path={base}",
+         "--work_queue=mstd:1", "--file_system_poll_wait_seconds=0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        wait_for_port(grpc_port, server, "asyncrt_model_server (ResNet-50)")
+        served, in_process = [], []
+        for _ in range(args.rounds):
+            served.append(run_grpc_load(
+                grpc_load, grpc_port, 1, max(args.seconds, 5), "1,3,224,224",
+                input_name="input", input_file=input_bin,
+                model="resnet50"))
+            in_process.append(1e6 / model_call_us(
+                os.path.join(build, "bin", "asyncrt-run"), model, input_pb,
+                40, env=env))
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    ours = statistics.median(r[0] for r in served)
+    theirs = statistics.median(in_process)
+    record = {
+        "name": "ServeResNet50Grpc/c1",
+        "peer": "asyncrt_run_inprocess",
+        "asyncrt_ns": 1e9 / ours,
+        "peer_ns": 1e9 / theirs,
+        "ratio": theirs / ours,
+        "asyncrt_p50_us": statistics.median(r[1] for r in served),
+        "asyncrt_p99_us": statistics.median(r[2] for r in served),
+        "threads": threads,
+    }
+    print(f"{record['name']:<28}{ours:>12.1f}{theirs:>12.1f}"
+          f"{record['ratio']:>8.2f}{record['asyncrt_p50_us']:>9.0f}"
+          f"{record['asyncrt_p99_us']:>9.0f}")
+    return [record]
 
 
 def main():
@@ -195,43 +359,115 @@ http {{
         processes.append(nginx_process)
         wait_for_port(nginx_port, nginx_process, "nginx")
 
-        results = {c: {"asyncrt": [], "nginx": []} for c in CONNECTIONS}
+        nginx_pids = with_children(nginx_process.pid)
+        grpc_load = os.path.join(build, "bin", "grpc_load")
+        floor_port = free_port()
+        have_grpc = os.path.exists(grpc_load)
+        if have_grpc:
+            floor_process = subprocess.Popen(
+                [grpc_load, f"--serve_floor={floor_port}", "--shape=1,4"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            processes.append(floor_process)
+            wait_for_port(floor_port, floor_process, "grpc_load floor")
+        else:
+            print("SKIP gRPC: build/bin/grpc_load not built (benchmarks off "
+                  "or no gRPC)")
+
+        # name -> connections -> list of (rps, p50, p99[, cpu per request])
+        results = {name: {c: [] for c in CONNECTIONS}
+                   for name in ("asyncrt", "nginx", "asyncrt_grpc", "floor")}
+        targets = {
+            "asyncrt": (server_process.pid, lambda c: run_wrk(
+                f"http://127.0.0.1:{rest_port}/v1/models/tiny:predict", c,
+                args.seconds, args.threads, script)),
+            "nginx": (None, lambda c: run_wrk(
+                f"http://127.0.0.1:{nginx_port}/reply.json", c, args.seconds,
+                args.threads)),
+        }
+        if have_grpc:
+            targets["asyncrt_grpc"] = (None, lambda c: run_grpc_load(
+                grpc_load, grpc_port, c, args.seconds, "1,4"))
+            targets["floor"] = (None, lambda c: run_grpc_load(
+                grpc_load, floor_port, c, args.seconds, "1,4"))
         for round_index in range(args.rounds):
             for connections in CONNECTIONS:
-                pair = [("asyncrt", f"http://127.0.0.1:{rest_port}"
-                         "/v1/models/tiny:predict", script),
-                        ("nginx", f"http://127.0.0.1:{nginx_port}/reply.json",
-                         None)]
+                order = list(targets)
                 if round_index % 2:
-                    pair.reverse()
-                for name, url, lua in pair:
-                    results[connections][name].append(
-                        run_wrk(url, connections, args.seconds, args.threads,
-                                lua))
+                    order.reverse()
+                for name in order:
+                    pid, run = targets[name]
+                    pids = [pid] if pid else nginx_pids
+                    cpu_before = cpu_seconds(pids)
+                    rps, p50, p99 = run(connections)
+                    cpu = cpu_seconds(pids) - cpu_before
+                    # wrk runs args.seconds; CPU per request, in us.
+                    per_request = cpu / (rps * args.seconds) * 1e6
+                    results[name][connections].append(
+                        (rps, p50, p99, per_request))
+
+        model_us = model_call_us(
+            os.path.join(build, "bin", "asyncrt-run"),
+            os.path.join(base, "1", "model.bef"),
+            make_input_pb(work), 20000)
         records = []
-        print(f"{'case':<24}{'asyncrt rps':>12}{'nginx rps':>12}{'ratio':>8}"
+        print(f"{'case':<28}{'asyncrt rps':>12}{'peer rps':>12}{'ratio':>8}"
               f"{'p50 us':>9}{'p99 us':>9}")
+
+        def median(name, connections, index):
+            return statistics.median(r[index]
+                                     for r in results[name][connections])
+
+        for ours_name, peer_name, record_name, peer in (
+                ("asyncrt", "nginx", "ServeTinyPredict", "nginx_static"),
+                ("asyncrt_grpc", "floor", "ServeTinyPredictGrpc",
+                 "grpc_floor")):
+            if ours_name not in targets:
+                continue
+            for connections in CONNECTIONS:
+                ours = median(ours_name, connections, 0)
+                theirs = median(peer_name, connections, 0)
+                record = {
+                    "name": f"{record_name}/c{connections}",
+                    "peer": peer,
+                    "asyncrt_ns": 1e9 / ours,
+                    "peer_ns": 1e9 / theirs,
+                    "ratio": theirs / ours,
+                    "asyncrt_p50_us": median(ours_name, connections, 1),
+                    "asyncrt_p99_us": median(ours_name, connections, 2),
+                    "peer_p50_us": median(peer_name, connections, 1),
+                    "peer_p99_us": median(peer_name, connections, 2),
+                    "threads": args.threads,
+                }
+                records.append(record)
+                print(f"{record['name']:<28}{ours:>12.0f}{theirs:>12.0f}"
+                      f"{record['ratio']:>8.2f}"
+                      f"{record['asyncrt_p50_us']:>9.0f}"
+                      f"{record['asyncrt_p99_us']:>9.0f}")
+        print(f"{'CPU per REST request':<28}{'asyncrt us':>12}{'nginx us':>12}"
+              f"{'ratio':>8}{'over nginx+model us':>21}  (model "
+              f"{model_us:.2f} us)")
         for connections in CONNECTIONS:
-            def median(name, index):
-                return statistics.median(r[index]
-                                         for r in results[connections][name])
-            ours, theirs = median("asyncrt", 0), median("nginx", 0)
+            ours = median("asyncrt", connections, 3)
+            theirs = median("nginx", connections, 3)
             record = {
-                "name": f"ServeTinyPredict/c{connections}",
+                "name": f"ServeTinyPredictCpu/c{connections}",
                 "peer": "nginx_static",
-                "asyncrt_ns": 1e9 / ours,
-                "peer_ns": 1e9 / theirs,
-                "ratio": theirs / ours,
-                "asyncrt_p50_us": median("asyncrt", 1),
-                "asyncrt_p99_us": median("asyncrt", 2),
-                "peer_p50_us": median("nginx", 1),
-                "peer_p99_us": median("nginx", 2),
+                "asyncrt_ns": ours * 1e3,
+                "peer_ns": theirs * 1e3,
+                "ratio": ours / theirs,
+                "model_us": model_us,
+                "overhead_us": ours - model_us,
+                # Beyond what serving any HTTP reply costs (nginx's CPU per
+                # request: mostly the kernel's TCP) and the model itself.
+                "overhead_over_floor_us": ours - theirs - model_us,
                 "threads": args.threads,
             }
             records.append(record)
-            print(f"{record['name']:<24}{ours:>12.0f}{theirs:>12.0f}"
-                  f"{record['ratio']:>8.2f}{record['asyncrt_p50_us']:>9.0f}"
-                  f"{record['asyncrt_p99_us']:>9.0f}")
+            print(f"{record['name']:<28}{ours:>12.1f}{theirs:>12.1f}"
+                  f"{record['ratio']:>8.2f}"
+                  f"{record['overhead_over_floor_us']:>21.1f}")
+        if have_grpc:
+            records += resnet50_records(build, work, grpc_load, args)
         summary_records.merge_records(summary, records, RECORD_PREFIX)
         print(f"{len(records)} serving record(s) merged into {summary}")
         return 0
