@@ -58,6 +58,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 # Merging into the summary (this file's parent folder); the model
@@ -276,6 +277,92 @@ def resnet50_records(build, work, grpc_load, args):
     return [record]
 
 
+def load_impact_records(build, work, tiny_base, script, args):
+    """The tiny model's latency while another model's new version (ResNet-50
+    from ONNX: import, compile, load) loads in the same server, against the
+    same server with nothing loading; [] without the exported model."""
+    import run_model_bench  # pylint: disable=import-outside-toplevel
+    onnx_path = run_model_bench.model_files(build, "resnet50")[0]
+    if not os.path.exists(onnx_path):
+        print("SKIP load impact: ResNet-50 not exported")
+        return []
+    big = os.path.join(work, "models", "big")
+    os.makedirs(os.path.join(big, "1"))
+    for name in ("model.bef", "signature.json"):
+        shutil.copy(os.path.join(tiny_base, "1", name),
+                    os.path.join(big, "1", name))
+    config = os.path.join(work, "two_models.config")
+    with open(config, "w", encoding="utf-8") as f:
+        f.write("model_config_list {\n"
+                f'  config {{ name: "tiny" base_path: "{tiny_base}" }}\n'
+                f'  config {{ name: "big" base_path: "{big}" }}\n'
+                "}\n")
+    rest_port, grpc_port = free_port(), free_port()
+    server = subprocess.Popen(
+        [os.path.join(build, "bin", "asyncrt_model_server"),
+         f"--rest_api_port={rest_port}", f"--port={grpc_port}",
+         "--rest_api_address=127.0.0.1", "--grpc_address=127.0.0.1",
+         f"--model_config_file={config}", "--rest_api_num_threads=1",
+         "--work_queue=mstd:1", "--file_system_poll_wait_seconds=1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=dict(os.environ, OMP_NUM_THREADS="1"))
+    url = f"http://127.0.0.1:{rest_port}/v1/models/tiny:predict"
+    seconds = max(args.seconds, 4)
+    quiet, loading, load_seconds = [], [], []
+    try:
+        wait_for_port(rest_port, server, "asyncrt_model_server (two models)")
+        for round_index in range(args.rounds):
+            quiet.append(run_wrk(url, 8, seconds, args.threads, script))
+            # A new version of "big" appears a second into the run; the
+            # server finds it at its next poll and loads it meanwhile.
+            version = os.path.join(big, str(round_index + 2))
+            staging = version + ".staging"
+            os.makedirs(staging)
+            os.symlink(onnx_path, os.path.join(staging, "model.onnx"))
+            timer = threading.Timer(1.0, os.rename, (staging, version))
+            started = time.monotonic()
+            timer.start()
+            loading.append(run_wrk(url, 8, seconds, args.threads, script))
+            timer.join()
+            status_url = (f"http://127.0.0.1:{rest_port}/v1/models/big/"
+                          f"versions/{round_index + 2}")
+            while time.monotonic() - started < 120:
+                status = subprocess.run(["curl", "-s", status_url],
+                                        capture_output=True, text=True,
+                                        check=False).stdout
+                if "AVAILABLE" in status:
+                    break
+                time.sleep(0.2)
+            load_seconds.append(time.monotonic() - started - 1.0)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    record = {
+        "name": "ServeTinyDuringLoad/c8",
+        "peer": "no_load",
+        # p99 latency of the tiny model's requests, with and without a
+        # model loading beside them.
+        "asyncrt_ns": statistics.median(r[2] for r in loading) * 1e3,
+        "peer_ns": statistics.median(r[2] for r in quiet) * 1e3,
+        "asyncrt_rps": statistics.median(r[0] for r in loading),
+        "peer_rps": statistics.median(r[0] for r in quiet),
+        "asyncrt_p50_us": statistics.median(r[1] for r in loading),
+        "peer_p50_us": statistics.median(r[1] for r in quiet),
+        "load_seconds": statistics.median(load_seconds),
+    }
+    record["ratio"] = record["asyncrt_ns"] / record["peer_ns"]
+    print(f"{'tiny while ResNet-50 loads':<28}{'rps':>8}{'p50 us':>9}"
+          f"{'p99 us':>9}  (load took {record['load_seconds']:.1f} s)")
+    print(f"{'  loading':<28}{record['asyncrt_rps']:>8.0f}"
+          f"{record['asyncrt_p50_us']:>9.0f}{record['asyncrt_ns'] / 1e3:>9.0f}")
+    print(f"{'  quiet':<28}{record['peer_rps']:>8.0f}"
+          f"{record['peer_p50_us']:>9.0f}{record['peer_ns'] / 1e3:>9.0f}")
+    return [record]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default="build")
@@ -468,6 +555,7 @@ http {{
                   f"{record['overhead_over_floor_us']:>21.1f}")
         if have_grpc:
             records += resnet50_records(build, work, grpc_load, args)
+        records += load_impact_records(build, work, base, script, args)
         summary_records.merge_records(summary, records, RECORD_PREFIX)
         print(f"{len(records)} serving record(s) merged into {summary}")
         return 0

@@ -9,11 +9,16 @@
 // requests finish. SIGTERM or SIGINT drains: no new connections, readiness
 // answers 503, requests in flight finish, then exit 0.
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -84,6 +89,9 @@ ABSL_FLAG(std::string, work_queue, "mstd",
 
 namespace asyncrt::serving {
 namespace {
+
+// The nice value of the thread that polls for and loads model versions.
+constexpr int kLoadNice = 10;
 
 // Reads the config file `path` with `parse` into `out`; false (the error
 // printed, naming the file) if it cannot be read or parsed.
@@ -237,13 +245,21 @@ int Serve() {
   std::fflush(stdout);
 
   // Polling for versions on a thread of its own (loads run there, apart
-  // from the request threads).
+  // from the request threads), at a lower priority: under load, a model
+  // being compiled takes CPU from requests only when they leave some.
   std::mutex stop_mutex;
   std::condition_variable stop_changed;
   bool stopping = false;
   std::thread poller([&] {
     const int seconds = absl::GetFlag(FLAGS_file_system_poll_wait_seconds);
     if (seconds <= 0) return;
+    // Linux's nice is per thread (kLoadNice: about a tenth of a request
+    // thread's share of a busy core).
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)),
+                    kLoadNice) != 0) {
+      std::fprintf(stderr, "warning: the load thread keeps its priority: %s\n",
+                   std::strerror(errno));
+    }
     std::unique_lock<std::mutex> lock(stop_mutex);
     while (!stop_changed.wait_for(lock, std::chrono::seconds(seconds),
                                   [&] { return stopping; })) {
