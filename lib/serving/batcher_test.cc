@@ -21,26 +21,21 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// "double": y = 2 x (testing::kDoubleModel). "constant": returns a scalar
-// whatever its input.
-constexpr char kConstant[] = R"(
-func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
-  %k = corert.const_dense_tensor dense<2.0> : tensor<f32>
-  tfrt.return %k : !corert.tensorhandle
-}
-)";
-
+// "double": y = 2 x. "constant": returns a scalar whatever its input.
 class BatcherTest : public ::testing::Test {
  protected:
   void SetUp() override {
     base_ = std::filesystem::temp_directory_path() /
             ("asyncrt_batcher_test_" + std::to_string(getpid()));
-    testing::WriteVersion(base_ / "double", 1, testing::kDoubleModel);
-    testing::WriteVersion(base_ / "constant", 1, kConstant);
+    testing::WriteBefVersion(base_ / "double", 1,
+                             testing::TestModelBef("serving_test.double"));
+    testing::WriteBefVersion(base_ / "constant", 1,
+                             testing::TestModelBef("serving_test.scalar"));
     RuntimeOptions options;
     options.work_queue = "mstd:2";
     options.device_plugins_from_environment = false;
     runtime_ = *Runtime::Create(options);
+    testing::RegisterTestModelKernels(runtime_->host().registry());
     repository_ = std::make_unique<ModelRepository>(
         *runtime_,
         std::vector<ModelConfig>{{"double", (base_ / "double").string(), {}},

@@ -33,18 +33,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The model waits at a gate the test opens, then marks that it went on.
-constexpr char kGatedModel[] = R"(
-func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
-  %ch = tfrt.new.chain
-  %opened = "serving_test.gate"(%ch) : (!tfrt.chain) -> !tfrt.chain
-  %ran = "serving_test.mark"(%opened) : (!tfrt.chain) -> !tfrt.chain
-  %cpu = corert.get_op_handler %ran "cpu"
-  %k = corert.const_dense_tensor dense<2.0> : tensor<f32>
-  %y = corert.executeop(%cpu) "nn.mul"(%x, %k) : 1
-  tfrt.return %y : !corert.tensorhandle
-}
-)";
+// The model waits at a gate the test opens (serving_test.gate), marks that
+// it went on (serving_test.mark), then doubles its input.
+const std::vector<std::string> kGatedChain = {"serving_test.gate",
+                                              "serving_test.mark"};
 
 constexpr char kSignature[] = R"(
 {"inputs": [{"name": "x", "dtype": "float32", "shape": [-1, 2]}],
@@ -57,7 +49,7 @@ AsyncValueRef<Chain> gate;  // Guarded by gate_mutex.
 std::atomic<absl::Notification*> gate_reached{nullptr};
 std::atomic<int> marks{0};
 
-AsyncValueRef<Chain> Gate(Argument<Chain>) {
+AsyncValueRef<Chain> Gate() {
   std::lock_guard<std::mutex> lock(gate_mutex);
   gate = MakeUnconstructedAsyncValueRef<Chain>();
   if (absl::Notification* reached = gate_reached.load()) reached->Notify();
@@ -143,11 +135,14 @@ class RestApiTest : public ::testing::Test {
     marks = 0;
     base_ = std::filesystem::temp_directory_path() /
             ("asyncrt_rest_test_" + std::to_string(getpid()));
-    testing::WriteVersion(base_, 1, kGatedModel, kSignature);
+    testing::WriteBefVersion(
+        base_, 1, testing::TestModelBef("serving_test.double", kGatedChain),
+        kSignature);
     RuntimeOptions options;
     options.work_queue = "mstd:2";
     options.device_plugins_from_environment = false;
     runtime_ = *Runtime::Create(options);
+    testing::RegisterTestModelKernels(runtime_->host().registry());
     ASSERT_TRUE(runtime_->host().registry()
                     .AddKernel("serving_test.gate", ASYNCRT_KERNEL(Gate)).ok());
     ASSERT_TRUE(runtime_->host().registry()
@@ -284,11 +279,13 @@ TEST(InferenceTest, QuickModelsRunOnTheCallersThreadOthersOnTheQueue) {
   const std::filesystem::path base =
       std::filesystem::temp_directory_path() /
       ("asyncrt_inference_test_" + std::to_string(getpid()));
-  testing::WriteVersion(base, 1, testing::kOneStreamDoubleModel, kSignature);
+  testing::WriteBefVersion(base, 1, testing::TestModelBef("serving_test.double"),
+                           kSignature);
   RuntimeOptions options;
   options.work_queue = "mstd:2";
   options.device_plugins_from_environment = false;
   std::unique_ptr<Runtime> runtime = *Runtime::Create(options);
+  testing::RegisterTestModelKernels(runtime->host().registry());
   {
     ModelRepository repository(
         *runtime, std::vector<ModelConfig>{{"m", base.string(), {}}});

@@ -2,46 +2,129 @@
 #ifndef ASYNCRT_LIB_SERVING_SERVING_TEST_UTIL_H_
 #define ASYNCRT_LIB_SERVING_SERVING_TEST_UTIL_H_
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "asyncrt/bef/bef_writer.h"
+#include "asyncrt/bef_executor/kernel_utils.h"
+#include "asyncrt/core_runtime/tensor_handle.h"
+#include "asyncrt/host_context/host_context.h"
+#include "asyncrt/host_context/kernel_registry.h"
+#include "asyncrt/tensor/dense_host_tensor.h"
 
 namespace asyncrt::serving::testing {
 
-// y = 2 x, as a program of the corert dialect (the test binaries link the
-// MLIR translator, so the repository loads it as model.mlir).
-inline constexpr char kDoubleModel[] = R"(
-func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
-  %ch = tfrt.new.chain
-  %cpu = corert.get_op_handler %ch "cpu"
-  %k = corert.const_dense_tensor dense<2.0> : tensor<f32>
-  %y = corert.executeop(%cpu) "nn.mul"(%x, %k) : 1
-  tfrt.return %y : !corert.tensorhandle
-}
-)";
+// Test models as BEF built here (no MLIR: the serving tests run in the
+// runtime-only sanitizer trees too). Their kernels, which
+// RegisterTestModelKernels adds to a runtime's registry before it loads
+// them:
+//   serving_test.double(x) -> y          y = 2 x (a host f32 tensor)
+//   serving_test.double_after(x, ch) -> y the same once `ch` is ready
+//   serving_test.scalar(x) -> y          y = 2.0, a 0-d tensor, whatever x
 
-// The same as asyncrt-compile makes it from the model level: one stream
-// (every op costs 1, far below the threshold), so that a call runs wholly
-// on the thread it starts on.
-inline constexpr char kOneStreamDoubleModel[] = R"(
-func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle
-    attributes {tfrt.cost_threshold = 1099511627776 : i64} {
-  %ch = tfrt.new.chain {_tfrt_cost = 1 : i64}
-  %cpu = corert.get_op_handler %ch "cpu" {_tfrt_cost = 1 : i64}
-  %k = corert.const_dense_tensor dense<2.0> : tensor<f32> {_tfrt_cost = 1 : i64}
-  %y = corert.executeop(%cpu) "nn.mul"(%x, %k) : 1 attributes {_tfrt_cost = 1 : i64}
-  tfrt.return %y : !corert.tensorhandle
+// y = 2 x, `x` and `y` tensor handles on the host.
+inline absl::StatusOr<TensorHandle> DoubleTensor(const TensorHandle& x,
+                                                 HostContext& host) {
+  AsyncValue* value = x.GetAsyncTensor();
+  const DenseHostTensor* in =
+      value == nullptr ? nullptr : value->GetIfPresent<DenseHostTensor>();
+  if (in == nullptr || in->dtype() != DType::kF32) {
+    return absl::InvalidArgumentError(
+        "serving_test.double takes an f32 tensor on the host");
+  }
+  std::optional<DenseHostTensor> out =
+      DenseHostTensor::CreateUninitialized(in->metadata(), *host.allocator());
+  if (!out) return absl::ResourceExhaustedError("out of memory");
+  absl::Span<const float> from = in->elements<float>();
+  absl::Span<float> to = out->elements<float>();
+  for (size_t i = 0; i < from.size(); ++i) to[i] = 2 * from[i];
+  TensorMetadata metadata = out->metadata();
+  return TensorHandle(&host.host_device(), metadata,
+                      MakeAvailableAsyncValueRef<DenseHostTensor>(
+                          std::move(*out)));
 }
-)";
 
-// Writes `model` (and `signature`, if not empty) as version `version` of
-// the model whose base path is `base`.
-inline void WriteVersion(const std::filesystem::path& base, int version,
-                         const std::string& model,
-                         const std::string& signature = "") {
+inline absl::StatusOr<TensorHandle> DoubleKernel(const TensorHandle& x,
+                                                 AsyncKernelFrame* frame) {
+  return DoubleTensor(x, *frame->GetHostContext());
+}
+
+inline absl::StatusOr<TensorHandle> DoubleAfterKernel(const TensorHandle& x,
+                                                      Argument<Chain>,
+                                                      AsyncKernelFrame* frame) {
+  return DoubleTensor(x, *frame->GetHostContext());
+}
+
+inline absl::StatusOr<TensorHandle> ScalarKernel(const TensorHandle&,
+                                                 AsyncKernelFrame* frame) {
+  HostContext& host = *frame->GetHostContext();
+  std::optional<DenseHostTensor> out = DenseHostTensor::CreateUninitialized(
+      TensorMetadata(DType::kF32, TensorShape({})), *host.allocator());
+  if (!out) return absl::ResourceExhaustedError("out of memory");
+  out->elements<float>()[0] = 2.0f;
+  TensorMetadata metadata = out->metadata();
+  return TensorHandle(&host.host_device(), metadata,
+                      MakeAvailableAsyncValueRef<DenseHostTensor>(
+                          std::move(*out)));
+}
+
+inline void RegisterTestModelKernels(KernelRegistry& registry) {
+  (void)registry.AddKernel("serving_test.double", ASYNCRT_KERNEL(DoubleKernel));
+  (void)registry.AddKernel("serving_test.double_after",
+                           ASYNCRT_KERNEL(DoubleAfterKernel));
+  (void)registry.AddKernel("serving_test.scalar", ASYNCRT_KERNEL(ScalarKernel));
+}
+
+// main(x: tensorhandle) -> tensorhandle, computed by `kernel`
+// (serving_test.double or .scalar). With `chain` (kernel names), those run
+// first, one after another (the first takes nothing, each next the chain
+// of the one before, each returns a chain), and the result comes from
+// serving_test.double_after(x, the last chain).
+inline std::vector<uint8_t> TestModelBef(
+    const std::string& kernel, const std::vector<std::string>& chain = {}) {
+  bef::BefWriter writer;
+  const uint32_t handle = writer.AddType("!corert.tensorhandle");
+  const uint32_t main = writer.DeclareFunction(
+      "main", bef::FunctionKind::kBef, {handle}, {handle});
+  bef::FunctionBodySpec body;
+  const uint32_t x = body.num_registers++;
+  body.argument_registers.push_back(x);
+  uint32_t line = 0;
+  auto add = [&](const std::string& name, std::vector<uint32_t> operands) {
+    bef::KernelSpec spec;
+    spec.kernel_name = writer.AddKernelName(name);
+    spec.location = writer.AddLocation("test_model.mlir", ++line, 1);
+    spec.operands = std::move(operands);
+    spec.results.push_back(body.num_registers++);
+    body.kernels.push_back(spec);
+    return spec.results[0];
+  };
+  uint32_t y;
+  if (chain.empty()) {
+    y = add(kernel, {x});
+  } else {
+    uint32_t previous = add(chain[0], {});
+    for (size_t i = 1; i < chain.size(); ++i) previous = add(chain[i], {previous});
+    y = add("serving_test.double_after", {x, previous});
+  }
+  body.result_registers.push_back(y);
+  writer.DefineFunction(main, std::move(body));
+  return *writer.Finish();
+}
+
+// Writes BEF `model` (and `signature`, if not empty) as version `version`
+// of the model whose base path is `base`.
+inline void WriteBefVersion(const std::filesystem::path& base, int version,
+                            const std::vector<uint8_t>& model,
+                            const std::string& signature = "") {
   const std::filesystem::path dir = base / std::to_string(version);
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "model.mlir") << model;
+  std::ofstream(dir / "model.bef", std::ios::binary)
+      .write(reinterpret_cast<const char*>(model.data()), model.size());
   if (!signature.empty()) std::ofstream(dir / "signature.json") << signature;
 }
 
