@@ -10,7 +10,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/serving/serving_test_util.h"
@@ -76,7 +75,7 @@ TEST_F(BatcherTest, ConcurrentRequestsShareBatchesAndGetTheirOwnRows) {
   constexpr int kRequests = 8;
   std::vector<std::vector<float>> answers(kRequests);
   std::atomic<int> left{kRequests};
-  absl::Notification all_done;
+  testing::Notification all_done;
   for (int i = 0; i < kRequests; ++i) {
     std::vector<DenseHostTensor> inputs;
     inputs.push_back(Rows({1, 2}, 10.0f * i));
@@ -106,7 +105,7 @@ TEST_F(BatcherTest, PadsToAllowedSizesAndKeepsShapesApart) {
   options.batch_timeout = absl::Milliseconds(5);
   Batcher batcher(*runtime_, options, nullptr);
   std::atomic<int> left{2};
-  absl::Notification done;
+  testing::Notification done;
   std::vector<int64_t> first_dims, second_dims;
   std::vector<float> second_values;
   std::vector<DenseHostTensor> three;
@@ -138,7 +137,7 @@ TEST_F(BatcherTest, PadsToAllowedSizesAndKeepsShapesApart) {
 
 TEST_F(BatcherTest, OutputsWithoutTheBatchDimensionFailTheBatch) {
   Batcher batcher(*runtime_, BatchingOptions{}, nullptr);
-  absl::Notification done;
+  testing::Notification done;
   absl::Status status;
   std::vector<DenseHostTensor> inputs;
   inputs.push_back(Rows({2, 2}, 1));
@@ -155,7 +154,7 @@ TEST_F(BatcherTest, OutputsWithoutTheBatchDimensionFailTheBatch) {
 
 TEST_F(BatcherTest, UnbatchableRequestsRunAlone) {
   Batcher batcher(*runtime_, BatchingOptions{}, nullptr);
-  absl::Notification done;
+  testing::Notification done;
   std::vector<float> values;
   std::vector<DenseHostTensor> inputs;
   inputs.push_back(Rows({}, 4));  // A scalar: no batch dimension.

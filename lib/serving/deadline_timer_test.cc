@@ -8,9 +8,9 @@
 #include <mutex>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/serving/serving_test_util.h"
 
 namespace asyncrt::serving {
 namespace {
@@ -21,7 +21,7 @@ TEST(DeadlineTimerTest, RunsInDeadlineOrderNotBefore) {
   DeadlineTimer timer;
   std::mutex mutex;
   std::vector<int> order;
-  absl::Notification done;
+  testing::Notification done;
   const Clock::time_point start = Clock::now();
   std::atomic<bool> early{false};
   auto at = [&](int ms, int id) {
@@ -61,7 +61,7 @@ TEST(DeadlineTimerTest, CancelledFunctionsNeverRunAndAreReleased) {
   EXPECT_EQ(held.use_count(), 1);  // The function is gone at once.
   EXPECT_FALSE(timer.Cancel(handle));
   EXPECT_FALSE(timer.Cancel(DeadlineTimer::Handle{}));
-  absl::Notification later;
+  testing::Notification later;
   timer.At(Clock::now() + std::chrono::milliseconds(40),
            [&] { later.Notify(); });
   later.WaitForNotification();

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -25,7 +26,7 @@ using tcp = boost::asio::ip::tcp;
 
 void ClientGone::OnGone(absl::AnyInvocable<void() &&> callback) {
   {
-    absl::MutexLock lock(&mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (!gone_) {
       callback_ = std::move(callback);
       return;
@@ -37,7 +38,7 @@ void ClientGone::OnGone(absl::AnyInvocable<void() &&> callback) {
 void ClientGone::Notify() {
   absl::AnyInvocable<void() &&> callback;
   {
-    absl::MutexLock lock(&mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (gone_) return;
     gone_ = true;
     callback = std::move(callback_);
@@ -48,13 +49,13 @@ void ClientGone::Notify() {
 
 void ClientGone::Reset() {
   absl::AnyInvocable<void() &&> dropped;
-  absl::MutexLock lock(&mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   dropped = std::move(callback_);  // Destroyed after the lock is released.
   callback_ = nullptr;
 }
 
 bool ClientGone::gone() const {
-  absl::MutexLock lock(&mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   return gone_;
 }
 
@@ -114,6 +115,13 @@ class HttpServer::Impl {
     io_.stop();
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
+    // A responder called on another thread may still be returning (its
+    // reply posted, written and read already) and hold its connection,
+    // which must go before the io_context does.
+    while (responders_.load(std::memory_order_acquire) > 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
 
   int port() const { return port_; }
@@ -122,6 +130,7 @@ class HttpServer::Impl {
   const Options& options() const { return options_; }
   const HttpHandler& handler() const { return handler_; }
   std::atomic<int64_t>& in_flight_counter() { return in_flight_; }
+  std::atomic<int64_t>& responders() { return responders_; }
 
  private:
   class Session;
@@ -135,6 +144,8 @@ class HttpServer::Impl {
   std::vector<std::thread> threads_;
   int port_ = 0;
   std::atomic<int64_t> in_flight_{0};
+  // Responders handed out and not yet destroyed.
+  std::atomic<int64_t> responders_{0};
   std::atomic<bool> draining_{false};
   std::mutex shutdown_mutex_;
   bool stopped_ = false;  // Guarded by shutdown_mutex_.
@@ -185,17 +196,43 @@ class HttpServer::Impl::Session
     answered_.store(false, std::memory_order_relaxed);
     server_.in_flight_counter().fetch_add(1);
     // The reply comes back on this connection's strand, from any thread.
-    server_.handler()(std::move(forwarded),
-                      [self = shared_from_this()](HttpResponse response) {
-                        self->answered_.store(true, std::memory_order_release);
-                        net::post(self->stream_.get_executor(),
-                                  [self, response = std::move(response)]() mutable {
-                                    self->Write(std::move(response));
-                                  });
-                      });
+    server_.handler()(
+        std::move(forwarded),
+        [hold = ResponderHold(shared_from_this())](HttpResponse response) {
+          const std::shared_ptr<Session>& self = hold.session;
+          self->answered_.store(true, std::memory_order_release);
+          net::post(self->stream_.get_executor(),
+                    [self, response = std::move(response)]() mutable {
+                      self->Write(std::move(response));
+                    });
+        });
     // Answered at once (a status, an error): nothing to watch for.
     if (!answered_.load(std::memory_order_acquire)) WatchForHangUp();
   }
+
+  // A responder's hold on its connection, counted by the server until the
+  // responder is destroyed (the connection let go first).
+  struct ResponderHold {
+    explicit ResponderHold(std::shared_ptr<Session> held)
+        : session(std::move(held)), server(&session->server_) {
+      server->responders().fetch_add(1, std::memory_order_relaxed);
+    }
+    ResponderHold(ResponderHold&& other) noexcept
+        : session(std::move(other.session)),
+          server(std::exchange(other.server, nullptr)) {}
+    ResponderHold(const ResponderHold&) = delete;
+    ResponderHold& operator=(const ResponderHold&) = delete;
+    ResponderHold& operator=(ResponderHold&&) = delete;
+    ~ResponderHold() {
+      session.reset();
+      if (server != nullptr) {
+        server->responders().fetch_sub(1, std::memory_order_release);
+      }
+    }
+
+    std::shared_ptr<Session> session;
+    Impl* server;
+  };
 
   // The connection turns readable while the request runs: either the
   // client's next request (pipelined) or its end (EOF, reset). Only the

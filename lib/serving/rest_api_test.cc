@@ -18,7 +18,6 @@
 #include <string>
 #include <thread>
 
-#include "absl/synchronization/notification.h"
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/chain.h"
@@ -46,13 +45,13 @@ constexpr char kSignature[] = R"(
 // whether a request got past it.
 std::mutex gate_mutex;
 AsyncValueRef<Chain> gate;  // Guarded by gate_mutex.
-std::atomic<absl::Notification*> gate_reached{nullptr};
+std::atomic<testing::Notification*> gate_reached{nullptr};
 std::atomic<int> marks{0};
 
 AsyncValueRef<Chain> Gate() {
   std::lock_guard<std::mutex> lock(gate_mutex);
   gate = MakeUnconstructedAsyncValueRef<Chain>();
-  if (absl::Notification* reached = gate_reached.load()) reached->Notify();
+  if (testing::Notification* reached = gate_reached.load()) reached->Notify();
   return gate;
 }
 
@@ -201,7 +200,7 @@ class RestApiTest : public ::testing::Test {
 
 TEST_F(RestApiTest, AnOpenGateAnswers) {
   StartServer(absl::Seconds(30));
-  absl::Notification reached;
+  testing::Notification reached;
   gate_reached = &reached;
   RawClient client(server_->port());
   ASSERT_TRUE(client.connected());
@@ -216,7 +215,7 @@ TEST_F(RestApiTest, AnOpenGateAnswers) {
 
 TEST_F(RestApiTest, AClientThatHangsUpCancelsItsRequest) {
   StartServer(absl::Seconds(30));
-  absl::Notification reached;
+  testing::Notification reached;
   gate_reached = &reached;
   {
     RawClient client(server_->port());
@@ -251,7 +250,7 @@ TEST_F(RestApiTest, ATimeoutAnswers504AndCancels) {
 
 TEST_F(RestApiTest, PipelinedRequestsAreNotAHangUp) {
   StartServer(absl::Seconds(30));
-  absl::Notification reached;
+  testing::Notification reached;
   gate_reached = &reached;
   RawClient client(server_->port());
   ASSERT_TRUE(client.connected());
@@ -260,7 +259,7 @@ TEST_F(RestApiTest, PipelinedRequestsAreNotAHangUp) {
   client.Send(PredictRequest() + PredictRequest());
   ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(10)));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  absl::Notification second;
+  testing::Notification second;
   gate_reached = &second;
   OpenGate();
   ASSERT_TRUE(second.WaitForNotificationWithTimeout(absl::Seconds(10)));
@@ -299,7 +298,7 @@ TEST(InferenceTest, QuickModelsRunOnTheCallersThreadOthersOnTheQueue) {
           *runtime->host().allocator());
       for (float& element : x->elements<float>()) element = 1.0f;
       inputs.push_back(std::move(*x));
-      absl::Notification done;
+      testing::Notification done;
       std::thread::id ran_on;
       RunInference(*runtime, servable, std::move(inputs),
                    [&](absl::StatusOr<std::vector<DenseHostTensor>> outputs) {

@@ -2,13 +2,17 @@
 #ifndef ASYNCRT_LIB_SERVING_SERVING_TEST_UTIL_H_
 #define ASYNCRT_LIB_SERVING_SERVING_TEST_UTIL_H_
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "asyncrt/bef/bef_writer.h"
 #include "asyncrt/bef_executor/kernel_utils.h"
 #include "asyncrt/core_runtime/tensor_handle.h"
@@ -17,6 +21,38 @@
 #include "asyncrt/tensor/dense_host_tensor.h"
 
 namespace asyncrt::serving::testing {
+
+// absl::Notification's interface on std::mutex: Debian's Abseil is not
+// built with ThreadSanitizer, which then cannot see absl::Mutex order
+// memory (false reports in the sanitizer trees); it sees pthreads'.
+class Notification {
+ public:
+  // Notifies under the lock: a waiter may destroy the notification as
+  // soon as it returns.
+  void Notify() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    notified_ = true;
+    changed_.notify_all();
+  }
+  bool HasBeenNotified() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return notified_;
+  }
+  void WaitForNotification() const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return notified_; });
+  }
+  bool WaitForNotificationWithTimeout(absl::Duration timeout) const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                             [this] { return notified_; });
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  bool notified_ = false;
+};
 
 // Test models as BEF built here (no MLIR: the serving tests run in the
 // runtime-only sanitizer trees too). Their kernels, which

@@ -16,11 +16,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
@@ -42,9 +41,11 @@ class ClientGone {
   bool gone() const;
 
  private:
-  mutable absl::Mutex mutex_;
-  bool gone_ ABSL_GUARDED_BY(mutex_) = false;
-  absl::AnyInvocable<void() &&> callback_ ABSL_GUARDED_BY(mutex_);
+  // std::mutex, not absl::Mutex: ThreadSanitizer sees pthreads (Debian's
+  // Abseil is not built with it).
+  mutable std::mutex mutex_;
+  bool gone_ = false;                       // Guarded by mutex_.
+  absl::AnyInvocable<void() &&> callback_;  // Guarded by mutex_.
 };
 
 struct HttpRequest {
@@ -89,7 +90,9 @@ class HttpServer {
 
   // Stops accepting connections and requests, lets the requests in flight
   // finish (their replies close their connections), waits for them up to
-  // `timeout`, then stops. Idempotent.
+  // `timeout`, then stops; also waits (within the same `timeout`) for the
+  // responders handed out to be destroyed, since each holds its
+  // connection. A handler must not keep a responder past that. Idempotent.
   void Shutdown(absl::Duration timeout);
 
   class Impl;
