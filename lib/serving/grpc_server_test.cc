@@ -151,6 +151,15 @@ TEST_F(GrpcServerTest, PredictErrorsCarryTheirCodes) {
   status = Predict(wrong, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("is i64; the model takes f32"));
+  // One value may fill a shape, but not gigabytes of it; and a shape is
+  // never allocated before its bytes are there.
+  status = Predict(Floats({int64_t{1} << 28, 2}, {1}, false), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("one value would fill 2147483648 bytes"));
+  status = Predict(Floats({int64_t{1} << 40, 2}, {1, 2}, true), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("has 8 bytes"));
 }
 
 TEST_F(GrpcServerTest, MetadataAndStatus) {

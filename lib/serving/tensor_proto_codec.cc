@@ -17,11 +17,10 @@ absl::Status Invalid(absl::string_view name, absl::string_view problem) {
 
 // A new tensor of `dtype` and `dims` for input `name`, its elements to be
 // written; the element count in `count`.
-absl::StatusOr<DenseHostTensor> NewTensor(DType dtype,
-                                          absl::Span<const int64_t> dims,
-                                          absl::string_view name,
-                                          HostAllocator& allocator,
-                                          int64_t* count) {
+// The number of elements of `dims`; InvalidArgument for a negative or
+// overflowing shape.
+absl::StatusOr<int64_t> ElementCount(absl::Span<const int64_t> dims,
+                                     absl::string_view name) {
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0 || (d > 0 && n > std::numeric_limits<int64_t>::max() / d / 16)) {
@@ -30,11 +29,74 @@ absl::StatusOr<DenseHostTensor> NewTensor(DType dtype,
     }
     n *= d;
   }
+  return n;
+}
+
+// Checked before anything is allocated: a message's shape may not ask for
+// more memory than its values fill (a few bytes must not make the server
+// allocate gigabytes). `bytes`: the raw bytes given, or `values`: the
+// typed values given (one fills the shape, up to kMaxFilledTensorBytes).
+absl::Status CheckProvided(DType dtype, int64_t n, absl::string_view name,
+                           std::optional<size_t> bytes, int64_t values,
+                           bool one_value_fills) {
+  const size_t need = static_cast<size_t>(n) * DTypeSize(dtype);
+  if (bytes) {
+    if (*bytes == need) return absl::OkStatus();
+    return Invalid(name, absl::StrCat("has ", *bytes, " bytes; its shape and "
+                                      "dtype need ", need));
+  }
+  if (values == n) return absl::OkStatus();
+  if (one_value_fills && values == 1 && n > 0) {
+    if (need <= kMaxFilledTensorBytes) return absl::OkStatus();
+    return Invalid(name, absl::StrCat("one value would fill ", need,
+                                      " bytes; at most ",
+                                      kMaxFilledTensorBytes, " are filled"));
+  }
+  return Invalid(name, absl::StrCat("has ", values, " values for ", n,
+                                    " elements"));
+}
+
+absl::StatusOr<DenseHostTensor> NewTensor(DType dtype,
+                                          absl::Span<const int64_t> dims,
+                                          HostAllocator& allocator) {
   std::optional<DenseHostTensor> tensor = DenseHostTensor::CreateUninitialized(
       TensorMetadata(dtype, TensorShape(dims)), allocator);
   if (!tensor) return absl::ResourceExhaustedError("out of host memory");
-  *count = n;
   return std::move(*tensor);
+}
+
+// How many typed values `proto` gives for `dtype`.
+int64_t ValueCount(const tensorflow::TensorProto& proto, DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return proto.float_val_size();
+    case DType::kF64: return proto.double_val_size();
+    case DType::kI32:
+    case DType::kI16:
+    case DType::kI8:
+    case DType::kUI8: return proto.int_val_size();
+    case DType::kI64: return proto.int64_val_size();
+    case DType::kI1: return proto.bool_val_size();
+    case DType::kF16:
+    case DType::kBF16: return proto.half_val_size();
+    default: return 0;
+  }
+}
+
+// How many typed values `contents` gives for `dtype` (-1: none of its
+// fields carries the dtype).
+int64_t ContentsCount(const inference::InferTensorContents& contents,
+                      DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return contents.fp32_contents_size();
+    case DType::kF64: return contents.fp64_contents_size();
+    case DType::kI32:
+    case DType::kI16:
+    case DType::kI8: return contents.int_contents_size();
+    case DType::kUI8: return contents.uint_contents_size();
+    case DType::kI64: return contents.int64_contents_size();
+    case DType::kI1: return contents.bool_contents_size();
+    default: return -1;
+  }
 }
 
 // Copies `values` (n of them, or one to fill) into `out` as T, checking
@@ -136,11 +198,21 @@ absl::StatusOr<DenseHostTensor> FromTensorProto(
       !status.ok()) {
     return status;
   }
-  int64_t n = 0;
-  absl::StatusOr<DenseHostTensor> tensor =
-      NewTensor(dtype, dims, spec.name, allocator, &n);
+  absl::StatusOr<int64_t> count = ElementCount(dims, spec.name);
+  if (!count.ok()) return count.status();
+  const int64_t n = *count;
+  const bool has_content = !proto.tensor_content().empty();
+  if (absl::Status status = CheckProvided(
+          dtype, n, spec.name,
+          has_content ? std::optional<size_t>(proto.tensor_content().size())
+                      : std::nullopt,
+          ValueCount(proto, dtype), /*one_value_fills=*/true);
+      !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<DenseHostTensor> tensor = NewTensor(dtype, dims, allocator);
   if (!tensor.ok()) return tensor.status();
-  if (!proto.tensor_content().empty()) {
+  if (has_content) {
     if (absl::Status status = CopyBytes(proto.tensor_content(), *tensor,
                                         spec.name);
         !status.ok()) {
@@ -222,9 +294,22 @@ absl::StatusOr<DenseHostTensor> FromInferInput(
       !status.ok()) {
     return status;
   }
-  int64_t n = 0;
-  absl::StatusOr<DenseHostTensor> tensor =
-      NewTensor(dtype, dims, spec.name, allocator, &n);
+  absl::StatusOr<int64_t> count = ElementCount(dims, spec.name);
+  if (!count.ok()) return count.status();
+  const int64_t n = *count;
+  const int64_t values = ContentsCount(input.contents(), dtype);
+  if (raw == nullptr && values < 0) {
+    return Invalid(spec.name, absl::StrCat(input.datatype(),
+                                           " comes only as raw contents"));
+  }
+  if (absl::Status status = CheckProvided(
+          dtype, n, spec.name,
+          raw != nullptr ? std::optional<size_t>(raw->size()) : std::nullopt,
+          values, /*one_value_fills=*/false);
+      !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<DenseHostTensor> tensor = NewTensor(dtype, dims, allocator);
   if (!tensor.ok()) return tensor.status();
   if (raw != nullptr) {
     if (absl::Status status = CopyBytes(*raw, *tensor, spec.name);

@@ -4,7 +4,8 @@
 //
 // Every malformed message (an unsupported dtype, a count that does not fit
 // the shape, bytes of the wrong length, a value out of its dtype's range)
-// is an InvalidArgument naming the input; nothing aborts.
+// is an InvalidArgument naming the input; nothing aborts, and nothing is
+// allocated before the message is known to fill it.
 //
 // Thread-safety: pure functions.
 #ifndef ASYNCRT_LIB_SERVING_TENSOR_PROTO_CODEC_H_
@@ -20,6 +21,11 @@
 #include "tensorflow/tensor.pb.h"
 
 namespace asyncrt::serving {
+
+// The most a TensorProto's single typed value may fill (TF Serving's
+// broadcast rule): beyond it a few bytes of request would make the server
+// allocate without bound.
+inline constexpr size_t kMaxFilledTensorBytes = size_t{64} << 20;
 
 tensorflow::DataType ToTfDataType(DType dtype);
 DType FromTfDataType(tensorflow::DataType dtype);
