@@ -121,6 +121,34 @@ ModelRepository::ModelRepository(Runtime& runtime,
 
 ModelRepository::~ModelRepository() = default;
 
+void ModelRepository::Reconfigure(std::vector<ModelConfig> models) {
+  std::lock_guard<std::mutex> poll_lock(poll_mutex_);
+  std::vector<Model> next;
+  std::vector<Model> dropped;  // Let go of outside the lock.
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (ModelConfig& config : models) {
+      auto it = std::find_if(models_.begin(), models_.end(),
+                             [&](const Model& m) {
+                               return m.config.name == config.name;
+                             });
+      Model model{std::move(config), {}};
+      // A model kept keeps its versions: the next Poll applies its new
+      // policy (and base path) to them.
+      if (it != models_.end()) model.versions = std::move(it->versions);
+      next.push_back(std::move(model));
+    }
+    for (Model& model : models_) {
+      const bool kept = std::any_of(next.begin(), next.end(),
+                                    [&](const Model& m) {
+                                      return m.config.name == model.config.name;
+                                    });
+      if (!kept) dropped.push_back(std::move(model));
+    }
+    models_ = std::move(next);
+  }
+}
+
 absl::StatusOr<std::shared_ptr<const Servable>> ModelRepository::Load(
     const ModelConfig& config, int64_t version, const std::string& dir) {
   std::string model_path;

@@ -66,6 +66,10 @@ ABSL_FLAG(int32_t, model_version_policy_latest, 1,
           "serve the newest N versions");
 ABSL_FLAG(int32_t, file_system_poll_wait_seconds, 1,
           "how often to look for new and removed versions; 0 only at start");
+ABSL_FLAG(int32_t, model_config_file_poll_wait_seconds, 0,
+          "how often to re-read --model_config_file (models added, removed "
+          "or changed; a file that does not parse is reported and the "
+          "models served stay as they are); 0: read it only at start");
 ABSL_FLAG(int32_t, rest_api_num_threads, 0,
           "REST I/O threads (0: one per hardware thread)");
 ABSL_FLAG(int64_t, rest_api_max_body_bytes, int64_t{64} << 20,
@@ -251,8 +255,15 @@ int Serve() {
   std::condition_variable stop_changed;
   bool stopping = false;
   std::thread poller([&] {
-    const int seconds = absl::GetFlag(FLAGS_file_system_poll_wait_seconds);
-    if (seconds <= 0) return;
+    using Clock = std::chrono::steady_clock;
+    const int version_seconds =
+        absl::GetFlag(FLAGS_file_system_poll_wait_seconds);
+    const std::string config_path = absl::GetFlag(FLAGS_model_config_file);
+    const int config_seconds =
+        config_path.empty()
+            ? 0
+            : absl::GetFlag(FLAGS_model_config_file_poll_wait_seconds);
+    if (version_seconds <= 0 && config_seconds <= 0) return;
     // Linux's nice is per thread (kLoadNice: about a tenth of a request
     // thread's share of a busy core).
     if (setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)),
@@ -260,13 +271,37 @@ int Serve() {
       std::fprintf(stderr, "warning: the load thread keeps its priority: %s\n",
                    std::strerror(errno));
     }
+    const auto tick = std::chrono::seconds(
+        version_seconds <= 0   ? config_seconds
+        : config_seconds <= 0 ? version_seconds
+                              : std::min(version_seconds, config_seconds));
+    auto next_versions = Clock::now() + std::chrono::seconds(version_seconds);
+    auto next_config = Clock::now() + std::chrono::seconds(config_seconds);
+    std::vector<ModelConfig> served = models;
     std::unique_lock<std::mutex> lock(stop_mutex);
-    while (!stop_changed.wait_for(lock, std::chrono::seconds(seconds),
-                                  [&] { return stopping; })) {
+    while (!stop_changed.wait_for(lock, tick, [&] { return stopping; })) {
       lock.unlock();
-      if (absl::Status status = repository.Poll(); !status.ok()) {
-        std::fprintf(stderr, "warning: %s\n",
-                     std::string(status.message()).c_str());
+      const auto now = Clock::now();
+      bool reconfigured = false;
+      if (config_seconds > 0 && now >= next_config) {
+        next_config = now + std::chrono::seconds(config_seconds);
+        std::vector<ModelConfig> reread;
+        if (ReadConfig(config_path, ParseModelConfigText, reread) &&
+            reread != served) {
+          repository.Reconfigure(reread);
+          served = std::move(reread);
+          reconfigured = true;
+          std::printf("Reloaded %s: %zu model(s)\n", config_path.c_str(),
+                      served.size());
+          std::fflush(stdout);
+        }
+      }
+      if (reconfigured || (version_seconds > 0 && now >= next_versions)) {
+        next_versions = now + std::chrono::seconds(version_seconds);
+        if (absl::Status status = repository.Poll(); !status.ok()) {
+          std::fprintf(stderr, "warning: %s\n",
+                       std::string(status.message()).c_str());
+        }
       }
       lock.lock();
     }

@@ -3,7 +3,7 @@
 # KServe v2's REST APIs on a tiny model, errors, a new version loaded while
 # a client loop runs (no request fails, the version switches), and SIGTERM
 # while a client loop runs (exit 0, every request that got an answer
-# succeeded).
+# succeeded); config files, re-read while running; batching.
 #   model_server_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -219,6 +219,47 @@ expect GET /metrics "" 200 'asyncrt_serving_model_version_available{model="tiny"
 kill -TERM "$server_pid"
 wait "$server_pid" || fail "the second server did not exit cleanly"
 server_pid=""
+# Re-reading the model config file: a model added to it is loaded and
+# served, a model taken out of it stops being served, and a file that no
+# longer parses leaves the models as they are.
+mkdir -p "$work/models/other"
+cp -r "$work/models/tiny/2" "$work/models/other/1"
+echo "model_config_list { config { name: \"tiny\" base_path: \"$work/models/tiny\" } }" \
+  > "$work/live.config"
+start_server --model_config_file="$work/live.config" \
+  --model_config_file_poll_wait_seconds=1 --file_system_poll_wait_seconds=60
+expect GET /v1/models/other "" 404 'other'
+# wait_for PATH STATUS: up to 10 s for GET PATH to answer STATUS.
+wait_for() {
+  for _ in $(seq 1 100); do
+    [[ "$(curl -s -o /dev/null -w '%{http_code}' "$url$1")" == "$2" ]] && return 0
+    sleep 0.1
+  done
+  fail "GET $1 did not turn $2 after the config changed"
+}
+cat > "$work/live.config.new" << CONFIG
+model_config_list {
+  config { name: "tiny" base_path: "$work/models/tiny" }
+  config { name: "other" base_path: "$work/models/other" }
+}
+CONFIG
+mv "$work/live.config.new" "$work/live.config"
+wait_for /v1/models/other 200
+expect POST /v1/models/other:predict '{"instances": [[1, 1, 1, 1]]}' 200 \
+  '{"predictions":[[3,3,3,3]]}'
+echo "model_config_list { config { name: \"other\" base_path: \"$work/models/other\" } }" \
+  > "$work/live.config.new"
+mv "$work/live.config.new" "$work/live.config"
+wait_for /v1/models/tiny 404
+echo 'model_config_list { config {' > "$work/live.config"
+sleep 2.5
+expect POST /v1/models/other:predict '{"instances": [[1, 1, 1, 1]]}' 200 \
+  '{"predictions":[[3,3,3,3]]}'
+grep -q "live.config" "$work/server.log" || fail "the bad config went unreported"
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the reconfigured server did not exit cleanly"
+server_pid=""
+
 # Batching: concurrent requests run in shared batches (the metrics show
 # fewer batches than requests) and get the answers they get alone.
 cat > "$work/batching.config" << CONFIG

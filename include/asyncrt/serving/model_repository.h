@@ -49,6 +49,8 @@ struct VersionPolicy {
   Kind kind = Kind::kLatest;
   int64_t latest = 1;              // kLatest: how many of the newest.
   std::vector<int64_t> specific;   // kSpecific: these versions.
+
+  friend bool operator==(const VersionPolicy&, const VersionPolicy&) = default;
 };
 
 struct ModelConfig {
@@ -58,6 +60,8 @@ struct ModelConfig {
   // Names for versions ("stable" -> 2): requests may name a label instead
   // of a version.
   std::map<std::string, int64_t> labels;
+
+  friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };
 
 // One loaded version of a model, ready for requests.
@@ -101,6 +105,13 @@ class ModelRepository {
   // into their status; the returned error is for a base path that cannot
   // be read.
   absl::Status Poll();
+
+  // Serves `models` from now on (a re-read config file): models no longer
+  // listed stop taking requests (those in flight finish on the servables
+  // they hold); new ones are loaded by the next Poll; those kept keep
+  // their loaded versions, and the next Poll applies their new policy,
+  // labels and base path to them. Waits for a Poll in progress.
+  void Reconfigure(std::vector<ModelConfig> models);
 
   // The servable for `name`: `version`, or the newest available. NotFound
   // naming what there is otherwise.
