@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "boost/asio/dispatch.hpp"
 #include "boost/asio/ip/tcp.hpp"
@@ -23,6 +24,14 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 namespace net = boost::asio;
 using tcp = boost::asio::ip::tcp;
+
+std::optional<absl::string_view> HttpRequest::Header(
+    absl::string_view name) const {
+  for (const auto& [field, value] : headers) {
+    if (absl::EqualsIgnoreCase(field, name)) return value;
+  }
+  return std::nullopt;
+}
 
 void ClientGone::OnGone(absl::AnyInvocable<void() &&> callback) {
   {
@@ -191,6 +200,10 @@ class HttpServer::Impl::Session
     forwarded.method = std::string(request.method_string());
     forwarded.target = std::string(request.target());
     forwarded.body = std::move(request.body());
+    for (const auto& field : request) {
+      forwarded.headers.emplace_back(std::string(field.name_string()),
+                                     std::string(field.value()));
+    }
     client_gone_ = std::make_shared<ClientGone>();
     forwarded.client_gone = client_gone_;
     answered_.store(false, std::memory_order_relaxed);
@@ -265,6 +278,7 @@ class HttpServer::Impl::Session
         static_cast<http::status>(response.status), 11);
     reply->set(http::field::server, "asyncrt_model_server");
     reply->set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) reply->set(name, value);
     reply->keep_alive(keep_alive_);
     reply->body() = std::move(response.body);
     reply->prepare_payload();

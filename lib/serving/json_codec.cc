@@ -1,5 +1,7 @@
 #include "asyncrt/serving/json_codec.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -481,9 +483,76 @@ absl::StatusOr<std::string> WriteTfServingPredict(
 
 //===--- KServe v2 --------------------------------------------------------===//
 
-absl::StatusOr<std::vector<DenseHostTensor>> ParseKServeInfer(
+namespace {
+
+// The tensor of `dims` whose `size` (a binary_data_size) bytes come next
+// in `binary`, which moves past them.
+absl::StatusOr<DenseHostTensor> BinaryTensor(DType dtype,
+                                             absl::Span<const int64_t> dims,
+                                             const Value& size,
+                                             absl::string_view& binary,
+                                             HostAllocator& allocator,
+                                             absl::string_view what) {
+  if (!IsServableDType(dtype)) {
+    return Invalid(what, absl::StrCat("the dtype ", DTypeName(dtype),
+                                      " is not supported"));
+  }
+  if (!size.IsUint64()) {
+    return Invalid(what, "binary_data_size must be a byte count");
+  }
+  TensorMetadata metadata(dtype, TensorShape(dims));
+  std::optional<size_t> need = DTypeSize(dtype);
+  for (int64_t d : dims) {
+    if (need && d > 0 &&
+        *need > std::numeric_limits<size_t>::max() / 2 / static_cast<size_t>(d)) {
+      need.reset();
+    }
+    if (need) *need *= static_cast<size_t>(d);
+  }
+  if (!need || size.GetUint64() != *need) {
+    return Invalid(what, absl::StrCat(
+                             "binary_data_size is ", size.GetUint64(),
+                             "; its shape and datatype need ",
+                             need ? absl::StrCat(*need) : "too many"));
+  }
+  if (binary.size() < *need) {
+    return Invalid(what, absl::StrCat("needs ", *need,
+                                      " bytes of binary data; ", binary.size(),
+                                      " are left"));
+  }
+  std::optional<DenseHostTensor> tensor =
+      DenseHostTensor::CreateUninitialized(metadata, allocator);
+  if (!tensor) return absl::ResourceExhaustedError("out of host memory");
+  if (*need > 0) std::memcpy(tensor->data(), binary.data(), *need);
+  binary.remove_prefix(*need);
+  return std::move(*tensor);
+}
+
+// `object`'s "parameters" member `key`, if it is there.
+const Value* Parameter(const Value& object, const char* key) {
+  auto parameters = object.FindMember("parameters");
+  if (parameters == object.MemberEnd() || !parameters->value.IsObject()) {
+    return nullptr;
+  }
+  auto it = parameters->value.FindMember(key);
+  return it == parameters->value.MemberEnd() ? nullptr : &it->value;
+}
+
+}  // namespace
+
+absl::StatusOr<KServeInferRequest> ParseKServeInfer(
     absl::string_view body, const Signature& signature,
-    HostAllocator& allocator) {
+    HostAllocator& allocator, std::optional<size_t> json_length) {
+  absl::string_view binary;
+  if (json_length) {
+    if (*json_length > body.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Inference-Header-Content-Length is ", *json_length,
+          "; the body has ", body.size(), " bytes"));
+    }
+    binary = body.substr(*json_length);
+    body = body.substr(0, *json_length);
+  }
   absl::StatusOr<rapidjson::Document> document = ParseBody(body);
   if (!document.ok()) return document.status();
   auto inputs_it = document->FindMember("inputs");
@@ -493,12 +562,16 @@ absl::StatusOr<std::vector<DenseHostTensor>> ParseKServeInfer(
   const std::vector<TensorSpec>& specs = signature.inputs;
   std::vector<std::optional<DenseHostTensor>> found(specs.size());
   for (const Value& input : inputs_it->value.GetArray()) {
+    const Value* binary_size =
+        input.IsObject() ? Parameter(input, "binary_data_size") : nullptr;
     if (!input.IsObject() || !input.HasMember("name") ||
         !input["name"].IsString() || !input.HasMember("shape") ||
         !input["shape"].IsArray() || !input.HasMember("datatype") ||
-        !input["datatype"].IsString() || !input.HasMember("data")) {
+        !input["datatype"].IsString() ||
+        (!input.HasMember("data") && binary_size == nullptr)) {
       return absl::InvalidArgumentError(
-          "each input needs \"name\", \"shape\", \"datatype\" and \"data\"");
+          "each input needs \"name\", \"shape\", \"datatype\" and \"data\" "
+          "(or binary_data_size)");
     }
     const std::string name = input["name"].GetString();
     size_t index = specs.size();
@@ -535,6 +608,13 @@ absl::StatusOr<std::vector<DenseHostTensor>> ParseKServeInfer(
         !status.ok()) {
       return status;
     }
+    if (binary_size != nullptr) {
+      absl::StatusOr<DenseHostTensor> tensor =
+          BinaryTensor(dtype, dims, *binary_size, binary, allocator, what);
+      if (!tensor.ok()) return tensor.status();
+      found[index] = *std::move(tensor);
+      continue;
+    }
     // The data may be flat or nested: only its element count matters.
     absl::StatusOr<Nested> nested = FlattenValue(input["data"], what);
     if (!nested.ok()) return nested.status();
@@ -543,25 +623,56 @@ absl::StatusOr<std::vector<DenseHostTensor>> ParseKServeInfer(
     if (!tensor.ok()) return tensor.status();
     found[index] = *std::move(tensor);
   }
-  std::vector<DenseHostTensor> tensors;
+  if (!binary.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        binary.size(), " bytes of binary data follow the inputs that use it"));
+  }
+  KServeInferRequest request;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (!found[i]) {
       return absl::InvalidArgumentError(
           absl::StrCat("input '", specs[i].name, "' is missing"));
     }
-    tensors.push_back(std::move(*found[i]));
+    request.inputs.push_back(std::move(*found[i]));
   }
-  return tensors;
+  if (const Value* all = Parameter(*document, "binary_data_output");
+      all != nullptr && all->IsBool()) {
+    request.all_outputs_binary = all->GetBool();
+  }
+  if (auto outputs = document->FindMember("outputs");
+      outputs != document->MemberEnd() && outputs->value.IsArray()) {
+    for (const Value& output : outputs->value.GetArray()) {
+      if (!output.IsObject() || !output.HasMember("name") ||
+          !output["name"].IsString()) {
+        return absl::InvalidArgumentError(
+            "each requested output needs a \"name\"");
+      }
+      const Value* wants = Parameter(output, "binary_data");
+      if (wants != nullptr && wants->IsBool() && wants->GetBool()) {
+        request.binary_outputs.push_back(output["name"].GetString());
+      }
+    }
+  }
+  return request;
 }
 
-absl::StatusOr<std::string> WriteKServeInfer(
+absl::StatusOr<KServeInferReply> WriteKServeInfer(
     absl::string_view model_name, absl::string_view model_version,
-    const std::vector<DenseHostTensor>& outputs, const Signature& signature) {
+    const std::vector<DenseHostTensor>& outputs, const Signature& signature,
+    const KServeInferRequest* request) {
   if (absl::Status status = CheckOutputs(outputs, signature); !status.ok()) {
     return status;
   }
+  auto binary = [&](const std::string& name) {
+    if (request == nullptr) return false;
+    return request->all_outputs_binary ||
+           std::find(request->binary_outputs.begin(),
+                     request->binary_outputs.end(),
+                     name) != request->binary_outputs.end();
+  };
   rapidjson::StringBuffer buffer;
   Writer writer(buffer);
+  std::string data;  // The binary outputs' bytes, in order.
   writer.StartObject();
   writer.Key("model_name");
   writer.String(model_name.data(), model_name.size());
@@ -582,14 +693,32 @@ absl::StatusOr<std::string> WriteKServeInfer(
     writer.Key("datatype");
     absl::string_view datatype = KServeDTypeName(output.dtype());
     writer.String(datatype.data(), datatype.size());
-    writer.Key("data");
-    WriteNested(writer, output, output.shape().GetDimensions(), 0,
-                /*flat=*/true);
+    if (binary(name)) {
+      writer.Key("parameters");
+      writer.StartObject();
+      writer.Key("binary_data_size");
+      writer.Uint64(output.DataSizeInBytes());
+      writer.EndObject();
+      data.append(static_cast<const char*>(output.data()),
+                  output.DataSizeInBytes());
+    } else {
+      writer.Key("data");
+      WriteNested(writer, output, output.shape().GetDimensions(), 0,
+                  /*flat=*/true);
+    }
     writer.EndObject();
   }
   writer.EndArray();
   writer.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  KServeInferReply reply;
+  reply.body.assign(buffer.GetString(), buffer.GetSize());
+  if (!data.empty() ||
+      (request != nullptr &&
+       (request->all_outputs_binary || !request->binary_outputs.empty()))) {
+    reply.json_length = reply.body.size();
+    reply.body += data;
+  }
+  return reply;
 }
 
 std::string ErrorJson(absl::string_view message) {

@@ -12,6 +12,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Signature OneInput(DType dtype = DType::kF32,
                    std::optional<std::vector<int64_t>> shape = std::nullopt) {
@@ -111,17 +112,21 @@ TEST_F(JsonCodecTest, BadRequestsAreErrorsNamingTheProblem) {
 
 TEST_F(JsonCodecTest, KServeInferRoundTrip) {
   Signature signature = OneInput(DType::kF32, {{-1, 2}});
-  absl::StatusOr<std::vector<DenseHostTensor>> inputs = ParseKServeInfer(
+  absl::StatusOr<KServeInferRequest> request = ParseKServeInfer(
       R"({"inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32",
                       "data": [1, 2, 3, 4]}]})",
       signature, *allocator_);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  EXPECT_THAT(Dims((*inputs)[0]), ElementsAre(2, 2));
-  EXPECT_EQ(*WriteKServeInfer("m", "3", *inputs, signature),
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_THAT(Dims(request->inputs[0]), ElementsAre(2, 2));
+  absl::StatusOr<KServeInferReply> reply =
+      WriteKServeInfer("m", "3", request->inputs, signature, &*request);
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->body,
             R"({"model_name":"m","model_version":"3","outputs":[{"name":"y",)"
             R"("shape":[2,2],"datatype":"FP32","data":[1,2,3,4]}]})");
+  EXPECT_FALSE(reply->json_length.has_value());
   auto error = [&](absl::string_view body) {
-    absl::StatusOr<std::vector<DenseHostTensor>> parsed =
+    absl::StatusOr<KServeInferRequest> parsed =
         ParseKServeInfer(body, signature, *allocator_);
     EXPECT_FALSE(parsed.ok()) << body;
     return std::string(parsed.status().message());
@@ -133,6 +138,51 @@ TEST_F(JsonCodecTest, KServeInferRoundTrip) {
                       "datatype": "FP32", "data": [1, 2, 3]}]})"),
               HasSubstr("needs 2 elements, the data has 3"));
   EXPECT_THAT(error(R"({"inputs": []})"), HasSubstr("input 'x' is missing"));
+}
+
+// KServe's binary-data extension: inputs after the JSON, outputs after the
+// reply's JSON where asked.
+TEST_F(JsonCodecTest, KServeBinaryData) {
+  Signature signature = OneInput(DType::kF32, {{-1, 2}});
+  const std::string json =
+      R"({"inputs": [{"name": "x", "shape": [1, 2], "datatype": "FP32",)"
+      R"( "parameters": {"binary_data_size": 8}}],)"
+      R"( "outputs": [{"name": "y", "parameters": {"binary_data": true}}]})";
+  const float values[2] = {1.5f, -2.0f};
+  const std::string body =
+      json + std::string(reinterpret_cast<const char*>(values), 8);
+  absl::StatusOr<KServeInferRequest> request =
+      ParseKServeInfer(body, signature, *allocator_, json.size());
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_THAT(request->inputs[0].elements<float>(), ElementsAre(1.5f, -2.0f));
+  EXPECT_THAT(request->binary_outputs, ElementsAre("y"));
+  absl::StatusOr<KServeInferReply> reply =
+      WriteKServeInfer("m", "1", request->inputs, signature, &*request);
+  ASSERT_TRUE(reply.ok());
+  ASSERT_TRUE(reply->json_length.has_value());
+  const std::string reply_json = reply->body.substr(0, *reply->json_length);
+  EXPECT_THAT(reply_json, HasSubstr(R"("parameters":{"binary_data_size":8})"));
+  EXPECT_THAT(reply_json, Not(HasSubstr("\"data\"")));
+  EXPECT_EQ(reply->body.substr(*reply->json_length),
+            std::string(reinterpret_cast<const char*>(values), 8));
+
+  auto error = [&](const std::string& text, size_t json_length) {
+    absl::StatusOr<KServeInferRequest> parsed =
+        ParseKServeInfer(text, signature, *allocator_, json_length);
+    EXPECT_FALSE(parsed.ok());
+    return std::string(parsed.status().message());
+  };
+  EXPECT_THAT(error(json + "1234", json.size()),
+              HasSubstr("needs 8 bytes of binary data; 4 are left"));
+  EXPECT_THAT(error(body + "x", json.size()),
+              HasSubstr("1 bytes of binary data follow"));
+  EXPECT_THAT(error(body, body.size() + 1),
+              HasSubstr("Inference-Header-Content-Length is"));
+  std::string wrong_size = body;
+  wrong_size.replace(wrong_size.find("\"binary_data_size\": 8"), 21,
+                     "\"binary_data_size\": 4");
+  EXPECT_THAT(error(wrong_size, json.size()),
+              HasSubstr("binary_data_size is 4; its shape and datatype need 8"));
 }
 
 TEST(SignatureTest, ParsesJsonAndDTypeNames) {

@@ -36,6 +36,10 @@ int HttpStatusFor(absl::StatusCode code) {
 
 namespace {
 
+// KServe's binary-data extension: the length of the body's JSON part.
+constexpr char kInferenceHeaderContentLength[] =
+    "Inference-Header-Content-Length";
+
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 HttpResponse Json(int status, std::string body) {
@@ -382,7 +386,7 @@ void RestApi::Route(const HttpRequest& request, std::shared_ptr<Reply> reply) {
   }
   if (parts[1] == "v2" && parts.size() == 2 && get) {
     return (void)reply->Answer(Json(
-        200, R"({"name":"asyncrt_model_server","version":"0.1.0","extensions":[]})"));
+        200, R"({"name":"asyncrt_model_server","version":"0.1.0","extensions":["binary_tensor_data"]})"));
   }
   if (parts[1] == "v2" && parts.size() == 4 && parts[2] == "health" && get) {
     if (parts[3] == "live") {
@@ -470,7 +474,19 @@ void RestApi::Route(const HttpRequest& request, std::shared_ptr<Reply> reply) {
   }
   if (post && model_path->rest == "infer") {
     reply->api_name = "infer";
-    return Infer(model, version, request.body, std::move(reply));
+    // The binary-data extension: the JSON's length, the rest binary.
+    std::optional<size_t> json_length;
+    if (std::optional<absl::string_view> header =
+            request.Header(kInferenceHeaderContentLength)) {
+      size_t length = 0;
+      if (!absl::SimpleAtoi(*header, &length)) {
+        return (void)reply->Answer(Json(
+            400, ErrorJson(absl::StrCat("bad ", kInferenceHeaderContentLength,
+                                        ": '", *header, "'"))));
+      }
+      json_length = length;
+    }
+    return Infer(model, version, request.body, json_length, std::move(reply));
   }
   return malformed();
 }
@@ -503,32 +519,42 @@ void RestApi::Predict(const std::string& model,
 }
 
 void RestApi::Infer(const std::string& model, std::optional<int64_t> version,
-                    std::string body, std::shared_ptr<Reply> reply) {
+                    std::string body, std::optional<size_t> json_length,
+                    std::shared_ptr<Reply> reply) {
   absl::StatusOr<std::shared_ptr<const Servable>> servable =
       repository_.Find(model, version);
   if (!servable.ok()) return (void)reply->Answer(Error(servable.status()));
   reply->version = (*servable)->version;
-  absl::StatusOr<std::vector<DenseHostTensor>> inputs = ParseKServeInfer(
-      body, (*servable)->signature, *runtime_.host().allocator());
-  if (!inputs.ok()) {
+  absl::StatusOr<KServeInferRequest> request =
+      ParseKServeInfer(body, (*servable)->signature,
+                       *runtime_.host().allocator(), json_length);
+  if (!request.ok()) {
     return (void)reply->Answer(
-        Json(400, ErrorJson(inputs.status().message())));
+        Json(400, ErrorJson(request.status().message())));
   }
   if (reply->Abandoned()) return;
   std::shared_ptr<const Servable> held = *servable;
+  std::vector<DenseHostTensor> inputs = std::move(request->inputs);
   RCReference<RequestContext> running = RunWith(
-      options_.runner, runtime_, *std::move(servable), *std::move(inputs),
-      [held = std::move(held), reply](
+      options_.runner, runtime_, *std::move(servable), std::move(inputs),
+      [held = std::move(held), request = *std::move(request), reply](
           absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
         if (!outputs.ok()) {
           return (void)reply->Answer(
               Json(HttpStatusFor(outputs.status().code()),
                    ErrorJson(outputs.status().message())));
         }
-        absl::StatusOr<std::string> text = WriteKServeInfer(
-            held->name, absl::StrCat(held->version), *outputs, held->signature);
-        if (!text.ok()) return (void)reply->Answer(Error(text.status()));
-        reply->Answer(Json(200, *std::move(text)));
+        absl::StatusOr<KServeInferReply> written =
+            WriteKServeInfer(held->name, absl::StrCat(held->version),
+                             *outputs, held->signature, &request);
+        if (!written.ok()) return (void)reply->Answer(Error(written.status()));
+        HttpResponse response = Json(200, std::move(written->body));
+        if (written->json_length) {
+          response.content_type = "application/octet-stream";
+          response.headers.emplace_back(kInferenceHeaderContentLength,
+                                        absl::StrCat(*written->json_length));
+        }
+        reply->Answer(std::move(response));
       });
   Track(std::move(reply), std::move(running));
 }

@@ -87,6 +87,10 @@ printf '\x04{"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data
   > "$out/corpus/kserve"
 printf '\x08{"inputs": [{"name": "x", "dtype": "float32", "shape": [-1, 4]}]}' \
   > "$out/corpus/signature"
+# KServe's binary-data extension: 0x88, the JSON's length (148, two bytes
+# little-endian), the JSON, 16 bytes of input.
+printf '\x88\x94\x00{"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "parameters": {"binary_data_size": 16}}], "parameters": {"binary_data_output": true}}\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40' \
+  > "$out/corpus/kserve_binary"
 fi
 cd "$out"
 "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 \

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "asyncrt/host_context/host_allocator.h"
 #include "asyncrt/serving/json_codec.h"
@@ -64,10 +65,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 1: {
-      auto inputs =
-          asyncrt::serving::ParseKServeInfer(body, signature, *allocator);
-      if (inputs.ok()) {
-        (void)asyncrt::serving::WriteKServeInfer("m", "1", *inputs, signature);
+      // Bit 7 of the first byte: the binary-data extension, the JSON's
+      // length in the next two bytes.
+      std::optional<size_t> json_length;
+      absl::string_view text = body;
+      if ((data[0] & 0x80) != 0 && text.size() >= 2) {
+        json_length = static_cast<uint8_t>(text[0]) |
+                      (static_cast<size_t>(static_cast<uint8_t>(text[1])) << 8);
+        text.remove_prefix(2);
+      }
+      auto request = asyncrt::serving::ParseKServeInfer(text, signature,
+                                                        *allocator, json_length);
+      if (request.ok()) {
+        (void)asyncrt::serving::WriteKServeInfer("m", "1", request->inputs,
+                                                 signature, &*request);
       }
       break;
     }

@@ -116,6 +116,22 @@ expect POST /v2/models/tiny/infer \
   '{"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}' \
   200 '"model_version":"1","outputs":[{"name":"y","shape":[1,4],"datatype":"FP32","data":[2,4,6,8]}]'
 expect POST /v2/models/tiny/infer '{"inputs": []}' 400 "input 'x' is missing"
+# The binary-data extension: the input's bytes after the JSON, the output's
+# after the reply's JSON (1, 2, 3, 4 doubled).
+json='{"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "parameters": {"binary_data_size": 16}}], "parameters": {"binary_data_output": true}}'
+{ printf '%s' "$json"
+  printf '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40'
+} > "$work/binary_request"
+curl -s -D "$work/binary_headers" -o "$work/binary_reply" \
+  -H "Inference-Header-Content-Length: ${#json}" \
+  --data-binary @"$work/binary_request" "$url/v2/models/tiny/infer"
+reply_json_length=$(tr -d '\r' < "$work/binary_headers" |
+  sed -n 's/^[Ii]nference-[Hh]eader-[Cc]ontent-[Ll]ength: //p')
+[[ -n "$reply_json_length" ]] || fail "no Inference-Header-Content-Length: $(cat "$work/binary_headers")"
+head -c "$reply_json_length" "$work/binary_reply" | grep -q '"binary_data_size":16' ||
+  fail "binary reply JSON: $(head -c "$reply_json_length" "$work/binary_reply")"
+[[ "$(tail -c 16 "$work/binary_reply" | od -An -tf4 | tr -s ' ')" == " 2 4 6 8" ]] ||
+  fail "binary reply data: $(tail -c 16 "$work/binary_reply" | od -An -tf4)"
 
 # Metrics, in Prometheus' text format.
 expect GET /monitoring/prometheus/metrics "" 200 \
@@ -123,7 +139,7 @@ expect GET /monitoring/prometheus/metrics "" 200 \
 expect GET /monitoring/prometheus/metrics "" 200 \
   'asyncrt_serving_requests_total{model="tiny",version="1",api="predict",code="400"}'
 expect GET /monitoring/prometheus/metrics "" 200 \
-  'asyncrt_serving_request_latency_seconds_count{model="tiny",version="1",api="infer"} 2'
+  'asyncrt_serving_request_latency_seconds_count{model="tiny",version="1",api="infer"} 3'
 expect GET /monitoring/prometheus/metrics "" 200 \
   'asyncrt_serving_model_version_available{model="tiny",version="1"} 1'
 

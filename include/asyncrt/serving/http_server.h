@@ -18,9 +18,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
+#include <utility>
+#include <optional>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace asyncrt::serving {
@@ -52,6 +56,10 @@ struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // "/v1/models/m:predict", the query included.
   std::string body;
+  // Header fields (name, value) as sent.
+  std::vector<std::pair<std::string, std::string>> headers;
+  // The value of header `name` (any case), if there is one.
+  std::optional<absl::string_view> Header(absl::string_view name) const;
   // Set by the server for every request; may be null elsewhere (tests).
   std::shared_ptr<ClientGone> client_gone;
 };
@@ -60,6 +68,8 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // More header fields (name, value).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // Answers a request: call exactly once, from any thread.

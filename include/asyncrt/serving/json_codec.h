@@ -14,6 +14,13 @@
 //   {"inputs": [{"name", "shape", "datatype": "FP32", "data": [...]}]}; the
 //   reply {"model_name", "model_version", "outputs": [{"name", "shape",
 //   "datatype", "data"}]} with data flattened.
+//   The binary-data extension (Triton's and KServe's): the body is that
+//   many bytes of JSON (the Inference-Header-Content-Length header) and
+//   then raw tensor bytes (row-major, little-endian), in input order, for
+//   each input whose "parameters" give "binary_data_size" instead of
+//   "data". Outputs go back the same way when the request asks
+//   ("parameters": {"binary_data_output": true}, or per output in
+//   "outputs": [{"name", "parameters": {"binary_data": true}}]).
 //
 // Every malformed body (not JSON, wrong structure, ragged lists, a name or
 // dtype the signature does not have, a count that does not fit) is an
@@ -24,6 +31,7 @@
 #ifndef ASYNCRT_SERVING_JSON_CODEC_H_
 #define ASYNCRT_SERVING_JSON_CODEC_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,12 +56,32 @@ absl::StatusOr<std::string> WriteTfServingPredict(
     const std::vector<DenseHostTensor>& outputs, const Signature& signature,
     bool row_format);
 
-absl::StatusOr<std::vector<DenseHostTensor>> ParseKServeInfer(
+struct KServeInferRequest {
+  std::vector<DenseHostTensor> inputs;  // In signature order.
+  // Which outputs go back as binary data: all of them, or these.
+  bool all_outputs_binary = false;
+  std::vector<std::string> binary_outputs;
+};
+
+// `body` is JSON; or, with `json_length`, that many bytes of JSON and then
+// the inputs' binary data, which must be used up exactly.
+absl::StatusOr<KServeInferRequest> ParseKServeInfer(
     absl::string_view body, const Signature& signature,
-    HostAllocator& allocator);
-absl::StatusOr<std::string> WriteKServeInfer(
+    HostAllocator& allocator,
+    std::optional<size_t> json_length = std::nullopt);
+
+struct KServeInferReply {
+  std::string body;
+  // The JSON's length when some outputs follow it as binary data (the
+  // reply's Inference-Header-Content-Length); nullopt for all JSON.
+  std::optional<size_t> json_length;
+};
+
+// The reply; outputs as binary data where `request` (if given) asks.
+absl::StatusOr<KServeInferReply> WriteKServeInfer(
     absl::string_view model_name, absl::string_view model_version,
-    const std::vector<DenseHostTensor>& outputs, const Signature& signature);
+    const std::vector<DenseHostTensor>& outputs, const Signature& signature,
+    const KServeInferRequest* request = nullptr);
 
 // {"error": "message"} (TF Serving's and KServe's error body).
 std::string ErrorJson(absl::string_view message);

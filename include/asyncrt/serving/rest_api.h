@@ -72,8 +72,10 @@ class RestApi {
   void Route(const HttpRequest& request, std::shared_ptr<Reply> reply);
   void Predict(const std::string& model, std::optional<int64_t> version,
                std::string body, std::shared_ptr<Reply> reply);
+  // `json_length`: KServe's binary-data extension (json_codec.h).
   void Infer(const std::string& model, std::optional<int64_t> version,
-             std::string body, std::shared_ptr<Reply> reply);
+             std::string body, std::optional<size_t> json_length,
+             std::shared_ptr<Reply> reply);
   // Keeps `request` (the model's, null when batched) with `reply`, to
   // cancel when the reply is abandoned, and arms the timeout.
   void Track(std::shared_ptr<Reply> reply,
