@@ -116,6 +116,17 @@ def make_model(build, work):
     return base
 
 
+def stop(process):
+    """SIGTERM, then SIGKILL after 30 s."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 def cpu_seconds(pids):
     """User + system CPU seconds of the processes `pids` (all threads)."""
     total = 0
@@ -254,11 +265,7 @@ def resnet50_records(build, work, grpc_load, args):
                 os.path.join(build, "bin", "asyncrt-run"), model, input_pb,
                 40, env=env))
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
     ours = statistics.median(r[0] for r in served)
     theirs = statistics.median(in_process)
     record = {
@@ -335,11 +342,7 @@ def load_impact_records(build, work, tiny_base, script, args):
                 time.sleep(0.2)
             load_seconds.append(time.monotonic() - started - 1.0)
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
     record = {
         "name": "ServeTinyDuringLoad/c8",
         "peer": "no_load",
@@ -561,12 +564,7 @@ http {{
         return 0
     finally:
         for process in processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            stop(process)
         shutil.rmtree(work, ignore_errors=True)
 
 

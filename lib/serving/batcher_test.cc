@@ -30,11 +30,7 @@ class BatcherTest : public ::testing::Test {
                              testing::TestModelBef("serving_test.double"));
     testing::WriteBefVersion(base_ / "constant", 1,
                              testing::TestModelBef("serving_test.scalar"));
-    RuntimeOptions options;
-    options.work_queue = "mstd:2";
-    options.device_plugins_from_environment = false;
-    runtime_ = *Runtime::Create(options);
-    testing::RegisterTestModelKernels(runtime_->host().registry());
+    runtime_ = testing::TestRuntime();
     repository_ = std::make_unique<ModelRepository>(
         *runtime_,
         std::vector<ModelConfig>{{"double", (base_ / "double").string(), {}},

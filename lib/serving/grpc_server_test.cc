@@ -41,11 +41,7 @@ class GrpcServerTest : public ::testing::Test {
             ("asyncrt_grpc_test_" + std::to_string(getpid()));
     testing::WriteBefVersion(base_, 3, testing::TestModelBef("serving_test.double"),
                              kSignature);
-    RuntimeOptions options;
-    options.work_queue = "mstd:2";
-    options.device_plugins_from_environment = false;
-    runtime_ = *Runtime::Create(options);
-    testing::RegisterTestModelKernels(runtime_->host().registry());
+    runtime_ = testing::TestRuntime();
     repository_ = std::make_unique<ModelRepository>(
         *runtime_, std::vector<ModelConfig>{{"m", base_.string(), {}}});
     ASSERT_TRUE(repository_->Poll().ok());

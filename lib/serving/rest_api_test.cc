@@ -137,11 +137,7 @@ class RestApiTest : public ::testing::Test {
     testing::WriteBefVersion(
         base_, 1, testing::TestModelBef("serving_test.double", kGatedChain),
         kSignature);
-    RuntimeOptions options;
-    options.work_queue = "mstd:2";
-    options.device_plugins_from_environment = false;
-    runtime_ = *Runtime::Create(options);
-    testing::RegisterTestModelKernels(runtime_->host().registry());
+    runtime_ = testing::TestRuntime();
     ASSERT_TRUE(runtime_->host().registry()
                     .AddKernel("serving_test.gate", ASYNCRT_KERNEL(Gate)).ok());
     ASSERT_TRUE(runtime_->host().registry()
@@ -180,15 +176,32 @@ class RestApiTest : public ::testing::Test {
     std::filesystem::remove_all(base_);
   }
 
-  // Waits (bounded) until the server has answered everything.
-  void WaitUntilIdle() {
+  // Waits (up to 5 s) until the server has answered everything; returns
+  // whether it has.
+  bool WaitForNoneInFlight() {
     for (int i = 0; i < 5000 && server_->in_flight() > 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    runtime_->Quiesce();
+    return server_->in_flight() == 0;
   }
 
   std::string Metrics() { return metrics_.PrometheusText(*repository_); }
+
+  // A notification of the next request to reach the gate.
+  testing::Notification& NextAtGate() {
+    reached_.push_back(std::make_unique<testing::Notification>());
+    gate_reached = reached_.back().get();
+    return *reached_.back();
+  }
+
+  // Connects `client`, sends `requests` and waits until the first reaches
+  // the gate.
+  void SendAndWaitAtGate(RawClient& client, const std::string& requests) {
+    ASSERT_TRUE(client.connected());
+    testing::Notification& reached = NextAtGate();
+    client.Send(requests);
+    ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }
 
   std::filesystem::path base_;
   std::unique_ptr<Runtime> runtime_;
@@ -196,16 +209,14 @@ class RestApiTest : public ::testing::Test {
   ServingMetrics metrics_;
   std::unique_ptr<RestApi> api_;
   std::unique_ptr<HttpServer> server_;
+  // Kept until TearDown: a late Gate may still notify one.
+  std::vector<std::unique_ptr<testing::Notification>> reached_;
 };
 
 TEST_F(RestApiTest, AnOpenGateAnswers) {
   StartServer(absl::Seconds(30));
-  testing::Notification reached;
-  gate_reached = &reached;
   RawClient client(server_->port());
-  ASSERT_TRUE(client.connected());
-  client.Send(PredictRequest());
-  ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_NO_FATAL_FAILURE(SendAndWaitAtGate(client, PredictRequest()));
   OpenGate();
   const std::string response = client.ReadResponses(1);
   EXPECT_THAT(response, HasSubstr("HTTP/1.1 200"));
@@ -215,19 +226,12 @@ TEST_F(RestApiTest, AnOpenGateAnswers) {
 
 TEST_F(RestApiTest, AClientThatHangsUpCancelsItsRequest) {
   StartServer(absl::Seconds(30));
-  testing::Notification reached;
-  gate_reached = &reached;
   {
     RawClient client(server_->port());
-    ASSERT_TRUE(client.connected());
-    client.Send(PredictRequest());
-    ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    ASSERT_NO_FATAL_FAILURE(SendAndWaitAtGate(client, PredictRequest()));
   }  // Hangs up while the model waits at the gate.
   // The server hears it and answers (into the closed connection) 499.
-  for (int i = 0; i < 5000 && server_->in_flight() > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  EXPECT_EQ(server_->in_flight(), 0) << "the hang-up went unnoticed";
+  EXPECT_TRUE(WaitForNoneInFlight()) << "the hang-up went unnoticed";
   OpenGate();
   runtime_->Quiesce();
   // The request was cancelled before its next kernel: it never ran.
@@ -244,23 +248,20 @@ TEST_F(RestApiTest, ATimeoutAnswers504AndCancels) {
   EXPECT_THAT(response, HasSubstr("HTTP/1.1 504"));
   EXPECT_THAT(response, HasSubstr("Deadline exceeded"));
   OpenGate();
-  WaitUntilIdle();
+  EXPECT_TRUE(WaitForNoneInFlight());
+  runtime_->Quiesce();
   EXPECT_EQ(marks.load(), 0);
 }
 
 TEST_F(RestApiTest, PipelinedRequestsAreNotAHangUp) {
   StartServer(absl::Seconds(30));
-  testing::Notification reached;
-  gate_reached = &reached;
   RawClient client(server_->port());
-  ASSERT_TRUE(client.connected());
   // The second request arrives while the first waits at the gate: the
   // connection turns readable, but its client is still there.
-  client.Send(PredictRequest() + PredictRequest());
-  ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_NO_FATAL_FAILURE(
+      SendAndWaitAtGate(client, PredictRequest() + PredictRequest()));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  testing::Notification second;
-  gate_reached = &second;
+  testing::Notification& second = NextAtGate();
   OpenGate();
   ASSERT_TRUE(second.WaitForNotificationWithTimeout(absl::Seconds(10)));
   OpenGate();
@@ -280,11 +281,7 @@ TEST(InferenceTest, QuickModelsRunOnTheCallersThreadOthersOnTheQueue) {
       ("asyncrt_inference_test_" + std::to_string(getpid()));
   testing::WriteBefVersion(base, 1, testing::TestModelBef("serving_test.double"),
                            kSignature);
-  RuntimeOptions options;
-  options.work_queue = "mstd:2";
-  options.device_plugins_from_environment = false;
-  std::unique_ptr<Runtime> runtime = *Runtime::Create(options);
-  testing::RegisterTestModelKernels(runtime->host().registry());
+  std::unique_ptr<Runtime> runtime = testing::TestRuntime();
   {
     ModelRepository repository(
         *runtime, std::vector<ModelConfig>{{"m", base.string(), {}}});

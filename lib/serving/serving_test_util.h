@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "asyncrt/core_runtime/tensor_handle.h"
 #include "asyncrt/host_context/host_context.h"
 #include "asyncrt/host_context/kernel_registry.h"
+#include "asyncrt/runtime/runtime.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
 
 namespace asyncrt::serving::testing {
@@ -113,6 +115,17 @@ inline void RegisterTestModelKernels(KernelRegistry& registry) {
   (void)registry.AddKernel("serving_test.double_after",
                            ASYNCRT_KERNEL(DoubleAfterKernel));
   (void)registry.AddKernel("serving_test.scalar", ASYNCRT_KERNEL(ScalarKernel));
+}
+
+// A runtime for the serving tests: two workers, no plug-ins from the
+// environment, the test models' kernels registered.
+inline std::unique_ptr<Runtime> TestRuntime() {
+  RuntimeOptions options;
+  options.work_queue = "mstd:2";
+  options.device_plugins_from_environment = false;
+  std::unique_ptr<Runtime> runtime = *Runtime::Create(options);
+  RegisterTestModelKernels(runtime->host().registry());
+  return runtime;
 }
 
 // main(x: tensorhandle) -> tensorhandle, computed by `kernel`
