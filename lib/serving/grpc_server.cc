@@ -184,20 +184,46 @@ class GrpcServer::Impl {
   void set_draining() { draining_.store(true); }
 
  private:
-  // Runs `inputs` on `servable` for `reactor`; `reply(outputs)` fills the
-  // response and returns the call's status.
+  // Runs `inputs` on `servable`; `reply(outputs)` fills the response and
+  // returns the call's status. Returns the call's reactor: gRPC's default
+  // one, finished at once, when the model answered before RunWith returned
+  // (a quick model runs on this thread); else a ModelReactor, which the
+  // model's answer, the deadline or the client's cancellation finishes.
   template <typename Reply>
-  void Run(std::shared_ptr<ModelReactor> reactor,
-           std::shared_ptr<const Servable> servable,
-           std::vector<DenseHostTensor> inputs,
-           grpc::CallbackServerContext* context, Reply reply) {
+  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context,
+                                std::shared_ptr<const Servable> servable,
+                                std::vector<DenseHostTensor> inputs,
+                                Reply reply) {
+    struct Pending {
+      std::mutex mutex;
+      bool returned = false;                  // Guarded by mutex.
+      std::optional<absl::Status> answered;   // Guarded by mutex.
+      std::shared_ptr<ModelReactor> reactor;  // Guarded by mutex.
+    };
+    auto pending = std::make_shared<Pending>();
     RCReference<RequestContext> request = RunWith(
         options_.runner, runtime_, servable, std::move(inputs),
-        [reactor, reply = std::move(reply)](
+        [pending, reply = std::move(reply)](
             absl::StatusOr<std::vector<DenseHostTensor>> outputs) mutable {
+          std::shared_ptr<ModelReactor> reactor;
+          {
+            std::lock_guard<std::mutex> lock(pending->mutex);
+            if (!pending->returned) {
+              // Before Run returned, on its thread: the response is ours.
+              pending->answered =
+                  outputs.ok() ? reply(*outputs) : outputs.status();
+              return;
+            }
+            reactor = pending->reactor;
+          }
           if (!outputs.ok()) return reactor->Answer(outputs.status());
           reactor->AnswerWith([&] { return reply(*outputs); });
         });
+    std::lock_guard<std::mutex> lock(pending->mutex);
+    pending->returned = true;
+    if (pending->answered) return FinishNow(context, *pending->answered);
+    std::shared_ptr<ModelReactor> reactor = NewReactor();
+    pending->reactor = reactor;
     if (request) reactor->set_request(std::move(request));
     // The earlier of the client's deadline and the server's timeout.
     auto deadline = std::chrono::steady_clock::time_point::max();
@@ -213,6 +239,16 @@ class GrpcServer::Impl {
     if (deadline != std::chrono::steady_clock::time_point::max()) {
       reactor->ExpireAt(deadline, reactor);
     }
+    return reactor.get();
+  }
+
+  // Finishes the call at once with `status`, through gRPC's default
+  // reactor.
+  static grpc::ServerUnaryReactor* FinishNow(
+      grpc::CallbackServerContext* context, const absl::Status& status = {}) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(ToGrpc(status));
+    return reactor;
   }
 
   std::shared_ptr<ModelReactor> NewReactor() {
@@ -230,35 +266,34 @@ class GrpcServer::Impl {
         grpc::CallbackServerContext* context,
         const tensorflow::serving::PredictRequest* request,
         tensorflow::serving::PredictResponse* response) override {
-      std::shared_ptr<ModelReactor> reactor = server_.NewReactor();
       absl::Status error;
       std::optional<int64_t> version =
           RequestedVersion(request->model_spec(), server_.repository_, &error);
-      if (!error.ok()) return reactor->Answer(error), reactor.get();
+      if (!error.ok()) return server_.FinishNow(context, error);
       absl::StatusOr<std::shared_ptr<const Servable>> servable =
           server_.repository_.Find(request->model_spec().name(), version);
-      if (!servable.ok()) return reactor->Answer(servable.status()), reactor.get();
+      if (!servable.ok()) return server_.FinishNow(context, servable.status());
       const Signature& signature = (*servable)->signature;
       std::vector<DenseHostTensor> inputs;
       for (const TensorSpec& spec : signature.inputs) {
         auto it = request->inputs().find(spec.name);
         if (it == request->inputs().end()) {
-          reactor->Answer(absl::InvalidArgumentError(
+          return server_.FinishNow(
+              context, absl::InvalidArgumentError(
               absl::StrCat("input '", spec.name, "' is missing")));
-          return reactor.get();
         }
         absl::StatusOr<DenseHostTensor> tensor = FromTensorProto(
             it->second, spec, *server_.runtime_.host().allocator());
-        if (!tensor.ok()) return reactor->Answer(tensor.status()), reactor.get();
+        if (!tensor.ok()) return server_.FinishNow(context, tensor.status());
         inputs.push_back(*std::move(tensor));
       }
       for (const auto& [name, tensor] : request->inputs()) {
         bool known = false;
         for (const TensorSpec& spec : signature.inputs) known |= spec.name == name;
         if (!known) {
-          reactor->Answer(absl::InvalidArgumentError(
+          return server_.FinishNow(
+              context, absl::InvalidArgumentError(
               absl::StrCat("the model has no input '", name, "'")));
-          return reactor.get();
         }
       }
       std::set<std::string> wanted(request->output_filter().begin(),
@@ -267,15 +302,15 @@ class GrpcServer::Impl {
         bool known = false;
         for (const TensorSpec& spec : signature.outputs) known |= spec.name == name;
         if (!known) {
-          reactor->Answer(absl::InvalidArgumentError(
+          return server_.FinishNow(
+              context, absl::InvalidArgumentError(
               absl::StrCat("output_filter names '", name,
                            "', which the model does not have")));
-          return reactor.get();
         }
       }
       FillSpec(**servable, response->mutable_model_spec());
       std::shared_ptr<const Servable> held = *servable;
-      server_.Run(reactor, *std::move(servable), std::move(inputs), context,
+      return server_.Run(context, *std::move(servable), std::move(inputs),
                   [held, response, wanted = std::move(wanted)](
                       const std::vector<DenseHostTensor>& outputs) {
                     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -287,7 +322,6 @@ class GrpcServer::Impl {
                     }
                     return absl::OkStatus();
                   });
-      return reactor.get();
     }
 
     grpc::ServerUnaryReactor* GetModelMetadata(
@@ -398,7 +432,7 @@ class GrpcServer::Impl {
         const inference::ServerLiveRequest*,
         inference::ServerLiveResponse* response) override {
       response->set_live(true);
-      return Done(context);
+      return server_.FinishNow(context);
     }
 
     grpc::ServerUnaryReactor* ServerReady(
@@ -407,7 +441,7 @@ class GrpcServer::Impl {
         inference::ServerReadyResponse* response) override {
       response->set_ready(!server_.draining_.load() &&
                           server_.repository_.AllModelsAvailable());
-      return Done(context);
+      return server_.FinishNow(context);
     }
 
     grpc::ServerUnaryReactor* ModelReady(
@@ -416,10 +450,10 @@ class GrpcServer::Impl {
         inference::ModelReadyResponse* response) override {
       absl::Status error;
       std::optional<int64_t> version = ParseVersion(request->version(), &error);
-      if (!error.ok()) return Done(context, error);
+      if (!error.ok()) return server_.FinishNow(context, error);
       response->set_ready(
           server_.repository_.Find(request->name(), version).ok());
-      return Done(context);
+      return server_.FinishNow(context);
     }
 
     grpc::ServerUnaryReactor* ServerMetadata(
@@ -428,7 +462,7 @@ class GrpcServer::Impl {
         inference::ServerMetadataResponse* response) override {
       response->set_name("asyncrt_model_server");
       response->set_version("0.1.0");
-      return Done(context);
+      return server_.FinishNow(context);
     }
 
     grpc::ServerUnaryReactor* ModelMetadata(
@@ -437,10 +471,10 @@ class GrpcServer::Impl {
         inference::ModelMetadataResponse* response) override {
       absl::Status error;
       std::optional<int64_t> version = ParseVersion(request->version(), &error);
-      if (!error.ok()) return Done(context, error);
+      if (!error.ok()) return server_.FinishNow(context, error);
       absl::StatusOr<std::shared_ptr<const Servable>> servable =
           server_.repository_.Find(request->name(), version);
-      if (!servable.ok()) return Done(context, servable.status());
+      if (!servable.ok()) return server_.FinishNow(context, servable.status());
       response->set_name((*servable)->name);
       response->set_platform("asyncrt");
       if (absl::StatusOr<std::vector<VersionStatus>> statuses =
@@ -467,27 +501,26 @@ class GrpcServer::Impl {
           }
         }
       }
-      return Done(context);
+      return server_.FinishNow(context);
     }
 
     grpc::ServerUnaryReactor* ModelInfer(
         grpc::CallbackServerContext* context,
         const inference::ModelInferRequest* request,
         inference::ModelInferResponse* response) override {
-      std::shared_ptr<ModelReactor> reactor = server_.NewReactor();
       absl::Status error;
       std::optional<int64_t> version =
           ParseVersion(request->model_version(), &error);
-      if (!error.ok()) return reactor->Answer(error), reactor.get();
+      if (!error.ok()) return server_.FinishNow(context, error);
       absl::StatusOr<std::shared_ptr<const Servable>> servable =
           server_.repository_.Find(request->model_name(), version);
-      if (!servable.ok()) return reactor->Answer(servable.status()), reactor.get();
+      if (!servable.ok()) return server_.FinishNow(context, servable.status());
       const Signature& signature = (*servable)->signature;
       const bool raw = request->raw_input_contents_size() > 0;
       if (raw && request->raw_input_contents_size() != request->inputs_size()) {
-        reactor->Answer(absl::InvalidArgumentError(
-            "raw_input_contents must hold one entry per input"));
-        return reactor.get();
+        return server_.FinishNow(
+            context, absl::InvalidArgumentError(
+                         "raw_input_contents must hold one entry per input"));
       }
       std::vector<std::optional<DenseHostTensor>> found(signature.inputs.size());
       for (int i = 0; i < request->inputs_size(); ++i) {
@@ -497,22 +530,22 @@ class GrpcServer::Impl {
           if (signature.inputs[j].name == input.name()) index = j;
         }
         if (index == signature.inputs.size()) {
-          reactor->Answer(absl::InvalidArgumentError(
-              absl::StrCat("the model has no input '", input.name(), "'")));
-          return reactor.get();
+          return server_.FinishNow(
+              context, absl::InvalidArgumentError(absl::StrCat(
+                           "the model has no input '", input.name(), "'")));
         }
         absl::StatusOr<DenseHostTensor> tensor = FromInferInput(
             input, raw ? &request->raw_input_contents(i) : nullptr,
             signature.inputs[index], *server_.runtime_.host().allocator());
-        if (!tensor.ok()) return reactor->Answer(tensor.status()), reactor.get();
+        if (!tensor.ok()) return server_.FinishNow(context, tensor.status());
         found[index] = *std::move(tensor);
       }
       std::vector<DenseHostTensor> inputs;
       for (size_t j = 0; j < found.size(); ++j) {
         if (!found[j]) {
-          reactor->Answer(absl::InvalidArgumentError(
+          return server_.FinishNow(
+              context, absl::InvalidArgumentError(
               absl::StrCat("input '", signature.inputs[j].name, "' is missing")));
-          return reactor.get();
         }
         inputs.push_back(std::move(*found[j]));
       }
@@ -520,8 +553,8 @@ class GrpcServer::Impl {
       response->set_model_version(absl::StrCat((*servable)->version));
       response->set_id(request->id());
       std::shared_ptr<const Servable> held = *servable;
-      server_.Run(
-          reactor, *std::move(servable), std::move(inputs), context,
+      return server_.Run(
+          context, *std::move(servable), std::move(inputs),
           [held, response, raw](const std::vector<DenseHostTensor>& outputs) {
             // Raw for all outputs if the request was raw, or if one is
             // f16/bf16 (which only raw contents carry).
@@ -539,17 +572,9 @@ class GrpcServer::Impl {
             }
             return absl::OkStatus();
           });
-      return reactor.get();
     }
 
    private:
-    static grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context,
-                                          const absl::Status& status = {}) {
-      grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-      reactor->Finish(ToGrpc(status));
-      return reactor;
-    }
-
     Impl& server_;
   };
 

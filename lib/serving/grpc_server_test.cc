@@ -39,11 +39,19 @@ class GrpcServerTest : public ::testing::Test {
   void SetUp() override {
     base_ = std::filesystem::temp_directory_path() /
             ("asyncrt_grpc_test_" + std::to_string(getpid()));
-    testing::WriteBefVersion(base_, 3, testing::TestModelBef("serving_test.double"),
+    testing::WriteBefVersion(base_ / "m", 3,
+                             testing::TestModelBef("serving_test.double"),
                              kSignature);
+    testing::WriteBefVersion(
+        base_ / "gated", 1,
+        testing::TestModelBef("serving_test.double", testing::kGatedChain),
+        kSignature);
+    testing::marks = 0;
     runtime_ = testing::TestRuntime();
     repository_ = std::make_unique<ModelRepository>(
-        *runtime_, std::vector<ModelConfig>{{"m", base_.string(), {}}});
+        *runtime_,
+        std::vector<ModelConfig>{{"m", (base_ / "m").string(), {}},
+                                 {"gated", (base_ / "gated").string(), {}}});
     ASSERT_TRUE(repository_->Poll().ok());
     auto statuses = repository_->Status("m");
     ASSERT_TRUE(statuses.ok());
@@ -63,6 +71,8 @@ class GrpcServerTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    testing::OpenGate();
+    testing::gate_reached = nullptr;
     server_.reset();
     repository_.reset();
     runtime_.reset();
@@ -93,12 +103,14 @@ class GrpcServerTest : public ::testing::Test {
 
   grpc::Status Predict(const tensorflow::TensorProto& x,
                        tensorflow::serving::PredictResponse* response,
-                       const std::string& model = "m") {
+                       const std::string& model = "m",
+                       grpc::ClientContext* given_context = nullptr) {
     tensorflow::serving::PredictRequest request;
     request.mutable_model_spec()->set_name(model);
     (*request.mutable_inputs())["x"] = x;
     grpc::ClientContext context;
-    return prediction_->Predict(&context, request, response);
+    return prediction_->Predict(given_context ? given_context : &context,
+                                request, response);
   }
 
   std::filesystem::path base_;
@@ -249,6 +261,60 @@ TEST_F(GrpcServerTest, KServeHealthMetadataAndInfer) {
   grpc::Status status = inference_->ModelInfer(&context, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("input 'x' is missing"));
+  grpc::ClientContext unknown_context;
+  auto* unknown = request.add_inputs();
+  unknown->set_name("nope");
+  unknown->set_datatype("FP32");
+  status = inference_->ModelInfer(&unknown_context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("the model has no input 'nope'"));
+}
+
+// A model still running when the client's deadline passes, or when the
+// client cancels, is cancelled: the kernels after its gate never run.
+TEST_F(GrpcServerTest, DeadlinesAndCancellationStopTheModel) {
+  tensorflow::serving::PredictResponse response;
+  grpc::ClientContext with_deadline;
+  with_deadline.set_deadline(std::chrono::system_clock::now() +
+                             std::chrono::milliseconds(100));
+  grpc::Status status =
+      Predict(Floats({1, 2}, {1, 2}, false), &response, "gated", &with_deadline);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The client gives up at the deadline; the server's timer for the same
+  // deadline fires on its own time.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  testing::OpenGate();
+  runtime_->Quiesce();
+  EXPECT_EQ(testing::marks.load(), 0);
+
+  testing::Notification reached;
+  testing::gate_reached = &reached;
+  grpc::ClientContext cancelled;
+  std::thread canceller([&] {
+    reached.WaitForNotification();
+    cancelled.TryCancel();
+  });
+  status = Predict(Floats({1, 2}, {1, 2}, false), &response, "gated", &cancelled);
+  canceller.join();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+  testing::gate_reached = nullptr;
+  // The client's cancellation reaches the server (RST_STREAM on loopback)
+  // on its own time; nothing observable says when.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  testing::OpenGate();
+  runtime_->Quiesce();
+  EXPECT_EQ(testing::marks.load(), 0);
+
+  // Let through, it answers.
+  grpc::ClientContext plain;
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    testing::OpenGate();
+  });
+  status = Predict(Floats({1, 2}, {1, 2}, false), &response, "gated", &plain);
+  opener.join();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(testing::marks.load(), 1);
 }
 
 TEST_F(GrpcServerTest, ConcurrentClientsStress) {

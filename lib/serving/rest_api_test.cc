@@ -32,39 +32,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The model waits at a gate the test opens (serving_test.gate), marks that
-// it went on (serving_test.mark), then doubles its input.
-const std::vector<std::string> kGatedChain = {"serving_test.gate",
-                                              "serving_test.mark"};
+using testing::gate_reached;
+using testing::kGatedChain;
+using testing::marks;
+using testing::OpenGate;
 
 constexpr char kSignature[] = R"(
 {"inputs": [{"name": "x", "dtype": "float32", "shape": [-1, 2]}],
  "outputs": [{"name": "y", "dtype": "float32", "shape": [-1, 2]}]})";
-
-// The gate of the running request (one at a time in these tests), and
-// whether a request got past it.
-std::mutex gate_mutex;
-AsyncValueRef<Chain> gate;  // Guarded by gate_mutex.
-std::atomic<testing::Notification*> gate_reached{nullptr};
-std::atomic<int> marks{0};
-
-AsyncValueRef<Chain> Gate() {
-  std::lock_guard<std::mutex> lock(gate_mutex);
-  gate = MakeUnconstructedAsyncValueRef<Chain>();
-  if (testing::Notification* reached = gate_reached.load()) reached->Notify();
-  return gate;
-}
-
-Chain Mark(Argument<Chain>) {
-  marks.fetch_add(1);
-  return Chain();
-}
-
-void OpenGate() {
-  std::lock_guard<std::mutex> lock(gate_mutex);
-  if (gate) gate.emplace();
-  gate.reset();
-}
 
 // A blocking loopback client on a raw socket.
 class RawClient {
@@ -138,10 +113,6 @@ class RestApiTest : public ::testing::Test {
         base_, 1, testing::TestModelBef("serving_test.double", kGatedChain),
         kSignature);
     runtime_ = testing::TestRuntime();
-    ASSERT_TRUE(runtime_->host().registry()
-                    .AddKernel("serving_test.gate", ASYNCRT_KERNEL(Gate)).ok());
-    ASSERT_TRUE(runtime_->host().registry()
-                    .AddKernel("serving_test.mark", ASYNCRT_KERNEL(Mark)).ok());
     repository_ = std::make_unique<ModelRepository>(
         *runtime_, std::vector<ModelConfig>{{"m", base_.string(), {}}});
     ASSERT_TRUE(repository_->Poll().ok());

@@ -2,6 +2,7 @@
 #ifndef ASYNCRT_LIB_SERVING_SERVING_TEST_UTIL_H_
 #define ASYNCRT_LIB_SERVING_SERVING_TEST_UTIL_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -63,6 +64,7 @@ class Notification {
 //   serving_test.double(x) -> y          y = 2 x (a host f32 tensor)
 //   serving_test.double_after(x, ch) -> y the same once `ch` is ready
 //   serving_test.scalar(x) -> y          y = 2.0, a 0-d tensor, whatever x
+//   serving_test.gate, serving_test.mark (below)
 
 // y = 2 x, `x` and `y` tensor handles on the host.
 inline absl::StatusOr<TensorHandle> DoubleTensor(const TensorHandle& x,
@@ -110,7 +112,40 @@ inline absl::StatusOr<TensorHandle> ScalarKernel(const TensorHandle&,
                           std::move(*out)));
 }
 
+// A gate for models that must wait while a test acts (a client hangs up,
+// a deadline passes): serving_test.gate() -> chain waits until OpenGate,
+// serving_test.mark(chain) -> chain counts the requests that went on (in
+// `marks`). One gated request at a time.
+inline std::mutex gate_mutex;
+inline AsyncValueRef<Chain> gate;  // Guarded by gate_mutex.
+// Notified (if set) when a request reaches the gate.
+inline std::atomic<Notification*> gate_reached{nullptr};
+inline std::atomic<int> marks{0};
+// serving_test.gate, serving_test.mark, then serving_test.double_after.
+inline const std::vector<std::string> kGatedChain = {"serving_test.gate",
+                                                     "serving_test.mark"};
+
+inline AsyncValueRef<Chain> GateKernel() {
+  std::lock_guard<std::mutex> lock(gate_mutex);
+  gate = MakeUnconstructedAsyncValueRef<Chain>();
+  if (Notification* reached = gate_reached.load()) reached->Notify();
+  return gate;
+}
+
+inline Chain MarkKernel(Argument<Chain>) {
+  marks.fetch_add(1);
+  return Chain();
+}
+
+inline void OpenGate() {
+  std::lock_guard<std::mutex> lock(gate_mutex);
+  if (gate) gate.emplace();
+  gate.reset();
+}
+
 inline void RegisterTestModelKernels(KernelRegistry& registry) {
+  (void)registry.AddKernel("serving_test.gate", ASYNCRT_KERNEL(GateKernel));
+  (void)registry.AddKernel("serving_test.mark", ASYNCRT_KERNEL(MarkKernel));
   (void)registry.AddKernel("serving_test.double", ASYNCRT_KERNEL(DoubleKernel));
   (void)registry.AddKernel("serving_test.double_after",
                            ASYNCRT_KERNEL(DoubleAfterKernel));
