@@ -1,6 +1,7 @@
 // The ONNX importer (see asyncrt/compiler/onnx_importer.h).
 #include "asyncrt/compiler/onnx_importer.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -301,6 +302,42 @@ mlir::FailureOr<std::vector<GraphValue>> Importer::Build(
   }
   mlir::DictionaryAttr attributes = spec.attributes.getDictionary(context_);
   std::vector<GraphValue> results(spec.num_results);
+  // The shape and size of a value whose type is static are constants, as
+  // if its contents were: shape arithmetic in exported models (Shape, Size,
+  // Gather, Concat into Reshape) then folds to the attributes ops need.
+  if (!all_constant && operands.size() == 1 &&
+      (spec.op_name == "nn.shape" || spec.op_name == "nn.size")) {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(
+        operands[0]->value ? operands[0]->value.getType() : mlir::Type());
+    if (type && type.hasStaticShape()) {
+      std::vector<int64_t> dims(type.getShape().begin(), type.getShape().end());
+      int64_t count = 1;
+      for (int64_t d : dims) count *= d;
+      std::vector<int64_t> values = {count};
+      std::vector<int64_t> shape;  // Of the result: 0-d for nn.size.
+      if (spec.op_name == "nn.shape") {
+        const int64_t rank = static_cast<int64_t>(dims.size());
+        auto clamp = [rank](int64_t v) {
+          return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank);
+        };
+        auto integer = [&](llvm::StringRef name, int64_t fallback) {
+          auto attr = attributes.getAs<mlir::IntegerAttr>(name);
+          return attr ? attr.getInt() : fallback;
+        };
+        const int64_t start = clamp(integer("start", 0));
+        const int64_t end = std::max(start, clamp(integer("end", rank)));
+        values.assign(dims.begin() + start, dims.begin() + end);
+        shape = {end - start};
+      }
+      auto folded = std::make_shared<ConstTensor>();
+      folded->dtype = DType::kI64;
+      folded->dims = shape;
+      folded->bytes.resize(values.size() * sizeof(int64_t));
+      std::memcpy(folded->bytes.data(), values.data(), folded->bytes.size());
+      results[0].constant = std::move(folded);
+      return results;
+    }
+  }
   if (all_constant) {
     OpAttrs attrs;
     for (mlir::NamedAttribute attribute : attributes) {

@@ -57,6 +57,7 @@ const DirectOp kDirectOps[] = {
     {"ReduceMean", "nn.reduce_mean", {"axes", "keepdims"}},
     {"ReduceMax", "nn.reduce_max", {"axes", "keepdims"}},
     {"Shape", "nn.shape", {"start", "end"}},
+    {"Size", "nn.size", {}},
     {"Mod", "nn.mod", {"fmod"}},
     {"Equal", "nn.equal", {}},
     {"Less", "nn.less", {}},

@@ -1,6 +1,6 @@
 // Shape and data-movement nn.* ops on the CPU: reshape, flatten, squeeze,
 // unsqueeze, transpose, expand, concat, split, slice, gather, where, cast,
-// pad, shape and constant_of_shape (ONNX semantics; constant inputs are
+// pad, shape, size and constant_of_shape (ONNX semantics; constant inputs are
 // attributes, see nn_ops.h).
 //
 // Data movement is dtype-generic: elements move by byte size, so the ops
@@ -899,7 +899,7 @@ void Pad(OpInvocation& invocation, absl::Span<const TensorMetadata> results) {
   invocation.results[0] = std::move(result);
 }
 
-//===--- Shape, constant_of_shape -----------------------------------------===//
+//===--- Shape, size, constant_of_shape -----------------------------------===//
 
 // ONNX Shape's [start, end) range of the dimensions, clamped.
 std::pair<int64_t, int64_t> ShapeRange(const OpAttrs& attrs, int rank) {
@@ -927,6 +927,21 @@ void Shape(OpInvocation& invocation, absl::Span<const TensorMetadata> results) {
   auto [start, end] = ShapeRange(invocation.attrs, dims.size());
   std::copy(dims.begin() + start, dims.begin() + end,
             result->elements<int64_t>().begin());
+  invocation.results[0] = std::move(result);
+}
+
+absl::Status SizeMetadata(ArgumentMetadata args, const OpAttrs&,
+                          absl::Span<TensorMetadata> results) {
+  SHAPE_OPS_RETURN_IF_ERROR(Arity("nn.size", args, results, 1));
+  results[0] = TensorMetadata(DType::kI64, TensorShape({}));
+  return absl::OkStatus();
+}
+
+void Size(OpInvocation& invocation, absl::Span<const TensorMetadata> results) {
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, "nn.size", results[0]);
+  if (!result) return;
+  result->elements<int64_t>()[0] = invocation.argument(0).shape().GetNumElements();
   invocation.results[0] = std::move(result);
 }
 
@@ -974,6 +989,7 @@ void RegisterShapeOps(OpRegistry& registry) {
   SHAPE_OPS_REGISTER("nn.cast", CastMetadata, Cast);
   SHAPE_OPS_REGISTER("nn.pad", PadMetadata, Pad);
   SHAPE_OPS_REGISTER("nn.shape", ShapeMetadata, Shape);
+  SHAPE_OPS_REGISTER("nn.size", SizeMetadata, Size);
   SHAPE_OPS_REGISTER("nn.constant_of_shape", ConstantOfShapeMetadata,
                      ConstantOfShape);
 #undef SHAPE_OPS_REGISTER

@@ -520,9 +520,9 @@ TEST_F(ShapeOpsTest, PadConstantReflectEdge) {
               HasSubstr("nn.pad: negative pads remove more than axis 1"));
 }
 
-//===--- Shape, constant_of_shape -----------------------------------------===//
+//===--- Shape, size, constant_of_shape -----------------------------------===//
 
-TEST_F(ShapeOpsTest, ShapeAndConstantOfShape) {
+TEST_F(ShapeOpsTest, ShapeSizeAndConstantOfShape) {
   AnyTensor x = I64({2, 3, 4}, {});
   x.bytes.resize(24 * sizeof(int64_t));
   auto all = Run("nn.shape", {x});
@@ -539,6 +539,12 @@ TEST_F(ShapeOpsTest, ShapeAndConstantOfShape) {
   EXPECT_THAT(none->values<int64_t>(), ElementsAre(4));
   EXPECT_THAT(Error("nn.shape", {x, x}),
               HasSubstr("nn.shape: takes 1 argument"));
+
+  auto size = Run("nn.size", {x});
+  ASSERT_TRUE(size.ok()) << size.status();
+  EXPECT_EQ(size->dtype, DType::kI64);
+  EXPECT_EQ(size->shape, (Shape{}));
+  EXPECT_THAT(size->values<int64_t>(), ElementsAre(24));
 
   OpAttrs value = Ints("shape", {2, 2});
   value.Set("value", 1.5f);
