@@ -409,6 +409,22 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     if (!spec.attributes.get("to")) return Error(node) << "no 'to' attribute";
     return mlir::success();
   }
+  if (type == "CastLike") {
+    // Cast to the element type of input 1 (only its type is used).
+    spec.op_name = "nn.cast";
+    if (node.input_size() != 2) return Error(node) << "needs two inputs";
+    take_inputs(1);
+    const GraphValue& like = values_[node.input(1)];
+    mlir::Type element;
+    if (like.constant) {
+      element = nn::MlirTypeOf(like.constant->dtype, context_);
+    } else if (auto tensor = mlir::dyn_cast<mlir::TensorType>(like.value.getType())) {
+      element = tensor.getElementType();
+    }
+    if (!element) return Error(node) << "input 1 has no tensor type";
+    spec.attributes.set("to", mlir::TypeAttr::get(element));
+    return CopyAttributes(node, {}, spec);
+  }
   return Error(node) << "unsupported op";
 }
 
