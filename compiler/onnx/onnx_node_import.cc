@@ -92,6 +92,7 @@ const DirectOp kDirectOps[] = {
     {"Celu", "nn.celu", {"alpha"}},
     {"Selu", "nn.selu", {"alpha", "gamma"}},
     {"ThresholdedRelu", "nn.thresholded_relu", {"alpha"}},
+    {"Shrink", "nn.shrink", {"bias", "lambd"}},
     {"IsNaN", "nn.is_nan", {}},
     {"IsInf", "nn.is_inf", {"detect_negative", "detect_positive"}},
     // Opset 18 moves these reductions' axes into an input; we import 11-17.

@@ -220,6 +220,13 @@ TEST_F(ElementwiseDTypesTest, FloatUnaryOpsMatchTheirDefinitions) {
       alpha);
   expect(
       "nn.thresholded_relu", [](double v) { return v > 0.5 ? v : 0; }, alpha);
+  OpAttrs shrink;
+  shrink.Set("lambd", 0.5f);
+  shrink.Set("bias", 0.25f);
+  expect(
+      "nn.shrink",
+      [](double v) { return v < -0.5 ? v + 0.25 : (v > 0.5 ? v - 0.25 : 0); },
+      shrink);
   expect("nn.selu", [](double v) {
     return 1.05070102 * (v > 0 ? v : 1.67326319 * std::expm1(v));
   });

@@ -549,6 +549,11 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   ASYNCRT_NN_UNARY_WITH("thresholded_relu",
                         const float alpha = FloatAttr(attrs, "alpha", 1),
                         x > alpha ? x : 0.0f);
+  // ONNX Shrink (soft shrinkage with bias = lambd, hard with bias = 0).
+  ASYNCRT_NN_UNARY_WITH("shrink",
+                        const float lambd = FloatAttr(attrs, "lambd", 0.5f);
+                        const float bias = FloatAttr(attrs, "bias", 0.0f),
+                        x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0f));
   ASYNCRT_NN_UNARY("identity", x);
 #undef ASYNCRT_NN_UNARY
 #undef ASYNCRT_NN_UNARY_WITH

@@ -118,6 +118,8 @@ def NN_CeluOp : NN_UnaryOp<"celu", "continuously differentiable elu">;
 def NN_SeluOp : NN_UnaryOp<"selu", "gamma * elu(x) with alpha">;
 def NN_ThresholdedReluOp
     : NN_UnaryOp<"thresholded_relu", "x where x > alpha, else 0">;
+def NN_ShrinkOp : NN_UnaryOp<"shrink",
+    "x + bias where x < -lambd, x - bias where x > lambd, else 0">;
 def NN_NotOp : NN_UnaryOp<"not", "not x (bool)">;
 def NN_IsNanOp : NN_UnaryOp<"is_nan", "x is NaN (bool)">;
 def NN_IsInfOp : NN_UnaryOp<"is_inf", "x is infinite (bool)">;
