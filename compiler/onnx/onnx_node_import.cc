@@ -93,6 +93,7 @@ const DirectOp kDirectOps[] = {
     {"Selu", "nn.selu", {"alpha", "gamma"}},
     {"ThresholdedRelu", "nn.thresholded_relu", {"alpha"}},
     {"Shrink", "nn.shrink", {"bias", "lambd"}},
+    {"InstanceNormalization", "nn.instance_normalization", {"epsilon"}},
     {"IsNaN", "nn.is_nan", {}},
     {"IsInf", "nn.is_inf", {"detect_negative", "detect_positive"}},
     // Opset 18 moves these reductions' axes into an input; we import 11-17.

@@ -165,6 +165,72 @@ void BatchNorm(OpInvocation& invocation) {
   invocation.results[0] = std::move(result);
 }
 
+//===--- nn.instance_normalization ----------------------------------------===//
+
+// ONNX InstanceNormalization: x [N, C, spatial...], scale and B [C]; each
+// (n, c) plane normalized to mean 0 and variance 1 (plus epsilon), then
+// y = normalized * scale[c] + B[c].
+absl::Status InstanceNormMetadata(ArgumentMetadata args, const OpAttrs&,
+                                  absl::Span<TensorMetadata> results) {
+  constexpr absl::string_view kOp = "nn.instance_normalization";
+  if (absl::Status status = CheckCounts(kOp, args, results, 3, 3);
+      !status.ok()) {
+    return status;
+  }
+  const TensorShape& x = args[0].shape;
+  if (x.GetRank() < 3) {
+    return OpError(kOp, absl::StrCat("input must be N x C x D1 x ..., got ",
+                                     x.DebugString()));
+  }
+  const int64_t channels = x.GetDimensionSize(1);
+  static constexpr const char* kNames[] = {"scale", "B"};
+  for (int i = 1; i < 3; ++i) {
+    const TensorShape& param = args[i].shape;
+    if (param.GetRank() != 1 || param.GetDimensionSize(0) != channels) {
+      return OpError(kOp, absl::StrCat(kNames[i - 1], " ", param.DebugString(),
+                                       " is not [", channels, "]"));
+    }
+  }
+  results[0] = args[0];
+  return absl::OkStatus();
+}
+
+void InstanceNorm(OpInvocation& invocation) {
+  constexpr absl::string_view kOp = "nn.instance_normalization";
+  const TensorShape& shape = invocation.argument(0).metadata().shape;
+  const float epsilon = FloatAttr(invocation.attrs, "epsilon", 1e-5f);
+  const int64_t batch = shape.GetDimensionSize(0);
+  const int64_t channels = shape.GetDimensionSize(1);
+  const int64_t inner = channels == 0 || batch == 0
+                            ? 0
+                            : shape.GetNumElements() / (batch * channels);
+  const float *scale = Data(invocation, 1), *bias = Data(invocation, 2);
+  const float* x = Data(invocation, 0);
+  // Each plane's moments are read before it is written: x's buffer may be
+  // the result's.
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, kOp, invocation.result_metadata[0], 0b1);
+  if (!result) return;
+  float* y = result->elements<float>().data();
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t offset = (n * channels + c) * inner;
+      double sum = 0, sum_sq = 0;
+      RowMoments(x + offset, inner, sum, sum_sq);
+      const double mean = inner == 0 ? 0 : sum / inner;
+      const double variance =
+          inner == 0 ? 0 : std::max(0.0, sum_sq / inner - mean * mean);
+      const double factor = scale[c] / std::sqrt(variance + epsilon);
+      const float sc = static_cast<float>(factor);
+      const float sh = static_cast<float>(bias[c] - mean * factor);
+      const float* in = x + offset;
+      float* out = y + offset;
+      ForRow(out, inner, [&](int64_t j) { return in[j] * sc + sh; });
+    }
+  }
+  invocation.results[0] = std::move(result);
+}
+
 //===--- nn.layer_normalization -------------------------------------------===//
 
 // ONNX LayerNormalization: each row (dims [axis, rank)) normalized to mean
@@ -792,6 +858,8 @@ void Gemm(OpInvocation& invocation) {
 void RegisterNormalizationOps(OpRegistry& registry) {
   registry.AddOp("nn.batch_normalization", BatchNormMetadata);
   registry.AddDispatch("nn.batch_normalization", "cpu", BatchNorm);
+  registry.AddOp("nn.instance_normalization", InstanceNormMetadata);
+  registry.AddDispatch("nn.instance_normalization", "cpu", InstanceNorm);
   registry.AddOp("nn.layer_normalization", LayerNormMetadata);
   registry.AddDispatch("nn.layer_normalization", "cpu", LayerNorm);
   registry.AddOp("nn.reduce_mean", ReduceMetadata<ReduceKind::kMean>);

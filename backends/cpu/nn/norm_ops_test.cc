@@ -1,4 +1,5 @@
-// Tests of nn.batch_normalization, nn.layer_normalization, nn.reduce_* and
+// Tests of nn.batch_normalization, nn.instance_normalization,
+// nn.layer_normalization, nn.reduce_* and
 // nn.gemm through the eager API: values and shapes against naive reference
 // implementations (in double), and errors that name the op.
 #include <algorithm>
@@ -143,6 +144,46 @@ TEST_F(NormOpsTest, BatchNormalizationRejectsBadOperands) {
   OpAttrs training;
   training.Set("training_mode", int64_t{1});
   ExpectError(op, {x, p3, p3, p3, p3}, training, "training_mode");
+}
+
+//===--- nn.instance_normalization ----------------------------------------===//
+
+TEST_F(NormOpsTest, InstanceNormalizationPerPlane) {
+  unsigned seed = 150;
+  for (const Shape& shape : {Shape{2, 3, 5}, Shape{2, 3, 4, 5}}) {
+    const int64_t batch = shape[0], c = shape[1];
+    const int64_t inner = Count(shape) / (batch * c);
+    Tensor32 x = RandomTensor(shape, seed++);
+    std::vector<float> scale = Random(c, seed++), bias = Random(c, seed++);
+    OpAttrs attrs;
+    attrs.Set("epsilon", 0.01f);
+    auto result =
+        Run("nn.instance_normalization", {x, {{c}, scale}, {{c}, bias}}, attrs);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->shape, shape);
+    std::vector<double> expected(x.values.size());
+    for (int64_t plane = 0; plane < batch * c; ++plane) {
+      const float* in = &x.values[plane * inner];
+      double mean = 0, variance = 0;
+      for (int64_t j = 0; j < inner; ++j) mean += in[j];
+      mean /= inner;
+      for (int64_t j = 0; j < inner; ++j) variance += (in[j] - mean) * (in[j] - mean);
+      variance /= inner;
+      const int64_t channel = plane % c;
+      for (int64_t j = 0; j < inner; ++j) {
+        expected[plane * inner + j] = (in[j] - mean) / std::sqrt(variance + 0.01) *
+                                          scale[channel] +
+                                      bias[channel];
+      }
+    }
+    ExpectNear(result->values, expected);
+  }
+  const std::string op = "nn.instance_normalization";
+  Tensor32 p3 = RandomTensor({3}, 2);
+  ExpectError(op, {RandomTensor({2, 3}, 1), p3, p3}, OpAttrs(),
+              "input must be N x C x D1");
+  ExpectError(op, {RandomTensor({2, 3, 4}, 1), p3, RandomTensor({4}, 3)},
+              OpAttrs(), "B [4] is not [3]");
 }
 
 //===--- nn.layer_normalization -------------------------------------------===//

@@ -207,6 +207,12 @@ def NN_BatchNormalizationOp : NN_Op<"batch_normalization"> {
                    AnyTensor:$mean, AnyTensor:$variance);
 }
 
+def NN_InstanceNormalizationOp : NN_Op<"instance_normalization"> {
+  let summary = "instance normalization: each (n, c) plane to mean 0, "
+                "variance 1, then scale and bias per channel";
+  let arguments = (ins AnyTensor:$x, AnyTensor:$scale, AnyTensor:$bias);
+}
+
 def NN_LayerNormalizationOp : NN_Op<"layer_normalization"> {
   let summary = "layer normalization over dimensions [axis, rank)";
   let description = [{
