@@ -411,6 +411,29 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     if (!spec.attributes.get("to")) return Error(node) << "no 'to' attribute";
     return mlir::success();
   }
+  if (type == "EyeLike") {
+    spec.op_name = "nn.eye_like";
+    take_inputs(1);
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.name() == "k") {
+        spec.attributes.set("k", mlir::IntegerAttr::get(
+                                     mlir::IntegerType::get(context_, 64),
+                                     attribute.i()));
+      } else if (attribute.name() == "dtype") {
+        std::optional<DType> dtype = DTypeOfOnnx(attribute.i());
+        if (!dtype) {
+          return Error(node) << "unsupported dtype "
+                             << OnnxTypeName(attribute.i());
+        }
+        spec.attributes.set(
+            "dtype", mlir::TypeAttr::get(nn::MlirTypeOf(*dtype, context_)));
+      } else {
+        return Error(node) << "attribute '" << attribute.name()
+                           << "' is not supported";
+      }
+    }
+    return mlir::success();
+  }
   if (type == "CastLike") {
     // Cast to the element type of input 1 (only its type is used).
     spec.op_name = "nn.cast";

@@ -1,6 +1,7 @@
 // Shape and data-movement nn.* ops on the CPU: reshape, flatten, squeeze,
 // unsqueeze, transpose, expand, concat, split, slice, gather, where, cast,
-// pad, shape, size and constant_of_shape (ONNX semantics; constant inputs are
+// pad, eye_like, shape, size and constant_of_shape (ONNX semantics; constant
+// inputs are
 // attributes, see nn_ops.h).
 //
 // Data movement is dtype-generic: elements move by byte size, so the ops
@@ -761,6 +762,44 @@ void Cast(OpInvocation& invocation, absl::Span<const TensorMetadata> results) {
   invocation.results[0] = std::move(result);
 }
 
+//===--- EyeLike ----------------------------------------------------------===//
+
+// ONNX EyeLike: x's 2-D shape, ones on diagonal `k` (0: the main one, > 0
+// above it), zeros elsewhere; of dtype `dtype`, else x's.
+absl::Status EyeLikeMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                             absl::Span<TensorMetadata> results) {
+  constexpr absl::string_view kOp = "nn.eye_like";
+  SHAPE_OPS_RETURN_IF_ERROR(Arity(kOp, args, results, 1));
+  if (args[0].shape.GetRank() != 2) {
+    return Error(kOp, "input must be 2-D, got ", args[0].shape.DebugString());
+  }
+  const DType dtype = attrs.Get<DType>("dtype").value_or(args[0].dtype);
+  if (!Castable(dtype)) return Error(kOp, "cannot make ", DTypeName(dtype));
+  results[0] = TensorMetadata(dtype, args[0].shape);
+  return absl::OkStatus();
+}
+
+void EyeLike(OpInvocation& invocation, absl::Span<const TensorMetadata> results) {
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, "nn.eye_like", results[0]);
+  if (!result) return;
+  const int64_t rows = results[0].shape.GetDimensionSize(0);
+  const int64_t cols = results[0].shape.GetDimensionSize(1);
+  const int64_t k = invocation.attrs.GetInteger("k").value_or(0);
+  DispatchByDType(results[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsCastable<T>) {
+      T* out = static_cast<T*>(result->data());
+      std::fill(out, out + rows * cols, Convert<T>(0.0f));
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t j = i + k;
+        if (j >= 0 && j < cols) out[i * cols + j] = Convert<T>(1.0f);
+      }
+    }
+  });
+  invocation.results[0] = std::move(result);
+}
+
 //===--- Pad --------------------------------------------------------------===//
 
 enum class PadMode { kConstant, kReflect, kEdge };
@@ -988,6 +1027,7 @@ void RegisterShapeOps(OpRegistry& registry) {
   SHAPE_OPS_REGISTER("nn.where", WhereMetadata, Where);
   SHAPE_OPS_REGISTER("nn.cast", CastMetadata, Cast);
   SHAPE_OPS_REGISTER("nn.pad", PadMetadata, Pad);
+  SHAPE_OPS_REGISTER("nn.eye_like", EyeLikeMetadata, EyeLike);
   SHAPE_OPS_REGISTER("nn.shape", ShapeMetadata, Shape);
   SHAPE_OPS_REGISTER("nn.size", SizeMetadata, Size);
   SHAPE_OPS_REGISTER("nn.constant_of_shape", ConstantOfShapeMetadata,

@@ -540,6 +540,13 @@ TEST_F(ShapeOpsTest, ShapeSizeAndConstantOfShape) {
   EXPECT_THAT(Error("nn.shape", {x, x}),
               HasSubstr("nn.shape: takes 1 argument"));
 
+  OpAttrs above = Int("k", 1);
+  auto eye = Run("nn.eye_like", {I64({2, 3}, {0, 0, 0, 0, 0, 0})}, above);
+  ASSERT_TRUE(eye.ok()) << eye.status();
+  EXPECT_EQ(eye->dtype, DType::kI64);
+  EXPECT_THAT(eye->values<int64_t>(), ElementsAre(0, 1, 0, 0, 0, 1));
+  EXPECT_THAT(Error("nn.eye_like", {x}), HasSubstr("input must be 2-D"));
+
   auto size = Run("nn.size", {x});
   ASSERT_TRUE(size.ok()) << size.status();
   EXPECT_EQ(size->dtype, DType::kI64);

@@ -170,6 +170,8 @@ def NN_ResizeOp : NN_UnaryOp<"resize", "x resized by `scales` or to `sizes`">;
 def NN_SliceOp : NN_UnaryOp<"slice", "x sliced by `starts`, `ends`, ...">;
 def NN_ShapeOp : NN_UnaryOp<"shape", "the shape of x (i64)">;
 def NN_SizeOp : NN_UnaryOp<"size", "the number of elements of x (i64, 0-d)">;
+def NN_EyeLikeOp : NN_UnaryOp<"eye_like",
+    "ones on diagonal `k` of x's 2-D shape, of `dtype` (else x's)">;
 
 def NN_ConvOp : NN_Op<"conv"> {
   let summary = "convolution (1-D and 2-D, grouped, dilated), with fusions";
