@@ -96,6 +96,60 @@ void RowMoments(const float* x, int64_t n, double& sum, double& sum_sq) {
   }
 }
 
+//===--- Per-channel normalizations ---------------------------------------===//
+
+// x = args[0] is N x C x ... (at least `min_rank` dimensions) and
+// args[1...] are [C], named `names` in errors.
+absl::Status CheckChannelOperands(absl::string_view op, ArgumentMetadata args,
+                                  int min_rank,
+                                  absl::Span<const char* const> names) {
+  const TensorShape& x = args[0].shape;
+  if (x.GetRank() < min_rank) {
+    return OpError(op, absl::StrCat("input must be N x C x ",
+                                    min_rank > 2 ? "D1 x " : "", "..., got ",
+                                    x.DebugString()));
+  }
+  const int64_t channels = x.GetDimensionSize(1);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const TensorShape& param = args[i + 1].shape;
+    if (param.GetRank() != 1 || param.GetDimensionSize(0) != channels) {
+      return OpError(op, absl::StrCat(names[i], " ", param.DebugString(),
+                                      " is not [", channels, "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// y = x * s + t over each (n, c) plane of x (argument 0), with
+// {s, t} = coefficients(c, plane), `plane` pointing at the plane's `inner`
+// elements. Each plane's coefficients are computed before it is written:
+// x's buffer may be the result's.
+template <typename Coefficients>
+void ScaleShiftPlanes(OpInvocation& invocation, absl::string_view op,
+                      Coefficients coefficients) {
+  const TensorShape& shape = invocation.argument(0).metadata().shape;
+  const int64_t batch = shape.GetDimensionSize(0);
+  const int64_t channels = shape.GetDimensionSize(1);
+  const int64_t inner = channels == 0 || batch == 0
+                            ? 0
+                            : shape.GetNumElements() / (batch * channels);
+  const float* x = Data(invocation, 0);
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, op, invocation.result_metadata[0], 0b1);
+  if (!result) return;
+  float* y = result->elements<float>().data();
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t offset = (n * channels + c) * inner;
+      const float* in = x + offset;
+      const auto [sc, sh] = coefficients(c, in, inner);
+      float* out = y + offset;
+      ForRow(out, inner, [&](int64_t j) { return in[j] * sc + sh; });
+    }
+  }
+  invocation.results[0] = std::move(result);
+}
+
 //===--- nn.batch_normalization -------------------------------------------===//
 
 // ONNX BatchNormalization in inference mode: x [N, C, spatial...]; scale,
@@ -110,33 +164,19 @@ absl::Status BatchNormMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   if (attrs.GetInteger("training_mode").value_or(0) != 0) {
     return OpError(kOp, "training_mode = 1 is not supported");
   }
-  const TensorShape& x = args[0].shape;
-  if (x.GetRank() < 2) {
-    return OpError(
-        kOp, absl::StrCat("input must be N x C x ..., got ", x.DebugString()));
-  }
-  const int64_t channels = x.GetDimensionSize(1);
   static constexpr const char* kNames[] = {"scale", "B", "mean", "var"};
-  for (int i = 1; i < 5; ++i) {
-    const TensorShape& param = args[i].shape;
-    if (param.GetRank() != 1 || param.GetDimensionSize(0) != channels) {
-      return OpError(kOp, absl::StrCat(kNames[i - 1], " ", param.DebugString(),
-                                       " is not [", channels, "]"));
-    }
+  if (absl::Status status = CheckChannelOperands(kOp, args, 2, kNames);
+      !status.ok()) {
+    return status;
   }
   results[0] = args[0];
   return absl::OkStatus();
 }
 
 void BatchNorm(OpInvocation& invocation) {
-  constexpr absl::string_view kOp = "nn.batch_normalization";
   const TensorShape& shape = invocation.argument(0).metadata().shape;
   const float epsilon = FloatAttr(invocation.attrs, "epsilon", 1e-5f);
-  const int64_t batch = shape.GetDimensionSize(0);
   const int64_t channels = shape.GetDimensionSize(1);
-  const int64_t inner = channels == 0 || batch == 0
-                            ? 0
-                            : shape.GetNumElements() / (batch * channels);
   // Per channel, once: y = x * s + t.
   std::vector<float> s(channels), t(channels);
   const float *scale = Data(invocation, 1), *bias = Data(invocation, 2),
@@ -147,22 +187,10 @@ void BatchNorm(OpInvocation& invocation) {
     s[c] = static_cast<float>(factor);
     t[c] = static_cast<float>(bias[c] - mean[c] * factor);
   }
-  const float* x = Data(invocation, 0);
-  // Element i is read before it is written: x's buffer may be the result's.
-  AsyncValueRef<DenseHostTensor> result =
-      AllocateResult(invocation, kOp, invocation.result_metadata[0], 0b1);
-  if (!result) return;
-  float* y = result->elements<float>().data();
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const int64_t offset = (n * channels + c) * inner;
-      const float sc = s[c], sh = t[c];
-      const float* in = x + offset;
-      float* out = y + offset;
-      ForRow(out, inner, [&](int64_t j) { return in[j] * sc + sh; });
-    }
-  }
-  invocation.results[0] = std::move(result);
+  ScaleShiftPlanes(invocation, "nn.batch_normalization",
+                   [&](int64_t c, const float*, int64_t) {
+                     return std::pair<float, float>(s[c], t[c]);
+                   });
 }
 
 //===--- nn.instance_normalization ----------------------------------------===//
@@ -177,58 +205,30 @@ absl::Status InstanceNormMetadata(ArgumentMetadata args, const OpAttrs&,
       !status.ok()) {
     return status;
   }
-  const TensorShape& x = args[0].shape;
-  if (x.GetRank() < 3) {
-    return OpError(kOp, absl::StrCat("input must be N x C x D1 x ..., got ",
-                                     x.DebugString()));
-  }
-  const int64_t channels = x.GetDimensionSize(1);
   static constexpr const char* kNames[] = {"scale", "B"};
-  for (int i = 1; i < 3; ++i) {
-    const TensorShape& param = args[i].shape;
-    if (param.GetRank() != 1 || param.GetDimensionSize(0) != channels) {
-      return OpError(kOp, absl::StrCat(kNames[i - 1], " ", param.DebugString(),
-                                       " is not [", channels, "]"));
-    }
+  if (absl::Status status = CheckChannelOperands(kOp, args, 3, kNames);
+      !status.ok()) {
+    return status;
   }
   results[0] = args[0];
   return absl::OkStatus();
 }
 
 void InstanceNorm(OpInvocation& invocation) {
-  constexpr absl::string_view kOp = "nn.instance_normalization";
-  const TensorShape& shape = invocation.argument(0).metadata().shape;
   const float epsilon = FloatAttr(invocation.attrs, "epsilon", 1e-5f);
-  const int64_t batch = shape.GetDimensionSize(0);
-  const int64_t channels = shape.GetDimensionSize(1);
-  const int64_t inner = channels == 0 || batch == 0
-                            ? 0
-                            : shape.GetNumElements() / (batch * channels);
   const float *scale = Data(invocation, 1), *bias = Data(invocation, 2);
-  const float* x = Data(invocation, 0);
-  // Each plane's moments are read before it is written: x's buffer may be
-  // the result's.
-  AsyncValueRef<DenseHostTensor> result =
-      AllocateResult(invocation, kOp, invocation.result_metadata[0], 0b1);
-  if (!result) return;
-  float* y = result->elements<float>().data();
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const int64_t offset = (n * channels + c) * inner;
-      double sum = 0, sum_sq = 0;
-      RowMoments(x + offset, inner, sum, sum_sq);
-      const double mean = inner == 0 ? 0 : sum / inner;
-      const double variance =
-          inner == 0 ? 0 : std::max(0.0, sum_sq / inner - mean * mean);
-      const double factor = scale[c] / std::sqrt(variance + epsilon);
-      const float sc = static_cast<float>(factor);
-      const float sh = static_cast<float>(bias[c] - mean * factor);
-      const float* in = x + offset;
-      float* out = y + offset;
-      ForRow(out, inner, [&](int64_t j) { return in[j] * sc + sh; });
-    }
-  }
-  invocation.results[0] = std::move(result);
+  ScaleShiftPlanes(
+      invocation, "nn.instance_normalization",
+      [&](int64_t c, const float* plane, int64_t inner) {
+        double sum = 0, sum_sq = 0;
+        RowMoments(plane, inner, sum, sum_sq);
+        const double mean = inner == 0 ? 0 : sum / inner;
+        const double variance =
+            inner == 0 ? 0 : std::max(0.0, sum_sq / inner - mean * mean);
+        const double factor = scale[c] / std::sqrt(variance + epsilon);
+        return std::pair<float, float>(static_cast<float>(factor),
+                                       static_cast<float>(bias[c] - mean * factor));
+      });
 }
 
 //===--- nn.layer_normalization -------------------------------------------===//
