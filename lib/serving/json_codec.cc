@@ -501,14 +501,7 @@ absl::StatusOr<DenseHostTensor> BinaryTensor(DType dtype,
     return Invalid(what, "binary_data_size must be a byte count");
   }
   TensorMetadata metadata(dtype, TensorShape(dims));
-  std::optional<size_t> need = DTypeSize(dtype);
-  for (int64_t d : dims) {
-    if (need && d > 0 &&
-        *need > std::numeric_limits<size_t>::max() / 2 / static_cast<size_t>(d)) {
-      need.reset();
-    }
-    if (need) *need *= static_cast<size_t>(d);
-  }
+  const std::optional<size_t> need = internal::DenseByteSize(metadata);
   if (!need || size.GetUint64() != *need) {
     return Invalid(what, absl::StrCat(
                              "binary_data_size is ", size.GetUint64(),

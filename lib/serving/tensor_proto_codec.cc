@@ -15,8 +15,6 @@ absl::Status Invalid(absl::string_view name, absl::string_view problem) {
       absl::StrCat("input '", name, "': ", problem));
 }
 
-// A new tensor of `dtype` and `dims` for input `name`, its elements to be
-// written; the element count in `count`.
 // The number of elements of `dims`; InvalidArgument for a negative or
 // overflowing shape.
 absl::StatusOr<int64_t> ElementCount(absl::Span<const int64_t> dims,
@@ -65,52 +63,52 @@ absl::StatusOr<DenseHostTensor> NewTensor(DType dtype,
   return std::move(*tensor);
 }
 
-// How many typed values `proto` gives for `dtype`.
-int64_t ValueCount(const tensorflow::TensorProto& proto, DType dtype) {
+// Calls visit(values, T{}) with the typed field of `proto` that carries
+// `dtype` and the element type T it fills; false if no field does.
+template <typename Visit>
+bool VisitTypedValues(const tensorflow::TensorProto& proto, DType dtype,
+                      Visit&& visit) {
   switch (dtype) {
-    case DType::kF32: return proto.float_val_size();
-    case DType::kF64: return proto.double_val_size();
-    case DType::kI32:
-    case DType::kI16:
-    case DType::kI8:
-    case DType::kUI8: return proto.int_val_size();
-    case DType::kI64: return proto.int64_val_size();
-    case DType::kI1: return proto.bool_val_size();
+    case DType::kF32: visit(proto.float_val(), float{}); return true;
+    case DType::kF64: visit(proto.double_val(), double{}); return true;
+    case DType::kI32: visit(proto.int_val(), int32_t{}); return true;
+    case DType::kI16: visit(proto.int_val(), int16_t{}); return true;
+    case DType::kI8: visit(proto.int_val(), int8_t{}); return true;
+    case DType::kUI8: visit(proto.int_val(), uint8_t{}); return true;
+    case DType::kI64: visit(proto.int64_val(), int64_t{}); return true;
+    case DType::kI1: visit(proto.bool_val(), bool{}); return true;
+    // The bits of each value, in half_val.
     case DType::kF16:
-    case DType::kBF16: return proto.half_val_size();
-    default: return 0;
+    case DType::kBF16: visit(proto.half_val(), uint16_t{}); return true;
+    default: return false;
   }
 }
 
-// How many typed values `contents` gives for `dtype` (-1: none of its
-// fields carries the dtype).
-int64_t ContentsCount(const inference::InferTensorContents& contents,
-                      DType dtype) {
+// The same for KServe's contents (f16 and bf16 come only raw).
+template <typename Visit>
+bool VisitContents(const inference::InferTensorContents& contents, DType dtype,
+                   Visit&& visit) {
   switch (dtype) {
-    case DType::kF32: return contents.fp32_contents_size();
-    case DType::kF64: return contents.fp64_contents_size();
-    case DType::kI32:
-    case DType::kI16:
-    case DType::kI8: return contents.int_contents_size();
-    case DType::kUI8: return contents.uint_contents_size();
-    case DType::kI64: return contents.int64_contents_size();
-    case DType::kI1: return contents.bool_contents_size();
-    default: return -1;
+    case DType::kF32: visit(contents.fp32_contents(), float{}); return true;
+    case DType::kF64: visit(contents.fp64_contents(), double{}); return true;
+    case DType::kI32: visit(contents.int_contents(), int32_t{}); return true;
+    case DType::kI16: visit(contents.int_contents(), int16_t{}); return true;
+    case DType::kI8: visit(contents.int_contents(), int8_t{}); return true;
+    case DType::kUI8: visit(contents.uint_contents(), uint8_t{}); return true;
+    case DType::kI64: visit(contents.int64_contents(), int64_t{}); return true;
+    case DType::kI1: visit(contents.bool_contents(), bool{}); return true;
+    default: return false;
   }
 }
 
-// Copies `values` (n of them, or one to fill) into `out` as T, checking
-// that each fits T.
+// Copies `values` (n of them, or one to fill: CheckProvided checked which)
+// into `out` as T, checking that each fits T.
 template <typename T, typename Values>
 absl::Status Fill(const Values& values, int64_t n, T* out,
                   absl::string_view name) {
-  const int64_t given = values.size();
-  if (given != n && !(given == 1 && n > 0)) {
-    return Invalid(name, absl::StrCat("has ", given, " values for ", n,
-                                      " elements"));
-  }
+  const bool one = values.size() == 1;
   for (int64_t i = 0; i < n; ++i) {
-    const auto value = values[given == 1 ? 0 : i];
+    const auto value = values[one ? 0 : i];
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (value < std::numeric_limits<T>::min() ||
           value > std::numeric_limits<T>::max()) {
@@ -119,17 +117,6 @@ absl::Status Fill(const Values& values, int64_t n, T* out,
     }
     out[i] = static_cast<T>(value);
   }
-  return absl::OkStatus();
-}
-
-absl::Status CopyBytes(absl::string_view bytes, DenseHostTensor& tensor,
-                       absl::string_view name) {
-  if (bytes.size() != tensor.DataSizeInBytes()) {
-    return Invalid(name, absl::StrCat("has ", bytes.size(), " bytes; its shape "
-                                      "and dtype need ",
-                                      tensor.DataSizeInBytes()));
-  }
-  if (!bytes.empty()) std::memcpy(tensor.data(), bytes.data(), bytes.size());
   return absl::OkStatus();
 }
 
@@ -206,56 +193,28 @@ absl::StatusOr<DenseHostTensor> FromTensorProto(
           dtype, n, spec.name,
           has_content ? std::optional<size_t>(proto.tensor_content().size())
                       : std::nullopt,
-          ValueCount(proto, dtype), /*one_value_fills=*/true);
+          [&] {
+            int64_t count = 0;
+            VisitTypedValues(proto, dtype,
+                             [&](const auto& values, auto) { count = values.size(); });
+            return count;
+          }(),
+          /*one_value_fills=*/true);
       !status.ok()) {
     return status;
   }
   absl::StatusOr<DenseHostTensor> tensor = NewTensor(dtype, dims, allocator);
   if (!tensor.ok()) return tensor.status();
   if (has_content) {
-    if (absl::Status status = CopyBytes(proto.tensor_content(), *tensor,
-                                        spec.name);
-        !status.ok()) {
-      return status;
-    }
+    std::memcpy(tensor->data(), proto.tensor_content().data(),
+                proto.tensor_content().size());
     return tensor;
   }
-  void* data = tensor->data();
   absl::Status status;
-  switch (dtype) {
-    case DType::kF32:
-      status = Fill(proto.float_val(), n, static_cast<float*>(data), spec.name);
-      break;
-    case DType::kF64:
-      status = Fill(proto.double_val(), n, static_cast<double*>(data), spec.name);
-      break;
-    case DType::kI32:
-      status = Fill(proto.int_val(), n, static_cast<int32_t*>(data), spec.name);
-      break;
-    case DType::kI16:
-      status = Fill(proto.int_val(), n, static_cast<int16_t*>(data), spec.name);
-      break;
-    case DType::kI8:
-      status = Fill(proto.int_val(), n, static_cast<int8_t*>(data), spec.name);
-      break;
-    case DType::kUI8:
-      status = Fill(proto.int_val(), n, static_cast<uint8_t*>(data), spec.name);
-      break;
-    case DType::kI64:
-      status = Fill(proto.int64_val(), n, static_cast<int64_t*>(data), spec.name);
-      break;
-    case DType::kI1:
-      status = Fill(proto.bool_val(), n, static_cast<bool*>(data), spec.name);
-      break;
-    case DType::kF16:
-    case DType::kBF16:
-      // The bits of each value, in half_val.
-      status = Fill(proto.half_val(), n, static_cast<uint16_t*>(data),
-                    spec.name);
-      break;
-    default:
-      status = Invalid(spec.name, "unsupported dtype");
-  }
+  VisitTypedValues(proto, dtype, [&](const auto& values, auto element) {
+    status = Fill(values, n, static_cast<decltype(element)*>(tensor->data()),
+                  spec.name);
+  });
   if (!status.ok()) return status;
   return tensor;
 }
@@ -297,8 +256,11 @@ absl::StatusOr<DenseHostTensor> FromInferInput(
   absl::StatusOr<int64_t> count = ElementCount(dims, spec.name);
   if (!count.ok()) return count.status();
   const int64_t n = *count;
-  const int64_t values = ContentsCount(input.contents(), dtype);
-  if (raw == nullptr && values < 0) {
+  int64_t values = 0;
+  const bool typed = VisitContents(
+      input.contents(), dtype,
+      [&](const auto& contents, auto) { values = contents.size(); });
+  if (raw == nullptr && !typed) {
     return Invalid(spec.name, absl::StrCat(input.datatype(),
                                            " comes only as raw contents"));
   }
@@ -312,52 +274,15 @@ absl::StatusOr<DenseHostTensor> FromInferInput(
   absl::StatusOr<DenseHostTensor> tensor = NewTensor(dtype, dims, allocator);
   if (!tensor.ok()) return tensor.status();
   if (raw != nullptr) {
-    if (absl::Status status = CopyBytes(*raw, *tensor, spec.name);
-        !status.ok()) {
-      return status;
-    }
+    if (!raw->empty()) std::memcpy(tensor->data(), raw->data(), raw->size());
     return tensor;
   }
-  const inference::InferTensorContents& contents = input.contents();
-  void* data = tensor->data();
-  // No single-value fill in this protocol: the count must match.
-  auto fill = [&](const auto& values, auto* out) -> absl::Status {
-    if (values.size() != n) {
-      return Invalid(spec.name, absl::StrCat("has ", values.size(),
-                                             " values for ", n, " elements"));
-    }
-    return Fill(values, n, out, spec.name);
-  };
+  // No single-value fill in this protocol: CheckProvided matched the count.
   absl::Status status;
-  switch (dtype) {
-    case DType::kF32:
-      status = fill(contents.fp32_contents(), static_cast<float*>(data));
-      break;
-    case DType::kF64:
-      status = fill(contents.fp64_contents(), static_cast<double*>(data));
-      break;
-    case DType::kI32:
-      status = fill(contents.int_contents(), static_cast<int32_t*>(data));
-      break;
-    case DType::kI16:
-      status = fill(contents.int_contents(), static_cast<int16_t*>(data));
-      break;
-    case DType::kI8:
-      status = fill(contents.int_contents(), static_cast<int8_t*>(data));
-      break;
-    case DType::kUI8:
-      status = fill(contents.uint_contents(), static_cast<uint8_t*>(data));
-      break;
-    case DType::kI64:
-      status = fill(contents.int64_contents(), static_cast<int64_t*>(data));
-      break;
-    case DType::kI1:
-      status = fill(contents.bool_contents(), static_cast<bool*>(data));
-      break;
-    default:
-      status = Invalid(spec.name, absl::StrCat(input.datatype(),
-                                               " comes only as raw contents"));
-  }
+  VisitContents(input.contents(), dtype, [&](const auto& contents, auto element) {
+    status = Fill(contents, n, static_cast<decltype(element)*>(tensor->data()),
+                  spec.name);
+  });
   if (!status.ok()) return status;
   return tensor;
 }
