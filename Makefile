@@ -56,9 +56,9 @@ run: build
 	$(BUILD_DIR)/bin/eager_example
 
 test: build
-	cmake -S . -B $(TSAN_DIR) $(CMAKE_COMMON) $(RUNTIME_ONLY) -DASYNCRT_SANITIZER=thread
+	cmake -S . -B $(TSAN_DIR) $(CMAKE_COMMON) $(RUNTIME_ONLY) -DASYNCRT_SANITIZER=thread -DASYNCRT_ENABLE_CUDA=OFF
 	ninja -C $(TSAN_DIR) -j $(JOBS)
-	cmake -S . -B $(ASAN_DIR) $(CMAKE_COMMON) $(RUNTIME_ONLY) -DASYNCRT_SANITIZER=address
+	cmake -S . -B $(ASAN_DIR) $(CMAKE_COMMON) $(RUNTIME_ONLY) -DASYNCRT_SANITIZER=address -DASYNCRT_ENABLE_CUDA=OFF
 	ninja -C $(ASAN_DIR) -j $(JOBS)
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(CTEST_JOBS)
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \

@@ -17,6 +17,7 @@
 #include "asyncrt/core_runtime/op_handler_factory.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/device/dense_device_tensor.h"
+#include "asyncrt/tensor/dtype.h"
 #include "lib/plugin/plugin_device.h"
 
 struct AsyncRT_Registrar {
@@ -185,6 +186,32 @@ int ApiGetAttrFloat(const AsyncRT_KernelContext* context, const char* name,
   return 1;
 }
 
+int ApiGetAttrInts(const AsyncRT_KernelContext* context, const char* name,
+                   int64_t* values, size_t capacity, size_t* count) {
+  std::optional<absl::InlinedVector<int64_t, 4>> attr =
+      context->invocation->attrs.GetIntegerArray(name);
+  if (!attr || count == nullptr) return 0;
+  *count = attr->size();
+  if (values != nullptr) {
+    std::copy_n(attr->begin(), std::min(capacity, attr->size()), values);
+  }
+  return 1;
+}
+
+int ApiGetAttrDType(const AsyncRT_KernelContext* context, const char* name,
+                    AsyncRT_DType* dtype) {
+  const OpAttrs& attrs = context->invocation->attrs;
+  std::optional<DType> attr = attrs.Get<DType>(name);
+  if (!attr) {
+    if (std::optional<absl::string_view> text = attrs.GetString(name)) {
+      attr = ParseDType(*text);
+    }
+  }
+  if (!attr || dtype == nullptr) return 0;
+  *dtype = ToCDType(*attr);
+  return *dtype == ASYNCRT_DTYPE_INVALID ? 0 : 1;
+}
+
 const AsyncRT_Device* ApiKernelDevice(const AsyncRT_KernelContext* context) {
   return context->device->c_device();
 }
@@ -212,6 +239,8 @@ const AsyncRT_RuntimeApi& RuntimeApi() {
       ApiGetAttrString,
       ApiKernelDevice,
       ApiKernelStream,
+      ApiGetAttrInts,
+      ApiGetAttrDType,
   };
   return api;
 }

@@ -171,8 +171,8 @@ TEST_F(DevicePluginTest, BadPluginsAreErrorsNamingTheFile) {
                             "export AsyncRT_InitPlugin"},
       {TEST_PLUGIN_NEWER_MINOR,
        "it was built for device plug-in API 1.99.0, and this runtime "
-       "supports 1.0 to 1.0 (a newer runtime is needed)"},
-      {TEST_PLUGIN_OTHER_MAJOR, "built for device plug-in API 2.0.0"},
+       "supports 1.0 to 1.1 (a newer runtime is needed)"},
+      {TEST_PLUGIN_OTHER_MAJOR, "built for device plug-in API 2.1.0"},
       {TEST_PLUGIN_CPU_TYPE,
        "device type 'cpu' is already registered in this runtime"},
       {TEST_PLUGIN_FAILING_INIT,

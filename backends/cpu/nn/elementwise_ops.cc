@@ -38,6 +38,10 @@ absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
       accepts = "f32 only";
       break;
     case BinaryKind::kArithmetic:
+      // f16 and bf16 on devices that compute in them.
+      accepted = IsRealNumber(dtype) || IsHalf(dtype);
+      accepts = "integers, f32 and f64";
+      break;
     case BinaryKind::kComparison:
       accepted = IsRealNumber(dtype);
       accepts = "integers, f32 and f64";
@@ -271,7 +275,7 @@ absl::Status UnaryMetadata(absl::string_view op, ArgumentMetadata args,
     return OpError(op, "takes 1 argument and has 1 result");
   }
   const DType dtype = args[0].dtype;
-  if (kind == UnaryKind::kReal && !IsRealNumber(dtype)) {
+  if (kind == UnaryKind::kReal && !IsRealNumber(dtype) && !IsHalf(dtype)) {
     return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
                                     "; this op computes in integers, f32 "
                                     "and f64"));
@@ -280,7 +284,12 @@ absl::Status UnaryMetadata(absl::string_view op, ArgumentMetadata args,
     return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
                                     "; this op computes in bool only"));
   }
-  if (kind == UnaryKind::kFloat || kind == UnaryKind::kPredicate) {
+  if (kind == UnaryKind::kFloat) {
+    if (absl::Status status = RequireFloat(op, args); !status.ok()) {
+      return status;
+    }
+  }
+  if (kind == UnaryKind::kPredicate) {
     if (absl::Status status = RequireF32(op, args); !status.ok()) {
       return status;
     }
@@ -414,6 +423,7 @@ void RegisterElementwiseOps(OpRegistry& registry) {
     return BinaryMetadata("nn." NAME, KIND, args, results);                 \
   });                                                                       \
   registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) {    \
+    if (RefuseHalf(invocation, "nn." NAME)) return;                         \
     [[maybe_unused]] const OpAttrs& attrs = invocation.attrs;               \
     SETUP;                                                                  \
     DISPATCH(invocation, "nn." NAME, [&](auto a, auto b) { return EXPR; }); \
@@ -467,6 +477,7 @@ void RegisterElementwiseOps(OpRegistry& registry) {
     return UnaryMetadata("nn." NAME, args, results, KIND);               \
   });                                                                    \
   registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) { \
+    if (RefuseHalf(invocation, "nn." NAME)) return;                      \
     [[maybe_unused]] const OpAttrs& attrs = invocation.attrs;            \
     SETUP;                                                               \
     DISPATCH(invocation, "nn." NAME, [&](auto x) { return EXPR; });      \
@@ -564,6 +575,7 @@ void RegisterElementwiseOps(OpRegistry& registry) {
     return SoftmaxMetadata("nn.softmax", args, attrs, results);
   });
   registry.AddDispatch("nn.softmax", "cpu", [](OpInvocation& invocation) {
+    if (RefuseHalf(invocation, "nn.softmax")) return;
     Softmax<false>(invocation, "nn.softmax");
   });
   registry.AddOp(
@@ -572,6 +584,7 @@ void RegisterElementwiseOps(OpRegistry& registry) {
         return SoftmaxMetadata("nn.log_softmax", args, attrs, results);
       });
   registry.AddDispatch("nn.log_softmax", "cpu", [](OpInvocation& invocation) {
+    if (RefuseHalf(invocation, "nn.log_softmax")) return;
     Softmax<true>(invocation, "nn.log_softmax");
   });
 }

@@ -41,6 +41,42 @@ absl::Status RequireF32(absl::string_view op, ArgumentMetadata args) {
   return absl::OkStatus();
 }
 
+bool IsHalf(DType dtype) {
+  return dtype == DType::kF16 || dtype == DType::kBF16;
+}
+
+bool RefuseHalf(OpInvocation& invocation, absl::string_view op) {
+  for (size_t i = 0; i < invocation.arguments.size(); ++i) {
+    const DType dtype = invocation.argument(i).dtype();
+    if (IsHalf(dtype)) {
+      FailAll(invocation, op,
+              absl::StrCat("argument ", i, " is ", DTypeName(dtype),
+                           "; the CPU computes this op in f32 only: cast "
+                           "it first (nn.cast)"));
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status RequireFloat(absl::string_view op, ArgumentMetadata args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const DType dtype = args[i].dtype;
+    if (dtype != DType::kF32 && !IsHalf(dtype)) {
+      return OpError(op, absl::StrCat("argument ", i, " is ", DTypeName(dtype),
+                                      "; this op computes in f32 (f16 and "
+                                      "bf16 on devices that have them)"));
+    }
+    if (dtype != args[0].dtype) {
+      return OpError(op, absl::StrCat("arguments are ",
+                                      DTypeName(args[0].dtype), " and ",
+                                      DTypeName(dtype),
+                                      "; they must have one dtype"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool IsRealNumber(DType dtype) {
   switch (dtype) {
     case DType::kI8:

@@ -52,6 +52,14 @@ absl::Status OpError(absl::string_view op, absl::string_view message);
 // OK if every argument is f32 (the dtype this op library computes in);
 // else an error naming the op, the argument and its dtype.
 absl::Status RequireF32(absl::string_view op, ArgumentMetadata args);
+// Shape functions of ops that devices compute in f16 and bf16 as well: every
+// argument f32, f16 or bf16, all the same. The CPU computes these in f32
+// only and refuses the others when the op runs (GuardHalfPrecisionOnCpu).
+absl::Status RequireFloat(absl::string_view op, ArgumentMetadata args);
+bool IsHalf(DType dtype);
+// In the CPU implementation of such an op: true, after FailAll with an
+// error that says to cast, if an argument is f16 or bf16.
+bool RefuseHalf(OpInvocation& invocation, absl::string_view op);
 
 // The numpy broadcast of two shapes, or an error naming both.
 absl::StatusOr<TensorShape> BroadcastShapes(absl::string_view op,

@@ -55,7 +55,7 @@ absl::Status CheckCounts(absl::string_view op, ArgumentMetadata args,
                            : absl::StrCat("takes ", min_args, " or ", max_args,
                                           " arguments and has 1 result"));
   }
-  return RequireF32(op, args);
+  return RequireFloat(op, args);
 }
 
 // out[j] = f(j) for j in [0, n), in blocks of eight, which GCC vectorizes
@@ -174,6 +174,7 @@ absl::Status BatchNormMetadata(ArgumentMetadata args, const OpAttrs& attrs,
 }
 
 void BatchNorm(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, "nn.batch_normalization")) return;
   const TensorShape& shape = invocation.argument(0).metadata().shape;
   const float epsilon = FloatAttr(invocation.attrs, "epsilon", 1e-5f);
   const int64_t channels = shape.GetDimensionSize(1);
@@ -215,6 +216,7 @@ absl::Status InstanceNormMetadata(ArgumentMetadata args, const OpAttrs&,
 }
 
 void InstanceNorm(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, "nn.instance_normalization")) return;
   const float epsilon = FloatAttr(invocation.attrs, "epsilon", 1e-5f);
   const float *scale = Data(invocation, 1), *bias = Data(invocation, 2);
   ScaleShiftPlanes(
@@ -275,7 +277,7 @@ absl::Status LayerNormMetadata(ArgumentMetadata args, const OpAttrs& attrs,
       (results.size() != 1 && results.size() != 3)) {
     return OpError(kOp, "takes 2 or 3 arguments and has 1 or 3 results");
   }
-  if (absl::Status status = RequireF32(kOp, args); !status.ok()) {
+  if (absl::Status status = RequireFloat(kOp, args); !status.ok()) {
     return status;
   }
   absl::StatusOr<LayerNormPlan> plan = PlanLayerNorm(args, attrs);
@@ -313,6 +315,7 @@ const float* ExpandParam(const DenseHostTensor& param,
 }
 
 void LayerNorm(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, "nn.layer_normalization")) return;
   constexpr absl::string_view kOp = "nn.layer_normalization";
   const MetadataPointers metadata = ArgumentMetadataOf(invocation);
   absl::StatusOr<LayerNormPlan> plan =
@@ -568,7 +571,7 @@ absl::Status ReduceMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   }
   absl::StatusOr<ReducePlan> plan = PlanReduce(op, args[0].shape, attrs);
   if (!plan.ok()) return plan.status();
-  results[0] = TensorMetadata(DType::kF32, plan->result);
+  results[0] = TensorMetadata(args[0].dtype, plan->result);
   return absl::OkStatus();
 }
 
@@ -651,6 +654,7 @@ void ReduceInto(const float* in, const ReduceLayout& layout,
 
 template <ReduceKind kKind>
 void Reduce(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, ReduceName(kKind))) return;
   const absl::string_view op = ReduceName(kKind);
   const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
   absl::StatusOr<ReducePlan> plan = PlanReduce(op, x.shape(), invocation.attrs);
@@ -778,7 +782,7 @@ absl::Status GemmMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   }
   absl::StatusOr<GemmPlan> plan = PlanGemm(args, attrs);
   if (!plan.ok()) return plan.status();
-  results[0] = TensorMetadata(DType::kF32, {plan->m, plan->n});
+  results[0] = TensorMetadata(args[0].dtype, {plan->m, plan->n});
   return absl::OkStatus();
 }
 
@@ -791,6 +795,7 @@ memory::desc MatrixF32(int64_t rows, int64_t cols, bool transposed) {
 }
 
 void Gemm(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, "nn.gemm")) return;
   constexpr absl::string_view kOp = "nn.gemm";
   const MetadataPointers metadata = ArgumentMetadataOf(invocation);
   absl::StatusOr<GemmPlan> plan =

@@ -181,7 +181,9 @@ absl::Status MatmulMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                    "takes a, b, an optional bias and an optional sum, and has "
                    "1 result");
   }
-  if (absl::Status status = RequireF32(kOp, args); !status.ok()) return status;
+  if (absl::Status status = RequireFloat(kOp, args); !status.ok()) {
+    return status;
+  }
   absl::StatusOr<MatmulDims> dims =
       MatmulShape(kOp, args[0].shape, args[1].shape);
   if (!dims.ok()) return dims.status();
@@ -204,7 +206,7 @@ absl::Status MatmulMetadata(ArgumentMetadata args, const OpAttrs& attrs,
       !status.ok()) {
     return status;
   }
-  results[0] = TensorMetadata(DType::kF32, dims->result);
+  results[0] = TensorMetadata(args[0].dtype, dims->result);
   return absl::OkStatus();
 }
 
@@ -309,6 +311,7 @@ void MatmulOverNothing(OpInvocation& invocation, const PostOps& post_ops,
 }
 
 void Matmul(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, "nn.matmul")) return;
   constexpr absl::string_view kOp = "nn.matmul";
   const auto& a = static_cast<const DenseHostTensor&>(invocation.argument(0));
   const auto& b = static_cast<const DenseHostTensor&>(invocation.argument(1));
@@ -934,7 +937,9 @@ absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   if (args.size() != 1 || results.size() != 1) {
     return OpError(op, "takes 1 argument and has 1 result");
   }
-  if (absl::Status status = RequireF32(op, args); !status.ok()) return status;
+  if (absl::Status status = RequireFloat(op, args); !status.ok()) {
+    return status;
+  }
   absl::StatusOr<Window> window = PlanPool(op, kKind, args[0].shape, attrs);
   if (!window.ok()) return window.status();
   if (auto layout = WantsOneDnnResult(op, attrs); !layout.ok()) {
@@ -946,12 +951,13 @@ absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   for (size_t i = skip; i < window->output.size(); ++i) {
     dims.push_back(window->output[i]);
   }
-  results[0] = TensorMetadata(DType::kF32, dims);
+  results[0] = TensorMetadata(args[0].dtype, dims);
   return absl::OkStatus();
 }
 
 template <PoolKind kKind>
 void Pool(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, PoolName(kKind))) return;
   const absl::string_view op = PoolName(kKind);
   const Tensor& x = invocation.argument(0);
   Window window = *PlanPool(op, kKind, x.shape(), invocation.attrs);

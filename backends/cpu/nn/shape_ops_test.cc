@@ -426,6 +426,39 @@ OpAttrs To(DType dtype) {
   return attrs;
 }
 
+// Shape functions accept f16 and bf16 for the ops a device computes in
+// them (one registry for every device); the CPU computes those in f32 and
+// rounds the results back.
+TEST_F(ShapeOpsTest, HalfPrecisionIsComputedInF32OnTheCpu) {
+  auto half = Run("nn.cast", {Make<float>({3}, {1.5f, -2.f, 0.1f})},
+                  To(DType::kF16));
+  ASSERT_TRUE(half.ok()) << half.status();
+  auto relu = Run("nn.relu", {*half});
+  ASSERT_TRUE(relu.ok()) << relu.status();
+  ASSERT_EQ(relu->dtype, DType::kF16);
+  std::vector<float> values;
+  for (Half h : relu->values<Half>()) values.push_back(h.ToFloat());
+  EXPECT_THAT(values, ElementsAre(1.5f, 0.f, Half::FromFloat(0.1f).ToFloat()));
+  // 1.5 + 1.5 and so on, rounded to f16.
+  auto sum = Run("nn.add", {*half, *half});
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  values.clear();
+  for (Half h : sum->values<Half>()) values.push_back(h.ToFloat());
+  EXPECT_THAT(values, ElementsAre(3.f, -4.f, Half::FromFloat(0.2f).ToFloat()));
+  auto bf16 = Run("nn.cast", {Make<float>({2}, {4.f, -1.f})},
+                  To(DType::kBF16));
+  ASSERT_TRUE(bf16.ok());
+  auto total = Run("nn.reduce_sum", {*bf16});
+  ASSERT_TRUE(total.ok()) << total.status();
+  ASSERT_EQ(total->dtype, DType::kBF16);
+  EXPECT_EQ(total->values<BFloat16>()[0].ToFloat(), 3.f);
+  // Mixed dtypes are an error of the shape function.
+  auto mixed = Run("nn.matmul", {*half, Make<float>({3}, {1, 2, 3})});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_THAT(mixed.status().message(),
+              HasSubstr("arguments are f16 and f32; they must have one dtype"));
+}
+
 TEST_F(ShapeOpsTest, Cast) {
   AnyTensor x = F32({2, 2}, {1.5f, -2.5f, 0.0f, 3.0f});
   auto i64 = Run("nn.cast", {x}, To(DType::kI64));

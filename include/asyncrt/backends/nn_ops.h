@@ -76,6 +76,13 @@ void RegisterNormalizationOps(OpRegistry& registry);
 // results: values and i64 indices).
 void RegisterIndexOps(OpRegistry& registry);
 
+// f16 and bf16 on the CPU: the shape functions of the arithmetic,
+// activation, normalization, reduction, pooling and matrix ops accept them
+// (devices compute in them); on the CPU those ops widen half arguments to
+// f32, compute, and round each half result back. Registered after the
+// others: it wraps their CPU implementations.
+void ComputeHalvesInF32OnCpu(OpRegistry& registry);
+
 }  // namespace asyncrt::nn
 
 #endif  // ASYNCRT_BACKENDS_NN_OPS_H_

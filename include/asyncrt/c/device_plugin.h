@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define ASYNCRT_PLUGIN_API_MAJOR 1
-#define ASYNCRT_PLUGIN_API_MINOR 0
+#define ASYNCRT_PLUGIN_API_MINOR 1
 #define ASYNCRT_PLUGIN_API_PATCH 0
 
 /* The size of `type` up to and including `last_member`: what a struct's
@@ -327,8 +327,22 @@ typedef struct AsyncRT_RuntimeApi {
   /* The device the op runs on, and the stream its work goes on. */
   const AsyncRT_Device* (*kernel_device)(const AsyncRT_KernelContext* context);
   AsyncRT_Stream (*kernel_stream)(const AsyncRT_KernelContext* context);
+
+  /* Since 1.1 (check struct_size before calling): */
+  /* 1 if the op has an integer-array attribute `name` (perm, axes, ...),
+   * with its length in `*count` and its first min(count, capacity) values
+   * copied to `values`; 0 otherwise. */
+  int (*get_attr_ints)(const AsyncRT_KernelContext* context,
+                       const char* name, int64_t* values, size_t capacity,
+                       size_t* count);
+  /* 1 with the dtype of attribute `name` (a dtype attribute, or a string
+   * naming one: "f32"); 0 if the op has none. */
+  int (*get_attr_dtype)(const AsyncRT_KernelContext* context,
+                        const char* name, AsyncRT_DType* dtype);
 } AsyncRT_RuntimeApi;
 #define ASYNCRT_RUNTIME_API_STRUCT_SIZE \
+  ASYNCRT_STRUCT_SIZE(AsyncRT_RuntimeApi, get_attr_dtype)
+#define ASYNCRT_RUNTIME_API_1_0_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_RuntimeApi, kernel_stream)
 
 /*===--- The plug-in's entry point -------------------------------------===*/

@@ -1,0 +1,73 @@
+// A cache of memory blocks by rounded size, for the CUDA plug-in's device
+// memory and pinned host memory: a freed block goes on its size's free
+// list and the next request of that size takes it without calling CUDA.
+//
+// For device memory this is exact because the runtime runs all of a
+// device's work on one stream and frees in stream order: a block freed
+// while queued work still reads it is handed only to work queued after
+// (the C API's contract, device_plugin.h), as PyTorch's caching allocator
+// does per stream.
+//
+// Thread-safety: every member may be called from any thread at once.
+// Blocking: no; the backing allocator's calls are made outside the lock.
+#ifndef ASYNCRT_BACKENDS_GPU_BLOCK_CACHE_H_
+#define ASYNCRT_BACKENDS_GPU_BLOCK_CACHE_H_
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace asyncrt::gpu {
+
+class BlockCache {
+ public:
+  struct Stats {
+    uint64_t in_use_bytes = 0;         // Handed out (rounded sizes).
+    uint64_t cached_bytes = 0;         // Free, kept for reuse.
+    uint64_t peak_reserved_bytes = 0;  // Peak of in use + cached.
+    uint64_t hits = 0;                 // Requests served from the cache.
+    uint64_t misses = 0;  // Requests that called the backing allocator.
+  };
+
+  // `allocate(size)` returns memory or null; `release(memory, size)` gives
+  // it back. Both are called without the cache's lock held.
+  // `limit_bytes` (0: none): cached blocks are given back before memory in
+  // use plus cached would pass it.
+  BlockCache(std::function<void*(uint64_t)> allocate,
+             std::function<void(void*, uint64_t)> release,
+             uint64_t limit_bytes = 0)
+      : allocate_(std::move(allocate)),
+        release_(std::move(release)),
+        limit_bytes_(limit_bytes) {}
+  ~BlockCache() { Trim(); }
+  BlockCache(const BlockCache&) = delete;
+  BlockCache& operator=(const BlockCache&) = delete;
+
+  // The size a request of `size` bytes is served with: multiples of 512
+  // bytes up to 1 MiB, then of an eighth of the power of two below (at most
+  // 12.5% more than asked).
+  static uint64_t RoundUp(uint64_t size);
+
+  // Null if the backing allocator has no memory, even after the cache gave
+  // its blocks back.
+  void* Allocate(uint64_t size);
+  // `size` as passed to Allocate.
+  void Deallocate(void* memory, uint64_t size);
+  // Gives every cached block back.
+  void Trim();
+  Stats GetStats() const;
+
+ private:
+  std::function<void*(uint64_t)> allocate_;
+  std::function<void(void*, uint64_t)> release_;
+  const uint64_t limit_bytes_;
+  mutable std::mutex mutex_;
+  std::unordered_map<uint64_t, std::vector<void*>> free_;  // By rounded size.
+  Stats stats_;
+};
+
+}  // namespace asyncrt::gpu
+
+#endif  // ASYNCRT_BACKENDS_GPU_BLOCK_CACHE_H_

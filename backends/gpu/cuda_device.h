@@ -1,0 +1,135 @@
+// The CUDA plug-in's state behind the C API's opaque handles: its platform,
+// each GPU (memory pool, cuBLASLt handle and workspace), streams and events.
+//
+// Internal to the plug-in (backends/gpu/*.cc). Nothing of AsyncRT's C++
+// runtime is used here: the plug-in sees only include/asyncrt/c/.
+//
+// Ownership: the platform owns a CudaDevice per GPU the runtime created;
+// the runtime owns streams and events through the C API (create_*/
+// destroy_*). Thread-safety: every function may be called from any thread
+// at once; mutable state is atomic or guarded by a mutex. Blocking: none,
+// except destroy_stream (drains the stream) and device creation.
+#ifndef ASYNCRT_BACKENDS_GPU_CUDA_DEVICE_H_
+#define ASYNCRT_BACKENDS_GPU_CUDA_DEVICE_H_
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "asyncrt/c/device_plugin.h"
+#include "backends/gpu/block_cache.h"
+
+namespace asyncrt::gpu {
+
+// The runtime's functions (set once by AsyncRT_InitPlugin).
+extern const AsyncRT_RuntimeApi* g_api;
+
+// Settings read from the environment when the plug-in starts.
+struct CudaSettings {
+  // ASYNCRT_CUDA_MEMORY_LIMIT_MB: at most this much device memory per GPU
+  // (0: all of it).
+  uint64_t memory_limit_bytes = 0;
+  // ASYNCRT_CUDA_ALLOW_TF32=1: f32 matmuls may use TF32 tensor cores (as
+  // torch.backends.cuda.matmul.allow_tf32).
+  bool allow_tf32 = false;
+};
+const CudaSettings& Settings();
+
+// A key for cached matmul plans: dtype, shapes, transposes, epilogue.
+using MatmulKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
+                             int64_t, int, int, int>;
+
+// A matrix product's cuBLASLt descriptors and algorithm, made once per
+// shape (cuda_ops.cc).
+struct MatmulPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t first = nullptr;
+  cublasLtMatrixLayout_t second = nullptr;
+  cublasLtMatrixLayout_t out = nullptr;
+  cublasLtMatmulAlgo_t algo = {};
+  MatmulPlan() = default;
+  MatmulPlan(const MatmulPlan&) = delete;
+  MatmulPlan& operator=(const MatmulPlan&) = delete;
+  ~MatmulPlan() {
+    if (out) cublasLtMatrixLayoutDestroy(out);
+    if (second) cublasLtMatrixLayoutDestroy(second);
+    if (first) cublasLtMatrixLayoutDestroy(first);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+struct CudaDevice {
+  int ordinal = 0;
+  std::string description;
+  std::string bus_id;
+  cudaMemPool_t pool = nullptr;
+  // The stream that allocations and frees are ordered on: the first stream
+  // the runtime creates (it uses one per device). Null before.
+  std::atomic<cudaStream_t> allocation_stream{nullptr};
+  // Device memory: blocks from `pool` (on allocation_stream, or cudaMalloc
+  // without one), reused in stream order without calling CUDA.
+  std::unique_ptr<BlockCache> memory;
+  // Pinned host memory (cudaHostAlloc), reused likewise.
+  std::unique_ptr<BlockCache> host_memory;
+
+  // cuBLASLt: the handle is thread-safe; the workspace is used by work on
+  // the allocation stream only, so stream order keeps its uses apart.
+  cublasLtHandle_t blas_lt = nullptr;
+  void* blas_workspace = nullptr;
+  size_t blas_workspace_bytes = 0;
+  // Guards the plans, and a plan's descriptor from the setting of a call's
+  // bias pointer to its launch.
+  std::mutex matmul_mutex;
+  std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans;
+};
+
+// A stream: CUDA's, plus the first error of work the plug-in enqueued on it
+// (CUDA reports launch errors at the call; faults are sticky in CUDA).
+struct CudaStream {
+  CudaDevice* device = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+struct CudaEvent {
+  cudaEvent_t event = nullptr;
+  std::atomic<bool> recorded{false};
+};
+
+inline CudaDevice* DeviceOf(const AsyncRT_Device* device) {
+  return static_cast<CudaDevice*>(device->device_handle);
+}
+inline CudaStream* StreamOf(AsyncRT_Stream stream) {
+  return reinterpret_cast<CudaStream*>(stream);
+}
+
+// Makes `ordinal` the calling thread's current CUDA device, which kernel
+// launches and cuBLAS calls need to match their stream's; cached per
+// thread, since the runtime calls from any of its threads.
+inline void UseDevice(int ordinal) {
+  thread_local int current = -1;
+  if (current != ordinal) {
+    cudaSetDevice(ordinal);
+    current = ordinal;
+  }
+}
+
+// Sets `status` from a CUDA error ("what: cudaErrorX: text"); true if `error`
+// is cudaSuccess.
+bool CheckCuda(cudaError_t error, const char* what, AsyncRT_Status* status);
+// Fails `status` with `code` and a message.
+void Fail(AsyncRT_Status* status, AsyncRT_Code code,
+          const std::string& message);
+
+// Registers the kernels of cuda_ops.cc; false (status set) on failure.
+bool RegisterCudaKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status);
+
+}  // namespace asyncrt::gpu
+
+#endif  // ASYNCRT_BACKENDS_GPU_CUDA_DEVICE_H_

@@ -1,0 +1,114 @@
+// The CUDA plug-in's own device kernels (cuda_kernels.cu) and their host
+// launchers: elementwise (unary, binary with numpy broadcasting, casts),
+// strided copies (transpose, expand, slice), softmax, layer normalization
+// and reductions. Matrix products are cuBLASLt's (cuda_ops.cc).
+//
+// Every launcher enqueues on `stream` and returns at once with the launch's
+// error (cudaSuccess if the kernel was queued). Thread-safe.
+#ifndef ASYNCRT_BACKENDS_GPU_CUDA_KERNELS_H_
+#define ASYNCRT_BACKENDS_GPU_CUDA_KERNELS_H_
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace asyncrt::gpu {
+
+// The element types the kernels take (the C API's AsyncRT_DType values).
+enum class GpuDType : int {
+  kBool = 1,
+  kI8 = 2,
+  kI32 = 4,
+  kI64 = 5,
+  kU8 = 6,
+  kF16 = 7,
+  kBF16 = 8,
+  kF32 = 9,
+  kF64 = 10,
+};
+
+constexpr int kMaxRank = 8;
+
+enum class UnaryOp : int {
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kGelu,  // Exact (erf) form.
+  kExp,
+  kLog,
+  kSqrt,
+  kNeg,
+  kAbs,
+  kErf,
+  kIdentity,
+  kLeakyRelu,  // alpha
+  kClip,       // [alpha, beta]
+  kHardSwish,
+  kHardSigmoid,  // alpha, beta
+  kElu,          // alpha
+  kSoftplus,
+  kReciprocal,
+  kFloor,
+  kCeil,
+  kSin,
+  kCos,
+};
+
+enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
+
+enum class ReduceOp : int { kSum, kMean, kMax, kMin, kSumSquare, kL2 };
+
+// An output of `rank` dimensions read from an input through strides (in
+// elements; 0 broadcasts, negative steps back): element (i0, i1, ...) of
+// the output is input[offset + sum(ik * strides[k])].
+struct StridedView {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+  int64_t offset = 0;
+};
+
+// Floating dtypes (f32, f16, bf16) only.
+cudaError_t LaunchUnary(UnaryOp op, GpuDType dtype, const void* x, void* y,
+                        int64_t n, float alpha, float beta,
+                        cudaStream_t stream);
+
+// y = a op b over `a_view` and `b_view`, both with the output's dims;
+// f32, f16, bf16, i32 and i64 (pow: floating only).
+cudaError_t LaunchBinary(BinaryOp op, GpuDType dtype, const void* a,
+                         const StridedView& a_view, const void* b,
+                         const StridedView& b_view, void* y, int64_t n,
+                         cudaStream_t stream);
+
+// Any of GpuDType to any other (through double; bool is x != 0).
+cudaError_t LaunchCast(GpuDType from, GpuDType to, const void* x, void* y,
+                       int64_t n, cudaStream_t stream);
+
+// y (dense, view.dims) = x read through `view`; elements of 1, 2, 4 or 8
+// bytes.
+cudaError_t LaunchStridedCopy(int element_bytes, const void* x,
+                              const StridedView& view, void* y, int64_t n,
+                              cudaStream_t stream);
+
+// Softmax (or log-softmax) of x viewed as [outer, axis, inner] along axis.
+cudaError_t LaunchSoftmax(GpuDType dtype, const void* x, void* y, int64_t outer,
+                          int64_t axis, int64_t inner, bool log,
+                          cudaStream_t stream);
+
+// Each of `rows` rows of `cols` normalized to mean 0 and variance 1, then
+// y = normalized * scale + bias (scale and bias: `cols` values; bias may be
+// null). mean and inv_std (f32, `rows` each) may be null.
+cudaError_t LaunchLayerNorm(GpuDType dtype, const void* x, const void* scale,
+                            const void* bias, void* y, void* mean,
+                            void* inv_std, int64_t rows, int64_t cols,
+                            float epsilon, cudaStream_t stream);
+
+// Output element k (of `kept.rank` dims, dense) reduces the elements of x
+// at kept offset + reduced offsets (`reduced` dims and strides).
+cudaError_t LaunchReduce(ReduceOp op, GpuDType dtype, const void* x,
+                         const StridedView& kept, const StridedView& reduced,
+                         void* y, int64_t outputs, cudaStream_t stream);
+
+}  // namespace asyncrt::gpu
+
+#endif  // ASYNCRT_BACKENDS_GPU_CUDA_KERNELS_H_

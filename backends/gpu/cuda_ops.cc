@@ -1,0 +1,921 @@
+// The CUDA plug-in's kernels for the nn.* op set: each reads its operands
+// and attributes through the C API, allocates its results (dtypes and
+// shapes come from the op's shape function, shared with the CPU), and
+// enqueues its work on the device's stream. Matrix products run on
+// cuBLASLt with its fused bias and relu epilogues; the rest on our kernels
+// (cuda_kernels.cu) or asynchronous copies.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "asyncrt/c/device_plugin.h"
+#include "backends/gpu/cuda_device.h"
+#include "backends/gpu/cuda_kernels.h"
+
+namespace asyncrt::gpu {
+namespace {
+
+int ElementBytes(AsyncRT_DType dtype) {
+  switch (dtype) {
+    case ASYNCRT_DTYPE_BOOL:
+    case ASYNCRT_DTYPE_I8:
+    case ASYNCRT_DTYPE_U8:
+      return 1;
+    case ASYNCRT_DTYPE_I16:
+    case ASYNCRT_DTYPE_F16:
+    case ASYNCRT_DTYPE_BF16:
+      return 2;
+    case ASYNCRT_DTYPE_I32:
+    case ASYNCRT_DTYPE_F32:
+      return 4;
+    case ASYNCRT_DTYPE_I64:
+    case ASYNCRT_DTYPE_F64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+const char* DTypeName(AsyncRT_DType dtype) {
+  switch (dtype) {
+    case ASYNCRT_DTYPE_BOOL:
+      return "i1";
+    case ASYNCRT_DTYPE_I8:
+      return "i8";
+    case ASYNCRT_DTYPE_I16:
+      return "i16";
+    case ASYNCRT_DTYPE_I32:
+      return "i32";
+    case ASYNCRT_DTYPE_I64:
+      return "i64";
+    case ASYNCRT_DTYPE_U8:
+      return "ui8";
+    case ASYNCRT_DTYPE_F16:
+      return "f16";
+    case ASYNCRT_DTYPE_BF16:
+      return "bf16";
+    case ASYNCRT_DTYPE_F32:
+      return "f32";
+    case ASYNCRT_DTYPE_F64:
+      return "f64";
+    default:
+      return "invalid";
+  }
+}
+
+bool IsFloating16or32(AsyncRT_DType dtype) {
+  return dtype == ASYNCRT_DTYPE_F32 || dtype == ASYNCRT_DTYPE_F16 ||
+         dtype == ASYNCRT_DTYPE_BF16;
+}
+
+int64_t NumElements(const AsyncRT_TensorView& view) {
+  int64_t n = 1;
+  for (int i = 0; i < view.rank; ++i) n *= view.dims[i];
+  return n;
+}
+
+// Dense row-major strides of `view`, in elements.
+std::vector<int64_t> DenseStrides(const AsyncRT_TensorView& view) {
+  std::vector<int64_t> strides(view.rank);
+  int64_t stride = 1;
+  for (int i = view.rank - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= view.dims[i];
+  }
+  return strides;
+}
+
+// One op call: its operands, attributes and stream, and the error to
+// report (the first failure sets `status`, and the kernel returns).
+class OpCall {
+ public:
+  OpCall(AsyncRT_KernelContext* context, AsyncRT_Status* status)
+      : context_(context), status_(status) {
+    device_ = DeviceOf(g_api->kernel_device(context));
+    stream_ = StreamOf(g_api->kernel_stream(context))->stream;
+    UseDevice(device_->ordinal);
+  }
+
+  cudaStream_t stream() const { return stream_; }
+  CudaDevice& device() const { return *device_; }
+  int num_inputs() const { return g_api->num_inputs(context_); }
+  int num_outputs() const { return g_api->num_outputs(context_); }
+
+  bool Input(int index, AsyncRT_TensorView* view) {
+    view->struct_size = ASYNCRT_TENSOR_VIEW_STRUCT_SIZE;
+    g_api->get_input(context_, index, view, status_);
+    return g_api->status_code(status_) == ASYNCRT_OK;
+  }
+  bool Output(int index, AsyncRT_TensorView* view) {
+    view->struct_size = ASYNCRT_TENSOR_VIEW_STRUCT_SIZE;
+    g_api->allocate_output(context_, index, view, status_);
+    return g_api->status_code(status_) == ASYNCRT_OK;
+  }
+
+  int64_t Int(const char* name, int64_t fallback) const {
+    int64_t value = fallback;
+    return g_api->get_attr_int(context_, name, &value) ? value : fallback;
+  }
+  float Float(const char* name, float fallback) const {
+    double value = fallback;
+    return g_api->get_attr_float(context_, name, &value)
+               ? static_cast<float>(value)
+               : fallback;
+  }
+  std::string String(const char* name, const char* fallback) const {
+    const char* data = nullptr;
+    size_t size = 0;
+    return g_api->get_attr_string(context_, name, &data, &size)
+               ? std::string(data, size)
+               : std::string(fallback);
+  }
+  // False if the op has no such attribute.
+  bool Ints(const char* name, std::vector<int64_t>* values) const {
+    size_t count = 0;
+    if (!g_api->get_attr_ints(context_, name, nullptr, 0, &count)) {
+      return false;
+    }
+    values->resize(count);
+    g_api->get_attr_ints(context_, name, values->data(), count, &count);
+    return true;
+  }
+
+  bool Unsupported(const std::string& what) {
+    Fail(status_, ASYNCRT_UNIMPLEMENTED,
+         what + " is not supported on CUDA yet");
+    return false;
+  }
+  bool Invalid(const std::string& what) {
+    Fail(status_, ASYNCRT_INVALID_ARGUMENT, what);
+    return false;
+  }
+  bool Launched(cudaError_t error, const char* what) {
+    return CheckCuda(error, what, status_);
+  }
+  bool RequireFloat(const AsyncRT_TensorView& view) {
+    if (IsFloating16or32(view.dtype)) return true;
+    return Unsupported(std::string("dtype ") + DTypeName(view.dtype));
+  }
+  // A rank the kernels' fixed-size views can take.
+  bool RequireRank(const AsyncRT_TensorView& view) {
+    if (view.rank <= kMaxRank) return true;
+    return Unsupported("rank " + std::to_string(view.rank));
+  }
+  AsyncRT_Status* status() const { return status_; }
+
+ private:
+  AsyncRT_KernelContext* context_;
+  AsyncRT_Status* status_;
+  CudaDevice* device_;
+  cudaStream_t stream_;
+};
+
+GpuDType ToGpu(AsyncRT_DType dtype) { return static_cast<GpuDType>(dtype); }
+
+// Axis `axis` of a rank-`rank` tensor, negative from the end; -1 if out of
+// range.
+int NormalizeAxis(int64_t axis, int rank) {
+  if (axis < 0) axis += rank;
+  return axis < 0 || axis >= rank ? -1 : static_cast<int>(axis);
+}
+
+//===--- Elementwise ------------------------------------------------------===//
+
+struct UnaryDef {
+  UnaryOp op;
+  float alpha;
+  float beta;
+  const char* alpha_name;
+  const char* beta_name;
+};
+
+void UnaryKernel(AsyncRT_KernelContext* context, void* data,
+                 AsyncRT_Status* status) {
+  const auto& def = *static_cast<const UnaryDef*>(data);
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.RequireFloat(x) || !op.Output(0, &y)) return;
+  float alpha =
+      def.alpha_name ? op.Float(def.alpha_name, def.alpha) : def.alpha;
+  float beta = def.beta_name ? op.Float(def.beta_name, def.beta) : def.beta;
+  op.Launched(LaunchUnary(def.op, ToGpu(x.dtype), x.data, y.data,
+                          NumElements(y), alpha, beta, op.stream()),
+              "launching the kernel");
+}
+
+// `operand` read as the output's shape under numpy broadcasting.
+StridedView BroadcastView(const AsyncRT_TensorView& operand,
+                          const AsyncRT_TensorView& output) {
+  StridedView view;
+  view.rank = output.rank;
+  std::vector<int64_t> strides = DenseStrides(operand);
+  const int shift = output.rank - operand.rank;
+  for (int k = 0; k < output.rank; ++k) {
+    view.dims[k] = output.dims[k];
+    const int j = k - shift;
+    view.strides[k] = j < 0 || operand.dims[j] == 1 ? 0 : strides[j];
+  }
+  return view;
+}
+
+void BinaryKernel(AsyncRT_KernelContext* context, void* data,
+                  AsyncRT_Status* status) {
+  const auto binary = static_cast<BinaryOp>(reinterpret_cast<intptr_t>(data));
+  OpCall op(context, status);
+  AsyncRT_TensorView a, b, y;
+  if (!op.Input(0, &a) || !op.Input(1, &b) || !op.Output(0, &y) ||
+      !op.RequireRank(y)) {
+    return;
+  }
+  const bool integer =
+      a.dtype == ASYNCRT_DTYPE_I32 || a.dtype == ASYNCRT_DTYPE_I64;
+  if (!IsFloating16or32(a.dtype) && !(integer && binary != BinaryOp::kPow)) {
+    op.Unsupported(std::string("dtype ") + DTypeName(a.dtype));
+    return;
+  }
+  if (a.dtype != b.dtype) {
+    op.Invalid(std::string("operands of different dtypes: ") +
+               DTypeName(a.dtype) + " and " + DTypeName(b.dtype));
+    return;
+  }
+  op.Launched(
+      LaunchBinary(binary, ToGpu(a.dtype), a.data, BroadcastView(a, y), b.data,
+                   BroadcastView(b, y), y.data, NumElements(y), op.stream()),
+      "launching the kernel");
+}
+
+void CastKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.Output(0, &y)) return;
+  if (ElementBytes(x.dtype) == 0 || ElementBytes(y.dtype) == 0 ||
+      x.dtype == ASYNCRT_DTYPE_I16 || y.dtype == ASYNCRT_DTYPE_I16) {
+    op.Unsupported(std::string("a cast from ") + DTypeName(x.dtype) + " to " +
+                   DTypeName(y.dtype));
+    return;
+  }
+  if (x.dtype == y.dtype) {
+    op.Launched(cudaMemcpyAsync(y.data, x.data, y.size_bytes,
+                                cudaMemcpyDeviceToDevice, op.stream()),
+                "cudaMemcpyAsync");
+    return;
+  }
+  op.Launched(LaunchCast(ToGpu(x.dtype), ToGpu(y.dtype), x.data, y.data,
+                         NumElements(y), op.stream()),
+              "launching the kernel");
+}
+
+//===--- Layout -----------------------------------------------------------===//
+
+// Reshape, flatten, squeeze, unsqueeze and identity: the same bytes in a
+// new buffer (the C API has no aliasing of an input yet).
+void CopyKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.Output(0, &y)) return;
+  if (y.size_bytes == 0) return;
+  op.Launched(cudaMemcpyAsync(y.data, x.data, y.size_bytes,
+                              cudaMemcpyDeviceToDevice, op.stream()),
+              "cudaMemcpyAsync");
+}
+
+void Strided(OpCall& op, const AsyncRT_TensorView& x,
+             const AsyncRT_TensorView& y, const StridedView& view) {
+  op.Launched(LaunchStridedCopy(ElementBytes(x.dtype), x.data, view, y.data,
+                                NumElements(y), op.stream()),
+              "launching the kernel");
+}
+
+void TransposeKernel(AsyncRT_KernelContext* context, void*,
+                     AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.RequireRank(x) || !op.Output(0, &y)) return;
+  std::vector<int64_t> perm;
+  if (!op.Ints("perm", &perm) || perm.empty()) {
+    perm.resize(x.rank);
+    for (int k = 0; k < x.rank; ++k) perm[k] = x.rank - 1 - k;
+  }
+  if (static_cast<int>(perm.size()) != x.rank) {
+    op.Invalid("perm has " + std::to_string(perm.size()) +
+               " entries for a rank-" + std::to_string(x.rank) + " operand");
+    return;
+  }
+  std::vector<int64_t> strides = DenseStrides(x);
+  StridedView view;
+  view.rank = y.rank;
+  for (int k = 0; k < y.rank; ++k) {
+    view.dims[k] = y.dims[k];
+    view.strides[k] = strides[perm[k]];
+  }
+  Strided(op, x, y, view);
+}
+
+void ExpandKernel(AsyncRT_KernelContext* context, void*,
+                  AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.Output(0, &y) || !op.RequireRank(y)) return;
+  Strided(op, x, y, BroadcastView(x, y));
+}
+
+void SliceKernel(AsyncRT_KernelContext* context, void*,
+                 AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.RequireRank(x) || !op.Output(0, &y)) return;
+  std::vector<int64_t> starts, ends, axes, steps;
+  op.Ints("starts", &starts);
+  op.Ints("axes", &axes);
+  op.Ints("steps", &steps);
+  if (axes.empty()) {
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(k);
+  }
+  std::vector<int64_t> strides = DenseStrides(x);
+  StridedView view;
+  view.rank = y.rank;
+  for (int k = 0; k < y.rank; ++k) {
+    view.dims[k] = y.dims[k];
+    view.strides[k] = strides[k];
+  }
+  // ONNX's clamping of each start (the shape function did the ends).
+  for (size_t i = 0; i < axes.size() && i < starts.size(); ++i) {
+    const int axis = NormalizeAxis(axes[i], x.rank);
+    if (axis < 0) {
+      op.Invalid("slice axis " + std::to_string(axes[i]) + " out of range");
+      return;
+    }
+    const int64_t dim = x.dims[axis];
+    const int64_t step = i < steps.size() ? steps[i] : 1;
+    int64_t start = starts[i];
+    if (start < 0) start += dim;
+    start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
+                     : std::clamp<int64_t>(start, 0, dim - 1);
+    view.offset += start * strides[axis];
+    view.strides[axis] = strides[axis] * step;
+  }
+  Strided(op, x, y, view);
+}
+
+void ConcatKernel(AsyncRT_KernelContext* context, void*,
+                  AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView y;
+  if (!op.Output(0, &y)) return;
+  const int axis = NormalizeAxis(op.Int("axis", 0), y.rank);
+  if (axis < 0) {
+    op.Invalid("concat axis out of range");
+    return;
+  }
+  const int element = ElementBytes(y.dtype);
+  int64_t outer = 1, inner = 1;
+  for (int k = 0; k < axis; ++k) outer *= y.dims[k];
+  for (int k = axis + 1; k < y.rank; ++k) inner *= y.dims[k];
+  const size_t row_bytes = y.dims[axis] * inner * element;
+  size_t column = 0;
+  for (int i = 0; i < op.num_inputs(); ++i) {
+    AsyncRT_TensorView x;
+    if (!op.Input(i, &x)) return;
+    const size_t width = x.dims[axis] * inner * element;
+    if (width != 0 && outer != 0 &&
+        !op.Launched(cudaMemcpy2DAsync(static_cast<char*>(y.data) + column,
+                                       row_bytes, x.data, width, width, outer,
+                                       cudaMemcpyDeviceToDevice, op.stream()),
+                     "cudaMemcpy2DAsync")) {
+      return;
+    }
+    column += width;
+  }
+}
+
+//===--- Normalization and reductions -------------------------------------===//
+
+void SoftmaxKernel(AsyncRT_KernelContext* context, void* data,
+                   AsyncRT_Status* status) {
+  const bool log = data != nullptr;
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.RequireFloat(x) || !op.Output(0, &y)) return;
+  const int axis = NormalizeAxis(op.Int("axis", -1), x.rank);
+  if (axis < 0) {
+    op.Invalid("softmax axis out of range");
+    return;
+  }
+  int64_t outer = 1, inner = 1;
+  for (int k = 0; k < axis; ++k) outer *= x.dims[k];
+  for (int k = axis + 1; k < x.rank; ++k) inner *= x.dims[k];
+  op.Launched(LaunchSoftmax(ToGpu(x.dtype), x.data, y.data, outer, x.dims[axis],
+                            inner, log, op.stream()),
+              "launching the kernel");
+}
+
+void LayerNormKernel(AsyncRT_KernelContext* context, void*,
+                     AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView x, scale, bias = {}, y, mean = {}, inv_std = {};
+  if (!op.Input(0, &x) || !op.RequireFloat(x) || !op.Input(1, &scale)) return;
+  if (op.num_inputs() > 2 && !op.Input(2, &bias)) return;
+  const int axis = NormalizeAxis(op.Int("axis", -1), x.rank);
+  if (axis < 0) {
+    op.Invalid("layer normalization axis out of range");
+    return;
+  }
+  int64_t rows = 1, cols = 1;
+  for (int k = 0; k < axis; ++k) rows *= x.dims[k];
+  for (int k = axis; k < x.rank; ++k) cols *= x.dims[k];
+  if (NumElements(scale) != cols ||
+      (bias.data != nullptr && NumElements(bias) != cols)) {
+    op.Unsupported(
+        "a scale or bias that broadcasts (not one value per "
+        "normalized element)");
+    return;
+  }
+  if (!op.Output(0, &y)) return;
+  if (op.num_outputs() == 3 &&
+      (!op.Output(1, &mean) || !op.Output(2, &inv_std))) {
+    return;
+  }
+  if (mean.data != nullptr && mean.dtype != ASYNCRT_DTYPE_F32) {
+    op.Unsupported(
+        "mean and inverse standard deviation results other than "
+        "f32");
+    return;
+  }
+  op.Launched(LaunchLayerNorm(ToGpu(x.dtype), x.data, scale.data, bias.data,
+                              y.data, mean.data, inv_std.data, rows, cols,
+                              op.Float("epsilon", 1e-5f), op.stream()),
+              "launching the kernel");
+}
+
+void ReduceKernel(AsyncRT_KernelContext* context, void* data,
+                  AsyncRT_Status* status) {
+  const auto reduce = static_cast<ReduceOp>(reinterpret_cast<intptr_t>(data));
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.RequireFloat(x) || !op.RequireRank(x) ||
+      !op.Output(0, &y)) {
+    return;
+  }
+  std::vector<int64_t> axes;
+  const bool has_axes = op.Ints("axes", &axes) && !axes.empty();
+  if (!has_axes && op.Int("noop_with_empty_axes", 0) != 0) {
+    if (y.size_bytes != 0) {
+      op.Launched(cudaMemcpyAsync(y.data, x.data, y.size_bytes,
+                                  cudaMemcpyDeviceToDevice, op.stream()),
+                  "cudaMemcpyAsync");
+    }
+    return;
+  }
+  std::vector<bool> reduced(x.rank, !has_axes);
+  for (int64_t axis : axes) {
+    const int normalized = NormalizeAxis(axis, x.rank);
+    if (normalized < 0) {
+      op.Invalid("reduction axis " + std::to_string(axis) + " out of range");
+      return;
+    }
+    reduced[normalized] = true;
+  }
+  std::vector<int64_t> strides = DenseStrides(x);
+  StridedView kept_view, reduced_view;
+  for (int k = 0; k < x.rank; ++k) {
+    StridedView& view = reduced[k] ? reduced_view : kept_view;
+    view.dims[view.rank] = x.dims[k];
+    view.strides[view.rank] = strides[k];
+    ++view.rank;
+  }
+  op.Launched(LaunchReduce(reduce, ToGpu(x.dtype), x.data, kept_view,
+                           reduced_view, y.data, NumElements(y), op.stream()),
+              "launching the kernel");
+}
+
+// Mean over every axis after the first two (N x C x ...).
+void GlobalAveragePoolKernel(AsyncRT_KernelContext* context, void*,
+                             AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.RequireFloat(x) || !op.RequireRank(x) ||
+      !op.Output(0, &y)) {
+    return;
+  }
+  if (x.rank < 3) {
+    op.Invalid("global_average_pool needs N x C x spatial dimensions");
+    return;
+  }
+  std::vector<int64_t> strides = DenseStrides(x);
+  StridedView kept, reduced;
+  for (int k = 0; k < x.rank; ++k) {
+    StridedView& view = k < 2 ? kept : reduced;
+    view.dims[view.rank] = x.dims[k];
+    view.strides[view.rank] = strides[k];
+    ++view.rank;
+  }
+  op.Launched(LaunchReduce(ReduceOp::kMean, ToGpu(x.dtype), x.data, kept,
+                           reduced, y.data, NumElements(y), op.stream()),
+              "launching the kernel");
+}
+
+//===--- Matrix products (cuBLASLt) ---------------------------------------===//
+
+cudaDataType_t BlasType(AsyncRT_DType dtype) {
+  switch (dtype) {
+    case ASYNCRT_DTYPE_F16:
+      return CUDA_R_16F;
+    case ASYNCRT_DTYPE_BF16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
+  }
+}
+
+// A row-major product D[b] = op(A[b]) x op(B[b]) (+ bias per column)
+// (+ beta * C[b]) (relu), with batch strides in elements (0 broadcasts).
+struct Matmul {
+  AsyncRT_DType dtype;
+  int64_t m, n, k;
+  bool transpose_a = false, transpose_b = false;
+  const void* a;
+  const void* b;
+  const void* c = nullptr;  // The shape of D, or null.
+  void* d;
+  const void* bias = nullptr;  // n values, or null.
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_d = 0;
+  float alpha = 1.f, beta = 0.f;
+  bool relu = false;
+};
+
+bool BlasOk(cublasStatus_t status, const char* what, OpCall& op) {
+  if (status == CUBLAS_STATUS_SUCCESS) return true;
+  Fail(op.status(), ASYNCRT_INTERNAL,
+       std::string(what) + ": " + cublasLtGetStatusName(status) + ": " +
+           cublasLtGetStatusString(status));
+  return false;
+}
+
+// The plan of `mm` (descriptors and algorithm). Row-major D = A x B is
+// column-major D^T = B^T x A^T, so cuBLASLt's first operand is our B.
+std::unique_ptr<MatmulPlan> MakePlan(const Matmul& mm, CudaDevice& device,
+                                     cublasComputeType_t compute,
+                                     cublasLtEpilogue_t epilogue, OpCall& op) {
+  auto plan = std::make_unique<MatmulPlan>();
+  const cudaDataType_t type = BlasType(mm.dtype);
+  // Column-major views: first operand (our B) is n x k, second (our A)
+  // k x m, D n x m.
+  const cublasOperation_t op_first = mm.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second =
+      mm.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int64_t first_rows = mm.transpose_b ? mm.k : mm.n;
+  const int64_t first_cols = mm.transpose_b ? mm.n : mm.k;
+  const int64_t second_rows = mm.transpose_a ? mm.m : mm.k;
+  const int64_t second_cols = mm.transpose_a ? mm.k : mm.m;
+  bool ok =
+      BlasOk(cublasLtMatmulDescCreate(&plan->desc, compute, CUDA_R_32F),
+             "cublasLtMatmulDescCreate", op) &&
+      BlasOk(cublasLtMatmulDescSetAttribute(plan->desc,
+                                            CUBLASLT_MATMUL_DESC_TRANSA,
+                                            &op_first, sizeof(op_first)),
+             "setting TRANSA", op) &&
+      BlasOk(cublasLtMatmulDescSetAttribute(plan->desc,
+                                            CUBLASLT_MATMUL_DESC_TRANSB,
+                                            &op_second, sizeof(op_second)),
+             "setting TRANSB", op) &&
+      BlasOk(cublasLtMatmulDescSetAttribute(plan->desc,
+                                            CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                            &epilogue, sizeof(epilogue)),
+             "setting the epilogue", op) &&
+      BlasOk(cublasLtMatrixLayoutCreate(&plan->first, type, first_rows,
+                                        first_cols, first_rows),
+             "cublasLtMatrixLayoutCreate", op) &&
+      BlasOk(cublasLtMatrixLayoutCreate(&plan->second, type, second_rows,
+                                        second_cols, second_rows),
+             "cublasLtMatrixLayoutCreate", op) &&
+      BlasOk(cublasLtMatrixLayoutCreate(&plan->out, type, mm.n, mm.m, mm.n),
+             "cublasLtMatrixLayoutCreate", op);
+  if (ok && mm.batch > 1) {
+    const int32_t batch = static_cast<int32_t>(mm.batch);
+    auto set_batch = [&](cublasLtMatrixLayout_t layout, int64_t stride) {
+      return BlasOk(cublasLtMatrixLayoutSetAttribute(
+                        layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                        sizeof(batch)),
+                    "setting the batch count", op) &&
+             BlasOk(cublasLtMatrixLayoutSetAttribute(
+                        layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                        &stride, sizeof(stride)),
+                    "setting the batch stride", op);
+    };
+    ok = set_batch(plan->first, mm.stride_b) &&
+         set_batch(plan->second, mm.stride_a) &&
+         set_batch(plan->out, mm.stride_d);
+  }
+  if (!ok) return nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  cublasLtMatmulHeuristicResult_t result = {};
+  int results = 0;
+  const uint64_t workspace = device.blas_workspace_bytes;
+  ok = BlasOk(cublasLtMatmulPreferenceCreate(&preference),
+              "cublasLtMatmulPreferenceCreate", op) &&
+       BlasOk(cublasLtMatmulPreferenceSetAttribute(
+                  preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                  &workspace, sizeof(workspace)),
+              "setting the workspace", op) &&
+       BlasOk(cublasLtMatmulAlgoGetHeuristic(
+                  device.blas_lt, plan->desc, plan->first, plan->second,
+                  plan->out, plan->out, preference, 1, &result, &results),
+              "cublasLtMatmulAlgoGetHeuristic", op);
+  if (preference) cublasLtMatmulPreferenceDestroy(preference);
+  if (ok && results == 0) {
+    ok = op.Unsupported("this matrix product (no cuBLASLt algorithm)");
+  }
+  if (!ok) return nullptr;
+  plan->algo = result.algo;
+  return plan;
+}
+
+// Runs `mm` on the op's stream, with the plan made on first use.
+bool RunMatmul(const Matmul& mm, OpCall& op) {
+  CudaDevice& device = op.device();
+  const cublasComputeType_t compute =
+      mm.dtype == ASYNCRT_DTYPE_F32 && Settings().allow_tf32
+          ? CUBLAS_COMPUTE_32F_FAST_TF32
+          : CUBLAS_COMPUTE_32F;
+  const cublasLtEpilogue_t epilogue =
+      mm.bias ? (mm.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+              : (mm.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+  const MatmulKey key{static_cast<int>(mm.dtype) * 2 + (mm.c != nullptr),
+                      mm.m,
+                      mm.n,
+                      mm.k,
+                      mm.batch,
+                      (mm.stride_a != 0) * 2 + (mm.stride_b != 0),
+                      mm.transpose_a * 2 + mm.transpose_b,
+                      static_cast<int>(epilogue),
+                      static_cast<int>(compute),
+                      0};
+  std::lock_guard<std::mutex> lock(device.matmul_mutex);
+  std::unique_ptr<MatmulPlan>& plan = device.matmul_plans[key];
+  if (!plan) {
+    plan = MakePlan(mm, device, compute, epilogue, op);
+    if (!plan) {
+      device.matmul_plans.erase(key);
+      return false;
+    }
+  }
+  if (mm.bias != nullptr &&
+      !BlasOk(cublasLtMatmulDescSetAttribute(plan->desc,
+                                             CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                             &mm.bias, sizeof(mm.bias)),
+              "setting the bias", op)) {
+    return false;
+  }
+  const float alpha = mm.alpha;
+  const float beta = mm.c != nullptr ? mm.beta : 0.f;
+  return BlasOk(cublasLtMatmul(device.blas_lt, plan->desc, &alpha, mm.b,
+                               plan->first, mm.a, plan->second, &beta,
+                               mm.c != nullptr ? mm.c : mm.d, plan->out, mm.d,
+                               plan->out, &plan->algo, device.blas_workspace,
+                               device.blas_workspace_bytes, op.stream()),
+                "cublasLtMatmul", op);
+}
+
+// The fused activation of nn.matmul (as nn.conv's): relu in the epilogue,
+// the others as a kernel over the result.
+bool FusedActivation(OpCall& op, const std::string& activation, bool* relu,
+                     UnaryDef* after) {
+  *relu = false;
+  after->op = UnaryOp::kIdentity;
+  after->alpha = op.Float("activation_alpha", 0.f);
+  after->beta = op.Float("activation_beta", 0.f);
+  if (activation.empty() || activation == "none") return true;
+  if (activation == "relu") {
+    *relu = true;
+    return true;
+  }
+  if (activation == "leaky_relu") {
+    after->op = UnaryOp::kLeakyRelu;
+  } else if (activation == "clip") {
+    after->op = UnaryOp::kClip;
+  } else if (activation == "gelu") {
+    after->op = UnaryOp::kGelu;
+  } else {
+    return op.Unsupported("fused activation '" + activation + "'");
+  }
+  return true;
+}
+
+void MatmulKernel(AsyncRT_KernelContext* context, void*,
+                  AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView a, b, y, bias = {}, sum = {};
+  if (!op.Input(0, &a) || !op.Input(1, &b) || !op.RequireFloat(a)) return;
+  if (op.num_inputs() > 2 && !op.Input(2, &bias)) return;
+  if (op.num_inputs() > 3 && !op.Input(3, &sum)) return;
+  if (a.dtype != b.dtype) {
+    op.Invalid(std::string("operands of different dtypes: ") +
+               DTypeName(a.dtype) + " and " + DTypeName(b.dtype));
+    return;
+  }
+  if (!op.Output(0, &y)) return;
+  Matmul mm;
+  mm.dtype = a.dtype;
+  mm.m = a.rank >= 2 ? a.dims[a.rank - 2] : 1;
+  mm.k = a.dims[a.rank - 1];
+  mm.n = b.rank >= 2 ? b.dims[b.rank - 1] : 1;
+  mm.a = a.data;
+  mm.b = b.data;
+  mm.d = y.data;
+  if (NumElements(y) == 0) return;
+  // Batches: each operand has all of the result's, or one.
+  const int64_t matrix_d = mm.m * mm.n;
+  mm.batch = NumElements(y) / matrix_d;
+  const int64_t batch_a = NumElements(a) / (mm.m * mm.k);
+  const int64_t batch_b = NumElements(b) / (mm.k * mm.n);
+  if ((batch_a != 1 && batch_a != mm.batch) ||
+      (batch_b != 1 && batch_b != mm.batch)) {
+    op.Unsupported(
+        "a matrix product whose batch dimensions broadcast "
+        "partially");
+    return;
+  }
+  mm.stride_a = batch_a == 1 ? 0 : mm.m * mm.k;
+  mm.stride_b = batch_b == 1 ? 0 : mm.k * mm.n;
+  mm.stride_d = matrix_d;
+  if (bias.data != nullptr) {
+    if (NumElements(bias) != mm.n || bias.dtype != a.dtype) {
+      op.Invalid(
+          "the fused bias must hold one value per column, of the "
+          "operands' dtype");
+      return;
+    }
+    mm.bias = bias.data;
+  }
+  if (sum.data != nullptr) {
+    if (NumElements(sum) != NumElements(y) || sum.dtype != a.dtype) {
+      op.Invalid("the fused sum must have the result's shape and dtype");
+      return;
+    }
+    mm.c = sum.data;
+    mm.beta = 1.f;
+  }
+  UnaryDef after;
+  if (!FusedActivation(op, op.String("activation", ""), &mm.relu, &after) ||
+      !RunMatmul(mm, op)) {
+    return;
+  }
+  if (after.op != UnaryOp::kIdentity) {
+    op.Launched(
+        LaunchUnary(after.op, ToGpu(y.dtype), y.data, y.data, NumElements(y),
+                    after.alpha, after.beta, op.stream()),
+        "launching the activation");
+  }
+}
+
+// ONNX Gemm: alpha * op(A) x op(B) + beta * C, C broadcasting to M x N.
+void GemmKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView a, b, c = {}, y;
+  if (!op.Input(0, &a) || !op.Input(1, &b) || !op.RequireFloat(a)) return;
+  if (op.num_inputs() > 2 && !op.Input(2, &c)) return;
+  if (a.rank != 2 || b.rank != 2 || a.dtype != b.dtype) {
+    op.Invalid("gemm takes two rank-2 operands of one dtype");
+    return;
+  }
+  if (!op.Output(0, &y)) return;
+  Matmul mm;
+  mm.dtype = a.dtype;
+  mm.transpose_a = op.Int("transA", 0) != 0;
+  mm.transpose_b = op.Int("transB", 0) != 0;
+  mm.m = y.dims[0];
+  mm.n = y.dims[1];
+  mm.k = mm.transpose_a ? a.dims[0] : a.dims[1];
+  mm.a = a.data;
+  mm.b = b.data;
+  mm.d = y.data;
+  mm.alpha = op.Float("alpha", 1.f);
+  if (NumElements(y) == 0) return;
+  if (c.data != nullptr) {
+    if (c.dtype != a.dtype || !op.RequireRank(c)) {
+      op.Invalid("gemm's C must have the operands' dtype");
+      return;
+    }
+    // C broadcast into the result first, then accumulated onto in place.
+    if (!op.Launched(LaunchStridedCopy(ElementBytes(c.dtype), c.data,
+                                       BroadcastView(c, y), y.data,
+                                       NumElements(y), op.stream()),
+                     "launching the kernel")) {
+      return;
+    }
+    mm.c = y.data;
+    mm.beta = op.Float("beta", 1.f);
+  }
+  RunMatmul(mm, op);
+}
+
+//===--- Registration -----------------------------------------------------===//
+
+struct KernelEntry {
+  const char* op;
+  AsyncRT_KernelFn fn;
+  void* data;
+};
+
+template <BinaryOp kOp>
+void* BinaryData() {
+  return reinterpret_cast<void*>(static_cast<intptr_t>(kOp));
+}
+
+}  // namespace
+
+bool RegisterCudaKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status) {
+  static UnaryDef unary[] = {
+      {UnaryOp::kRelu, 0, 0, nullptr, nullptr},
+      {UnaryOp::kSigmoid, 0, 0, nullptr, nullptr},
+      {UnaryOp::kTanh, 0, 0, nullptr, nullptr},
+      {UnaryOp::kGelu, 0, 0, nullptr, nullptr},
+      {UnaryOp::kExp, 0, 0, nullptr, nullptr},
+      {UnaryOp::kLog, 0, 0, nullptr, nullptr},
+      {UnaryOp::kSqrt, 0, 0, nullptr, nullptr},
+      {UnaryOp::kNeg, 0, 0, nullptr, nullptr},
+      {UnaryOp::kAbs, 0, 0, nullptr, nullptr},
+      {UnaryOp::kErf, 0, 0, nullptr, nullptr},
+      {UnaryOp::kLeakyRelu, 0.01f, 0, "alpha", nullptr},
+      {UnaryOp::kClip, -INFINITY, INFINITY, "min", "max"},
+      {UnaryOp::kHardSwish, 0, 0, nullptr, nullptr},
+      {UnaryOp::kHardSigmoid, 0.2f, 0.5f, "alpha", "beta"},
+      {UnaryOp::kElu, 1.f, 0, "alpha", nullptr},
+      {UnaryOp::kSoftplus, 0, 0, nullptr, nullptr},
+      {UnaryOp::kReciprocal, 0, 0, nullptr, nullptr},
+      {UnaryOp::kFloor, 0, 0, nullptr, nullptr},
+      {UnaryOp::kCeil, 0, 0, nullptr, nullptr},
+      {UnaryOp::kSin, 0, 0, nullptr, nullptr},
+      {UnaryOp::kCos, 0, 0, nullptr, nullptr},
+  };
+  const char* unary_names[] = {
+      "nn.relu",       "nn.sigmoid",      "nn.tanh",       "nn.gelu",
+      "nn.exp",        "nn.log",          "nn.sqrt",       "nn.neg",
+      "nn.abs",        "nn.erf",          "nn.leaky_relu", "nn.clip",
+      "nn.hard_swish", "nn.hard_sigmoid", "nn.elu",        "nn.softplus",
+      "nn.reciprocal", "nn.floor",        "nn.ceil",       "nn.sin",
+      "nn.cos",
+  };
+  static_assert(sizeof(unary) / sizeof(unary[0]) ==
+                sizeof(unary_names) / sizeof(unary_names[0]));
+  std::vector<KernelEntry> kernels;
+  for (size_t i = 0; i < sizeof(unary) / sizeof(unary[0]); ++i) {
+    kernels.push_back({unary_names[i], UnaryKernel, &unary[i]});
+  }
+  const KernelEntry others[] = {
+      {"nn.add", BinaryKernel, BinaryData<BinaryOp::kAdd>()},
+      {"nn.sub", BinaryKernel, BinaryData<BinaryOp::kSub>()},
+      {"nn.mul", BinaryKernel, BinaryData<BinaryOp::kMul>()},
+      {"nn.div", BinaryKernel, BinaryData<BinaryOp::kDiv>()},
+      {"nn.pow", BinaryKernel, BinaryData<BinaryOp::kPow>()},
+      {"nn.max", BinaryKernel, BinaryData<BinaryOp::kMax>()},
+      {"nn.min", BinaryKernel, BinaryData<BinaryOp::kMin>()},
+      {"nn.cast", CastKernel, nullptr},
+      {"nn.identity", CopyKernel, nullptr},
+      {"nn.reshape", CopyKernel, nullptr},
+      {"nn.flatten", CopyKernel, nullptr},
+      {"nn.squeeze", CopyKernel, nullptr},
+      {"nn.unsqueeze", CopyKernel, nullptr},
+      {"nn.transpose", TransposeKernel, nullptr},
+      {"nn.expand", ExpandKernel, nullptr},
+      {"nn.slice", SliceKernel, nullptr},
+      {"nn.concat", ConcatKernel, nullptr},
+      {"nn.softmax", SoftmaxKernel, nullptr},
+      {"nn.log_softmax", SoftmaxKernel, reinterpret_cast<void*>(1)},
+      {"nn.layer_normalization", LayerNormKernel, nullptr},
+      {"nn.reduce_sum", ReduceKernel,
+       reinterpret_cast<void*>(static_cast<intptr_t>(ReduceOp::kSum))},
+      {"nn.reduce_mean", ReduceKernel,
+       reinterpret_cast<void*>(static_cast<intptr_t>(ReduceOp::kMean))},
+      {"nn.reduce_max", ReduceKernel,
+       reinterpret_cast<void*>(static_cast<intptr_t>(ReduceOp::kMax))},
+      {"nn.reduce_min", ReduceKernel,
+       reinterpret_cast<void*>(static_cast<intptr_t>(ReduceOp::kMin))},
+      {"nn.reduce_sum_square", ReduceKernel,
+       reinterpret_cast<void*>(static_cast<intptr_t>(ReduceOp::kSumSquare))},
+      {"nn.reduce_l2", ReduceKernel,
+       reinterpret_cast<void*>(static_cast<intptr_t>(ReduceOp::kL2))},
+      {"nn.global_average_pool", GlobalAveragePoolKernel, nullptr},
+      {"nn.matmul", MatmulKernel, nullptr},
+      {"nn.gemm", GemmKernel, nullptr},
+  };
+  kernels.insert(kernels.end(), std::begin(others), std::end(others));
+  for (const KernelEntry& entry : kernels) {
+    AsyncRT_KernelDef def = {};
+    def.struct_size = ASYNCRT_KERNEL_DEF_STRUCT_SIZE;
+    def.op_name = entry.op;
+    def.compute = entry.fn;
+    def.kernel_data = entry.data;
+    params->api->register_kernel(params->registrar, &def, status);
+    if (params->api->status_code(status) != ASYNCRT_OK) return false;
+  }
+  return true;
+}
+
+}  // namespace asyncrt::gpu

@@ -1,0 +1,427 @@
+// AsyncRT's CUDA backend as a device plug-in on the stable C API
+// (include/asyncrt/c/device_plugin.h): one device per visible GPU, named
+// CUDA:0, CUDA:1...
+//
+// - Memory: CUDA's stream-ordered memory pools (cudaMallocFromPoolAsync and
+//   cudaFreeAsync on the device's stream), with the pool keeping freed
+//   memory for reuse instead of returning it to the driver. A limit
+//   (ASYNCRT_CUDA_MEMORY_LIMIT_MB) is the device's memory limit, which the
+//   runtime's allocator enforces; running out is an error on the op.
+// - Pinned host memory (cudaHostAlloc) for the runtime's staging buffers.
+// - Streams are non-blocking CUDA streams; events are CUDA events without
+//   timing; completions reach the runtime through cudaStreamAddCallback,
+//   which also reports a faulted stream's error (the runtime hands the rest
+//   to its blocking pool; no host thread waits for the GPU).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "asyncrt/c/device_plugin.h"
+#include "backends/gpu/cuda_device.h"
+
+namespace asyncrt::gpu {
+
+const AsyncRT_RuntimeApi* g_api = nullptr;
+
+const CudaSettings& Settings() {
+  static const CudaSettings settings = [] {
+    CudaSettings s;
+    if (const char* limit = std::getenv("ASYNCRT_CUDA_MEMORY_LIMIT_MB")) {
+      s.memory_limit_bytes = std::strtoull(limit, nullptr, 10) << 20;
+    }
+    if (const char* tf32 = std::getenv("ASYNCRT_CUDA_ALLOW_TF32")) {
+      s.allow_tf32 = std::strcmp(tf32, "1") == 0;
+    }
+    return s;
+  }();
+  return settings;
+}
+
+void Fail(AsyncRT_Status* status, AsyncRT_Code code,
+          const std::string& message) {
+  g_api->set_status(status, code, message.c_str());
+}
+
+bool CheckCuda(cudaError_t error, const char* what, AsyncRT_Status* status) {
+  if (error == cudaSuccess) return true;
+  // Clears a non-sticky error so that it is not reported twice.
+  (void)cudaGetLastError();
+  AsyncRT_Code code = error == cudaErrorMemoryAllocation
+                          ? ASYNCRT_RESOURCE_EXHAUSTED
+                          : ASYNCRT_INTERNAL;
+  Fail(status, code,
+       std::string(what) + ": " + cudaGetErrorName(error) + ": " +
+           cudaGetErrorString(error));
+  return false;
+}
+
+namespace {
+
+struct CudaPlatform {
+  std::string name;
+};
+
+//===--- Devices ----------------------------------------------------------===//
+
+void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
+                  AsyncRT_Status* status) {
+  (void)platform;
+  auto cuda = std::make_unique<CudaDevice>();
+  cuda->ordinal = device->ordinal;
+  cudaDeviceProp props;
+  if (!CheckCuda(cudaGetDeviceProperties(&props, cuda->ordinal),
+                 "cudaGetDeviceProperties", status)) {
+    return;
+  }
+  UseDevice(cuda->ordinal);
+  char bus_id[32] = {};
+  std::snprintf(bus_id, sizeof(bus_id), "%04x:%02x:%02x.0", props.pciDomainID,
+                props.pciBusID, props.pciDeviceID);
+  cuda->bus_id = bus_id;
+  size_t free_bytes = 0, total_bytes = 0;
+  if (!CheckCuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo",
+                 status)) {
+    return;
+  }
+  uint64_t limit = total_bytes;
+  if (Settings().memory_limit_bytes != 0 &&
+      Settings().memory_limit_bytes < limit) {
+    limit = Settings().memory_limit_bytes;
+  }
+  cuda->description = std::string(props.name) + ", compute capability " +
+                      std::to_string(props.major) + "." +
+                      std::to_string(props.minor) + ", " +
+                      std::to_string(props.multiProcessorCount) + " SMs";
+  // The device's default pool, keeping what is freed (as a caching
+  // allocator does) instead of trimming it at every synchronization.
+  if (!CheckCuda(cudaDeviceGetDefaultMemPool(&cuda->pool, cuda->ordinal),
+                 "cudaDeviceGetDefaultMemPool", status)) {
+    return;
+  }
+  uint64_t keep = UINT64_MAX;
+  if (!CheckCuda(cudaMemPoolSetAttribute(
+                     cuda->pool, cudaMemPoolAttrReleaseThreshold, &keep),
+                 "cudaMemPoolSetAttribute", status)) {
+    return;
+  }
+  if (cublasLtCreate(&cuda->blas_lt) != CUBLAS_STATUS_SUCCESS) {
+    return Fail(status, ASYNCRT_INTERNAL, "cublasLtCreate failed");
+  }
+  // cuBLAS's recommended workspace on Hopper.
+  cuda->blas_workspace_bytes = 32u << 20;
+  if (!CheckCuda(cudaMalloc(&cuda->blas_workspace, cuda->blas_workspace_bytes),
+                 "allocating the cuBLASLt workspace", status)) {
+    cublasLtDestroy(cuda->blas_lt);
+    return;
+  }
+  CudaDevice* raw = cuda.get();
+  cuda->memory = std::make_unique<BlockCache>(
+      [raw](uint64_t size) -> void* {
+        void* memory = nullptr;
+        cudaStream_t stream =
+            raw->allocation_stream.load(std::memory_order_acquire);
+        UseDevice(raw->ordinal);
+        cudaError_t error =
+            stream != nullptr
+                ? cudaMallocFromPoolAsync(&memory, size, raw->pool, stream)
+                : cudaMalloc(&memory, size);
+        if (error != cudaSuccess) {
+          (void)cudaGetLastError();
+          return nullptr;
+        }
+        return memory;
+      },
+      [raw](void* memory, uint64_t) {
+        cudaStream_t stream =
+            raw->allocation_stream.load(std::memory_order_acquire);
+        UseDevice(raw->ordinal);
+        // Without a stream (the runtime destroyed it) cudaFree waits.
+        if (stream != nullptr) {
+          cudaFreeAsync(memory, stream);
+        } else {
+          cudaFree(memory);
+        }
+      },
+      limit);
+  cuda->host_memory = std::make_unique<BlockCache>(
+      [](uint64_t size) -> void* {
+        void* memory = nullptr;
+        if (cudaHostAlloc(&memory, size, cudaHostAllocPortable) !=
+            cudaSuccess) {
+          (void)cudaGetLastError();
+          return nullptr;
+        }
+        return memory;
+      },
+      [](void* memory, uint64_t) { cudaFreeHost(memory); });
+  device->memory_limit_bytes = limit;
+  device->numa_node = -1;
+  device->bus_id = cuda->bus_id.c_str();
+  device->physical_description = cuda->description.c_str();
+  device->device_handle = cuda.release();
+}
+
+void DestroyDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device) {
+  (void)platform;
+  std::unique_ptr<CudaDevice> cuda(DeviceOf(device));
+  if (!cuda) return;
+  UseDevice(cuda->ordinal);
+  cuda->memory.reset();
+  cuda->host_memory.reset();
+  cudaFree(cuda->blas_workspace);
+  cublasLtDestroy(cuda->blas_lt);
+  // Memory still in the pool goes back to the driver.
+  cudaMemPoolTrimTo(cuda->pool, 0);
+}
+
+void DestroyPlatform(AsyncRT_Platform* platform) {
+  delete static_cast<CudaPlatform*>(platform->platform_handle);
+  platform->platform_handle = nullptr;
+}
+
+//===--- Memory -----------------------------------------------------------===//
+
+void* Allocate(const AsyncRT_Device* device, uint64_t size,
+               uint64_t alignment) {
+  // Blocks are aligned to at least 256 bytes (CUDA's allocations, and
+  // rounded sizes that are multiples of 512).
+  if (alignment > 256) return nullptr;
+  return DeviceOf(device)->memory->Allocate(size);
+}
+
+void Deallocate(const AsyncRT_Device* device, void* memory, uint64_t size) {
+  DeviceOf(device)->memory->Deallocate(memory, size);
+}
+
+void* HostAllocate(const AsyncRT_Device* device, uint64_t size,
+                   uint64_t alignment) {
+  if (alignment > 4096) return nullptr;
+  return DeviceOf(device)->host_memory->Allocate(size);
+}
+
+void HostDeallocate(const AsyncRT_Device* device, void* memory, uint64_t size) {
+  DeviceOf(device)->host_memory->Deallocate(memory, size);
+}
+
+int MemoryUsage(const AsyncRT_Device* device, int64_t* free_bytes,
+                int64_t* total_bytes) {
+  UseDevice(DeviceOf(device)->ordinal);
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) return 0;
+  *free_bytes = static_cast<int64_t>(free);
+  *total_bytes = static_cast<int64_t>(total);
+  return 1;
+}
+
+//===--- Streams and events -----------------------------------------------===//
+
+void CreateStream(const AsyncRT_Device* device, AsyncRT_Stream* stream,
+                  AsyncRT_Status* status) {
+  CudaDevice* cuda = DeviceOf(device);
+  UseDevice(cuda->ordinal);
+  auto created = std::make_unique<CudaStream>();
+  created->device = cuda;
+  if (!CheckCuda(
+          cudaStreamCreateWithFlags(&created->stream, cudaStreamNonBlocking),
+          "cudaStreamCreateWithFlags", status)) {
+    return;
+  }
+  cudaStream_t none = nullptr;
+  cuda->allocation_stream.compare_exchange_strong(none, created->stream,
+                                                  std::memory_order_acq_rel);
+  *stream = reinterpret_cast<AsyncRT_Stream>(created.release());
+}
+
+void DestroyStream(const AsyncRT_Device* device, AsyncRT_Stream stream) {
+  CudaDevice* cuda = DeviceOf(device);
+  std::unique_ptr<CudaStream> owned(StreamOf(stream));
+  cudaStreamSynchronize(owned->stream);
+  cudaStream_t self = owned->stream;
+  // Cached blocks go back to the pool on this stream, while it lives;
+  // frees after this go through cudaFree.
+  if (cuda->allocation_stream.load(std::memory_order_acquire) == self) {
+    cuda->memory->Trim();
+  }
+  cuda->allocation_stream.compare_exchange_strong(self, nullptr,
+                                                  std::memory_order_acq_rel);
+  cudaStreamDestroy(owned->stream);
+}
+
+void CreateEvent(const AsyncRT_Device* device, AsyncRT_Event* event,
+                 AsyncRT_Status* status) {
+  UseDevice(DeviceOf(device)->ordinal);
+  auto created = std::make_unique<CudaEvent>();
+  if (!CheckCuda(
+          cudaEventCreateWithFlags(&created->event, cudaEventDisableTiming),
+          "cudaEventCreateWithFlags", status)) {
+    return;
+  }
+  *event = reinterpret_cast<AsyncRT_Event>(created.release());
+}
+
+void DestroyEvent(const AsyncRT_Device* device, AsyncRT_Event event) {
+  (void)device;
+  std::unique_ptr<CudaEvent> owned(reinterpret_cast<CudaEvent*>(event));
+  // CUDA keeps what queued work needs of a destroyed event.
+  cudaEventDestroy(owned->event);
+}
+
+void RecordEvent(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                 AsyncRT_Event event, AsyncRT_Status* status) {
+  (void)device;
+  auto* cuda_event = reinterpret_cast<CudaEvent*>(event);
+  if (CheckCuda(cudaEventRecord(cuda_event->event, StreamOf(stream)->stream),
+                "cudaEventRecord", status)) {
+    cuda_event->recorded.store(true, std::memory_order_release);
+  }
+}
+
+AsyncRT_EventStatus QueryEvent(const AsyncRT_Device* device,
+                               AsyncRT_Event event) {
+  (void)device;
+  auto* cuda_event = reinterpret_cast<CudaEvent*>(event);
+  if (!cuda_event->recorded.load(std::memory_order_acquire)) {
+    return ASYNCRT_EVENT_COMPLETE;
+  }
+  switch (cudaEventQuery(cuda_event->event)) {
+    case cudaSuccess:
+      return ASYNCRT_EVENT_COMPLETE;
+    case cudaErrorNotReady:
+      return ASYNCRT_EVENT_PENDING;
+    default:
+      return ASYNCRT_EVENT_ERROR;
+  }
+}
+
+void WaitForEvent(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                  AsyncRT_Event event, AsyncRT_Status* status) {
+  (void)device;
+  CheckCuda(cudaStreamWaitEvent(StreamOf(stream)->stream,
+                                reinterpret_cast<CudaEvent*>(event)->event, 0),
+            "cudaStreamWaitEvent", status);
+}
+
+//===--- Copies -----------------------------------------------------------===//
+
+void Copy(AsyncRT_Stream stream, void* dst, const void* src, uint64_t size,
+          cudaMemcpyKind kind, AsyncRT_Status* status) {
+  CheckCuda(cudaMemcpyAsync(dst, src, size, kind, StreamOf(stream)->stream),
+            "cudaMemcpyAsync", status);
+}
+
+void MemcpyHtoD(const AsyncRT_Device* device, AsyncRT_Stream stream, void* dst,
+                const void* src, uint64_t size, AsyncRT_Status* status) {
+  (void)device;
+  Copy(stream, dst, src, size, cudaMemcpyHostToDevice, status);
+}
+
+void MemcpyDtoH(const AsyncRT_Device* device, AsyncRT_Stream stream, void* dst,
+                const void* src, uint64_t size, AsyncRT_Status* status) {
+  (void)device;
+  Copy(stream, dst, src, size, cudaMemcpyDeviceToHost, status);
+}
+
+void MemcpyDtoD(const AsyncRT_Device* device, AsyncRT_Stream stream, void* dst,
+                const void* src, uint64_t size, AsyncRT_Status* status) {
+  (void)device;
+  Copy(stream, dst, src, size, cudaMemcpyDeviceToDevice, status);
+}
+
+//===--- Host callbacks ---------------------------------------------------===//
+
+struct PendingCallback {
+  AsyncRT_CallbackFn callback;
+  void* arg;
+};
+
+// On CUDA's callback thread, which must not call CUDA: only the runtime's
+// callback, which hands its work to the runtime's threads.
+void CUDART_CB RunCallback(cudaStream_t stream, cudaError_t error, void* data) {
+  (void)stream;
+  std::unique_ptr<PendingCallback> pending(static_cast<PendingCallback*>(data));
+  if (error == cudaSuccess) {
+    pending->callback(pending->arg, ASYNCRT_OK, nullptr);
+  } else {
+    std::string message = std::string("CUDA stream failed: ") +
+                          cudaGetErrorName(error) + ": " +
+                          cudaGetErrorString(error);
+    pending->callback(pending->arg, ASYNCRT_INTERNAL, message.c_str());
+  }
+}
+
+void HostCallback(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                  AsyncRT_CallbackFn callback, void* arg,
+                  AsyncRT_Status* status) {
+  (void)device;
+  auto* pending = new PendingCallback{callback, arg};
+  // cudaStreamAddCallback, unlike cudaLaunchHostFunc, passes the stream's
+  // error: a faulted stream still calls back, with the fault.
+  if (!CheckCuda(cudaStreamAddCallback(StreamOf(stream)->stream, RunCallback,
+                                       pending, 0),
+                 "cudaStreamAddCallback", status)) {
+    delete pending;
+  }
+}
+
+}  // namespace
+}  // namespace asyncrt::gpu
+
+extern "C" ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(
+    AsyncRT_PluginParams* params, AsyncRT_Status* status) {
+  using namespace asyncrt::gpu;  // NOLINT: the plug-in's own functions.
+  g_api = params->api;
+  params->plugin_api_major = ASYNCRT_PLUGIN_API_MAJOR;
+  params->plugin_api_minor = ASYNCRT_PLUGIN_API_MINOR;
+  params->plugin_api_patch = ASYNCRT_PLUGIN_API_PATCH;
+  if (params->api->struct_size < ASYNCRT_RUNTIME_API_STRUCT_SIZE) {
+    return Fail(status, ASYNCRT_FAILED_PRECONDITION,
+                "the CUDA plug-in needs device plug-in API 1.1 or newer");
+  }
+  int device_count = 0;
+  cudaError_t error = cudaGetDeviceCount(&device_count);
+  if (error != cudaSuccess || device_count == 0) {
+    (void)cudaGetLastError();
+    return Fail(status, ASYNCRT_UNAVAILABLE,
+                std::string("no CUDA GPU is usable here: ") +
+                    (error == cudaSuccess ? "cudaGetDeviceCount found none"
+                                          : cudaGetErrorString(error)));
+  }
+  AsyncRT_Platform* platform = params->platform;
+  platform->struct_size = ASYNCRT_PLATFORM_STRUCT_SIZE;
+  platform->name = "NVIDIA CUDA";
+  platform->device_type = "cuda";
+  platform->device_count = device_count;
+  platform->platform_handle = new CudaPlatform{"NVIDIA CUDA"};
+  platform->create_device = CreateDevice;
+  platform->destroy_device = DestroyDevice;
+  platform->destroy_platform = DestroyPlatform;
+
+  AsyncRT_DeviceFns* fns = params->device_fns;
+  fns->struct_size = ASYNCRT_DEVICE_FNS_STRUCT_SIZE;
+  fns->allocate = Allocate;
+  fns->deallocate = Deallocate;
+  fns->host_memory_allocate = HostAllocate;
+  fns->host_memory_deallocate = HostDeallocate;
+  fns->memory_usage = MemoryUsage;
+  fns->create_stream = CreateStream;
+  fns->destroy_stream = DestroyStream;
+  fns->create_event = CreateEvent;
+  fns->destroy_event = DestroyEvent;
+  fns->record_event = RecordEvent;
+  fns->query_event = QueryEvent;
+  fns->wait_for_event = WaitForEvent;
+  fns->memcpy_htod = MemcpyHtoD;
+  fns->memcpy_dtoh = MemcpyDtoH;
+  fns->memcpy_dtod = MemcpyDtoD;
+  fns->host_callback = HostCallback;
+  if (!RegisterCudaKernels(params, status)) {
+    delete static_cast<CudaPlatform*>(platform->platform_handle);
+    platform->platform_handle = nullptr;
+  }
+}

@@ -1,0 +1,426 @@
+// The CUDA backend (libasyncrt_cuda.so) through the plug-in C API: every
+// GPU op against the CPU op on the same random inputs (tolerances per
+// dtype), matrix products through cuBLASLt with fused epilogues, copies,
+// memory statistics and out-of-memory, errors on the op, and concurrent
+// ops from several threads.
+//
+// Without a GPU (or without CUDA's driver) every test skips and says why.
+// ASYNCRT_CUDA_PLUGIN overrides the plug-in's path (for a tree copied to a
+// GPU machine).
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/core_runtime/op_registry.h"
+#include "asyncrt/device/dense_device_tensor.h"
+#include "asyncrt/runtime/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/device_test_util.h"
+
+namespace asyncrt {
+namespace {
+
+using ::testing::HasSubstr;
+
+template <typename... Handles>
+std::vector<TensorHandle> Args(Handles&&... handles) {
+  std::vector<TensorHandle> args;
+  (args.push_back(std::forward<Handles>(handles)), ...);
+  return args;
+}
+
+std::string PluginPath() {
+  const char* path = std::getenv("ASYNCRT_CUDA_PLUGIN");
+  return path != nullptr ? path : CUDA_PLUGIN;
+}
+
+class CudaPluginTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const OpEntry* relu = OpRegistry::Global().Find("nn.relu");
+    if (relu == nullptr || relu->metadata_fn == nullptr) {
+      GTEST_SKIP() << "the nn.* op library (oneDNN) is not linked: its shape "
+                      "functions are what GPU kernels allocate by";
+    }
+    RuntimeOptions options;
+    options.work_queue = "mstd:2";
+    options.device_plugins = {PluginPath()};
+    options.device_plugins_from_environment = false;
+    absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+    if (!runtime.ok() &&
+        absl::StrContains(runtime.status().message(), "no CUDA GPU")) {
+      GTEST_SKIP() << "no GPU here (the CUDA plug-in says: "
+                   << runtime.status().message() << ")";
+    }
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    runtime_ = *std::move(runtime);
+    exec_ctx_.emplace(*runtime_->CreateExecutionContext());
+    gpu_ = &FindDevice("CUDA:0");
+  }
+
+  void TearDown() override {
+    if (!runtime_) return;
+    exec_ctx_.reset();
+    runtime_->Quiesce();
+    // Every byte of device memory is back.
+    auto* device = AsStreamDevice(gpu_);
+    testing::DrainDevice(runtime_->host(), *device);
+    EXPECT_EQ(device->allocator().GetStats().live_bytes, 0);
+  }
+
+  Device& FindDevice(absl::string_view name) {
+    absl::StatusOr<RCReference<Device>> device =
+        runtime_->host().device_manager().FindDevice(name);
+    EXPECT_TRUE(device.ok()) << device.status();
+    return **device;
+  }
+  CoreRuntime& core() { return runtime_->core_runtime(); }
+  Device& host() { return runtime_->host().host_device(); }
+
+  TensorHandle Random(std::vector<int64_t> shape, float low = -2.f,
+                      float high = 2.f) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::uniform_real_distribution<float> dist(low, high);
+    std::vector<float> values(n);
+    for (float& v : values) v = dist(rng_);
+    return *core().MakeDenseTensorHandle<float>(shape, values);
+  }
+
+  TensorHandle Run(absl::string_view op, absl::string_view handler,
+                   std::vector<const TensorHandle*> args,
+                   const OpAttrs& attrs = OpAttrs(), int results = 1,
+                   int result_index = 0) {
+    std::vector<TensorHandle> copies;
+    for (const TensorHandle* arg : args) copies.push_back(arg->CopyRef());
+    std::vector<TensorHandle> out(results);
+    OpAttrs frozen = attrs;
+    core().Execute(*exec_ctx_, op, core().GetOpHandler(handler),
+                   absl::MakeSpan(copies), frozen.Freeze(), absl::MakeSpan(out),
+                   nullptr);
+    return std::move(out[result_index]);
+  }
+
+  TensorHandle Cast(const TensorHandle& x, DType to) {
+    OpAttrs attrs;
+    attrs.Set("to", to);
+    return Run("nn.cast", "cpu", {&x}, attrs);
+  }
+
+  // The handle's values as f32 on the host (cast there from f16/bf16).
+  std::vector<float> HostFloats(const TensorHandle& handle) {
+    TensorHandle on_host = handle.TransferTo(*exec_ctx_, host());
+    const Tensor* tensor = core().Await(on_host);
+    if (tensor == nullptr) {
+      ADD_FAILURE() << on_host.DebugString();
+      return {};
+    }
+    auto& dense = *static_cast<const DenseHostTensor*>(tensor);
+    if (dense.dtype() != DType::kF32) {
+      return HostFloats(Cast(on_host, DType::kF32));
+    }
+    auto elements = dense.elements<float>();
+    return std::vector<float>(elements.begin(), elements.end());
+  }
+
+  std::string ErrorOf(const TensorHandle& handle) {
+    core().Await(handle);
+    const absl::Status* error = handle.GetErrorIfPresent();
+    return error ? std::string(error->ToString()) : "<no error>";
+  }
+
+  // Runs `op` on the CPU and on CUDA:0 with `inputs` (f32 on the host, cast
+  // to `dtype`), and checks the results agree within `tolerance` relative
+  // to the largest magnitude.
+  void ExpectSame(absl::string_view op, std::vector<TensorHandle> inputs,
+                  const OpAttrs& attrs = OpAttrs(), DType dtype = DType::kF32,
+                  float tolerance = 1e-5f, int results = 1,
+                  int result_index = 0) {
+    SCOPED_TRACE(absl::StrCat(op, " ", DTypeName(dtype)));
+    // f16 and bf16: the CPU reference computes in f32 on the same rounded
+    // inputs (the CPU computes those ops in f32 only).
+    const bool half = dtype == DType::kF16 || dtype == DType::kBF16;
+    std::vector<TensorHandle> host_args, gpu_args;
+    for (TensorHandle& input : inputs) {
+      TensorHandle typed =
+          dtype == DType::kF32 ? input.CopyRef() : Cast(input, dtype);
+      gpu_args.push_back(typed.TransferTo(*exec_ctx_, *gpu_));
+      host_args.push_back(half ? Cast(typed, DType::kF32) : std::move(typed));
+    }
+    std::vector<const TensorHandle*> host_ptrs, gpu_ptrs;
+    for (auto& h : host_args) host_ptrs.push_back(&h);
+    for (auto& g : gpu_args) gpu_ptrs.push_back(&g);
+    TensorHandle expected =
+        Run(op, "cpu", host_ptrs, attrs, results, result_index);
+    TensorHandle actual =
+        Run(op, "cuda", gpu_ptrs, attrs, results, result_index);
+    ASSERT_EQ(ErrorOf(actual), "<no error>");
+    EXPECT_EQ(actual.device(), gpu_);
+    std::vector<float> want = HostFloats(expected);
+    std::vector<float> got = HostFloats(actual);
+    ASSERT_EQ(want.size(), got.size());
+    float scale = 1e-6f;
+    for (float w : want) scale = std::max(scale, std::fabs(w));
+    int reported = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const bool both_nan = std::isnan(want[i]) && std::isnan(got[i]);
+      if (!both_nan && !(std::fabs(want[i] - got[i]) <= tolerance * scale)) {
+        if (++reported <= 5) {
+          ADD_FAILURE() << "element " << i << ": CPU " << want[i] << ", GPU "
+                        << got[i];
+        }
+      }
+    }
+  }
+
+  std::mt19937 rng_{42};
+  std::unique_ptr<Runtime> runtime_;
+  std::optional<ExecutionContext> exec_ctx_;
+  Device* gpu_ = nullptr;
+};
+
+TEST_F(CudaPluginTest, TheGpuIsADevice) {
+  EXPECT_EQ(gpu_->type(), "cuda");
+  EXPECT_EQ(gpu_->full_name(), "/device:CUDA:0");
+  EXPECT_GT(gpu_->memory_limit_bytes(), 1ull << 30);
+  EXPECT_THAT(gpu_->physical_description(), HasSubstr("compute capability"));
+  EXPECT_FALSE(gpu_->locality().bus_id.empty());
+}
+
+TEST_F(CudaPluginTest, CopiesRoundTripExactly) {
+  for (int64_t n : {1, 1000, 1 << 22}) {
+    TensorHandle x = Random({n});
+    TensorHandle back =
+        x.TransferTo(*exec_ctx_, *gpu_).TransferTo(*exec_ctx_, host());
+    EXPECT_EQ(HostFloats(back), HostFloats(x)) << n;
+  }
+}
+
+TEST_F(CudaPluginTest, UnaryOpsMatchTheCpu) {
+  const char* ops[] = {
+      "nn.relu", "nn.sigmoid",  "nn.tanh",  "nn.gelu",       "nn.exp",
+      "nn.neg",  "nn.abs",      "nn.erf",   "nn.leaky_relu", "nn.hard_swish",
+      "nn.elu",  "nn.softplus", "nn.floor", "nn.ceil",       "nn.sin",
+      "nn.cos",  "nn.identity"};
+  for (const char* op : ops) {
+    ExpectSame(op, Args(Random({3, 257})), OpAttrs(), DType::kF32, 2e-6f);
+    ExpectSame(op, Args(Random({1000})), OpAttrs(), DType::kF16, 2e-3f);
+    ExpectSame(op, Args(Random({1000})), OpAttrs(), DType::kBF16, 1e-2f);
+  }
+  // Positive inputs for the ones defined there.
+  for (const char* op : {"nn.log", "nn.sqrt", "nn.reciprocal"}) {
+    ExpectSame(op, Args(Random({4, 100}, 0.1f, 4.f)), OpAttrs(), DType::kF32,
+               2e-6f);
+  }
+  OpAttrs clip;
+  clip.Set("min", 0.f);
+  clip.Set("max", 6.f);
+  ExpectSame("nn.clip", Args(Random({500}, -10, 10)), clip);
+  OpAttrs leaky;
+  leaky.Set("alpha", 0.3f);
+  ExpectSame("nn.leaky_relu", Args(Random({500})), leaky);
+}
+
+TEST_F(CudaPluginTest, BinaryOpsBroadcastAsTheCpu) {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+      shapes = {{{4, 5}, {4, 5}},
+                {{4, 5}, {5}},
+                {{4, 1, 3}, {1, 6, 1}},
+                {{2, 3, 4}, {}},
+                {{7}, {3, 1}}};
+  for (const char* op : {"nn.add", "nn.sub", "nn.mul", "nn.max", "nn.min"}) {
+    for (const auto& [a, b] : shapes) {
+      ExpectSame(op, Args(Random(a), Random(b)));
+      ExpectSame(op, Args(Random(a), Random(b)), OpAttrs(), DType::kF16, 2e-3f);
+    }
+  }
+  ExpectSame("nn.div", Args(Random({4, 5}), Random({5}, 0.5f, 2.f)));
+  ExpectSame("nn.pow", Args(Random({4, 5}, 0.1f, 2.f), Random({5})), OpAttrs(),
+             DType::kF32, 1e-5f);
+  // Integers.
+  ExpectSame("nn.add", Args(Random({3, 4}, -100, 100), Random({4}, -100, 100)),
+             OpAttrs(), DType::kI32, 0);
+  ExpectSame("nn.mul", Args(Random({3, 4}, -100, 100), Random({4}, -100, 100)),
+             OpAttrs(), DType::kI64, 0);
+}
+
+TEST_F(CudaPluginTest, CastsMatchTheCpu) {
+  for (DType to : {DType::kF16, DType::kBF16, DType::kI32, DType::kI64,
+                   DType::kI1, DType::kF64}) {
+    OpAttrs attrs;
+    attrs.Set("to", to);
+    ExpectSame("nn.cast", Args(Random({300}, -1000, 1000)), attrs);
+  }
+  // Saturating, as the CPU's.
+  OpAttrs to_i8;
+  to_i8.Set("to", DType::kI8);
+  ExpectSame("nn.cast", Args(Random({300}, -1000, 1000)), to_i8);
+}
+
+TEST_F(CudaPluginTest, LayoutOpsMatchTheCpu) {
+  OpAttrs perm;
+  perm.SetArray<int64_t>("perm", {2, 0, 1});
+  ExpectSame("nn.transpose", Args(Random({3, 4, 5})), perm);
+  ExpectSame("nn.transpose", Args(Random({6, 7})));
+  OpAttrs shape;
+  shape.SetArray<int64_t>("shape", {2, -1});
+  ExpectSame("nn.reshape", Args(Random({3, 4})), shape);
+  OpAttrs expand;
+  expand.SetArray<int64_t>("shape", {4, 3, 5});
+  ExpectSame("nn.expand", Args(Random({3, 1})), expand);
+  OpAttrs slice;
+  slice.SetArray<int64_t>("starts", {1, -1});
+  slice.SetArray<int64_t>("ends", {4, -100});
+  slice.SetArray<int64_t>("axes", {0, 1});
+  slice.SetArray<int64_t>("steps", {2, -2});
+  ExpectSame("nn.slice", Args(Random({5, 6})), slice);
+  OpAttrs axis1;
+  axis1.Set<int64_t>("axis", 1);
+  ExpectSame("nn.concat",
+             Args(Random({2, 3, 4}), Random({2, 1, 4}), Random({2, 5, 4})),
+             axis1);
+}
+
+TEST_F(CudaPluginTest, SoftmaxNormalizationAndReductionsMatchTheCpu) {
+  ExpectSame("nn.softmax", Args(Random({8, 1000}, -10, 10)));
+  ExpectSame("nn.softmax", Args(Random({8, 1000}, -10, 10)), OpAttrs(),
+             DType::kF16, 2e-3f);
+  ExpectSame("nn.log_softmax", Args(Random({4, 33})));
+  OpAttrs axis1;
+  axis1.Set<int64_t>("axis", 1);
+  ExpectSame("nn.softmax", Args(Random({2, 7, 3})), axis1);
+  ExpectSame("nn.layer_normalization",
+             Args(Random({16, 768}), Random({768}), Random({768})), OpAttrs(),
+             DType::kF32, 1e-5f);
+  ExpectSame("nn.layer_normalization",
+             Args(Random({16, 768}), Random({768}), Random({768})), OpAttrs(),
+             DType::kF16, 1e-2f);
+  OpAttrs axes;
+  axes.SetArray<int64_t>("axes", {0, 2});
+  axes.Set<int64_t>("keepdims", 0);
+  for (const char* op : {"nn.reduce_sum", "nn.reduce_mean", "nn.reduce_max",
+                         "nn.reduce_min", "nn.reduce_sum_square"}) {
+    ExpectSame(op, Args(Random({5, 6, 70})), axes, DType::kF32, 1e-5f);
+    ExpectSame(op, Args(Random({3, 9})), OpAttrs(), DType::kF32, 1e-5f);
+  }
+  ExpectSame("nn.global_average_pool", Args(Random({2, 8, 7, 7})));
+}
+
+TEST_F(CudaPluginTest, MatrixProductsMatchTheCpu) {
+  // f32 without TF32 is exact to f32 rounding.
+  ExpectSame("nn.matmul", Args(Random({64, 96}), Random({96, 128})), OpAttrs(),
+             DType::kF32, 1e-5f);
+  ExpectSame("nn.matmul", Args(Random({3, 17, 33}), Random({33, 9})), OpAttrs(),
+             DType::kF32, 1e-5f);
+  ExpectSame("nn.matmul", Args(Random({2, 3, 8, 16}), Random({2, 3, 16, 4})),
+             OpAttrs(), DType::kF32, 1e-5f);
+  ExpectSame("nn.matmul", Args(Random({16}), Random({16, 5})), OpAttrs(),
+             DType::kF32, 1e-5f);
+  ExpectSame("nn.matmul", Args(Random({128, 256}), Random({256, 64})),
+             OpAttrs(), DType::kF16, 5e-3f);
+  ExpectSame("nn.matmul", Args(Random({128, 256}), Random({256, 64})),
+             OpAttrs(), DType::kBF16, 2e-2f);
+  // Fused bias + relu, bias + sum + relu, and gelu.
+  OpAttrs relu;
+  relu.SetString("activation", "relu");
+  ExpectSame("nn.matmul",
+             Args(Random({32, 64}), Random({64, 48}), Random({48})), relu,
+             DType::kF32, 1e-5f);
+  ExpectSame(
+      "nn.matmul",
+      Args(Random({32, 64}), Random({64, 48}), Random({48}), Random({32, 48})),
+      relu, DType::kF32, 1e-5f);
+  OpAttrs gelu;
+  gelu.SetString("activation", "gelu");
+  ExpectSame("nn.matmul", Args(Random({8, 64}), Random({64, 24}), Random({24})),
+             gelu, DType::kF32, 1e-5f);
+  // Gemm with transposes, alpha, beta and a broadcast C.
+  OpAttrs gemm;
+  gemm.Set<int64_t>("transA", 1);
+  gemm.Set<int64_t>("transB", 1);
+  gemm.Set("alpha", 0.5f);
+  gemm.Set("beta", 2.f);
+  ExpectSame("nn.gemm", Args(Random({40, 30}), Random({20, 40}), Random({20})),
+             gemm, DType::kF32, 1e-5f);
+  ExpectSame("nn.gemm", Args(Random({30, 40}), Random({40, 20})), OpAttrs(),
+             DType::kF32, 1e-5f);
+}
+
+TEST_F(CudaPluginTest, ErrorsNameTheOpAndDevice) {
+  TensorHandle on_gpu = Random({4}).TransferTo(*exec_ctx_, *gpu_);
+  TensorHandle on_host = Random({4});
+  EXPECT_THAT(ErrorOf(Run("nn.add", "cuda", {&on_gpu, &on_host})),
+              HasSubstr("nn.add runs on CUDA:0 but its argument 1 is on "
+                        "CPU:0"));
+  TensorHandle ints =
+      Cast(Random({4}), DType::kI32).TransferTo(*exec_ctx_, *gpu_);
+  EXPECT_THAT(ErrorOf(Run("nn.relu", "cuda", {&ints})), HasSubstr("i32"));
+  TensorHandle a = Random({2, 3}).TransferTo(*exec_ctx_, *gpu_);
+  EXPECT_THAT(ErrorOf(Run("nn.matmul", "cuda", {&a, &a})),
+              HasSubstr("nn.matmul"));
+  // The device is still usable.
+  EXPECT_EQ(HostFloats(Run("nn.neg", "cuda", {&on_gpu})).size(), 4u);
+}
+
+TEST_F(CudaPluginTest, OutOfMemoryIsAnErrorOnTheOp) {
+  TensorHandle x = Random({1}).TransferTo(*exec_ctx_, *gpu_);
+  OpAttrs huge;
+  // 4 TiB of f32.
+  huge.SetArray<int64_t>("shape", {1 << 20, 1 << 20});
+  EXPECT_THAT(ErrorOf(Run("nn.expand", "cuda", {&x}, huge)),
+              HasSubstr("out of memory"));
+  EXPECT_EQ(HostFloats(Run("nn.neg", "cuda", {&x})).size(), 1u);
+}
+
+TEST_F(CudaPluginTest, MemoryIsReusedAndCounted) {
+  auto* device = AsStreamDevice(gpu_);
+  TensorHandle x = Random({1 << 16}).TransferTo(*exec_ctx_, *gpu_);
+  ASSERT_EQ(ErrorOf(x), "<no error>");
+  const int64_t before = device->allocator().GetStats().live_bytes;
+  for (int i = 0; i < 200; ++i) {
+    TensorHandle y = Run("nn.relu", "cuda", {&x});
+    ASSERT_EQ(ErrorOf(y), "<no error>");
+  }
+  EXPECT_EQ(device->allocator().GetStats().live_bytes, before);
+  EXPECT_GE(device->allocator().GetStats().peak_bytes, before + (1 << 18));
+}
+
+TEST_F(CudaPluginTest, ConcurrentChainsFromSeveralThreads) {
+  constexpr int kThreads = 4, kChain = 50;
+  std::vector<TensorHandle> inputs;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back(Random({1024}).TransferTo(*exec_ctx_, *gpu_));
+  }
+  std::vector<std::vector<float>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      TensorHandle value = inputs[t].CopyRef();
+      for (int i = 0; i < kChain; ++i) {
+        value = Run(i % 2 ? "nn.neg" : "nn.abs", "cuda", {&value});
+      }
+      results[t] = HostFloats(value);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    // abs then neg, 25 times: -|x|.
+    std::vector<float> input = HostFloats(inputs[t]);
+    ASSERT_EQ(results[t].size(), input.size());
+    for (size_t i = 0; i < input.size(); ++i) {
+      EXPECT_EQ(results[t][i], -std::fabs(input[i]));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace asyncrt

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs AsyncRT's GPU tests and benchmarks from an archive made by
+# tools/gpu/package.sh, on a machine with an NVIDIA GPU and CUDA 13 (its
+# cuBLASLt is used, from /usr/local/cuda or an installed Python wheel).
+#
+#   run_gpu_suite.sh [OUT_DIR]
+#
+# Writes OUT_DIR/gpu_tests.xml (GoogleTest) and OUT_DIR/gpu_benchmark.json
+# (Google Benchmark), and prints the test summary and the benchmark table.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-$here/out}
+mkdir -p "$out"
+cuda_libs=$(dirname "$(find /usr/local/cuda/ /usr/local/cuda/lib64/ /opt /usr/lib \
+  -maxdepth 8 -name 'libcublasLt.so.13*' 2>/dev/null | head -1)")
+export LD_LIBRARY_PATH="$here/lib:$cuda_libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export ASYNCRT_CUDA_PLUGIN="$here/lib/libasyncrt_cuda.so"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
+  --format=csv,noheader || true
+echo "cuBLASLt from: $cuda_libs"
+if ldd "$here/bin/cuda_plugin_test" "$here/lib/libasyncrt_cuda.so" | grep "not found"; then
+  echo "missing shared libraries (above)"
+fi
+status=0
+"$here/bin/cuda_plugin_test" --gtest_output="xml:$out/gpu_tests.xml" \
+  2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|error|Expected|Which is|element|CPU " | head -80
+[[ ${PIPESTATUS[0]} == 0 ]] || status=1
+"$here/bin/gpu_benchmark" --benchmark_repetitions="${BENCH_REPETITIONS:-5}" \
+  --benchmark_report_aggregates_only=true --benchmark_enable_random_interleaving=true \
+  --benchmark_min_time="${BENCH_MIN_TIME:-0.3}" \
+  --benchmark_out="$out/gpu_benchmark.json" --benchmark_out_format=json \
+  2>&1 | grep -v "^\*\*\*" || status=1
+exit $status
