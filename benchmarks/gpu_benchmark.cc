@@ -18,6 +18,13 @@
 //                               wait for the stream
 //   BM_GpuGemm4096/cublaslt/T   cublasLtMatmul called directly, same sizes
 //                               and count
+//   BM_GpuModel/asyncrt/M_f16   model M (resnet50, mobilenetv2) compiled for
+//                               CUDA:0 in f16, batch 1: the f32 input copied
+//                               from the host, the model, the output copied
+//                               back and awaited; per call. Its peers,
+//                               PyTorch eager and torch.compile on the same
+//                               GPU, come from benchmarks/gpu/torch_peer.py
+//                               (same names, merged by summarize.py).
 //
 // Without a GPU every benchmark reports the error and is left out of the
 // summary. ASYNCRT_CUDA_PLUGIN overrides the plug-in's path.
@@ -34,7 +41,9 @@
 #include "asyncrt/device/dense_device_tensor.h"
 #include "asyncrt/device/stream_device.h"
 #include "asyncrt/runtime/runtime.h"
+#include "asyncrt/tensor/dtype.h"
 #include "backends/gpu/cuda_kernels.h"
+#include "backends/gpu/gpu_models.h"
 #include "benchmark/benchmark.h"
 
 namespace asyncrt {
@@ -50,9 +59,11 @@ std::string PluginPath() {
 }
 
 struct GpuFixture {
-  GpuFixture() {
+  // `work_queue` "s": every kernel on the calling thread, so that the
+  // benchmark's CPU time is all of the host's work.
+  explicit GpuFixture(const char* work_queue = "mstd:1") {
     RuntimeOptions options;
-    options.work_queue = "mstd:1";
+    options.work_queue = work_queue;
     options.device_plugins = {PluginPath()};
     options.device_plugins_from_environment = false;
     absl::StatusOr<std::unique_ptr<Runtime>> created = Runtime::Create(options);
@@ -160,17 +171,24 @@ BENCHMARK(BM_GpuRoundTrip_bare)
 
 //===--- GEMM -------------------------------------------------------------===//
 
-void BM_GpuGemm_asyncrt(benchmark::State& state, DType dtype) {
-  GpuFixture f;
-  if (!f.error.empty()) return state.SkipWithError(f.error.c_str());
-  // Random values (never zeros, which run faster than real data), cast on
-  // the host and copied to the GPU.
+// The operands' values, uniform in [-1, 1), the same for AsyncRT and the
+// peer (a GPU's matrix units draw power, and so clock, by the data).
+std::vector<float> GemmValues() {
   std::vector<float> values(kGemmSize * kGemmSize);
   uint32_t seed = 1;
   for (float& v : values) {
     seed = seed * 1664525u + 1013904223u;
     v = static_cast<float>(seed >> 8) / (1 << 24) * 2.f - 1.f;
   }
+  return values;
+}
+
+void BM_GpuGemm_asyncrt(benchmark::State& state, DType dtype) {
+  GpuFixture f;
+  if (!f.error.empty()) return state.SkipWithError(f.error.c_str());
+  // Random values (never zeros, which run faster than real data), cast on
+  // the host and copied to the GPU.
+  const std::vector<float> values = GemmValues();
   OpAttrs cast_attrs;
   cast_attrs.Set("to", dtype);
   OpAttrsRef cast_frozen = cast_attrs.Freeze();
@@ -231,14 +249,12 @@ void BM_GpuGemm_cublaslt(benchmark::State& state, DType dtype) {
   CHECK_CUDA_OR_SKIP(cudaMalloc(&d, bytes));
   CHECK_CUDA_OR_SKIP(cudaMalloc(&workspace, workspace_bytes));
   {
-    std::vector<uint16_t> host(kGemmSize * kGemmSize);
-    uint32_t seed = 1;
-    for (uint16_t& v : host) {
-      seed = seed * 1664525u + 1013904223u;
-      // Magnitudes in [0.5, 1), either sign, in f16 or bf16 bits.
-      v = static_cast<uint16_t>(dtype == DType::kF16 ? 0x3800 | (seed >> 22)
-                                                     : 0x3f00 | (seed >> 25));
-      if (seed & 0x10000) v |= 0x8000;
+    // The same values as the AsyncRT case, rounded the same way.
+    const std::vector<float> values = GemmValues();
+    std::vector<uint16_t> host(values.size());
+    for (size_t k = 0; k < values.size(); ++k) {
+      host[k] = dtype == DType::kF16 ? Half::FromFloat(values[k]).bits
+                                     : BFloat16::FromFloat(values[k]).bits;
     }
     cudaMemcpy(a, host.data(), bytes, cudaMemcpyHostToDevice);
     cudaMemcpy(b, host.data(), bytes, cudaMemcpyHostToDevice);
@@ -289,6 +305,46 @@ BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, f16, DType::kF16)
 BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, bf16, DType::kBF16)
     ->Name("BM_GpuGemm4096/cublaslt/bf16")
     ->UseRealTime();
+
+//===--- Models -----------------------------------------------------------===//
+
+void BM_GpuModel_asyncrt(benchmark::State& state, const char* name) {
+  absl::StatusOr<testing::GpuModel> model = testing::FindGpuModel(name);
+  if (!model.ok()) {
+    return state.SkipWithError(std::string(model.status().message()).c_str());
+  }
+  GpuFixture f("s");
+  if (!f.error.empty()) return state.SkipWithError(f.error.c_str());
+  absl::StatusOr<RCReference<BefProgram>> program =
+      f.runtime->LoadProgramFile(model->bef_path);
+  if (!program.ok()) {
+    return state.SkipWithError(std::string(program.status().message()).c_str());
+  }
+  AsyncValueRef<TensorHandle> input = MakeAvailableAsyncValueRef<TensorHandle>(
+      *f.core->MakeDenseTensorHandle<float>(model->input_shape, model->input));
+  // Warm-up: the weights' copies to the GPU, cuDNN's algorithm search.
+  for (int i = 0; i < 10; ++i) {
+    absl::StatusOr<std::vector<float>> output =
+        testing::RunModel(*f.runtime, **program, input.GetAsyncValue());
+    if (!output.ok()) {
+      return state.SkipWithError(
+          std::string(output.status().message()).c_str());
+    }
+  }
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<float>> output =
+        testing::RunModel(*f.runtime, **program, input.GetAsyncValue());
+    if (!output.ok()) return state.SkipWithError("the model failed");
+  }
+}
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, resnet50, "resnet50")
+    ->Name("BM_GpuModel/asyncrt/resnet50_f16")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2, "mobilenetv2")
+    ->Name("BM_GpuModel/asyncrt/mobilenetv2_f16")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace asyncrt

@@ -139,6 +139,9 @@ class NnToCoreRtPass
       }
       return value;
     };
+    // Lowered constants, by value: on another device a constant becomes
+    // corert.const_dense_tensor_on, copied there once, not per call.
+    llvm::DenseMap<mlir::Value, mlir::Attribute> constants;
     auto where = [&](mlir::Value value) -> llvm::StringRef {
       auto it = value_device.find(value);
       return it == value_device.end() ? llvm::StringRef(kHostDevice)
@@ -155,11 +158,21 @@ class NnToCoreRtPass
       if (!copy) {
         mlir::OpBuilder::InsertionGuard guard(builder);
         builder.setInsertionPoint(user);
-        mlir::OperationState state(user->getLoc(),
-                                   "corert.transfer_inferred_tensortype");
-        state.addOperands({value, device_value(device)});
-        state.addTypes(handle_type);
-        copy = builder.create(state)->getResult(0);
+        auto constant = constants.find(value);
+        if (constant != constants.end()) {
+          mlir::OperationState state(user->getLoc(),
+                                     "corert.const_dense_tensor_on");
+          state.addOperands(device_value(device));
+          state.addAttribute("value", constant->second);
+          state.addTypes(handle_type);
+          copy = builder.create(state)->getResult(0);
+        } else {
+          mlir::OperationState state(user->getLoc(),
+                                     "corert.transfer_inferred_tensortype");
+          state.addOperands({value, device_value(device)});
+          state.addTypes(handle_type);
+          copy = builder.create(state)->getResult(0);
+        }
         value_device[copy] = Intern(device);
       }
       return copy;
@@ -172,6 +185,7 @@ class NnToCoreRtPass
         state.addAttribute("value", constant.getValue());
         state.addTypes(handle_type);
         mlir::Operation* lowered = builder.create(state);
+        constants[lowered->getResult(0)] = constant.getValue();
         op.getResult(0).replaceAllUsesWith(lowered->getResult(0));
         op.erase();
         continue;
@@ -233,6 +247,11 @@ class NnToCoreRtPass
       op.erase();
     }
 
+    // Constants used only on other devices.
+    for (auto& [value, attribute] : constants) {
+      if (value.use_empty()) value.getDefiningOp()->erase();
+    }
+
     function->setAttr(kCostThresholdAttr,
                       builder.getI64IntegerAttr(kOneStreamCostThreshold));
     for (mlir::Operation& op : block) {
@@ -260,9 +279,14 @@ void RegisterNnToCoreRtPass() { mlir::PassRegistration<NnToCoreRtPass>(); }
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options) {
   pipeline.addPass(CreateNnFusionPass());
+  if (!options.precision.empty()) {
+    pipeline.addPass(CreateNnConvertPrecisionPass(options.precision));
+  }
   if (!options.device.empty() && options.device != kHostDevice) {
     pipeline.addPass(CreateNnAssignDevicePass(options.device));
-  } else {
+  } else if (options.precision.empty()) {
+    // oneDNN's layouts and the buffer plan are for f32 on the host; the
+    // host computes f16 and bf16 in f32 on plain tensors.
     pipeline.addPass(CreateNnAssignLayoutsPass(options.winograd));
     if (options.plan_buffers) pipeline.addPass(CreateNnPlanBuffersPass());
   }

@@ -39,7 +39,21 @@ struct CudaSettings {
   // ASYNCRT_CUDA_ALLOW_TF32=1: f32 matmuls may use TF32 tensor cores (as
   // torch.backends.cuda.matmul.allow_tf32).
   bool allow_tf32 = false;
+  // ASYNCRT_CUDA_HOST_PROFILE=1: the host time of each op's kernel call
+  // (reading operands, allocating, enqueueing), printed per op to stderr
+  // when the plug-in's platform is destroyed.
+  bool host_profile = false;
+  // ASYNCRT_CUDA_CONV_API=legacy: convolutions through cuDNN's legacy API
+  // only (default: its graph API where a plan can be made).
+  bool legacy_conv = false;
 };
+
+// Registers `def` (with api->register_kernel); with host profiling on,
+// through a wrapper that times each call.
+void RegisterKernel(AsyncRT_PluginParams* params, AsyncRT_KernelDef def,
+                    AsyncRT_Status* status);
+// Prints and clears the host profile (no-op when it is off).
+void PrintHostProfile();
 const CudaSettings& Settings();
 
 // A key for cached matmul plans: dtype, shapes, transposes, epilogue.
@@ -65,6 +79,9 @@ struct MatmulPlan {
   }
 };
 
+struct CudnnState;  // cudnn_ops.cc
+void DestroyCudnnState(CudnnState* state);
+
 struct CudaDevice {
   int ordinal = 0;
   std::string description;
@@ -88,6 +105,10 @@ struct CudaDevice {
   // bias pointer to its launch.
   std::mutex matmul_mutex;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> matmul_plans;
+
+  // cuDNN's handle and convolution plans, made on first use (owned).
+  std::mutex cudnn_init_mutex;
+  CudnnState* cudnn = nullptr;
 };
 
 // A stream: CUDA's, plus the first error of work the plug-in enqueued on it
@@ -128,6 +149,9 @@ void Fail(AsyncRT_Status* status, AsyncRT_Code code,
           const std::string& message);
 
 // Registers the kernels of cuda_ops.cc; false (status set) on failure.
+// And those of cudnn_ops.cc (convolution, pooling, batch normalization),
+// where cuDNN was found at build time.
+bool RegisterCudnnKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status);
 bool RegisterCudaKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status);
 
 }  // namespace asyncrt::gpu

@@ -96,6 +96,8 @@ __device__ __forceinline__ float ApplyUnary(UnaryOp op, float x, float alpha,
       return sinf(x);
     case UnaryOp::kCos:
       return cosf(x);
+    case UnaryOp::kLinear:
+      return alpha * x + beta;
   }
   return x;
 }
@@ -117,6 +119,37 @@ __global__ void ReluF32Kernel(const float* __restrict__ x,
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     y[i] = fmaxf(x[i], 0.f);
+  }
+}
+
+template <typename T>
+__global__ void BiasActivationKernel(T* __restrict__ y,
+                                     const T* __restrict__ bias,
+                                     int64_t channels, int64_t inner,
+                                     int64_t n, UnaryOp activation,
+                                     float alpha, float beta) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    float v = ToFloat(y[i]);
+    if (bias != nullptr) v += ToFloat(bias[(i / inner) % channels]);
+    y[i] = FromFloat<T>(ApplyUnary(activation, v, alpha, beta));
+  }
+}
+
+template <typename T>
+__global__ void BatchNormKernel(const T* __restrict__ x,
+                                const T* __restrict__ scale,
+                                const T* __restrict__ bias,
+                                const T* __restrict__ mean,
+                                const T* __restrict__ var, T* __restrict__ y,
+                                int64_t channels, int64_t inner, int64_t n,
+                                float epsilon) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t c = (i / inner) % channels;
+    const float factor = ToFloat(scale[c]) * rsqrtf(ToFloat(var[c]) + epsilon);
+    y[i] = FromFloat<T>((ToFloat(x[i]) - ToFloat(mean[c])) * factor +
+                        ToFloat(bias[c]));
   }
 }
 
@@ -482,6 +515,37 @@ cudaError_t LaunchUnary(UnaryOp op, GpuDType dtype, const void* x, void* y,
     using T = decltype(type);
     UnaryKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(
         op, static_cast<const T*>(x), static_cast<T*>(y), n, alpha, beta);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t LaunchBiasActivation(GpuDType dtype, void* y, const void* bias,
+                                 int64_t channels, int64_t inner, int64_t n,
+                                 UnaryOp activation, float alpha, float beta,
+                                 cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return WithFloatType(dtype, [&](auto type) {
+    using T = decltype(type);
+    BiasActivationKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(
+        static_cast<T*>(y), static_cast<const T*>(bias), channels, inner, n,
+        activation, alpha, beta);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t LaunchBatchNorm(GpuDType dtype, const void* x, const void* scale,
+                            const void* bias, const void* mean,
+                            const void* var, void* y, int64_t channels,
+                            int64_t inner, int64_t n, float epsilon,
+                            cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return WithFloatType(dtype, [&](auto type) {
+    using T = decltype(type);
+    BatchNormKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(scale),
+        static_cast<const T*>(bias), static_cast<const T*>(mean),
+        static_cast<const T*>(var), static_cast<T*>(y), channels, inner, n,
+        epsilon);
     return cudaGetLastError();
   });
 }

@@ -52,6 +52,7 @@ enum class UnaryOp : int {
   kCeil,
   kSin,
   kCos,
+  kLinear,  // alpha * x + beta
 };
 
 enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
@@ -94,6 +95,20 @@ cudaError_t LaunchStridedCopy(int element_bytes, const void* x,
 cudaError_t LaunchSoftmax(GpuDType dtype, const void* x, void* y, int64_t outer,
                           int64_t axis, int64_t inner, bool log,
                           cudaStream_t stream);
+
+// y = activation(y + bias[c]) over y viewed as [outer, channels, inner]
+// (bias: `channels` values, or null), in place.
+cudaError_t LaunchBiasActivation(GpuDType dtype, void* y, const void* bias,
+                                 int64_t channels, int64_t inner, int64_t n,
+                                 UnaryOp activation, float alpha, float beta,
+                                 cudaStream_t stream);
+
+// Inference batch normalization of x viewed as [outer, channels, inner]:
+// y = (x - mean[c]) * scale[c] / sqrt(var[c] + epsilon) + bias[c].
+cudaError_t LaunchBatchNorm(GpuDType dtype, const void* x, const void* scale,
+                            const void* bias, const void* mean, const void* var,
+                            void* y, int64_t channels, int64_t inner, int64_t n,
+                            float epsilon, cudaStream_t stream);
 
 // Each of `rows` rows of `cols` normalized to mean 0 and variance 1, then
 // y = normalized * scale + bias (scale and bias: `cols` values; bias may be

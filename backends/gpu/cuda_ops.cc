@@ -16,174 +16,10 @@
 #include "asyncrt/c/device_plugin.h"
 #include "backends/gpu/cuda_device.h"
 #include "backends/gpu/cuda_kernels.h"
+#include "backends/gpu/op_call.h"
 
 namespace asyncrt::gpu {
 namespace {
-
-int ElementBytes(AsyncRT_DType dtype) {
-  switch (dtype) {
-    case ASYNCRT_DTYPE_BOOL:
-    case ASYNCRT_DTYPE_I8:
-    case ASYNCRT_DTYPE_U8:
-      return 1;
-    case ASYNCRT_DTYPE_I16:
-    case ASYNCRT_DTYPE_F16:
-    case ASYNCRT_DTYPE_BF16:
-      return 2;
-    case ASYNCRT_DTYPE_I32:
-    case ASYNCRT_DTYPE_F32:
-      return 4;
-    case ASYNCRT_DTYPE_I64:
-    case ASYNCRT_DTYPE_F64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
-const char* DTypeName(AsyncRT_DType dtype) {
-  switch (dtype) {
-    case ASYNCRT_DTYPE_BOOL:
-      return "i1";
-    case ASYNCRT_DTYPE_I8:
-      return "i8";
-    case ASYNCRT_DTYPE_I16:
-      return "i16";
-    case ASYNCRT_DTYPE_I32:
-      return "i32";
-    case ASYNCRT_DTYPE_I64:
-      return "i64";
-    case ASYNCRT_DTYPE_U8:
-      return "ui8";
-    case ASYNCRT_DTYPE_F16:
-      return "f16";
-    case ASYNCRT_DTYPE_BF16:
-      return "bf16";
-    case ASYNCRT_DTYPE_F32:
-      return "f32";
-    case ASYNCRT_DTYPE_F64:
-      return "f64";
-    default:
-      return "invalid";
-  }
-}
-
-bool IsFloating16or32(AsyncRT_DType dtype) {
-  return dtype == ASYNCRT_DTYPE_F32 || dtype == ASYNCRT_DTYPE_F16 ||
-         dtype == ASYNCRT_DTYPE_BF16;
-}
-
-int64_t NumElements(const AsyncRT_TensorView& view) {
-  int64_t n = 1;
-  for (int i = 0; i < view.rank; ++i) n *= view.dims[i];
-  return n;
-}
-
-// Dense row-major strides of `view`, in elements.
-std::vector<int64_t> DenseStrides(const AsyncRT_TensorView& view) {
-  std::vector<int64_t> strides(view.rank);
-  int64_t stride = 1;
-  for (int i = view.rank - 1; i >= 0; --i) {
-    strides[i] = stride;
-    stride *= view.dims[i];
-  }
-  return strides;
-}
-
-// One op call: its operands, attributes and stream, and the error to
-// report (the first failure sets `status`, and the kernel returns).
-class OpCall {
- public:
-  OpCall(AsyncRT_KernelContext* context, AsyncRT_Status* status)
-      : context_(context), status_(status) {
-    device_ = DeviceOf(g_api->kernel_device(context));
-    stream_ = StreamOf(g_api->kernel_stream(context))->stream;
-    UseDevice(device_->ordinal);
-  }
-
-  cudaStream_t stream() const { return stream_; }
-  CudaDevice& device() const { return *device_; }
-  int num_inputs() const { return g_api->num_inputs(context_); }
-  int num_outputs() const { return g_api->num_outputs(context_); }
-
-  bool Input(int index, AsyncRT_TensorView* view) {
-    view->struct_size = ASYNCRT_TENSOR_VIEW_STRUCT_SIZE;
-    g_api->get_input(context_, index, view, status_);
-    return g_api->status_code(status_) == ASYNCRT_OK;
-  }
-  bool Output(int index, AsyncRT_TensorView* view) {
-    view->struct_size = ASYNCRT_TENSOR_VIEW_STRUCT_SIZE;
-    g_api->allocate_output(context_, index, view, status_);
-    return g_api->status_code(status_) == ASYNCRT_OK;
-  }
-
-  int64_t Int(const char* name, int64_t fallback) const {
-    int64_t value = fallback;
-    return g_api->get_attr_int(context_, name, &value) ? value : fallback;
-  }
-  float Float(const char* name, float fallback) const {
-    double value = fallback;
-    return g_api->get_attr_float(context_, name, &value)
-               ? static_cast<float>(value)
-               : fallback;
-  }
-  std::string String(const char* name, const char* fallback) const {
-    const char* data = nullptr;
-    size_t size = 0;
-    return g_api->get_attr_string(context_, name, &data, &size)
-               ? std::string(data, size)
-               : std::string(fallback);
-  }
-  // False if the op has no such attribute.
-  bool Ints(const char* name, std::vector<int64_t>* values) const {
-    size_t count = 0;
-    if (!g_api->get_attr_ints(context_, name, nullptr, 0, &count)) {
-      return false;
-    }
-    values->resize(count);
-    g_api->get_attr_ints(context_, name, values->data(), count, &count);
-    return true;
-  }
-
-  bool Unsupported(const std::string& what) {
-    Fail(status_, ASYNCRT_UNIMPLEMENTED,
-         what + " is not supported on CUDA yet");
-    return false;
-  }
-  bool Invalid(const std::string& what) {
-    Fail(status_, ASYNCRT_INVALID_ARGUMENT, what);
-    return false;
-  }
-  bool Launched(cudaError_t error, const char* what) {
-    return CheckCuda(error, what, status_);
-  }
-  bool RequireFloat(const AsyncRT_TensorView& view) {
-    if (IsFloating16or32(view.dtype)) return true;
-    return Unsupported(std::string("dtype ") + DTypeName(view.dtype));
-  }
-  // A rank the kernels' fixed-size views can take.
-  bool RequireRank(const AsyncRT_TensorView& view) {
-    if (view.rank <= kMaxRank) return true;
-    return Unsupported("rank " + std::to_string(view.rank));
-  }
-  AsyncRT_Status* status() const { return status_; }
-
- private:
-  AsyncRT_KernelContext* context_;
-  AsyncRT_Status* status_;
-  CudaDevice* device_;
-  cudaStream_t stream_;
-};
-
-GpuDType ToGpu(AsyncRT_DType dtype) { return static_cast<GpuDType>(dtype); }
-
-// Axis `axis` of a rank-`rank` tensor, negative from the end; -1 if out of
-// range.
-int NormalizeAxis(int64_t axis, int rank) {
-  if (axis < 0) axis += rank;
-  return axis < 0 || axis >= rank ? -1 : static_cast<int>(axis);
-}
-
 //===--- Elementwise ------------------------------------------------------===//
 
 struct UnaryDef {
@@ -682,31 +518,6 @@ bool RunMatmul(const Matmul& mm, OpCall& op) {
                 "cublasLtMatmul", op);
 }
 
-// The fused activation of nn.matmul (as nn.conv's): relu in the epilogue,
-// the others as a kernel over the result.
-bool FusedActivation(OpCall& op, const std::string& activation, bool* relu,
-                     UnaryDef* after) {
-  *relu = false;
-  after->op = UnaryOp::kIdentity;
-  after->alpha = op.Float("activation_alpha", 0.f);
-  after->beta = op.Float("activation_beta", 0.f);
-  if (activation.empty() || activation == "none") return true;
-  if (activation == "relu") {
-    *relu = true;
-    return true;
-  }
-  if (activation == "leaky_relu") {
-    after->op = UnaryOp::kLeakyRelu;
-  } else if (activation == "clip") {
-    after->op = UnaryOp::kClip;
-  } else if (activation == "gelu") {
-    after->op = UnaryOp::kGelu;
-  } else {
-    return op.Unsupported("fused activation '" + activation + "'");
-  }
-  return true;
-}
-
 void MatmulKernel(AsyncRT_KernelContext* context, void*,
                   AsyncRT_Status* status) {
   OpCall op(context, status);
@@ -761,16 +572,16 @@ void MatmulKernel(AsyncRT_KernelContext* context, void*,
     mm.c = sum.data;
     mm.beta = 1.f;
   }
-  UnaryDef after;
-  if (!FusedActivation(op, op.String("activation", ""), &mm.relu, &after) ||
-      !RunMatmul(mm, op)) {
-    return;
-  }
-  if (after.op != UnaryOp::kIdentity) {
-    op.Launched(
-        LaunchUnary(after.op, ToGpu(y.dtype), y.data, y.data, NumElements(y),
-                    after.alpha, after.beta, op.stream()),
-        "launching the activation");
+  // Relu in cuBLASLt's epilogue; the others as a kernel over the result.
+  UnaryOp activation;
+  float alpha, beta;
+  if (!FusedActivation(op, &activation, &alpha, &beta)) return;
+  mm.relu = activation == UnaryOp::kRelu;
+  if (!RunMatmul(mm, op)) return;
+  if (activation != UnaryOp::kIdentity && !mm.relu) {
+    op.Launched(LaunchUnary(activation, ToGpu(y.dtype), y.data, y.data,
+                            NumElements(y), alpha, beta, op.stream()),
+                "launching the activation");
   }
 }
 
@@ -912,7 +723,7 @@ bool RegisterCudaKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status) {
     def.op_name = entry.op;
     def.compute = entry.fn;
     def.kernel_data = entry.data;
-    params->api->register_kernel(params->registrar, &def, status);
+    RegisterKernel(params, def, status);
     if (params->api->status_code(status) != ASYNCRT_OK) return false;
   }
   return true;

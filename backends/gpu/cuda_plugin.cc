@@ -14,10 +14,13 @@
 //   to its blocking pool; no host thread waits for the GPU).
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -37,6 +40,12 @@ const CudaSettings& Settings() {
     }
     if (const char* tf32 = std::getenv("ASYNCRT_CUDA_ALLOW_TF32")) {
       s.allow_tf32 = std::strcmp(tf32, "1") == 0;
+    }
+    if (const char* api = std::getenv("ASYNCRT_CUDA_CONV_API")) {
+      s.legacy_conv = std::strcmp(api, "legacy") == 0;
+    }
+    if (const char* profile = std::getenv("ASYNCRT_CUDA_HOST_PROFILE")) {
+      s.host_profile = std::strcmp(profile, "1") == 0;
     }
     return s;
   }();
@@ -59,6 +68,66 @@ bool CheckCuda(cudaError_t error, const char* what, AsyncRT_Status* status) {
        std::string(what) + ": " + cudaGetErrorName(error) + ": " +
            cudaGetErrorString(error));
   return false;
+}
+
+namespace {
+
+// A kernel timed on the host (ASYNCRT_CUDA_HOST_PROFILE).
+struct ProfiledKernel {
+  AsyncRT_KernelFn compute;
+  void* data;
+  std::string op;
+  std::atomic<int64_t> calls{0};
+  std::atomic<int64_t> nanoseconds{0};
+};
+std::mutex profile_mutex;
+std::vector<std::unique_ptr<ProfiledKernel>>& Profiled() {
+  static auto* kernels = new std::vector<std::unique_ptr<ProfiledKernel>>();
+  return *kernels;
+}
+
+void RunProfiled(AsyncRT_KernelContext* context, void* data,
+                 AsyncRT_Status* status) {
+  auto* kernel = static_cast<ProfiledKernel*>(data);
+  const auto start = std::chrono::steady_clock::now();
+  kernel->compute(context, kernel->data, status);
+  kernel->nanoseconds.fetch_add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - start)
+          .count(),
+      std::memory_order_relaxed);
+  kernel->calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void RegisterKernel(AsyncRT_PluginParams* params, AsyncRT_KernelDef def,
+                    AsyncRT_Status* status) {
+  if (Settings().host_profile) {
+    auto kernel = std::make_unique<ProfiledKernel>();
+    kernel->compute = def.compute;
+    kernel->data = def.kernel_data;
+    kernel->op = def.op_name;
+    def.compute = RunProfiled;
+    def.kernel_data = kernel.get();
+    std::lock_guard<std::mutex> lock(profile_mutex);
+    Profiled().push_back(std::move(kernel));
+  }
+  params->api->register_kernel(params->registrar, &def, status);
+}
+
+void PrintHostProfile() {
+  std::lock_guard<std::mutex> lock(profile_mutex);
+  for (const auto& kernel : Profiled()) {
+    const int64_t calls = kernel->calls.exchange(0);
+    const int64_t ns = kernel->nanoseconds.exchange(0);
+    if (calls == 0) continue;
+    std::fprintf(stderr,
+                 "asyncrt cuda host profile: %-24s %8lld calls %10.2f us/call "
+                 "%10.1f ms\n",
+                 kernel->op.c_str(), static_cast<long long>(calls),
+                 ns / 1e3 / calls, ns / 1e6);
+  }
 }
 
 namespace {
@@ -172,6 +241,9 @@ void DestroyDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device) {
   std::unique_ptr<CudaDevice> cuda(DeviceOf(device));
   if (!cuda) return;
   UseDevice(cuda->ordinal);
+#ifdef ASYNCRT_HAVE_CUDNN
+  if (cuda->cudnn != nullptr) DestroyCudnnState(cuda->cudnn);
+#endif
   cuda->memory.reset();
   cuda->host_memory.reset();
   cudaFree(cuda->blas_workspace);
@@ -181,6 +253,7 @@ void DestroyDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device) {
 }
 
 void DestroyPlatform(AsyncRT_Platform* platform) {
+  PrintHostProfile();
   delete static_cast<CudaPlatform*>(platform->platform_handle);
   platform->platform_handle = nullptr;
 }
@@ -420,7 +493,11 @@ extern "C" ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(
   fns->memcpy_dtoh = MemcpyDtoH;
   fns->memcpy_dtod = MemcpyDtoD;
   fns->host_callback = HostCallback;
-  if (!RegisterCudaKernels(params, status)) {
+  bool registered = RegisterCudaKernels(params, status);
+#ifdef ASYNCRT_HAVE_CUDNN
+  registered = registered && RegisterCudnnKernels(params, status);
+#endif
+  if (!registered) {
     delete static_cast<CudaPlatform*>(platform->platform_handle);
     platform->platform_handle = nullptr;
   }

@@ -8,6 +8,7 @@
 // ASYNCRT_CUDA_PLUGIN overrides the plug-in's path (for a tree copied to a
 // GPU machine).
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/device/dense_device_tensor.h"
 #include "asyncrt/runtime/runtime.h"
+#include "backends/gpu/gpu_models.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/device_test_util.h"
@@ -353,6 +355,111 @@ TEST_F(CudaPluginTest, MatrixProductsMatchTheCpu) {
              gemm, DType::kF32, 1e-5f);
   ExpectSame("nn.gemm", Args(Random({30, 40}), Random({40, 20})), OpAttrs(),
              DType::kF32, 1e-5f);
+}
+
+TEST_F(CudaPluginTest, ConvolutionsMatchTheCpu) {
+  OpAttrs same;
+  same.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  ExpectSame("nn.conv", Args(Random({2, 8, 14, 14}), Random({16, 8, 3, 3})),
+             same, DType::kF32, 1e-5f);
+  ExpectSame("nn.conv", Args(Random({2, 8, 14, 14}), Random({16, 8, 3, 3})),
+             same, DType::kF16, 5e-3f);
+  // Strided, grouped and dilated, with bias, a residual sum and relu.
+  OpAttrs fused;
+  fused.SetArray<int64_t>("strides", {2, 2});
+  fused.SetArray<int64_t>("dilations", {2, 2});
+  fused.SetArray<int64_t>("pads", {2, 2, 2, 2});
+  fused.Set<int64_t>("group", 2);
+  fused.SetString("activation", "relu");
+  ExpectSame("nn.conv",
+             Args(Random({1, 8, 15, 15}), Random({12, 4, 3, 3}), Random({12}),
+                  Random({1, 12, 8, 8})),
+             fused, DType::kF32, 1e-5f);
+  // Depthwise, SAME_UPPER (symmetric here), clip as relu6.
+  OpAttrs depthwise;
+  depthwise.Set<int64_t>("group", 6);
+  depthwise.SetString("auto_pad", "SAME_UPPER");
+  depthwise.SetString("activation", "clip");
+  depthwise.Set("activation_alpha", 0.f);
+  depthwise.Set("activation_beta", 6.f);
+  ExpectSame("nn.conv",
+             Args(Random({1, 6, 10, 10}), Random({6, 1, 3, 3}), Random({6})),
+             depthwise, DType::kF32, 1e-5f);
+  // 1-D.
+  ExpectSame("nn.conv", Args(Random({2, 3, 20}), Random({5, 3, 4})), OpAttrs(),
+             DType::kF32, 1e-5f);
+  // Asymmetric padding is refused, not wrong.
+  OpAttrs asymmetric;
+  asymmetric.SetArray<int64_t>("pads", {0, 0, 1, 1});
+  TensorHandle x = Random({1, 2, 5, 5}).TransferTo(*exec_ctx_, *gpu_);
+  TensorHandle w = Random({2, 2, 3, 3}).TransferTo(*exec_ctx_, *gpu_);
+  EXPECT_THAT(ErrorOf(Run("nn.conv", "cuda", {&x, &w}, asymmetric)),
+              HasSubstr("asymmetric padding (0 before, 1 after) is not "
+                        "supported on CUDA yet"));
+}
+
+TEST_F(CudaPluginTest, PoolingAndBatchNormMatchTheCpu) {
+  OpAttrs max;
+  max.SetArray<int64_t>("kernel_shape", {3, 3});
+  max.SetArray<int64_t>("strides", {2, 2});
+  max.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  ExpectSame("nn.max_pool", Args(Random({2, 4, 13, 13})), max);
+  ExpectSame("nn.max_pool", Args(Random({2, 4, 13, 13})), max, DType::kF16,
+             1e-3f);
+  OpAttrs average;
+  average.SetArray<int64_t>("kernel_shape", {2, 2});
+  average.SetArray<int64_t>("strides", {2, 2});
+  ExpectSame("nn.average_pool", Args(Random({1, 3, 8, 8})), average);
+  average.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  average.Set<int64_t>("count_include_pad", 1);
+  ExpectSame("nn.average_pool", Args(Random({1, 3, 7, 7})), average);
+  ExpectSame("nn.batch_normalization",
+             Args(Random({2, 5, 4, 4}), Random({5}), Random({5}), Random({5}),
+                  Random({5}, 0.5f, 2.f)),
+             OpAttrs(), DType::kF32, 1e-5f);
+}
+
+// ResNet-50 and MobileNetV2 compiled for CUDA:0 in f16 give PyTorch's f32
+// results within f16's tolerance, with the same top class, on every call
+// (the weights are copied to the GPU on the first call and kept).
+TEST_F(CudaPluginTest, ModelsInF16MatchTheReference) {
+  int ran = 0;
+  for (const char* name : {"resnet50", "mobilenetv2"}) {
+    absl::StatusOr<testing::GpuModel> model = testing::FindGpuModel(name);
+    if (!model.ok()) {
+      std::printf("skipping %s: %s\n", name,
+                  std::string(model.status().message()).c_str());
+      continue;
+    }
+    SCOPED_TRACE(name);
+    absl::StatusOr<RCReference<BefProgram>> program =
+        runtime_->LoadProgramFile(model->bef_path);
+    ASSERT_TRUE(program.ok()) << program.status();
+    AsyncValueRef<TensorHandle> input =
+        MakeAvailableAsyncValueRef<TensorHandle>(
+            *core().MakeDenseTensorHandle<float>(model->input_shape,
+                                                 model->input));
+    for (int call = 0; call < 3; ++call) {
+      absl::StatusOr<std::vector<float>> output =
+          testing::RunModel(*runtime_, **program, input.GetAsyncValue());
+      ASSERT_TRUE(output.ok()) << output.status();
+      ASSERT_EQ(output->size(), model->expected.size());
+      float scale = 0, error = 0;
+      size_t top = 0, expected_top = 0;
+      for (size_t i = 0; i < output->size(); ++i) {
+        scale = std::max(scale, std::fabs(model->expected[i]));
+        error = std::max(error, std::fabs((*output)[i] - model->expected[i]));
+        if ((*output)[i] > (*output)[top]) top = i;
+        if (model->expected[i] > model->expected[expected_top]) {
+          expected_top = i;
+        }
+      }
+      EXPECT_LE(error, 1e-2f * scale) << "call " << call;
+      EXPECT_EQ(top, expected_top) << "call " << call;
+    }
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "no models (ASYNCRT_GPU_MODEL_DIR)";
 }
 
 TEST_F(CudaPluginTest, ErrorsNameTheOpAndDevice) {

@@ -627,6 +627,43 @@ absl::StatusOr<TensorHandle> ConstDenseTensor(AsyncKernelFrame* frame) {
       MakeAvailableAsyncValueRef<DenseHostTensor>(*std::move(tensor)));
 }
 
+// corert.const_dense_tensor_on %device {value = dense<...>}: the constant on
+// `device`, copied there once per file and device and shared by every call
+// after (a model's weights on a GPU); on the host, as const_dense_tensor.
+absl::StatusOr<TensorHandle> ConstDenseTensorOn(RemainingArguments args,
+                                                AsyncKernelFrame* frame) {
+  const bef::Attribute* value = frame->GetAttribute("value");
+  if (value == nullptr) return absl::InvalidArgumentError("missing 'value'");
+  const RCReference<Device>* device =
+      args.size() == 1 ? args[0]->GetIfPresent<RCReference<Device>>() : nullptr;
+  if (device == nullptr || *device == nullptr) {
+    return absl::InvalidArgumentError("expects one !tfrt.device operand");
+  }
+  HostContext* host = frame->GetHostContext();
+  absl::StatusOr<const DecodedConstant*> decoded =
+      DecodedConstantOf(frame->bef_file(), *value, *host->allocator());
+  if (!decoded.ok()) return decoded.status();
+  const DenseHostTensor& tensor = (*decoded)->tensor();
+  auto on_host = [&] {
+    return TensorHandle(&host->host_device(), tensor.metadata(),
+                        MakeAvailableAsyncValueRef<DenseHostTensor>(
+                            tensor.CopyRef()));
+  };
+  if (device->get() == &host->host_device()) return on_host();
+  const ExecutionContext& exec_ctx = frame->GetExecutionContext();
+  std::shared_ptr<const void> copy = (*decoded)->GetOrMakeCopy(
+      (*device)->incarnation(),
+      [&]() -> std::shared_ptr<const void> {
+        return std::make_shared<const TensorHandle>(
+            on_host().TransferTo(exec_ctx, **device));
+      },
+      [](const void* kept) {
+        return static_cast<const TensorHandle*>(kept)->GetErrorIfPresent() ==
+               nullptr;
+      });
+  return static_cast<const TensorHandle*>(copy.get())->CopyRef();
+}
+
 // corert.create_dense_tensor.DTYPE {shape = [...], value = [...]}: `value`
 // holds elements of the op's dtype T, one (repeated) or one per element;
 // complex elements may be (real, imaginary) pairs of their float type.
@@ -997,6 +1034,7 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
   add("corert.ht_to_tensorhandle", ASYNCRT_KERNEL(HtToTensorHandle));
   add("corert.tensorhandle_to_int32", ASYNCRT_KERNEL(TensorHandleToInt32));
   add("corert.const_dense_tensor", ASYNCRT_KERNEL(ConstDenseTensor));
+  add("corert.const_dense_tensor_on", ASYNCRT_KERNEL(ConstDenseTensorOn));
   add("corert_sync.const_dense_tensor", ASYNCRT_KERNEL(ConstDenseTensor));
   add("corert.const_string_tensor", ASYNCRT_KERNEL(ConstStringTensor));
   // Bound to the element type of their dtype (bool and i1 are both bool).

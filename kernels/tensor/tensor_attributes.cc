@@ -109,6 +109,15 @@ absl::StatusOr<DenseHostTensor> DenseTensorFromAttribute(
 absl::StatusOr<DenseHostTensor> ConstantTensorFromAttribute(
     const bef::BefFile& file, const bef::Attribute& dense,
     HostAllocator& allocator) {
+  absl::StatusOr<const DecodedConstant*> decoded =
+      DecodedConstantOf(file, dense, allocator);
+  if (!decoded.ok()) return decoded.status();
+  return (*decoded)->tensor().CopyRef();
+}
+
+absl::StatusOr<const DecodedConstant*> DecodedConstantOf(
+    const bef::BefFile& file, const bef::Attribute& dense,
+    HostAllocator& allocator) {
   auto decode = [&]() -> std::shared_ptr<const void> {
     auto dtype = DTypeOfAttributeKind(dense.element_kind);
     if (dense.kind != AttributeKind::kDense || !dtype) return nullptr;
@@ -133,7 +142,8 @@ absl::StatusOr<DenseHostTensor> ConstantTensorFromAttribute(
     }
     if (!buffer) return nullptr;
     buffer->MarkReadOnly();
-    return std::make_shared<const DenseHostTensor>(metadata, std::move(buffer));
+    return std::make_shared<const DecodedConstant>(
+        DenseHostTensor(metadata, std::move(buffer)));
   };
   std::shared_ptr<const void> decoded = file.GetOrDecode(dense, decode);
   if (decoded == nullptr) {
@@ -142,7 +152,7 @@ absl::StatusOr<DenseHostTensor> ConstantTensorFromAttribute(
     if (!copy.ok()) return copy.status();
     return absl::InternalError("cannot decode a constant tensor");
   }
-  return static_cast<const DenseHostTensor*>(decoded.get())->CopyRef();
+  return static_cast<const DecodedConstant*>(decoded.get());
 }
 
 absl::StatusOr<StringHostTensor> StringTensorFromAttributes(

@@ -1,9 +1,10 @@
 // Placement by the compiler: -nn-assign-device puts the nn ops on a device
 // (nn.device, unless an op has one), and -nn-to-corert runs each on that
-// device's op handler with every copy explicit: a constant (on the host)
-// is copied to the device once for all its uses there, a value the host
-// needs back (an op pinned to CPU:0, the function's results) is copied
-// back. Run on the example plug-in's simulated accelerator.
+// device's op handler with every copy explicit: a constant used on the
+// device is corert.const_dense_tensor_on it (copied there on the first call
+// and kept with the file for the others), a value the host needs back (an
+// op pinned to CPU:0, the function's results) is copied back. Run twice on
+// the example plug-in's simulated accelerator.
 // REQUIRES: nn_ops
 // RUN: asyncrt-opt -nn-assign-device="device=SIM:0" -nn-to-corert %s | FileCheck %s
 // The lowered module (its closing brace dropped), plus a function (the
@@ -22,8 +23,8 @@
 // CHECK-DAG: %[[SIM:.*]] = corert.get_op_handler %[[CH]] "SIM:0"
 // CHECK-DAG: %[[SIM_DEVICE:.*]] = "tfrt.get_device"(%[[CH]]) {{{.*}}device_name = "SIM:0"}
 // CHECK-DAG: %[[HOST_DEVICE:.*]] = "tfrt.get_device"(%[[CH]]) {{{.*}}device_name = "CPU:0"}
-// CHECK: %[[X:.*]] = corert.const_dense_tensor
-// CHECK: %[[X_SIM:.*]] = corert.transfer_inferred_tensortype %[[X]], %[[SIM_DEVICE]]
+// CHECK-NOT: corert.const_dense_tensor {
+// CHECK: %[[X_SIM:.*]] = corert.const_dense_tensor_on %[[SIM_DEVICE]] dense<{{.*}}> : tensor<2x2xf32>
 // CHECK: %[[R:.*]] = corert.executeop(%[[SIM]]) "nn.relu"(%[[X_SIM]]) : 1
 // CHECK: %[[S:.*]] = corert.executeop(%[[SIM]]) "nn.add"(%[[X_SIM]], %[[R]]) : 1
 // CHECK: %[[M:.*]] = corert.executeop(%[[SIM]]) "nn.matmul"(%[[S]], %[[X_SIM]]) : 1
@@ -45,11 +46,17 @@ func.func @main() -> (tensor<2x2xf32>, tensor<2x2xf32>) {
 // -(s x) = [[11, -14], [21, -26]].
 // EXEC-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [1.100000e+01, -1.400000e+01, 2.100000e+01, -2.600000e+01]
 // EXEC-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [-1.000000e+00, 4.000000e+00, -3.000000e+00, 8.000000e+00]
+// The second call, with the constant's copy made by the first:
+// EXEC-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [1.100000e+01, -1.400000e+01, 2.100000e+01, -2.600000e+01]
+// EXEC-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [-1.000000e+00, 4.000000e+00, -3.000000e+00, 8.000000e+00]
 // DRIVER: func.func @print_main() -> !tfrt.chain {
 // DRIVER:   %ch0 = tfrt.new.chain
 // DRIVER:   %n, %s = tfrt.call @main() : () -> (!corert.tensorhandle, !corert.tensorhandle)
 // DRIVER:   %ch1 = corert.print_tensorhandle %n, %ch0
 // DRIVER:   %ch2 = corert.print_tensorhandle %s, %ch1
-// DRIVER:   tfrt.return %ch2 : !tfrt.chain
+// DRIVER:   %n2, %s2 = tfrt.call @main() : () -> (!corert.tensorhandle, !corert.tensorhandle)
+// DRIVER:   %ch3 = corert.print_tensorhandle %n2, %ch2
+// DRIVER:   %ch4 = corert.print_tensorhandle %s2, %ch3
+// DRIVER:   tfrt.return %ch4 : !tfrt.chain
 // DRIVER: }
 // DRIVER: }

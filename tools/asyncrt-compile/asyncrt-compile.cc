@@ -58,6 +58,11 @@ cl::opt<std::string> device(
     cl::desc("The device the model's ops run on (SIM:0; default the host): "
              "inputs are copied there and results back, explicitly"),
     cl::init(""), cl::cat(compile_options));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Compute in f16 or bf16 (the model keeps its f32 inputs and "
+             "outputs); default: the model's own types"),
+    cl::init(""), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));
@@ -93,6 +98,7 @@ int Compile() {
   pipeline_options.winograd = winograd;
   pipeline_options.plan_buffers = plan_buffers;
   pipeline_options.device = device;
+  pipeline_options.precision = precision;
   asyncrt::compiler::AddModelPipeline(pipeline, pipeline_options);
   if (mlir::failed(pipeline.run(*module))) return 1;
 

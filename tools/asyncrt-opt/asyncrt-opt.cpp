@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   asyncrt::compiler::RegisterNnPlanBuffersPass();
   asyncrt::compiler::RegisterNnToCoreRtPass();
   asyncrt::compiler::RegisterNnAssignDevicePass();
+  asyncrt::compiler::RegisterNnConvertPrecisionPass();
   asyncrt::compiler::RegisterModelPipeline();
 #endif
 

@@ -11,13 +11,19 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/out}
 mkdir -p "$out"
-cuda_libs=$(dirname "$(find /usr/local/cuda/ /usr/local/cuda/lib64/ /opt /usr/lib \
-  -maxdepth 8 -name 'libcublasLt.so.13*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH="$here/lib:$cuda_libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+# CUDA's libraries the plug-in links: cuBLASLt from the toolkit, cuDNN from
+# the toolkit or an installed wheel (nvidia-cudnn-cu13).
+find_library_dir() {
+  dirname "$(find /usr/local/cuda/ /usr/lib /opt -maxdepth 10 -name "$1" \
+    2>/dev/null | head -1)"
+}
+cuda_libs=$(find_library_dir 'libcublasLt.so.13*')
+cudnn_libs=$(find_library_dir 'libcudnn.so.9*')
+export LD_LIBRARY_PATH="$here/lib:$cuda_libs:$cudnn_libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export ASYNCRT_CUDA_PLUGIN="$here/lib/libasyncrt_cuda.so"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
   --format=csv,noheader || true
-echo "cuBLASLt from: $cuda_libs"
+echo "cuBLASLt from: $cuda_libs; cuDNN from: $cudnn_libs"
 if ldd "$here/bin/cuda_plugin_test" "$here/lib/libasyncrt_cuda.so" | grep "not found"; then
   echo "missing shared libraries (above)"
 fi

@@ -161,7 +161,7 @@ void ComputeHalvesInF32OnCpu(OpRegistry& registry) {
       "nn.batch_normalization",
       "nn.ceil",
       "nn.celu",
-      "nn.clip",
+      "nn.clip", "nn.conv", "nn.conv_transpose",
       "nn.cos",
       "nn.cosh",
       "nn.div",

@@ -140,11 +140,12 @@ absl::Status ConvTransposeMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   if (results.size() != 1) return OpError("nn.conv_transpose", "has 1 result");
   absl::StatusOr<ConvTransposePlan> plan = PlanConvTranspose(args, attrs);
   if (!plan.ok()) return plan.status();
-  results[0] = TensorMetadata(DType::kF32, plan->result);
+  results[0] = TensorMetadata(args[0].dtype, plan->result);
   return absl::OkStatus();
 }
 
 void ConvTranspose(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, "nn.conv_transpose")) return;
   constexpr absl::string_view kOp = "nn.conv_transpose";
   const size_t num_args = invocation.arguments.size();
   const TensorMetadata* arg_metadata[3] = {};

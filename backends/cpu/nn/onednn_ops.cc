@@ -538,7 +538,7 @@ absl::Status ConvMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   if (auto layout = WantsOneDnnResult("nn.conv", attrs); !layout.ok()) {
     return layout.status();
   }
-  results[0] = TensorMetadata(DType::kF32, plan->result);
+  results[0] = TensorMetadata(args[0].dtype, plan->result);
   return absl::OkStatus();
 }
 
@@ -780,6 +780,7 @@ void SetResult(OpInvocation& invocation,
 }
 
 void Conv(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, "nn.conv")) return;
   constexpr absl::string_view kOp = "nn.conv";
   const size_t num_args = invocation.arguments.size();
   const bool has_bias = num_args >= 3;

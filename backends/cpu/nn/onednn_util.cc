@@ -126,7 +126,9 @@ absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x) {
 }
 
 absl::Status CheckConvOperands(absl::string_view op, ArgumentMetadata args) {
-  if (absl::Status status = RequireF32(op, args); !status.ok()) return status;
+  if (absl::Status status = RequireFloat(op, args); !status.ok()) {
+    return status;
+  }
   const TensorShape& x = args[0].shape;
   const TensorShape& w = args[1].shape;
   if (absl::Status status = CheckSpatialInput(op, x); !status.ok()) {

@@ -59,6 +59,18 @@ bool IsShortDeviceName(llvm::StringRef name);
 std::unique_ptr<mlir::Pass> CreateNnAssignDevicePass(std::string device);
 void RegisterNnAssignDevicePass();
 
+// `-nn-convert-precision="dtype=f16"` (or bf16): the model computes in the
+// narrow type and keeps its f32 signature. f32 constants are converted
+// (rounded to nearest even), f32 arguments are cast at entry and results
+// back to f32 before the return, the model's own casts to f32 cast to the
+// narrow type, and every other op's result types come from the runtime's
+// shape function on the narrowed operands; an op whose shape function does
+// not take the narrow type computes in f32 between casts. For devices that
+// compute in f16 and bf16 (the CPU computes them in f32 on the same
+// rounded values).
+std::unique_ptr<mlir::Pass> CreateNnConvertPrecisionPass(std::string dtype);
+void RegisterNnConvertPrecisionPass();
+
 // `-nn-fuse`: folds what follows a convolution or a matmul into it. An
 // inference batch normalization of a convolution with constant weights
 // and parameters folds into its weights and bias. Then, as oneDNN
@@ -120,6 +132,10 @@ struct ModelPipelineOptions {
   // host. On another device, oneDNN's layouts and the host buffer plan do
   // not apply: the pipeline is -nn-fuse, -nn-assign-device, -nn-to-corert.
   std::string device;
+  // "f16" or "bf16": -nn-convert-precision after the fusion pass; empty:
+  // the model's own types. On the host (which computes halves in f32, to
+  // check a device's results) without oneDNN's layouts or a buffer plan.
+  std::string precision;
 };
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options = {});

@@ -278,6 +278,23 @@ def CoreRT_ConstDenseTensorOp : CoreRT_Op<"const_dense_tensor", [Pure]> {
   let assemblyFormat = "$value attr-dict";
 }
 
+def CoreRT_ConstDenseTensorOnOp
+    : CoreRT_Op<"const_dense_tensor_on", [Pure]> {
+  let summary = "a constant dense tensor handle on a device";
+  let description = [{
+    The constant copied to `device` on the first call and kept with the
+    program for every later call (a model's weights on a GPU are not copied
+    per call); on the host, as `corert.const_dense_tensor`.
+
+    ```mlir
+    %th = corert.const_dense_tensor_on %gpu dense<[0, 1, 2]> : tensor<3xi32>
+    ```
+  }];
+  let arguments = (ins CoreRT_DeviceType:$device, ElementsAttr:$value);
+  let results = (outs CoreRT_TensorHandleType:$result);
+  let assemblyFormat = "$device $value attr-dict";
+}
+
 def CoreRT_ConstStringTensorOp : CoreRT_Op<"const_string_tensor", [Pure]> {
   let summary = "a constant string host tensor handle";
   let description = [{
