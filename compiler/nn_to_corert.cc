@@ -1,5 +1,6 @@
 // -nn-to-corert: lowers model-level nn ops to corert.executeop, the form
 // that BEF runs (see passes.h).
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "asyncrt/dialects/corert/corert_dialect.h"
 #include "asyncrt/dialects/nn/nn_dialect.h"
 #include "asyncrt/dialects/tfrt/tfrt_dialect.h"
+#include "asyncrt/tensor/dtype.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,6 +24,8 @@ namespace asyncrt::compiler {
 namespace {
 
 constexpr llvm::StringLiteral kHostDevice = "CPU:0";
+// Constants this large become synthetic weights (synthetic-weights).
+constexpr int64_t kSyntheticMinElements = 1024;
 
 // A model's function runs as one stream (TFRT's stream analysis: every op
 // costs 1, far below the function's threshold, so nothing is worth a
@@ -36,6 +40,12 @@ class NnToCoreRtPass
                                mlir::OperationPass<mlir::ModuleOp>> {
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NnToCoreRtPass)
+
+  NnToCoreRtPass() = default;
+  NnToCoreRtPass(const NnToCoreRtPass& other) : PassWrapper(other) {}
+  explicit NnToCoreRtPass(bool synthetic_weights) {
+    synthetic_weights_ = synthetic_weights;
+  }
 
   llvm::StringRef getArgument() const final { return "nn-to-corert"; }
   llvm::StringRef getDescription() const final {
@@ -142,6 +152,17 @@ class NnToCoreRtPass
     // Lowered constants, by value: on another device a constant becomes
     // corert.const_dense_tensor_on, copied there once, not per call.
     llvm::DenseMap<mlir::Value, mlir::Attribute> constants;
+    // Synthetic weights (benchmarks): corert.synthetic_dense_tensor_on's
+    // attributes, by value.
+    llvm::DenseMap<mlir::Value, mlir::DictionaryAttr> synthetic;
+    auto synthetic_on = [&](mlir::DictionaryAttr attributes,
+                            mlir::Value device, mlir::Location loc) {
+      mlir::OperationState state(loc, "corert.synthetic_dense_tensor_on");
+      state.addOperands(device);
+      state.addAttributes(attributes.getValue());
+      state.addTypes(handle_type);
+      return builder.create(state)->getResult(0);
+    };
     auto where = [&](mlir::Value value) -> llvm::StringRef {
       auto it = value_device.find(value);
       return it == value_device.end() ? llvm::StringRef(kHostDevice)
@@ -159,7 +180,11 @@ class NnToCoreRtPass
         mlir::OpBuilder::InsertionGuard guard(builder);
         builder.setInsertionPoint(user);
         auto constant = constants.find(value);
-        if (constant != constants.end()) {
+        auto weights = synthetic.find(value);
+        if (weights != synthetic.end()) {
+          copy = synthetic_on(weights->second, device_value(device),
+                              user->getLoc());
+        } else if (constant != constants.end()) {
           mlir::OperationState state(user->getLoc(),
                                      "corert.const_dense_tensor_on");
           state.addOperands(device_value(device));
@@ -181,6 +206,25 @@ class NnToCoreRtPass
     for (mlir::Operation& op : llvm::make_early_inc_range(block)) {
       builder.setInsertionPoint(&op);
       if (auto constant = mlir::dyn_cast<nn::ConstantOp>(op)) {
+        auto type = mlir::cast<mlir::RankedTensorType>(constant.getType());
+        std::optional<DType> dtype = nn::DTypeOf(type.getElementType());
+        if (synthetic_weights_ && type.hasStaticShape() &&
+            type.getNumElements() > kSyntheticMinElements && dtype) {
+          mlir::DictionaryAttr attributes = builder.getDictionaryAttr({
+              builder.getNamedAttr("shape",
+                                   builder.getI64ArrayAttr(type.getShape())),
+              builder.getNamedAttr("dtype",
+                                   builder.getStringAttr(std::string(DTypeName(*dtype)))),
+              builder.getNamedAttr(
+                  "seed", builder.getI64IntegerAttr(synthetic.size() + 1)),
+          });
+          mlir::Value lowered =
+              synthetic_on(attributes, device_value(kHostDevice), op.getLoc());
+          synthetic[lowered] = attributes;
+          op.getResult(0).replaceAllUsesWith(lowered);
+          op.erase();
+          continue;
+        }
         mlir::OperationState state(op.getLoc(), "corert.const_dense_tensor");
         state.addAttribute("value", constant.getValue());
         state.addTypes(handle_type);
@@ -251,6 +295,9 @@ class NnToCoreRtPass
     for (auto& [value, attribute] : constants) {
       if (value.use_empty()) value.getDefiningOp()->erase();
     }
+    for (auto& [value, attributes] : synthetic) {
+      if (value.use_empty()) value.getDefiningOp()->erase();
+    }
 
     function->setAttr(kCostThresholdAttr,
                       builder.getI64IntegerAttr(kOneStreamCostThreshold));
@@ -266,12 +313,18 @@ class NnToCoreRtPass
         mlir::FunctionType::get(context, block.getArgumentTypes(), results));
     return mlir::success();
   }
+
+  Option<bool> synthetic_weights_{
+      *this, "synthetic-weights",
+      llvm::cl::desc("For benchmarks: large constants become deterministic "
+                     "pseudo-random values made at run time"),
+      llvm::cl::init(false)};
 };
 
 }  // namespace
 
-std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass() {
-  return std::make_unique<NnToCoreRtPass>();
+std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass(bool synthetic_weights) {
+  return std::make_unique<NnToCoreRtPass>(synthetic_weights);
 }
 
 void RegisterNnToCoreRtPass() { mlir::PassRegistration<NnToCoreRtPass>(); }
@@ -290,7 +343,7 @@ void AddModelPipeline(mlir::OpPassManager& pipeline,
     pipeline.addPass(CreateNnAssignLayoutsPass(options.winograd));
     if (options.plan_buffers) pipeline.addPass(CreateNnPlanBuffersPass());
   }
-  pipeline.addPass(CreateNnToCoreRtPass());
+  pipeline.addPass(CreateNnToCoreRtPass(options.synthetic_weights));
 }
 
 mlir::FailureOr<std::vector<uint8_t>> CompileModelToBef(mlir::ModuleOp module) {

@@ -21,6 +21,30 @@
 
 namespace asyncrt::gpu {
 
+// Owns cuDNN graph API descriptors: those of a convolution plan live as
+// long as the plan (its engine configuration and graph with it).
+class BackendDescriptors {
+ public:
+  ~BackendDescriptors() {
+    for (auto it = owned_.rbegin(); it != owned_.rend(); ++it) {
+      cudnnBackendDestroyDescriptor(*it);
+    }
+  }
+  // A new descriptor of `type`, or null.
+  cudnnBackendDescriptor_t Make(cudnnBackendDescriptorType_t type) {
+    cudnnBackendDescriptor_t descriptor = nullptr;
+    if (cudnnBackendCreateDescriptor(type, &descriptor) !=
+        CUDNN_STATUS_SUCCESS) {
+      return nullptr;
+    }
+    owned_.push_back(descriptor);
+    return descriptor;
+  }
+
+ private:
+  std::vector<cudnnBackendDescriptor_t> owned_;
+};
+
 // The device's cuDNN handle (made on first use, bound to its stream) and
 // convolution plans. Guarded by `mutex`: a handle is used by one thread at
 // a time, and a plan's descriptors are shared.
@@ -35,11 +59,11 @@ struct CudnnState {
     // cuDNN's graph API plan, where one could be made: its execution costs
     // the host far less than the legacy call (measured ~100 us per
     // convolution on an H200's host). Null: the legacy API.
-    cudnnBackendDescriptor_t backend_plan = nullptr;
+    cudnnBackendDescriptor_t backend_plan = nullptr;  // In descriptors.
+    std::unique_ptr<BackendDescriptors> backend_descriptors;
     size_t backend_workspace_bytes = 0;
     bool backend_beta = false;  // The plan adds y's prior value (a sum).
     ~ConvPlan() {
-      if (backend_plan) cudnnBackendDestroyDescriptor(backend_plan);
       if (identity) cudnnDestroyActivationDescriptor(identity);
       if (relu) cudnnDestroyActivationDescriptor(relu);
       if (bias) cudnnDestroyTensorDescriptor(bias);
@@ -164,34 +188,6 @@ bool SetTensor4d(cudnnTensorDescriptor_t* desc, AsyncRT_DType dtype,
 
 //===--- cuDNN's graph (backend) API --------------------------------------===//
 
-// Owns backend descriptors made while building a plan.
-class BackendDescriptors {
- public:
-  ~BackendDescriptors() {
-    for (auto it = owned_.rbegin(); it != owned_.rend(); ++it) {
-      cudnnBackendDestroyDescriptor(*it);
-    }
-  }
-  // A new descriptor of `type`, or null.
-  cudnnBackendDescriptor_t Make(cudnnBackendDescriptorType_t type) {
-    cudnnBackendDescriptor_t descriptor = nullptr;
-    if (cudnnBackendCreateDescriptor(type, &descriptor) !=
-        CUDNN_STATUS_SUCCESS) {
-      return nullptr;
-    }
-    owned_.push_back(descriptor);
-    return descriptor;
-  }
-  // Gives `descriptor` up (the caller destroys it).
-  void Release(cudnnBackendDescriptor_t descriptor) {
-    owned_.erase(std::remove(owned_.begin(), owned_.end(), descriptor),
-                 owned_.end());
-  }
-
- private:
-  std::vector<cudnnBackendDescriptor_t> owned_;
-};
-
 #define ASYNCRT_BACKEND_OK(call) \
   if ((call) != CUDNN_STATUS_SUCCESS) return false
 
@@ -268,7 +264,8 @@ bool MakeBackendPlan(CudnnState& state, CudnnState::ConvPlan& plan,
                      const std::vector<int64_t>& y, const Window2d& window,
                      bool beta, const void* x_data, const void* w_data,
                      void* y_data, CudaDevice& device, cudaStream_t stream) {
-  BackendDescriptors descriptors;
+  auto owned = std::make_unique<BackendDescriptors>();
+  BackendDescriptors& descriptors = *owned;
   cudnnBackendDescriptor_t x_desc = BackendTensor(descriptors, type, x, kUidX);
   cudnnBackendDescriptor_t w_desc = BackendTensor(descriptors, type, w, kUidW);
   cudnnBackendDescriptor_t y_desc = BackendTensor(descriptors, type, y, kUidY);
@@ -444,8 +441,8 @@ bool MakeBackendPlan(CudnnState& state, CudnnState::ConvPlan& plan,
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   if (best == nullptr) return false;
-  descriptors.Release(best);
   plan.backend_plan = best;
+  plan.backend_descriptors = std::move(owned);
   plan.backend_workspace_bytes = static_cast<size_t>(best_workspace);
   plan.backend_beta = beta;
   return true;

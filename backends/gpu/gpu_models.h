@@ -1,8 +1,9 @@
 // Models compiled for the GPU (tools/gpu/prepare_models.sh), for the GPU
 // tests and benchmarks: NAME_f16.bef (asyncrt-compile --device=CUDA:0
-// --precision=f16) with NAME.input.bin (raw f32), NAME.input.shape (its
-// dimensions, in text) and NAME.expected.bin (PyTorch's f32 output on that
-// input), in the directory $ASYNCRT_GPU_MODEL_DIR.
+// --precision=f16; NAME_f16_synthetic.bef with --synthetic-weights) with
+// NAME.input.bin (raw f32), NAME.input.shape (its dimensions, in text) and
+// NAME.expected.bin (PyTorch's f32 output on that input), in the directory
+// $ASYNCRT_GPU_MODEL_DIR.
 //
 // Header-only (tests and benchmarks only). Thread-compatible.
 #ifndef ASYNCRT_BACKENDS_GPU_GPU_MODELS_H_
@@ -39,9 +40,11 @@ inline std::vector<float> ReadFloats(const std::string& path) {
   return values;
 }
 
-// The model NAME of $ASYNCRT_GPU_MODEL_DIR; NotFound if the variable is
-// unset or the files are missing.
-inline absl::StatusOr<GpuModel> FindGpuModel(const std::string& name) {
+// The model NAME of $ASYNCRT_GPU_MODEL_DIR (`synthetic`: its synthetic-
+// weights build); NotFound if the variable is unset or the files are
+// missing.
+inline absl::StatusOr<GpuModel> FindGpuModel(const std::string& name,
+                                             bool synthetic = false) {
   const char* dir = std::getenv("ASYNCRT_GPU_MODEL_DIR");
   if (dir == nullptr) {
     return absl::NotFoundError(
@@ -51,7 +54,7 @@ inline absl::StatusOr<GpuModel> FindGpuModel(const std::string& name) {
   GpuModel model;
   model.name = name;
   const std::string base = absl::StrCat(dir, "/", name);
-  model.bef_path = base + "_f16.bef";
+  model.bef_path = base + (synthetic ? "_f16_synthetic.bef" : "_f16.bef");
   if (!std::filesystem::exists(model.bef_path)) {
     return absl::NotFoundError(model.bef_path + " does not exist");
   }

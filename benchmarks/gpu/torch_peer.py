@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch's latency on the GPU models of gpu_benchmark's BM_GpuModel cases.
 
-Runs torchvision's ResNet-50 and MobileNetV2 at batch 1 in f16 on the GPU
-(eval, torch.inference_mode, channels-last, cudnn.benchmark on), each call
+Runs torchvision's ResNet-50 and MobileNetV2 (channels-last) and the BERT
+encoder of tools/models/export_models.py (sequence 128) at batch 1 in f16
+on the GPU (eval, torch.inference_mode, cudnn.benchmark on), each call
 as AsyncRT's: an f32 input on the host copied to the GPU and cast, the
 model, the output cast to f32 and copied back. Peers:
 
@@ -20,15 +21,25 @@ records appended, so that summarize.py pairs them with AsyncRT's.
 import os
 import argparse
 import json
+import os
 import statistics
+import sys
 import time
 
 import torch
 import torchvision
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tools", "models"))
+from export_models import BertEncoder  # noqa: E402  (the same encoder)
+
+# name -> (model, input shape, channels-last)
 MODELS = {
-    "resnet50": torchvision.models.resnet50,
-    "mobilenetv2": torchvision.models.mobilenet_v2,
+    "resnet50": (lambda: torchvision.models.resnet50(weights=None),
+                 (1, 3, 224, 224), True),
+    "mobilenetv2": (lambda: torchvision.models.mobilenet_v2(weights=None),
+                    (1, 3, 224, 224), True),
+    "bert": (BertEncoder, (1, 128, 768), False),
 }
 
 
@@ -64,26 +75,32 @@ def main():
         with open(args.out, "w") as f:
             json.dump(data, f, indent=1)
 
-    def call(model_fn):
+    def call(model_fn, channels_last):
         def run(host_input):
             with torch.inference_mode():
-                gpu = host_input.cuda().half().contiguous(
-                    memory_format=torch.channels_last)
+                gpu = host_input.cuda().half()
+                if channels_last:
+                    gpu = gpu.contiguous(memory_format=torch.channels_last)
                 return model_fn(gpu).float().cpu()
         return run
 
-    models = {name: make(weights=None).eval().half().cuda().to(
-        memory_format=torch.channels_last) for name, make in MODELS.items()}
-    x = torch.randn(1, 3, 224, 224)
+    models = {}
+    for name, (make, shape, channels_last) in MODELS.items():
+        model = make().eval().half().cuda()
+        if channels_last:
+            model = model.to(memory_format=torch.channels_last)
+        models[name] = (model, torch.randn(*shape), channels_last)
     # Eager first for every model: compiling takes longest.
     runs = [("torch_eager", name, lambda m=model: m)
-            for name, model in models.items()]
+            for name, (model, _, _) in models.items()]
     if not args.no_compile:
         runs += [("torch_compile", name,
                   lambda m=model: torch.compile(m, mode="reduce-overhead"))
-                 for name, model in models.items()]
+                 for name, (model, _, _) in models.items()]
     for peer, name, make_fn in runs:
-        us = time_calls(call(make_fn()), x, args.iterations, warmup=20)
+        _, x, channels_last = models[name]
+        us = time_calls(call(make_fn(), channels_last), x, args.iterations,
+                        warmup=20)
         print(f"{name} {peer}: {us:.1f} us", flush=True)
         records.append({
             "name": f"BM_GpuModel/{peer}/{name}_f16/real_time",

@@ -3,12 +3,18 @@
 // op attributes, composite ops and the corert control flow.
 #include "asyncrt/kernels/core_runtime_kernels.h"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/fixed_array.h"
@@ -664,6 +670,129 @@ absl::StatusOr<TensorHandle> ConstDenseTensorOn(RemainingArguments args,
   return static_cast<const TensorHandle*>(copy.get())->CopyRef();
 }
 
+// Synthetic weights of one shape (keyed by the `shape` attribute), by dtype
+// and seed.
+struct SyntheticWeights {
+  mutable std::mutex mutex;
+  mutable std::map<std::pair<std::string, int64_t>,
+                   std::unique_ptr<DecodedConstant>>
+      by_dtype_and_seed;
+};
+
+// Deterministic pseudo-random values for synthetic weights of `metadata`
+// (see corert.synthetic_dense_tensor_on).
+absl::StatusOr<DenseHostTensor> MakeSyntheticTensor(
+    const TensorMetadata& metadata, int64_t seed) {
+  // Outside the host allocator: like a model's weights mapped from its
+  // file, these live as long as the program, not a request.
+  const size_t bytes = static_cast<size_t>(metadata.shape.GetNumElements()) *
+                       DTypeSize(metadata.dtype);
+  void* memory = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+  if (memory == nullptr) {
+    return absl::ResourceExhaustedError("cannot allocate weights");
+  }
+  std::optional<DenseHostTensor> tensor = DenseHostTensor(
+      metadata, HostBuffer::CreateFromExternal(
+                    memory, bytes, [](void* data, size_t) { std::free(data); }));
+  const TensorShape& shape = metadata.shape;
+  float low = 0.5f, high = 1.5f;
+  if (shape.GetRank() >= 2) {
+    const float bound = 1.0f / std::sqrt(static_cast<float>(
+                                   shape.GetNumElements() /
+                                   std::max<int64_t>(1, shape.GetDimensionSize(0))));
+    low = -bound;
+    high = bound;
+  }
+  uint64_t state = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(seed + 1);
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return low + (high - low) * static_cast<float>(state >> 40) /
+                     static_cast<float>(1ull << 24);
+  };
+  const int64_t n = shape.GetNumElements();
+  switch (metadata.dtype) {
+    case DType::kF32: {
+      float* out = static_cast<float*>(tensor->data());
+      for (int64_t i = 0; i < n; ++i) out[i] = next();
+      break;
+    }
+    case DType::kF16: {
+      Half* out = static_cast<Half*>(tensor->data());
+      for (int64_t i = 0; i < n; ++i) out[i] = Half::FromFloat(next());
+      break;
+    }
+    case DType::kBF16: {
+      BFloat16* out = static_cast<BFloat16*>(tensor->data());
+      for (int64_t i = 0; i < n; ++i) out[i] = BFloat16::FromFloat(next());
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("synthetic weights of ", DTypeName(metadata.dtype),
+                       ": only f32, f16 and bf16"));
+  }
+  tensor->buffer()->MarkReadOnly();
+  return std::move(*tensor);
+}
+
+// corert.synthetic_dense_tensor_on %device {shape, dtype, seed}: made once
+// per file, copied to `device` once, as const_dense_tensor_on.
+absl::StatusOr<TensorHandle> SyntheticDenseTensorOn(RemainingArguments args,
+                                                    AsyncKernelFrame* frame) {
+  const bef::Attribute* shape_attribute = frame->GetAttribute("shape");
+  const bef::Attribute* dtype_attribute = frame->GetAttribute("dtype");
+  const bef::Attribute* seed_attribute = frame->GetAttribute("seed");
+  const RCReference<Device>* device =
+      args.size() == 1 ? args[0]->GetIfPresent<RCReference<Device>>() : nullptr;
+  if (!shape_attribute || !dtype_attribute || !seed_attribute ||
+      !seed_attribute->IsScalar() || device == nullptr || *device == nullptr) {
+    return absl::InvalidArgumentError(
+        "expects a !tfrt.device operand and shape, dtype and seed");
+  }
+  auto dims = DimensionsAttribute(shape_attribute);
+  if (!dims.ok()) return dims.status();
+  const std::string dtype_name(dtype_attribute->bytes);
+  std::optional<DType> dtype = ParseDType(dtype_name);
+  if (!dtype) return absl::InvalidArgumentError("unknown dtype " + dtype_name);
+  const int64_t seed = static_cast<int64_t>(seed_attribute->bits);
+  HostContext* host = frame->GetHostContext();
+  std::shared_ptr<const void> slot = frame->bef_file().GetOrDecode(
+      *shape_attribute, [] { return std::make_shared<SyntheticWeights>(); });
+  const auto& weights = *static_cast<const SyntheticWeights*>(slot.get());
+  const DecodedConstant* decoded = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(weights.mutex);
+    std::unique_ptr<DecodedConstant>& entry =
+        weights.by_dtype_and_seed[{dtype_name, seed}];
+    if (!entry) {
+      absl::StatusOr<DenseHostTensor> tensor =
+          MakeSyntheticTensor(TensorMetadata(*dtype, TensorShape(*dims)), seed);
+      if (!tensor.ok()) return tensor.status();
+      entry = std::make_unique<DecodedConstant>(*std::move(tensor));
+    }
+    decoded = entry.get();
+  }
+  const DenseHostTensor& tensor = decoded->tensor();
+  auto on_host = [&] {
+    return TensorHandle(&host->host_device(), tensor.metadata(),
+                        MakeAvailableAsyncValueRef<DenseHostTensor>(
+                            tensor.CopyRef()));
+  };
+  if (device->get() == &host->host_device()) return on_host();
+  const ExecutionContext& exec_ctx = frame->GetExecutionContext();
+  std::shared_ptr<const void> copy = decoded->GetOrMakeCopy(
+      (*device)->incarnation(),
+      [&]() -> std::shared_ptr<const void> {
+        return std::make_shared<const TensorHandle>(
+            on_host().TransferTo(exec_ctx, **device));
+      },
+      [](const void* kept) {
+        return static_cast<const TensorHandle*>(kept)->GetErrorIfPresent() ==
+               nullptr;
+      });
+  return static_cast<const TensorHandle*>(copy.get())->CopyRef();
+}
+
 // corert.create_dense_tensor.DTYPE {shape = [...], value = [...]}: `value`
 // holds elements of the op's dtype T, one (repeated) or one per element;
 // complex elements may be (real, imaginary) pairs of their float type.
@@ -1035,6 +1164,8 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
   add("corert.tensorhandle_to_int32", ASYNCRT_KERNEL(TensorHandleToInt32));
   add("corert.const_dense_tensor", ASYNCRT_KERNEL(ConstDenseTensor));
   add("corert.const_dense_tensor_on", ASYNCRT_KERNEL(ConstDenseTensorOn));
+  add("corert.synthetic_dense_tensor_on",
+      ASYNCRT_KERNEL(SyntheticDenseTensorOn));
   add("corert_sync.const_dense_tensor", ASYNCRT_KERNEL(ConstDenseTensor));
   add("corert.const_string_tensor", ASYNCRT_KERNEL(ConstStringTensor));
   // Bound to the element type of their dtype (bool and i1 are both bool).

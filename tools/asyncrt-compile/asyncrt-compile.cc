@@ -63,6 +63,12 @@ cl::opt<std::string> precision(
     cl::desc("Compute in f16 or bf16 (the model keeps its f32 inputs and "
              "outputs); default: the model's own types"),
     cl::init(""), cl::cat(compile_options));
+cl::opt<bool> synthetic_weights(
+    "synthetic-weights",
+    cl::desc("For benchmarks: constants of more than 1024 elements are "
+             "replaced by deterministic pseudo-random values made when the "
+             "program runs (the BEF holds no weights)"),
+    cl::init(false), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));
@@ -99,6 +105,7 @@ int Compile() {
   pipeline_options.plan_buffers = plan_buffers;
   pipeline_options.device = device;
   pipeline_options.precision = precision;
+  pipeline_options.synthetic_weights = synthetic_weights;
   asyncrt::compiler::AddModelPipeline(pipeline, pipeline_options);
   if (mlir::failed(pipeline.run(*module))) return 1;
 

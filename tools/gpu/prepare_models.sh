@@ -3,26 +3,33 @@
 # reference input and output as raw f32, for the GPU tests and benchmarks
 # (ASYNCRT_GPU_MODEL_DIR=OUT_DIR; see backends/gpu/gpu_models.h).
 #
-#   tools/gpu/prepare_models.sh [BUILD_DIR] [OUT_DIR] [MODELS...]
+#   REAL_MODELS="mobilenetv2 bert_1layer" \
+#   SYNTHETIC_MODELS="resnet50 mobilenetv2 bert" \
+#     tools/gpu/prepare_models.sh [BUILD_DIR] [OUT_DIR]
 #
-# The models come from tools/models/export_models.py, cached in
-# BUILD_DIR/models (exported there if missing). Default models: resnet50
-# mobilenetv2.
+# REAL_MODELS become NAME_f16.bef with their weights (the tests compare
+# their results with PyTorch's); SYNTHETIC_MODELS become
+# NAME_f16_synthetic.bef, compiled with --synthetic-weights (no weights in
+# the file: the benchmarks' models, small enough to carry to a GPU
+# machine). The ONNX models come from tools/models/export_models.py,
+# cached in BUILD_DIR/models (exported there if missing).
 set -euo pipefail
 build=${1:-build}
 out=${2:-$build/gpu_models}
-shift $(( $# > 2 ? 2 : $# ))
-models=("${@:-resnet50 mobilenetv2}")
-read -r -a models <<< "${models[*]}"
+read -r -a real <<< "${REAL_MODELS-mobilenetv2 bert_1layer}"
+read -r -a synthetic <<< "${SYNTHETIC_MODELS-resnet50 mobilenetv2 bert}"
 mkdir -p "$out"
-for name in "${models[@]}"; do
-  onnx="$build/models/$name/model.onnx"
+
+prepare() {  # NAME SUFFIX [asyncrt-compile flags...]
+  local name=$1 suffix=$2
+  shift 2
+  local onnx="$build/models/$name/model.onnx"
   if [[ ! -f "$onnx" ]]; then
     /usr/bin/python3 "$(dirname "$0")/../models/export_models.py" \
       --out "$build/models" --models "$name"
   fi
-  "$build/bin/asyncrt-compile" "$onnx" --device=CUDA:0 --precision=f16 \
-    -o "$out/${name}_f16.bef"
+  "$build/bin/asyncrt-compile" "$onnx" --device=CUDA:0 --precision=f16 "$@" \
+    -o "$out/${name}_f16${suffix}.bef"
   /usr/bin/python3 - "$build/models/$name/test_data_set_0" "$out/$name" <<'PY'
 import sys
 import numpy as np
@@ -40,5 +47,10 @@ with open(f"{base}.input.shape", "w") as f:
     f.write(" ".join(str(d) for d in x.shape) + "\n")
 load(f"{data}/output_0.pb").tofile(f"{base}.expected.bin")
 PY
-  echo "$out/${name}_f16.bef: $(du -h "$out/${name}_f16.bef" | cut -f1)"
+  echo "$out/${name}_f16${suffix}.bef: $(du -h "$out/${name}_f16${suffix}.bef" | cut -f1)"
+}
+
+for name in "${real[@]}"; do prepare "$name" ""; done
+for name in "${synthetic[@]}"; do
+  prepare "$name" _synthetic --synthetic-weights
 done

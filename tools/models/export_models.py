@@ -20,6 +20,7 @@ constant folding on):
                hidden 768, 12 heads, FFN 3072, GELU, LayerNorm eps 1e-12,
                sequence 128. Its input is already-embedded activations
                [1, 128, 768] (no embedding lookup, no attention mask).
+  bert_1layer  one layer of bert (exported only when named in --models).
   resnet50_b8  resnet50 (the same weights) at a static batch of 8, input
                [8, 3, 224, 224]. For the batch-8 benchmark
                (benchmarks/models/run_model_bench.py); exported only when
@@ -144,6 +145,9 @@ MODELS = {
     "mobilenetv2": (lambda: torchvision.models.mobilenet_v2(weights=None),
                     (1, 3, 224, 224)),
     "bert": (BertEncoder, (1, 128, 768)),
+    # One layer of bert: the GPU test's transformer with real weights (the
+    # whole encoder's are too big to carry to a GPU machine).
+    "bert_1layer": (lambda: BertEncoder(layers=1), (1, 128, 768)),
     # Same seed and calibration batches as resnet50, so the same weights.
     "resnet50_b8": (lambda: torchvision.models.resnet50(weights=None),
                     (8, 3, 224, 224)),

@@ -43,7 +43,10 @@ void RegisterPrintStreamPass();
 // the host, results where their op ran) is copied there first by a
 // corert.transfer_inferred_tensortype (one per value and device), and
 // results returned from another device are copied back to the host.
-std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass();
+// `synthetic_weights` (option `synthetic-weights`): see
+// ModelPipelineOptions.
+std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass(
+    bool synthetic_weights = false);
 void RegisterNnToCoreRtPass();
 
 // The attribute that places an nn op on a device: the device's short name
@@ -136,6 +139,10 @@ struct ModelPipelineOptions {
   // the model's own types. On the host (which computes halves in f32, to
   // check a device's results) without oneDNN's layouts or a buffer plan.
   std::string precision;
+  // For benchmarks only: constants of more than 1024 elements become
+  // corert.synthetic_dense_tensor_on (deterministic pseudo-random values
+  // made when the program first runs), so that the BEF holds no weights.
+  bool synthetic_weights = false;
 };
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options = {});

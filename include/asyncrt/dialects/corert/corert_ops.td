@@ -295,6 +295,28 @@ def CoreRT_ConstDenseTensorOnOp
   let assemblyFormat = "$device $value attr-dict";
 }
 
+def CoreRT_SyntheticDenseTensorOnOp
+    : CoreRT_Op<"synthetic_dense_tensor_on", [Pure]> {
+  let summary = "pseudo-random weights on a device, for benchmarks";
+  let description = [{
+    A tensor of `shape` and `dtype` (f16, bf16, f32) holding deterministic
+    pseudo-random values drawn from `seed`: uniform in +-1/sqrt(fan-in)
+    for rank 2 and more (fan-in: every dimension but the first), in
+    [0.5, 1.5] below. Made on the first call and kept with the program
+    (copied to `device` once), as `corert.const_dense_tensor_on`.
+    `asyncrt-compile --synthetic-weights` uses it in place of a model's
+    large constants, so that a benchmark's BEF holds no weights.
+
+    ```mlir
+    %w = corert.synthetic_dense_tensor_on %gpu {dtype = "f16", seed = 3 : i64, shape = [64, 3, 7, 7]}
+    ```
+  }];
+  let arguments = (ins CoreRT_DeviceType:$device, I64ArrayAttr:$shape,
+                   StrAttr:$dtype, I64Attr:$seed);
+  let results = (outs CoreRT_TensorHandleType:$result);
+  let assemblyFormat = "$device attr-dict";
+}
+
 def CoreRT_ConstStringTensorOp : CoreRT_Op<"const_string_tensor", [Pure]> {
   let summary = "a constant string host tensor handle";
   let description = [{
