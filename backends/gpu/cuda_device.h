@@ -48,10 +48,18 @@ struct CudaSettings {
   bool legacy_conv = false;
 };
 
-// Registers `def` (with api->register_kernel); with host profiling on,
-// through a wrapper that times each call.
-void RegisterKernel(AsyncRT_PluginParams* params, AsyncRT_KernelDef def,
-                    AsyncRT_Status* status);
+// A kernel to register: an op of the runtime's op set, its C function and
+// the data passed to it.
+struct KernelEntry {
+  const char* op;
+  AsyncRT_KernelFn fn;
+  void* data;
+};
+// Registers `count` kernels (api->register_kernel; with host profiling on,
+// through a wrapper that times each call). False (status set) at the first
+// failure.
+bool RegisterKernels(AsyncRT_PluginParams* params, const KernelEntry* kernels,
+                     size_t count, AsyncRT_Status* status);
 // Prints and clears the host profile (no-op when it is off).
 void PrintHostProfile();
 const CudaSettings& Settings();

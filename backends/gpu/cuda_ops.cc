@@ -628,12 +628,6 @@ void GemmKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
 
 //===--- Registration -----------------------------------------------------===//
 
-struct KernelEntry {
-  const char* op;
-  AsyncRT_KernelFn fn;
-  void* data;
-};
-
 template <BinaryOp kOp>
 void* BinaryData() {
   return reinterpret_cast<void*>(static_cast<intptr_t>(kOp));
@@ -717,16 +711,7 @@ bool RegisterCudaKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status) {
       {"nn.gemm", GemmKernel, nullptr},
   };
   kernels.insert(kernels.end(), std::begin(others), std::end(others));
-  for (const KernelEntry& entry : kernels) {
-    AsyncRT_KernelDef def = {};
-    def.struct_size = ASYNCRT_KERNEL_DEF_STRUCT_SIZE;
-    def.op_name = entry.op;
-    def.compute = entry.fn;
-    def.kernel_data = entry.data;
-    RegisterKernel(params, def, status);
-    if (params->api->status_code(status) != ASYNCRT_OK) return false;
-  }
-  return true;
+  return RegisterKernels(params, kernels.data(), kernels.size(), status);
 }
 
 }  // namespace asyncrt::gpu

@@ -101,19 +101,28 @@ void RunProfiled(AsyncRT_KernelContext* context, void* data,
 
 }  // namespace
 
-void RegisterKernel(AsyncRT_PluginParams* params, AsyncRT_KernelDef def,
-                    AsyncRT_Status* status) {
-  if (Settings().host_profile) {
-    auto kernel = std::make_unique<ProfiledKernel>();
-    kernel->compute = def.compute;
-    kernel->data = def.kernel_data;
-    kernel->op = def.op_name;
-    def.compute = RunProfiled;
-    def.kernel_data = kernel.get();
-    std::lock_guard<std::mutex> lock(profile_mutex);
-    Profiled().push_back(std::move(kernel));
+bool RegisterKernels(AsyncRT_PluginParams* params, const KernelEntry* kernels,
+                     size_t count, AsyncRT_Status* status) {
+  for (size_t i = 0; i < count; ++i) {
+    AsyncRT_KernelDef def = {};
+    def.struct_size = ASYNCRT_KERNEL_DEF_STRUCT_SIZE;
+    def.op_name = kernels[i].op;
+    def.compute = kernels[i].fn;
+    def.kernel_data = kernels[i].data;
+    if (Settings().host_profile) {
+      auto kernel = std::make_unique<ProfiledKernel>();
+      kernel->compute = def.compute;
+      kernel->data = def.kernel_data;
+      kernel->op = def.op_name;
+      def.compute = RunProfiled;
+      def.kernel_data = kernel.get();
+      std::lock_guard<std::mutex> lock(profile_mutex);
+      Profiled().push_back(std::move(kernel));
+    }
+    params->api->register_kernel(params->registrar, &def, status);
+    if (params->api->status_code(status) != ASYNCRT_OK) return false;
   }
-  params->api->register_kernel(params->registrar, &def, status);
+  return true;
 }
 
 void PrintHostProfile() {

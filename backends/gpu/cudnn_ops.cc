@@ -767,27 +767,13 @@ void BatchNormKernel(AsyncRT_KernelContext* context, void*,
 
 bool RegisterCudnnKernels(AsyncRT_PluginParams* params,
                           AsyncRT_Status* status) {
-  struct Entry {
-    const char* op;
-    AsyncRT_KernelFn fn;
-    void* data;
-  };
-  const Entry kernels[] = {
+  const KernelEntry kernels[] = {
       {"nn.conv", ConvKernel, nullptr},
       {"nn.max_pool", PoolKernel, reinterpret_cast<void*>(1)},
       {"nn.average_pool", PoolKernel, nullptr},
       {"nn.batch_normalization", BatchNormKernel, nullptr},
   };
-  for (const Entry& entry : kernels) {
-    AsyncRT_KernelDef def = {};
-    def.struct_size = ASYNCRT_KERNEL_DEF_STRUCT_SIZE;
-    def.op_name = entry.op;
-    def.compute = entry.fn;
-    def.kernel_data = entry.data;
-    RegisterKernel(params, def, status);
-    if (params->api->status_code(status) != ASYNCRT_OK) return false;
-  }
-  return true;
+  return RegisterKernels(params, kernels, std::size(kernels), status);
 }
 
 }  // namespace asyncrt::gpu
