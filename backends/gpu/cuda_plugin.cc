@@ -301,6 +301,16 @@ int MemoryUsage(const AsyncRT_Device* device, int64_t* free_bytes,
   return 1;
 }
 
+int MemoryStats(const AsyncRT_Device* device, AsyncRT_MemoryStats* stats) {
+  const BlockCache::Stats cache = DeviceOf(device)->memory->GetStats();
+  stats->in_use_bytes = cache.in_use_bytes;
+  stats->cached_bytes = cache.cached_bytes;
+  stats->peak_reserved_bytes = cache.peak_reserved_bytes;
+  stats->cache_hits = cache.hits;
+  stats->cache_misses = cache.misses;
+  return 1;
+}
+
 //===--- Streams and events -----------------------------------------------===//
 
 void CreateStream(const AsyncRT_Device* device, AsyncRT_Stream* stream,
@@ -491,6 +501,7 @@ extern "C" ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(
   fns->host_memory_allocate = HostAllocate;
   fns->host_memory_deallocate = HostDeallocate;
   fns->memory_usage = MemoryUsage;
+  fns->memory_stats = MemoryStats;
   fns->create_stream = CreateStream;
   fns->destroy_stream = DestroyStream;
   fns->create_event = CreateEvent;

@@ -505,6 +505,15 @@ TEST_F(CudaPluginTest, MemoryIsReusedAndCounted) {
   }
   EXPECT_EQ(device->allocator().GetStats().live_bytes, before);
   EXPECT_GE(device->allocator().GetStats().peak_bytes, before + (1 << 18));
+  // The plug-in's cache served the relus' outputs from freed blocks, and
+  // keeps them.
+  std::optional<StreamDevice::BackendMemoryStats> cache =
+      device->GetBackendMemoryStats();
+  ASSERT_TRUE(cache.has_value());
+  EXPECT_GE(cache->cache_hits, 199u);
+  EXPECT_GE(cache->cached_bytes, uint64_t{1} << 18);
+  EXPECT_GE(cache->peak_reserved_bytes,
+            cache->in_use_bytes + cache->cached_bytes);
 }
 
 TEST_F(CudaPluginTest, ConcurrentChainsFromSeveralThreads) {

@@ -354,7 +354,7 @@ absl::Status ValidatePlatform(const AsyncRT_PluginParams& params,
             : ""));
   }
   if (platform.struct_size < ASYNCRT_PLATFORM_STRUCT_SIZE ||
-      fns.struct_size < ASYNCRT_DEVICE_FNS_STRUCT_SIZE) {
+      fns.struct_size < ASYNCRT_DEVICE_FNS_1_0_STRUCT_SIZE) {
     return absl::FailedPreconditionError(
         "its AsyncRT_Platform or AsyncRT_DeviceFns has a struct_size smaller "
         "than API 1.0's");

@@ -266,6 +266,37 @@ TEST_F(DevicePluginTest, OutOfDeviceMemoryIsAnErrorOnTheOp) {
               HasSubstr("SIM:0: out of memory allocating 16384 bytes"));
 }
 
+// A plug-in's own memory accounting (memory_stats, API 1.1) reaches the
+// runtime: the example's arena counts what it hands out and its peak.
+TEST_F(DevicePluginTest, BackendMemoryStatsComeFromThePlugin) {
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  ASSERT_NE(runtime_, nullptr);
+  auto* sim = AsStreamDevice(&FindDevice("SIM:0"));
+  ASSERT_NE(sim, nullptr);
+  std::optional<StreamDevice::BackendMemoryStats> before =
+      sim->GetBackendMemoryStats();
+  ASSERT_TRUE(before.has_value());
+  EXPECT_EQ(before->in_use_bytes, 0u);
+  {
+    TensorHandle x = Floats({1024}, {1.0f}).TransferTo(*exec_ctx_, *sim);
+    ASSERT_EQ(ErrorOf(x), "<no error>");
+    std::optional<StreamDevice::BackendMemoryStats> during =
+        sim->GetBackendMemoryStats();
+    ASSERT_TRUE(during.has_value());
+    EXPECT_GE(during->in_use_bytes, 4096u);
+    EXPECT_GE(during->peak_reserved_bytes, during->in_use_bytes);
+    EXPECT_EQ(during->cached_bytes, 0u);  // The arena caches nothing.
+  }
+  testing::DrainDevice(runtime_->host(), *sim);
+  std::optional<StreamDevice::BackendMemoryStats> after =
+      sim->GetBackendMemoryStats();
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->in_use_bytes, 0u);
+  EXPECT_GE(after->peak_reserved_bytes, 4096u);
+  // The host has none.
+  EXPECT_EQ(AsStreamDevice(&runtime_->host().host_device()), nullptr);
+}
+
 TEST_F(DevicePluginTest, ConcurrentOpsAndCopiesStress) {
   setenv("ASYNCRT_SIM_DEVICE_COUNT", "2", 1);
   runtime_ = MakeRuntime({SIM_PLUGIN});

@@ -273,6 +273,26 @@ void PluginDevice::Shutdown() {
   delete stream_.exchange(nullptr, std::memory_order_acq_rel);
 }
 
+std::optional<StreamDevice::BackendMemoryStats>
+PluginDevice::GetBackendMemoryStats() {
+  const AsyncRT_DeviceFns& fns = platform_->fns();
+  // Only a 1.1 plug-in's struct has the member.
+  if (fns.struct_size < ASYNCRT_DEVICE_FNS_STRUCT_SIZE ||
+      fns.memory_stats == nullptr) {
+    return std::nullopt;
+  }
+  AsyncRT_MemoryStats c_stats = {};
+  c_stats.struct_size = ASYNCRT_MEMORY_STATS_STRUCT_SIZE;
+  if (!fns.memory_stats(&c_device_, &c_stats)) return std::nullopt;
+  BackendMemoryStats stats;
+  stats.in_use_bytes = c_stats.in_use_bytes;
+  stats.cached_bytes = c_stats.cached_bytes;
+  stats.peak_reserved_bytes = c_stats.peak_reserved_bytes;
+  stats.cache_hits = c_stats.cache_hits;
+  stats.cache_misses = c_stats.cache_misses;
+  return stats;
+}
+
 Stream* PluginDevice::stream() {
   return stream_.load(std::memory_order_acquire);
 }

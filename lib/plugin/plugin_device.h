@@ -82,6 +82,8 @@ class PluginDevice final : public StreamDevice {
   void Shutdown() override;
   // The C API's contract (deallocate, device_plugin.h).
   bool FreesInStreamOrder() const override { return true; }
+  // The plug-in's memory_stats (API 1.1), where it has one.
+  std::optional<BackendMemoryStats> GetBackendMemoryStats() override;
 
   const AsyncRT_Device* c_device() const { return &c_device_; }
   // The plug-in's stream; null once shut down.

@@ -121,6 +121,7 @@ typedef struct SimArena {
   void* base;
   uint64_t size;
   uint64_t used_bytes; /* Guarded by `mutex`, as is the block list. */
+  uint64_t peak_bytes; /* The most used_bytes has been; `mutex`. */
   /* Every block, free or used, in address order: a free block's
    * neighbours are the ones to coalesce with. */
   SimBlock* blocks;
@@ -142,6 +143,7 @@ static int arena_init(SimArena* arena, uint64_t size) {
   block->size = size;
   arena->size = size;
   arena->used_bytes = 0;
+  arena->peak_bytes = 0;
   arena->blocks = block;
   return 1;
 }
@@ -243,6 +245,9 @@ static void* arena_allocate(SimArena* arena, uint64_t size,
     }
     block->used = 1;
     arena->used_bytes += size;
+    if (arena->used_bytes > arena->peak_bytes) {
+      arena->peak_bytes = arena->used_bytes;
+    }
     result = (void*)start;
     break;
   }
@@ -546,6 +551,21 @@ static int sim_memory_usage(const AsyncRT_Device* device, int64_t* free_bytes,
   *free_bytes = (int64_t)(arena->size - arena->used_bytes);
   pthread_mutex_unlock(&arena->mutex);
   *total_bytes = (int64_t)arena->size;
+  return 1;
+}
+
+/* The arena hands out exactly what is asked and caches nothing: in use is
+ * what is allocated. */
+static int sim_memory_stats(const AsyncRT_Device* device,
+                            AsyncRT_MemoryStats* stats) {
+  SimArena* arena = &sim_device(device)->arena;
+  pthread_mutex_lock(&arena->mutex);
+  stats->in_use_bytes = arena->used_bytes;
+  stats->peak_reserved_bytes = arena->peak_bytes;
+  pthread_mutex_unlock(&arena->mutex);
+  stats->cached_bytes = 0;
+  stats->cache_hits = 0;
+  stats->cache_misses = 0;
   return 1;
 }
 
@@ -1251,6 +1271,7 @@ ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(AsyncRT_PluginParams* params,
   fns->host_memory_allocate = sim_host_memory_allocate;
   fns->host_memory_deallocate = sim_host_memory_deallocate;
   fns->memory_usage = sim_memory_usage;
+  fns->memory_stats = sim_memory_stats;
   fns->create_stream = sim_create_stream;
   fns->destroy_stream = sim_destroy_stream;
   fns->create_event = sim_create_event;

@@ -151,6 +151,23 @@ typedef struct AsyncRT_Device {
 #define ASYNCRT_DEVICE_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_Device, physical_description)
 
+/* A plug-in's own accounting of a device's memory (since 1.1): what it
+ * keeps beyond what the runtime holds, as a caching allocator does. */
+typedef struct AsyncRT_MemoryStats {
+  size_t struct_size; /* Set by the runtime. */
+  /* Handed out and not given back (as the plug-in rounds requests). */
+  uint64_t in_use_bytes;
+  /* Taken from the device, free, and kept for reuse. */
+  uint64_t cached_bytes;
+  /* The most in use plus cached at once. */
+  uint64_t peak_reserved_bytes;
+  /* Requests served from cached memory, and those that were not. */
+  uint64_t cache_hits;
+  uint64_t cache_misses;
+} AsyncRT_MemoryStats;
+#define ASYNCRT_MEMORY_STATS_STRUCT_SIZE \
+  ASYNCRT_STRUCT_SIZE(AsyncRT_MemoryStats, cache_misses)
+
 /* Every function takes the device it acts on. Required unless marked
  * optional. Enqueueing functions return at once; the work they enqueue
  * runs in order on the stream, and once work on a stream fails, its later
@@ -226,8 +243,15 @@ typedef struct AsyncRT_DeviceFns {
   void (*host_callback)(const AsyncRT_Device* device, AsyncRT_Stream stream,
                         AsyncRT_CallbackFn callback, void* arg,
                         AsyncRT_Status* status);
+
+  /* Since 1.1, optional: fills `stats` (struct_size set by the runtime)
+   * and returns 1; 0 if the plug-in keeps no such accounting. */
+  int (*memory_stats)(const AsyncRT_Device* device,
+                      AsyncRT_MemoryStats* stats);
 } AsyncRT_DeviceFns;
 #define ASYNCRT_DEVICE_FNS_STRUCT_SIZE \
+  ASYNCRT_STRUCT_SIZE(AsyncRT_DeviceFns, memory_stats)
+#define ASYNCRT_DEVICE_FNS_1_0_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_DeviceFns, host_callback)
 
 typedef struct AsyncRT_Platform {

@@ -64,6 +64,21 @@ class StreamDevice : public Device {
   // freed only after an event recorded when its last reference went.
   virtual bool FreesInStreamOrder() const { return false; }
 
+  // The backend's own accounting of the device's memory, beyond
+  // allocator()'s count of what the runtime holds: what a caching
+  // allocator keeps (cached bytes are its fragmentation), its peak, and
+  // how often it reused memory. nullopt where the backend keeps none.
+  struct BackendMemoryStats {
+    uint64_t in_use_bytes = 0;
+    uint64_t cached_bytes = 0;
+    uint64_t peak_reserved_bytes = 0;
+    uint64_t cache_hits = 0;
+    uint64_t cache_misses = 0;
+  };
+  virtual std::optional<BackendMemoryStats> GetBackendMemoryStats() {
+    return std::nullopt;
+  }
+
  private:
   HostContext* host_;
 };
