@@ -6,8 +6,6 @@
 namespace asyncrt::gpu {
 
 uint64_t BlockCache::RoundUp(uint64_t size) {
-  constexpr uint64_t kSmallStep = 512;
-  constexpr uint64_t kSmallLimit = 1 << 20;
   if (size <= kSmallLimit) {
     return std::max<uint64_t>(
         kSmallStep, (size + kSmallStep - 1) / kSmallStep * kSmallStep);
@@ -18,15 +16,20 @@ uint64_t BlockCache::RoundUp(uint64_t size) {
   return (size + step - 1) / step * step;
 }
 
+std::vector<void*>& BlockCache::FreeList(uint64_t rounded) {
+  return rounded <= kSmallLimit ? small_free_[rounded / kSmallStep]
+                                : large_free_[rounded];
+}
+
 void* BlockCache::Allocate(uint64_t size) {
   const uint64_t rounded = RoundUp(size);
   bool over_limit = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = free_.find(rounded);
-    if (it != free_.end() && !it->second.empty()) {
-      void* memory = it->second.back();
-      it->second.pop_back();
+    std::vector<void*>& list = FreeList(rounded);
+    if (!list.empty()) {
+      void* memory = list.back();
+      list.pop_back();
       stats_.cached_bytes -= rounded;
       stats_.in_use_bytes += rounded;
       ++stats_.hits;
@@ -55,21 +58,27 @@ void* BlockCache::Allocate(uint64_t size) {
 void BlockCache::Deallocate(void* memory, uint64_t size) {
   const uint64_t rounded = RoundUp(size);
   std::lock_guard<std::mutex> lock(mutex_);
-  free_[rounded].push_back(memory);
+  FreeList(rounded).push_back(memory);
   stats_.in_use_bytes -= rounded;
   stats_.cached_bytes += rounded;
 }
 
 void BlockCache::Trim() {
-  std::unordered_map<uint64_t, std::vector<void*>> blocks;
+  std::vector<std::pair<void*, uint64_t>> blocks;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    blocks.swap(free_);
+    for (size_t i = 0; i < small_free_.size(); ++i) {
+      for (void* memory : small_free_[i])
+        blocks.push_back({memory, i * kSmallStep});
+      small_free_[i].clear();
+    }
+    for (auto& [size, list] : large_free_) {
+      for (void* memory : list) blocks.push_back({memory, size});
+    }
+    large_free_.clear();
     stats_.cached_bytes = 0;
   }
-  for (auto& [size, list] : blocks) {
-    for (void* memory : list) release_(memory, size);
-  }
+  for (auto [memory, size] : blocks) release_(memory, size);
 }
 
 BlockCache::Stats BlockCache::GetStats() const {

@@ -64,7 +64,14 @@ class BlockCache {
   std::function<void(void*, uint64_t)> release_;
   const uint64_t limit_bytes_;
   mutable std::mutex mutex_;
-  std::unordered_map<uint64_t, std::vector<void*>> free_;  // By rounded size.
+  // Free blocks by rounded size: up to 1 MiB indexed by size / 512 (no
+  // hashing on the per-op path), larger ones in a map.
+  static constexpr uint64_t kSmallStep = 512;
+  static constexpr uint64_t kSmallLimit = uint64_t{1} << 20;
+  std::vector<void*>& FreeList(uint64_t rounded);  // mutex_ held.
+  std::vector<std::vector<void*>> small_free_ =
+      std::vector<std::vector<void*>>(kSmallLimit / kSmallStep + 1);
+  std::unordered_map<uint64_t, std::vector<void*>> large_free_;
   Stats stats_;
 };
 

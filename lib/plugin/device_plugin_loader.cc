@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -34,7 +35,8 @@ struct AsyncRT_KernelContext {
   asyncrt::OpInvocation* invocation;
   asyncrt::PluginDevice* device;
   // Outputs the kernel allocated, by index.
-  std::vector<std::optional<asyncrt::DenseDeviceTensor>> outputs;
+  // Inline for the common one to four results: no heap allocation per op.
+  absl::InlinedVector<std::optional<asyncrt::DenseDeviceTensor>, 4> outputs;
 };
 
 namespace asyncrt {
@@ -44,17 +46,28 @@ namespace {
 
 AsyncRT_DType ToCDType(DType dtype) {
   switch (dtype) {
-    case DType::kI1: return ASYNCRT_DTYPE_BOOL;
-    case DType::kI8: return ASYNCRT_DTYPE_I8;
-    case DType::kI16: return ASYNCRT_DTYPE_I16;
-    case DType::kI32: return ASYNCRT_DTYPE_I32;
-    case DType::kI64: return ASYNCRT_DTYPE_I64;
-    case DType::kUI8: return ASYNCRT_DTYPE_U8;
-    case DType::kF16: return ASYNCRT_DTYPE_F16;
-    case DType::kBF16: return ASYNCRT_DTYPE_BF16;
-    case DType::kF32: return ASYNCRT_DTYPE_F32;
-    case DType::kF64: return ASYNCRT_DTYPE_F64;
-    default: return ASYNCRT_DTYPE_INVALID;
+    case DType::kI1:
+      return ASYNCRT_DTYPE_BOOL;
+    case DType::kI8:
+      return ASYNCRT_DTYPE_I8;
+    case DType::kI16:
+      return ASYNCRT_DTYPE_I16;
+    case DType::kI32:
+      return ASYNCRT_DTYPE_I32;
+    case DType::kI64:
+      return ASYNCRT_DTYPE_I64;
+    case DType::kUI8:
+      return ASYNCRT_DTYPE_U8;
+    case DType::kF16:
+      return ASYNCRT_DTYPE_F16;
+    case DType::kBF16:
+      return ASYNCRT_DTYPE_BF16;
+    case DType::kF32:
+      return ASYNCRT_DTYPE_F32;
+    case DType::kF64:
+      return ASYNCRT_DTYPE_F64;
+    default:
+      return ASYNCRT_DTYPE_INVALID;
   }
 }
 
@@ -80,9 +93,8 @@ void DescribeTensor(const DenseDeviceTensor& tensor, AsyncRT_TensorView* view) {
 
 void ApiSetStatus(AsyncRT_Status* status, AsyncRT_Code code,
                   const char* message) {
-  SetStatus(status, code == ASYNCRT_OK
-                        ? absl::OkStatus()
-                        : StatusFromPlugin(code, message));
+  SetStatus(status, code == ASYNCRT_OK ? absl::OkStatus()
+                                       : StatusFromPlugin(code, message));
 }
 
 void ApiRegisterKernel(AsyncRT_Registrar* registrar,
@@ -140,10 +152,10 @@ void ApiGetInput(const AsyncRT_KernelContext* context, int32_t index,
   }
   const Tensor& tensor = invocation.argument(index);
   if (tensor.tensor_type() != DenseDeviceTensorType()) {
-    return SetStatus(status, absl::InvalidArgumentError(absl::StrCat(
-                                 "input ", index, " is a ",
-                                 tensor.tensor_type().name(),
-                                 " tensor, not a dense device tensor")));
+    return SetStatus(status,
+                     absl::InvalidArgumentError(absl::StrCat(
+                         "input ", index, " is a ", tensor.tensor_type().name(),
+                         " tensor, not a dense device tensor")));
   }
   DescribeTensor(static_cast<const DenseDeviceTensor&>(tensor), view);
 }
@@ -282,25 +294,25 @@ void DispatchPluginKernel(OpInvocation& invocation) {
   AsyncRT_Status status;
   kernel->compute(&context, kernel->kernel_data, &status);
   if (!status.status.ok()) {
-    return FailResults(invocation,
-                       absl::Status(status.status.code(),
-                                    absl::StrCat(kernel->op_name, " on ",
-                                                 device->name(), ": ",
-                                                 status.status.message())));
+    return FailResults(
+        invocation,
+        absl::Status(status.status.code(),
+                     absl::StrCat(kernel->op_name, " on ", device->name(), ": ",
+                                  status.status.message())));
   }
   for (size_t i = 0; i < context.outputs.size(); ++i) {
     if (!context.outputs[i]) {
-      return FailResults(invocation,
-                         absl::InternalError(absl::StrCat(
-                             kernel->op_name, " on ", device->name(),
-                             ": the plug-in's kernel did not allocate output ",
-                             i)));
+      return FailResults(
+          invocation,
+          absl::InternalError(absl::StrCat(
+              kernel->op_name, " on ", device->name(),
+              ": the plug-in's kernel did not allocate output ", i)));
     }
   }
   // Available now: readers queue behind the kernel on the device's stream.
   for (size_t i = 0; i < context.outputs.size(); ++i) {
-    invocation.results[i] =
-        MakeAvailableAsyncValueRef<DenseDeviceTensor>(*std::move(context.outputs[i]));
+    invocation.results[i] = MakeAvailableAsyncValueRef<DenseDeviceTensor>(
+        *std::move(context.outputs[i]));
   }
 }
 
@@ -390,8 +402,8 @@ absl::Status ValidatePlatform(const AsyncRT_PluginParams& params,
 }
 
 absl::Status Prefixed(absl::string_view path, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat("device plug-in ", path,
-                                                  ": ", status.message()));
+  return absl::Status(status.code(), absl::StrCat("device plug-in ", path, ": ",
+                                                  status.message()));
 }
 
 }  // namespace
@@ -422,9 +434,10 @@ absl::StatusOr<LoadedDevicePlugin> LoadDevicePlugin(absl::string_view path,
   AsyncRT_Status status;
   init(&params, &status);
   if (!status.status.ok()) {
-    return Prefixed(path, absl::Status(status.status.code(),
-                                       absl::StrCat("AsyncRT_InitPlugin failed: ",
-                                                    status.status.message())));
+    return Prefixed(path,
+                    absl::Status(status.status.code(),
+                                 absl::StrCat("AsyncRT_InitPlugin failed: ",
+                                              status.status.message())));
   }
   platform->set_initialized();  // From here destroy_platform is owed.
   if (absl::Status valid = ValidatePlatform(params, platform->platform(),
@@ -439,9 +452,9 @@ absl::StatusOr<LoadedDevicePlugin> LoadDevicePlugin(absl::string_view path,
   loaded.path = file;
   loaded.platform_name = c_platform.name ? c_platform.name : "";
   loaded.device_type = c_platform.device_type;
-  loaded.api_version = absl::StrCat(params.plugin_api_major, ".",
-                                    params.plugin_api_minor, ".",
-                                    params.plugin_api_patch);
+  loaded.api_version =
+      absl::StrCat(params.plugin_api_major, ".", params.plugin_api_minor, ".",
+                   params.plugin_api_patch);
   for (int ordinal = 0; ordinal < c_platform.device_count; ++ordinal) {
     absl::StatusOr<RCReference<PluginDevice>> device =
         PluginDevice::Create(platform, ordinal, host);
@@ -474,7 +487,8 @@ std::vector<std::string> ExpandPluginPaths(
     const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const std::string& entry : paths) {
-    for (absl::string_view piece : absl::StrSplit(entry, ':', absl::SkipEmpty())) {
+    for (absl::string_view piece :
+         absl::StrSplit(entry, ':', absl::SkipEmpty())) {
       const std::string path(piece);
       struct stat info;
       if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
