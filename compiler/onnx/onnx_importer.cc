@@ -405,6 +405,10 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     mlir::FailureOr<GraphValue> value = ImportConstantNode(node);
     if (mlir::failed(value)) return mlir::failure();
     results.push_back(*std::move(value));
+  } else if (node.op_type() == "SoftmaxCrossEntropyLoss") {
+    auto values = ImportSoftmaxCrossEntropyLoss(node);
+    if (mlir::failed(values)) return mlir::failure();
+    results = *std::move(values);
   } else if (node.op_type() == "Sum" || node.op_type() == "Max" ||
              node.op_type() == "Min" || node.op_type() == "Mean") {
     mlir::FailureOr<GraphValue> value = ImportVariadic(node);

@@ -198,6 +198,10 @@ class Importer {
   // Sum, Max, Min or Mean of one or more inputs (numpy broadcasting): a
   // chain of binary ops, then, for Mean, a division by the count.
   mlir::FailureOr<GraphValue> ImportVariadic(const onnx::NodeProto& node);
+  // SoftmaxCrossEntropyLoss as nn.log_softmax along the class axis, then
+  // nn.negative_log_likelihood_loss: the loss and the log probabilities.
+  mlir::FailureOr<std::vector<GraphValue>> ImportSoftmaxCrossEntropyLoss(
+      const onnx::NodeProto& node);
   // A Constant or ConstantOfShape node's value.
   mlir::FailureOr<GraphValue> ImportConstantNode(const onnx::NodeProto& node);
   // Makes `value` known under a new name no graph value has (for values

@@ -107,6 +107,9 @@ const DirectOp kDirectOps[] = {
     {"ArgMax", "nn.arg_max", {"axis", "keepdims", "select_last_index"}},
     {"ArgMin", "nn.arg_min", {"axis", "keepdims", "select_last_index"}},
     {"GatherElements", "nn.gather_elements", {"axis"}},
+    {"NegativeLogLikelihoodLoss",
+     "nn.negative_log_likelihood_loss",
+     {"reduction", "ignore_index"}},
     {"DepthToSpace", "nn.depth_to_space", {"blocksize", "mode"}},
     {"SpaceToDepth", "nn.space_to_depth", {"blocksize"}},
 };
@@ -416,14 +419,14 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     take_inputs(1);
     for (const onnx::AttributeProto& attribute : node.attribute()) {
       if (attribute.name() == "k") {
-        spec.attributes.set("k", mlir::IntegerAttr::get(
-                                     mlir::IntegerType::get(context_, 64),
-                                     attribute.i()));
+        spec.attributes.set(
+            "k", mlir::IntegerAttr::get(mlir::IntegerType::get(context_, 64),
+                                        attribute.i()));
       } else if (attribute.name() == "dtype") {
         std::optional<DType> dtype = DTypeOfOnnx(attribute.i());
         if (!dtype) {
-          return Error(node) << "unsupported dtype "
-                             << OnnxTypeName(attribute.i());
+          return Error(node)
+                 << "unsupported dtype " << OnnxTypeName(attribute.i());
         }
         spec.attributes.set(
             "dtype", mlir::TypeAttr::get(nn::MlirTypeOf(*dtype, context_)));
@@ -443,7 +446,8 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     mlir::Type element;
     if (like.constant) {
       element = nn::MlirTypeOf(like.constant->dtype, context_);
-    } else if (auto tensor = mlir::dyn_cast<mlir::TensorType>(like.value.getType())) {
+    } else if (auto tensor =
+                   mlir::dyn_cast<mlir::TensorType>(like.value.getType())) {
       element = tensor.getElementType();
     }
     if (!element) return Error(node) << "input 1 has no tensor type";
@@ -509,6 +513,36 @@ mlir::FailureOr<GraphValue> Importer::ImportVariadic(
     return values_[partial];
   }();
   for (const std::string& name : temporaries) values_.erase(name);
+  return result;
+}
+
+mlir::FailureOr<std::vector<GraphValue>>
+Importer::ImportSoftmaxCrossEntropyLoss(const onnx::NodeProto& node) {
+  if (node.input_size() < 2 || node.input(0).empty() || node.input(1).empty()) {
+    return Error(node) << "needs scores and labels";
+  }
+  OpSpec log_softmax;
+  log_softmax.op_name = "nn.log_softmax";
+  log_softmax.operands = {node.input(0)};
+  log_softmax.attributes.set("axis", builder_.getI64IntegerAttr(1));
+  auto log_prob = Build(node, log_softmax);
+  if (mlir::failed(log_prob)) return mlir::failure();
+  const std::string log_prob_name = AddTemporary((*log_prob)[0]);
+  OpSpec loss;
+  loss.op_name = "nn.negative_log_likelihood_loss";
+  loss.operands = {log_prob_name, node.input(1)};
+  if (node.input_size() > 2 && !node.input(2).empty()) {
+    loss.operands.push_back(node.input(2));
+  }
+  mlir::FailureOr<std::vector<GraphValue>> result = mlir::failure();
+  if (mlir::succeeded(
+          CopyAttributes(node, {"reduction", "ignore_index"}, loss))) {
+    auto built = Build(node, loss);
+    if (mlir::succeeded(built)) {
+      result = std::vector<GraphValue>{(*built)[0], values_[log_prob_name]};
+    }
+  }
+  values_.erase(log_prob_name);
   return result;
 }
 

@@ -514,6 +514,157 @@ void GatherElements(OpInvocation& invocation) {
   }
 }
 
+//===--- nn.negative_log_likelihood_loss ----------------------------------===//
+
+constexpr absl::string_view kNllLoss = "nn.negative_log_likelihood_loss";
+
+enum class Reduction { kNone, kSum, kMean };
+
+struct NllPlan {
+  int64_t batch, classes, inner;
+  Reduction reduction;
+  std::optional<int64_t> ignore_index;
+};
+
+// ONNX NegativeLogLikelihoodLoss: input [N, C, d...] (f32, f64), target
+// [N, d...] (i32, i64), an optional weight [C]; `reduction` (mean, sum,
+// none), `ignore_index`.
+absl::StatusOr<NllPlan> PlanNllLoss(ArgumentMetadata args,
+                                    const OpAttrs& attrs) {
+  if (args.size() != 2 && args.size() != 3) {
+    return Error(kNllLoss, "takes input, target and an optional weight");
+  }
+  const TensorMetadata& input = args[0];
+  const TensorMetadata& target = args[1];
+  if (input.dtype != DType::kF32 && input.dtype != DType::kF64) {
+    return Error(kNllLoss, "input is ", DTypeName(input.dtype),
+                 "; it must be f32 or f64");
+  }
+  if (target.dtype != DType::kI32 && target.dtype != DType::kI64) {
+    return Error(kNllLoss, "target is ", DTypeName(target.dtype),
+                 "; it must be i32 or i64");
+  }
+  const auto dims = input.shape.GetDimensions();
+  if (dims.size() < 2) {
+    return Error(kNllLoss, "input ", input.shape.DebugString(),
+                 " must be N x C x ...");
+  }
+  Dims expected = {dims[0]};
+  expected.insert(expected.end(), dims.begin() + 2, dims.end());
+  if (target.shape.GetDimensions() != absl::MakeConstSpan(expected)) {
+    return Error(kNllLoss, "target ", target.shape.DebugString(),
+                 " is not input ", input.shape.DebugString(),
+                 " without its class dimension");
+  }
+  if (args.size() == 3 &&
+      (args[2].dtype != input.dtype ||
+       args[2].shape.GetDimensions() != absl::MakeConstSpan(&dims[1], 1))) {
+    return Error(kNllLoss, "weight ", args[2].shape.DebugString(), " of ",
+                 DTypeName(args[2].dtype), " is not [", dims[1], "] of ",
+                 DTypeName(input.dtype));
+  }
+  NllPlan plan;
+  plan.batch = dims[0];
+  plan.classes = dims[1];
+  plan.inner = 1;
+  for (size_t d = 2; d < dims.size(); ++d) plan.inner *= dims[d];
+  const std::string reduction(attrs.GetString("reduction").value_or("mean"));
+  if (reduction == "none") {
+    plan.reduction = Reduction::kNone;
+  } else if (reduction == "sum") {
+    plan.reduction = Reduction::kSum;
+  } else if (reduction == "mean") {
+    plan.reduction = Reduction::kMean;
+  } else {
+    return Error(kNllLoss, "reduction '", reduction,
+                 "' is not none, sum or mean");
+  }
+  plan.ignore_index = attrs.GetInteger("ignore_index");
+  return plan;
+}
+
+absl::Status NllLossMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                             absl::Span<TensorMetadata> results) {
+  if (results.size() != 1) return Error(kNllLoss, "has 1 result");
+  INDEX_OPS_ASSIGN_OR_RETURN(plan, PlanNllLoss(args, attrs));
+  results[0] = plan.reduction == Reduction::kNone
+                   ? TensorMetadata(args[0].dtype, args[1].shape)
+                   : TensorMetadata(args[0].dtype, TensorShape({}));
+  return absl::OkStatus();
+}
+
+// loss[n, d] = -input[n, target[n, d], d] * weight[target[n, d]] (0 where
+// the target is ignore_index); the mean divides the sum by the weights of
+// the targets not ignored, as ONNX's reference does.
+template <typename T, typename Index>
+absl::Status NllLossImpl(const NllPlan& plan, const T* input,
+                         const Index* target, const T* weight, T* out) {
+  double sum = 0, weights = 0;
+  for (int64_t n = 0; n < plan.batch; ++n) {
+    for (int64_t j = 0; j < plan.inner; ++j) {
+      const int64_t at = n * plan.inner + j;
+      const int64_t t = target[at];
+      double loss = 0, w = 0;
+      if (!plan.ignore_index || t != *plan.ignore_index) {
+        if (t < 0 || t >= plan.classes) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(kNllLoss, ": target ", t, " is out of range for ",
+                           plan.classes, " classes"));
+        }
+        w = weight ? static_cast<double>(weight[t]) : 1.0;
+        loss = -static_cast<double>(
+                   input[(n * plan.classes + t) * plan.inner + j]) *
+               w;
+      }
+      if (plan.reduction == Reduction::kNone) out[at] = static_cast<T>(loss);
+      sum += loss;
+      weights += w;
+    }
+  }
+  if (plan.reduction == Reduction::kSum) out[0] = static_cast<T>(sum);
+  if (plan.reduction == Reduction::kMean) {
+    out[0] = static_cast<T>(sum / weights);
+  }
+  return absl::OkStatus();
+}
+
+void NllLoss(OpInvocation& invocation) {
+  const MetadataPointers metadata = ArgumentMetadataOf(invocation);
+  absl::StatusOr<NllPlan> plan =
+      PlanNllLoss(ArgumentMetadata(metadata), invocation.attrs);
+  if (!plan.ok()) return FailAll(invocation, kNllLoss, plan.status().message());
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, kNllLoss, invocation.result_metadata[0]);
+  if (!result) return;
+  const DenseHostTensor& input = Input(invocation, 0);
+  const DenseHostTensor& target = Input(invocation, 1);
+  const DenseHostTensor* weight =
+      invocation.arguments.size() == 3 ? &Input(invocation, 2) : nullptr;
+  absl::Status status;
+  auto run = [&](auto element_tag, auto index_tag) {
+    using T = typename decltype(element_tag)::type;
+    using Index = typename decltype(index_tag)::type;
+    status = NllLossImpl<T, Index>(
+        *plan, input.elements<T>().data(), target.elements<Index>().data(),
+        weight ? weight->elements<T>().data() : nullptr,
+        result->elements<T>().data());
+  };
+  auto with_index = [&](auto element_tag) {
+    if (target.dtype() == DType::kI32) {
+      run(element_tag, TypeTag<int32_t>{});
+    } else {
+      run(element_tag, TypeTag<int64_t>{});
+    }
+  };
+  if (input.dtype() == DType::kF32) {
+    with_index(TypeTag<float>{});
+  } else {
+    with_index(TypeTag<double>{});
+  }
+  if (!status.ok()) return FailAll(invocation, kNllLoss, status.message());
+  invocation.results[0] = std::move(result);
+}
+
 //===--- nn.depth_to_space, nn.space_to_depth -----------------------------===//
 
 // The rearrangement as a copy: the result viewed as 6-D (dense), and the
@@ -777,6 +928,8 @@ void RegisterIndexOps(OpRegistry& registry) {
   registry.AddDispatch("nn.tile", "cpu", Tile);
   registry.AddOp("nn.trilu", TriluMetadata);
   registry.AddDispatch("nn.trilu", "cpu", Trilu);
+  registry.AddOp("nn.negative_log_likelihood_loss", NllLossMetadata);
+  registry.AddDispatch("nn.negative_log_likelihood_loss", "cpu", NllLoss);
   registry.AddOp("nn.gather_elements", GatherElementsMetadata);
   registry.AddDispatch("nn.gather_elements", "cpu", GatherElements);
   registry.AddOp("nn.depth_to_space", BlocksMetadata<true>);

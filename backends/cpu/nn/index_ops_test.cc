@@ -209,6 +209,60 @@ TEST_F(IndexOpsTest, GatherElementsErrors) {
               HasSubstr("exceed data"));
 }
 
+//===--- nn.negative_log_likelihood_loss ----------------------------------===//
+
+TEST_F(IndexOpsTest, NegativeLogLikelihoodLossReducesAsOnnx) {
+  // input [N = 2, C = 3, d = 2]; per element -input[n, target, d].
+  const AnyTensor input =
+      F32({2, 3, 2}, {-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12});
+  const AnyTensor target = I64({2, 2}, {0, 2, 1, 1});
+  OpAttrs none;
+  none.SetString("reduction", "none");
+  auto each = Run("nn.negative_log_likelihood_loss", {input, target}, none);
+  ASSERT_TRUE(each.ok()) << each.status();
+  EXPECT_THAT(each->shape, ElementsAre(2, 2));
+  EXPECT_THAT(each->values<float>(), ElementsAre(1, 6, 9, 10));
+  OpAttrs sum;
+  sum.SetString("reduction", "sum");
+  auto total = Run("nn.negative_log_likelihood_loss", {input, target}, sum);
+  ASSERT_TRUE(total.ok()) << total.status();
+  EXPECT_TRUE(total->shape.empty());
+  EXPECT_THAT(total->values<float>(), ElementsAre(26));
+  // Mean with class weights and an ignored target: the sum of weighted
+  // losses over the weights of the targets kept.
+  OpAttrs ignore = Int("ignore_index", 2);
+  auto mean = Run("nn.negative_log_likelihood_loss",
+                  {input, target, F32({3}, {1, 2, 4})}, ignore);
+  ASSERT_TRUE(mean.ok()) << mean.status();
+  // (1 * 1 + 9 * 2 + 10 * 2) / (1 + 2 + 2).
+  EXPECT_THAT(mean->values<float>(), ElementsAre(39.0f / 5.0f));
+  auto doubles = Run("nn.negative_log_likelihood_loss",
+                     {Make<double>({1, 2}, {-0.25, -0.75}), I32({1}, {1})});
+  ASSERT_TRUE(doubles.ok()) << doubles.status();
+  EXPECT_THAT(doubles->values<double>(), ElementsAre(0.75));
+}
+
+TEST_F(IndexOpsTest, NegativeLogLikelihoodLossErrors) {
+  const AnyTensor input = IotaF32({2, 3});
+  EXPECT_THAT(
+      Error("nn.negative_log_likelihood_loss", {input, I64({2}, {0, 3})}),
+      HasSubstr("target 3 is out of range for 3 classes"));
+  EXPECT_THAT(
+      Error("nn.negative_log_likelihood_loss", {input, I64({3}, {0, 0, 0})}),
+      HasSubstr("is not input [2, 3] without its class dimension"));
+  EXPECT_THAT(
+      Error("nn.negative_log_likelihood_loss", {input, F32({2}, {0, 0})}),
+      HasSubstr("must be i32 or i64"));
+  OpAttrs bad;
+  bad.SetString("reduction", "max");
+  EXPECT_THAT(
+      Error("nn.negative_log_likelihood_loss", {input, I64({2}, {0, 1})}, bad),
+      HasSubstr("reduction 'max' is not none, sum or mean"));
+  EXPECT_THAT(Error("nn.negative_log_likelihood_loss",
+                    {input, I64({2}, {0, 1}), F32({2}, {1, 1})}),
+              HasSubstr("weight [2] of f32 is not [3] of f32"));
+}
+
 //===--- nn.depth_to_space, nn.space_to_depth -----------------------------===//
 
 TEST_F(IndexOpsTest, DepthToSpaceInBothModesAndBack) {

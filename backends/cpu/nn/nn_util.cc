@@ -45,6 +45,14 @@ bool IsHalf(DType dtype) {
   return dtype == DType::kF16 || dtype == DType::kBF16;
 }
 
+MetadataPointers ArgumentMetadataOf(const OpInvocation& invocation) {
+  MetadataPointers pointers;
+  for (size_t i = 0; i < invocation.arguments.size(); ++i) {
+    pointers.push_back(&invocation.argument(i).metadata());
+  }
+  return pointers;
+}
+
 bool RefuseHalf(OpInvocation& invocation, absl::string_view op) {
   for (size_t i = 0; i < invocation.arguments.size(); ++i) {
     const DType dtype = invocation.argument(i).dtype();
@@ -68,10 +76,9 @@ absl::Status RequireFloat(absl::string_view op, ArgumentMetadata args) {
                                       "bf16 on devices that have them)"));
     }
     if (dtype != args[0].dtype) {
-      return OpError(op, absl::StrCat("arguments are ",
-                                      DTypeName(args[0].dtype), " and ",
-                                      DTypeName(dtype),
-                                      "; they must have one dtype"));
+      return OpError(
+          op, absl::StrCat("arguments are ", DTypeName(args[0].dtype), " and ",
+                           DTypeName(dtype), "; they must have one dtype"));
     }
   }
   return absl::OkStatus();

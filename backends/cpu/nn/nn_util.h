@@ -57,6 +57,11 @@ absl::Status RequireF32(absl::string_view op, ArgumentMetadata args);
 // only and refuses the others when the op runs (GuardHalfPrecisionOnCpu).
 absl::Status RequireFloat(absl::string_view op, ArgumentMetadata args);
 bool IsHalf(DType dtype);
+// The metadata of an invocation's arguments, for a shape function's plan
+// run again in the kernel (ArgumentMetadata views it).
+using MetadataPointers = absl::InlinedVector<const TensorMetadata*, 5>;
+MetadataPointers ArgumentMetadataOf(const OpInvocation& invocation);
+
 // In the CPU implementation of such an op: true, after FailAll with an
 // error that says to cast, if an argument is f16 or bf16.
 bool RefuseHalf(OpInvocation& invocation, absl::string_view op);

@@ -29,16 +29,6 @@ using dnnl::memory;
 
 // The metadata of the invocation's arguments, so that a dispatch function
 // can rebuild the plan its shape function validated.
-using MetadataPointers = absl::InlinedVector<const TensorMetadata*, 5>;
-
-MetadataPointers ArgumentMetadataOf(const OpInvocation& invocation) {
-  MetadataPointers pointers;
-  for (size_t i = 0; i < invocation.arguments.size(); ++i) {
-    pointers.push_back(&invocation.argument(i).metadata());
-  }
-  return pointers;
-}
-
 const float* Data(const OpInvocation& invocation, size_t index) {
   return static_cast<const DenseHostTensor&>(invocation.argument(index))
       .elements<float>()
@@ -105,9 +95,9 @@ absl::Status CheckChannelOperands(absl::string_view op, ArgumentMetadata args,
                                   absl::Span<const char* const> names) {
   const TensorShape& x = args[0].shape;
   if (x.GetRank() < min_rank) {
-    return OpError(op, absl::StrCat("input must be N x C x ",
-                                    min_rank > 2 ? "D1 x " : "", "..., got ",
-                                    x.DebugString()));
+    return OpError(
+        op, absl::StrCat("input must be N x C x ", min_rank > 2 ? "D1 x " : "",
+                         "..., got ", x.DebugString()));
   }
   const int64_t channels = x.GetDimensionSize(1);
   for (size_t i = 0; i < names.size(); ++i) {
@@ -228,8 +218,9 @@ void InstanceNorm(OpInvocation& invocation) {
         const double variance =
             inner == 0 ? 0 : std::max(0.0, sum_sq / inner - mean * mean);
         const double factor = scale[c] / std::sqrt(variance + epsilon);
-        return std::pair<float, float>(static_cast<float>(factor),
-                                       static_cast<float>(bias[c] - mean * factor));
+        return std::pair<float, float>(
+            static_cast<float>(factor),
+            static_cast<float>(bias[c] - mean * factor));
       });
 }
 

@@ -237,6 +237,19 @@ def NN_GatherElementsOp : NN_Op<"gather_elements"> {
   let arguments = (ins AnyTensor:$data, AnyTensor:$indices);
 }
 
+def NN_NegativeLogLikelihoodLossOp : NN_Op<"negative_log_likelihood_loss"> {
+  let summary = "ONNX NegativeLogLikelihoodLoss";
+  let description = [{
+    `nn.negative_log_likelihood_loss %input, %target[, %weight]`: input
+    [N, C, d...] (f32, f64), target [N, d...] (i32, i64), an optional
+    weight per class; `reduction` ("mean", "sum", "none") and
+    `ignore_index` as ONNX. The ONNX importer also builds
+    SoftmaxCrossEntropyLoss from it and `nn.log_softmax`.
+  }];
+  let arguments = (ins AnyTensor:$input, AnyTensor:$target,
+                   Variadic<AnyTensor>:$weight);
+}
+
 def NN_TopKOp : NN_Op<"top_k"> {
   let summary = "the `k` largest (or smallest) values along `axis`";
   let description = [{
