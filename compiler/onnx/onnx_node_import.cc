@@ -59,6 +59,7 @@ const DirectOp kDirectOps[] = {
     {"Shape", "nn.shape", {"start", "end"}},
     {"Size", "nn.size", {}},
     {"Mod", "nn.mod", {"fmod"}},
+    {"BitShift", "nn.bit_shift", {"direction"}},
     {"Equal", "nn.equal", {}},
     {"Less", "nn.less", {}},
     {"LessOrEqual", "nn.less_or_equal", {}},

@@ -78,6 +78,25 @@ TEST_F(ElementwiseDTypesTest, ModTakesTheDivisorsOrTheDividendsSign) {
   EXPECT_THAT(floats, ElementsAre(1.5f, -1.5f));
 }
 
+TEST_F(ElementwiseDTypesTest, BitShiftOnUnsignedIntegers) {
+  OpAttrs left;
+  left.SetString("direction", "LEFT");
+  EXPECT_THAT(Values<uint8_t>("nn.bit_shift",
+                              {Make<uint8_t>({4}, {16, 4, 1, 255}),
+                               Make<uint8_t>({4}, {1, 2, 7, 8})},
+                              left),
+              ElementsAre(32, 16, 128, 0));  // By the width or more: 0.
+  OpAttrs right;
+  right.SetString("direction", "RIGHT");
+  EXPECT_THAT(Values<uint64_t>("nn.bit_shift",
+                               {Make<uint64_t>({3}, {16, 4, 1ull << 63}),
+                                Make<uint64_t>({1}, {2})},
+                               right),
+              ElementsAre(4, 1, 1ull << 61));
+  EXPECT_THAT(Error("nn.bit_shift", {I32({1}, {1}), I32({1}, {1})}, left),
+              HasSubstr("this op computes in unsigned integers only"));
+}
+
 TEST_F(ElementwiseDTypesTest, ComparisonsGiveBool) {
   const AnyTensor a = F32({3}, {1, 2, 3});
   const AnyTensor b = F32({}, {2});
@@ -118,8 +137,7 @@ TEST_F(ElementwiseDTypesTest, DTypeErrorsNameTheOpAndTheDTypes) {
   const AnyTensor bf16{DType::kBF16, {1, 1}, {'\x80', '\x3f'}};  // 1.0
   EXPECT_THAT(Error("nn.add", {F32({1}, {1}), bf16}),
               HasSubstr("nn.add: arguments are f32 and bf16"));
-  EXPECT_THAT(Error("nn.matmul", {F32({1, 1}, {1}), bf16}),
-              HasSubstr("bf16"));
+  EXPECT_THAT(Error("nn.matmul", {F32({1, 1}, {1}), bf16}), HasSubstr("bf16"));
   EXPECT_THAT(Error("nn.and", {F32({1}, {1}), F32({1}, {1})}),
               HasSubstr("this op computes in bool only"));
   EXPECT_THAT(Error("nn.less", {Bool({1}, {true}), Bool({1}, {true})}),

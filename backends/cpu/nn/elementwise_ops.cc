@@ -21,7 +21,14 @@ namespace {
 
 // What a binary op computes in: arithmetic keeps its arguments' dtype
 // (integers, f32, f64), comparisons give bool, logical ops take bool.
-enum class BinaryKind { kArithmetic, kFloat, kComparison, kEquality, kLogical };
+enum class BinaryKind {
+  kArithmetic,
+  kFloat,
+  kComparison,
+  kEquality,
+  kLogical,
+  kUnsigned,  // The unsigned integers only (nn.bit_shift).
+};
 
 absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
                             ArgumentMetadata args,
@@ -54,6 +61,11 @@ absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
       accepted = dtype == DType::kI1;
       accepts = "bool only";
       break;
+    case BinaryKind::kUnsigned:
+      accepted = dtype == DType::kUI8 || dtype == DType::kUI16 ||
+                 dtype == DType::kUI32 || dtype == DType::kUI64;
+      accepts = "unsigned integers only";
+      break;
   }
   if (!accepted) {
     return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
@@ -67,9 +79,9 @@ absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
   absl::StatusOr<TensorShape> shape =
       BroadcastShapes(op, args[0].shape, args[1].shape);
   if (!shape.ok()) return shape.status();
-  const bool keeps_dtype = kind == BinaryKind::kArithmetic ||
-                           kind == BinaryKind::kFloat ||
-                           kind == BinaryKind::kLogical;
+  const bool keeps_dtype =
+      kind == BinaryKind::kArithmetic || kind == BinaryKind::kFloat ||
+      kind == BinaryKind::kLogical || kind == BinaryKind::kUnsigned;
   results[0] =
       TensorMetadata(keeps_dtype ? dtype : DType::kI1, *std::move(shape));
   return absl::OkStatus();
@@ -226,6 +238,34 @@ void Arithmetic(OpInvocation& invocation, absl::string_view op, F f) {
     using T = typename decltype(tag)::type;
     BinaryAs<T, T>(invocation, op, [&](T a, T b) -> T { return f(a, b); });
   });
+}
+
+// Arithmetic in an unsigned integer dtype; `f` is a generic lambda.
+template <typename F>
+void UnsignedArithmetic(OpInvocation& invocation, absl::string_view op, F f) {
+  auto run = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    BinaryAs<T, T>(invocation, op,
+                   [&](T a, T b) -> T { return static_cast<T>(f(a, b)); });
+  };
+  switch (invocation.argument(0).dtype()) {
+    case DType::kUI8:
+      return run(TypeTag<uint8_t>{});
+    case DType::kUI16:
+      return run(TypeTag<uint16_t>{});
+    case DType::kUI32:
+      return run(TypeTag<uint32_t>{});
+    default:
+      return run(TypeTag<uint64_t>{});
+  }
+}
+
+// ONNX BitShift: a shifted by b bits (LEFT or RIGHT); by the type's width or
+// more gives 0, as numpy's and ONNX's reference do for unsigned types.
+template <typename T>
+T Shift(T a, T b, bool left) {
+  if (b >= static_cast<T>(sizeof(T) * 8)) return 0;
+  return left ? static_cast<T>(a << b) : static_cast<T>(a >> b);
 }
 
 // A comparison of any real dtype (and bool for equality), giving bool.
@@ -450,6 +490,11 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   ASYNCRT_NN_COMPARISON("less_or_equal", BinaryKind::kComparison, a <= b);
   ASYNCRT_NN_COMPARISON("greater", BinaryKind::kComparison, a > b);
   ASYNCRT_NN_COMPARISON("greater_or_equal", BinaryKind::kComparison, a >= b);
+  // `direction` LEFT or RIGHT (ONNX's BitShift); anything else is RIGHT.
+  ASYNCRT_NN_BINARY_WITH(
+      "bit_shift", BinaryKind::kUnsigned, UnsignedArithmetic,
+      const bool left = attrs.GetString("direction").value_or("") == "LEFT",
+      Shift(a, b, left));
   ASYNCRT_NN_BINARY_WITH("and", BinaryKind::kLogical, (BinaryAs<bool, bool>),
                          (void)0, a && b);
   ASYNCRT_NN_BINARY_WITH("or", BinaryKind::kLogical, (BinaryAs<bool, bool>),

@@ -62,6 +62,8 @@ def NN_PowOp : NN_BinaryOp<"pow", "a ** b">;
 def NN_MaxOp : NN_BinaryOp<"max", "max(a, b)">;
 def NN_MinOp : NN_BinaryOp<"min", "min(a, b)">;
 def NN_ModOp : NN_BinaryOp<"mod", "a mod b (`fmod`: the dividend's sign)">;
+def NN_BitShiftOp : NN_BinaryOp<"bit_shift",
+    "a shifted by b bits, `direction` LEFT or RIGHT (unsigned integers)">;
 def NN_EqualOp : NN_BinaryOp<"equal", "a == b">;
 def NN_LessOp : NN_BinaryOp<"less", "a < b">;
 def NN_LessOrEqualOp : NN_BinaryOp<"less_or_equal", "a <= b">;
