@@ -108,6 +108,7 @@ const DirectOp kDirectOps[] = {
     {"ArgMax", "nn.arg_max", {"axis", "keepdims", "select_last_index"}},
     {"ArgMin", "nn.arg_min", {"axis", "keepdims", "select_last_index"}},
     {"GatherElements", "nn.gather_elements", {"axis"}},
+    {"ScatterElements", "nn.scatter_elements", {"axis", "reduction"}},
     {"NegativeLogLikelihoodLoss",
      "nn.negative_log_likelihood_loss",
      {"reduction", "ignore_index"}},

@@ -404,25 +404,25 @@ void Trilu(OpInvocation& invocation) {
 
 constexpr absl::string_view kGatherElements = "nn.gather_elements";
 
+// The axis of nn.gather_elements or nn.scatter_elements (`op`): indices
+// of data's rank, no larger than data but along the axis.
 absl::StatusOr<int> PlanGatherElements(const TensorMetadata& data,
                                        const TensorMetadata& indices,
-                                       const OpAttrs& attrs) {
+                                       const OpAttrs& attrs,
+                                       absl::string_view op = kGatherElements) {
   const int rank = data.shape.GetRank();
-  if (rank == 0) return Error(kGatherElements, "data must have rank >= 1");
+  if (rank == 0) return Error(op, "data must have rank >= 1");
   if (indices.shape.GetRank() != rank) {
-    return Error(kGatherElements, "indices ", indices.shape.DebugString(),
-                 " and data ", data.shape.DebugString(),
-                 " must have the same rank");
+    return Error(op, "indices ", indices.shape.DebugString(), " and data ",
+                 data.shape.DebugString(), " must have the same rank");
   }
   INDEX_OPS_ASSIGN_OR_RETURN(
-      axis, NormalizeAxis(kGatherElements, attrs.GetInteger("axis").value_or(0),
-                          rank));
+      axis, NormalizeAxis(op, attrs.GetInteger("axis").value_or(0), rank));
   for (int d = 0; d < rank; ++d) {
     if (d != axis &&
         indices.shape.GetDimensionSize(d) > data.shape.GetDimensionSize(d)) {
-      return Error(kGatherElements, "indices ", indices.shape.DebugString(),
-                   " exceed data ", data.shape.DebugString(), " in dimension ",
-                   d);
+      return Error(op, "indices ", indices.shape.DebugString(), " exceed data ",
+                   data.shape.DebugString(), " in dimension ", d);
     }
   }
   return axis;
@@ -512,6 +512,140 @@ void GatherElements(OpInvocation& invocation) {
   } else {
     run(TypeTag<int64_t>{});
   }
+}
+
+//===--- nn.scatter_elements ----------------------------------------------===//
+
+constexpr absl::string_view kScatterElements = "nn.scatter_elements";
+
+enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
+
+absl::StatusOr<ScatterReduction> ScatterReductionOf(const OpAttrs& attrs) {
+  const std::string name(attrs.GetString("reduction").value_or("none"));
+  if (name == "none") return ScatterReduction::kNone;
+  if (name == "add") return ScatterReduction::kAdd;
+  if (name == "mul") return ScatterReduction::kMul;
+  if (name == "max") return ScatterReduction::kMax;
+  if (name == "min") return ScatterReduction::kMin;
+  return Error(kScatterElements, "reduction '", name,
+               "' is not none, add, mul, max or min");
+}
+
+// ONNX ScatterElements: data with updates[p] written (or combined by
+// `reduction`) at p's position with the axis coordinate indices[p].
+absl::Status ScatterElementsMetadata(ArgumentMetadata args,
+                                     const OpAttrs& attrs,
+                                     absl::Span<TensorMetadata> results) {
+  INDEX_OPS_RETURN_IF_ERROR(Arity(kScatterElements, args, results, 3));
+  INDEX_OPS_RETURN_IF_ERROR(RequireFixedSize(kScatterElements, args[0].dtype));
+  if (args[1].dtype != DType::kI32 && args[1].dtype != DType::kI64) {
+    return Error(kScatterElements, "indices are ", DTypeName(args[1].dtype),
+                 "; they must be i32 or i64");
+  }
+  if (args[2].dtype != args[0].dtype || args[2].shape != args[1].shape) {
+    return Error(kScatterElements, "updates ", args[2].shape.DebugString(),
+                 " of ", DTypeName(args[2].dtype),
+                 " must have the indices' shape and data's dtype");
+  }
+  INDEX_OPS_RETURN_IF_ERROR(
+      PlanGatherElements(args[0], args[1], attrs, kScatterElements).status());
+  INDEX_OPS_ASSIGN_OR_RETURN(reduction, ScatterReductionOf(attrs));
+  if (reduction != ScatterReduction::kNone && !IsRealNumber(args[0].dtype)) {
+    return Error(kScatterElements, "a reduction needs numbers, not ",
+                 DTypeName(args[0].dtype));
+  }
+  results[0] = args[0];
+  return absl::OkStatus();
+}
+
+template <typename T>
+T Combine(ScatterReduction reduction, T old_value, T update) {
+  switch (reduction) {
+    case ScatterReduction::kAdd:
+      return old_value + update;
+    case ScatterReduction::kMul:
+      return old_value * update;
+    case ScatterReduction::kMax:
+      return std::max(old_value, update);
+    case ScatterReduction::kMin:
+      return std::min(old_value, update);
+    case ScatterReduction::kNone:
+      return update;
+  }
+  return update;
+}
+
+void ScatterElements(OpInvocation& invocation) {
+  const DenseHostTensor& data = Input(invocation, 0);
+  const DenseHostTensor& indices = Input(invocation, 1);
+  const DenseHostTensor& updates = Input(invocation, 2);
+  absl::StatusOr<int> axis = PlanGatherElements(
+      data.metadata(), indices.metadata(), invocation.attrs, kScatterElements);
+  absl::StatusOr<ScatterReduction> reduction =
+      ScatterReductionOf(invocation.attrs);
+  if (!axis.ok() || !reduction.ok()) {
+    return FailAll(invocation, kScatterElements,
+                   (!axis.ok() ? axis.status() : reduction.status()).message());
+  }
+  const int rank = data.shape().GetRank();
+  const Dims strides = DenseStrides(data.shape().GetDimensions());
+  const int64_t n = data.shape().GetDimensionSize(*axis);
+  const int64_t count = indices.NumElements();
+  // Every update's offset in data, checking its index first.
+  std::vector<int64_t> offsets(count);
+  absl::Status status;
+  auto offsets_of = [&](auto index_tag) {
+    using Index = typename decltype(index_tag)::type;
+    const Index* idx = indices.elements<Index>().data();
+    for (int64_t p = 0; p < count; ++p) {
+      int64_t i = idx[p];
+      if (i < -n || i >= n) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "index ", i, " is out of range for axis ", *axis, " of size ", n));
+        return;
+      }
+      if (i < 0) i += n;
+      int64_t rest = p, offset = 0;
+      for (int d = rank - 1; d >= 0; --d) {
+        const int64_t dim = indices.shape().GetDimensionSize(d);
+        offset += (d == *axis ? i : rest % dim) * strides[d];
+        rest /= dim;
+      }
+      offsets[p] = offset;
+    }
+  };
+  if (indices.dtype() == DType::kI32) {
+    offsets_of(TypeTag<int32_t>{});
+  } else {
+    offsets_of(TypeTag<int64_t>{});
+  }
+  if (!status.ok()) {
+    return FailAll(invocation, kScatterElements, status.message());
+  }
+  AsyncValueRef<DenseHostTensor> result = AllocateResult(
+      invocation, kScatterElements, invocation.result_metadata[0]);
+  if (!result) return;
+  if (data.DataSizeInBytes() > 0) {
+    std::memcpy(result->data(), data.data(), data.DataSizeInBytes());
+  }
+  if (*reduction == ScatterReduction::kNone) {
+    const size_t size = DTypeSize(data.dtype());
+    char* out = static_cast<char*>(result->data());
+    const char* in = static_cast<const char*>(updates.data());
+    for (int64_t p = 0; p < count; ++p) {
+      std::memcpy(out + offsets[p] * size, in + p * size, size);
+    }
+  } else {
+    DispatchRealNumber(data.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* out = static_cast<T*>(result->data());
+      const T* in = updates.elements<T>().data();
+      for (int64_t p = 0; p < count; ++p) {
+        out[offsets[p]] = Combine(*reduction, out[offsets[p]], in[p]);
+      }
+    });
+  }
+  invocation.results[0] = std::move(result);
 }
 
 //===--- nn.negative_log_likelihood_loss ----------------------------------===//
@@ -928,6 +1062,8 @@ void RegisterIndexOps(OpRegistry& registry) {
   registry.AddDispatch("nn.tile", "cpu", Tile);
   registry.AddOp("nn.trilu", TriluMetadata);
   registry.AddDispatch("nn.trilu", "cpu", Trilu);
+  registry.AddOp("nn.scatter_elements", ScatterElementsMetadata);
+  registry.AddDispatch("nn.scatter_elements", "cpu", ScatterElements);
   registry.AddOp("nn.negative_log_likelihood_loss", NllLossMetadata);
   registry.AddDispatch("nn.negative_log_likelihood_loss", "cpu", NllLoss);
   registry.AddOp("nn.gather_elements", GatherElementsMetadata);

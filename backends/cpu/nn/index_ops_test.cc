@@ -209,6 +209,46 @@ TEST_F(IndexOpsTest, GatherElementsErrors) {
               HasSubstr("exceed data"));
 }
 
+//===--- nn.scatter_elements ----------------------------------------------===//
+
+TEST_F(IndexOpsTest, ScatterElementsWritesOrCombines) {
+  // ONNX's example along axis 1, a negative index included.
+  auto written = Run("nn.scatter_elements",
+                     {F32({1, 5}, {1, 2, 3, 4, 5}), I64({1, 2}, {1, -2}),
+                      F32({1, 2}, {1.1f, 2.1f})},
+                     Int("axis", 1));
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_THAT(written->values<float>(), ElementsAre(1, 1.1f, 3, 2.1f, 5));
+  // Duplicate indices add up with reduction = add.
+  OpAttrs add = Int("axis", 1);
+  add.SetString("reduction", "add");
+  auto summed =
+      Run("nn.scatter_elements",
+          {I32({1, 3}, {1, 2, 3}), I64({1, 2}, {1, 1}), I32({1, 2}, {10, 20})},
+          add);
+  ASSERT_TRUE(summed.ok()) << summed.status();
+  EXPECT_THAT(summed->values<int32_t>(), ElementsAre(1, 32, 3));
+  // Along axis 0 (the default) with fewer indices than data.
+  auto rows = Run("nn.scatter_elements", {IotaF32({3, 2}), I64({1, 2}, {2, 0}),
+                                          F32({1, 2}, {-1, -2})});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(rows->values<float>(), ElementsAre(0, -2, 2, 3, -1, 5));
+}
+
+TEST_F(IndexOpsTest, ScatterElementsErrors) {
+  EXPECT_THAT(Error("nn.scatter_elements",
+                    {IotaF32({2, 2}), I64({1, 1}, {2}), F32({1, 1}, {0})}),
+              HasSubstr("index 2 is out of range for axis 0 of size 2"));
+  EXPECT_THAT(Error("nn.scatter_elements",
+                    {IotaF32({2, 2}), I64({1, 1}, {0}), F32({1, 2}, {0, 0})}),
+              HasSubstr("must have the indices' shape and data's dtype"));
+  OpAttrs bad;
+  bad.SetString("reduction", "mean");
+  EXPECT_THAT(Error("nn.scatter_elements",
+                    {IotaF32({2, 2}), I64({1, 1}, {0}), F32({1, 1}, {0})}, bad),
+              HasSubstr("reduction 'mean' is not none, add, mul, max or min"));
+}
+
 //===--- nn.negative_log_likelihood_loss ----------------------------------===//
 
 TEST_F(IndexOpsTest, NegativeLogLikelihoodLossReducesAsOnnx) {

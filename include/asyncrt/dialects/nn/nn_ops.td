@@ -252,6 +252,16 @@ def NN_NegativeLogLikelihoodLossOp : NN_Op<"negative_log_likelihood_loss"> {
                    Variadic<AnyTensor>:$weight);
 }
 
+def NN_ScatterElementsOp : NN_Op<"scatter_elements"> {
+  let summary = "`data` with `updates` written at `indices` along `axis`";
+  let description = [{
+    ONNX ScatterElements: `reduction` none (the last write wins), add, mul,
+    max or min.
+  }];
+  let arguments = (ins AnyTensor:$data, AnyTensor:$indices,
+                   AnyTensor:$updates);
+}
+
 def NN_TopKOp : NN_Op<"top_k"> {
   let summary = "the `k` largest (or smallest) values along `axis`";
   let description = [{
