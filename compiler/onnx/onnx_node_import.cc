@@ -109,6 +109,8 @@ const DirectOp kDirectOps[] = {
     {"ArgMin", "nn.arg_min", {"axis", "keepdims", "select_last_index"}},
     {"GatherElements", "nn.gather_elements", {"axis"}},
     {"ScatterElements", "nn.scatter_elements", {"axis", "reduction"}},
+    {"GatherND", "nn.gather_nd", {"batch_dims"}},
+    {"ScatterND", "nn.scatter_nd", {"reduction"}},
     {"NegativeLogLikelihoodLoss",
      "nn.negative_log_likelihood_loss",
      {"reduction", "ignore_index"}},

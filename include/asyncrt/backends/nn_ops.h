@@ -76,6 +76,10 @@ void RegisterNormalizationOps(OpRegistry& registry);
 // results: values and i64 indices).
 void RegisterIndexOps(OpRegistry& registry);
 
+// nn.gather_nd and nn.scatter_nd (ONNX GatherND with batch_dims, ScatterND
+// with its reductions).
+void RegisterNdIndexOps(OpRegistry& registry);
+
 // f16 and bf16 on the CPU: the shape functions of the arithmetic,
 // activation, normalization, reduction, pooling and matrix ops accept them
 // (devices compute in them); on the CPU those ops widen half arguments to

@@ -262,6 +262,21 @@ def NN_ScatterElementsOp : NN_Op<"scatter_elements"> {
                    AnyTensor:$updates);
 }
 
+def NN_GatherNdOp : NN_Op<"gather_nd"> {
+  let summary = "slices of `data` at tuples of `indices` (ONNX GatherND)";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$indices);
+}
+
+def NN_ScatterNdOp : NN_Op<"scatter_nd"> {
+  let summary = "`data` with slices at tuples of `indices` replaced";
+  let description = [{
+    ONNX ScatterND: `reduction` none (the last write wins), add, mul, max or
+    min.
+  }];
+  let arguments = (ins AnyTensor:$data, AnyTensor:$indices,
+                   AnyTensor:$updates);
+}
+
 def NN_TopKOp : NN_Op<"top_k"> {
   let summary = "the `k` largest (or smallest) values along `axis`";
   let description = [{
