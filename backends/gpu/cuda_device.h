@@ -66,7 +66,7 @@ const CudaSettings& Settings();
 
 // A key for cached matmul plans: dtype, shapes, transposes, epilogue.
 using MatmulKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                             int64_t, int, int, int>;
+                             int64_t, int, int>;
 
 // A matrix product's cuBLASLt descriptors and algorithm, made once per
 // shape (cuda_ops.cc).
@@ -119,8 +119,8 @@ struct CudaDevice {
   CudnnState* cudnn = nullptr;
 };
 
-// A stream: CUDA's, plus the first error of work the plug-in enqueued on it
-// (CUDA reports launch errors at the call; faults are sticky in CUDA).
+// A stream: CUDA's and its device. Errors need no state here: launch
+// errors are reported at the call, and faults are sticky in CUDA itself.
 struct CudaStream {
   CudaDevice* device = nullptr;
   cudaStream_t stream = nullptr;

@@ -490,8 +490,7 @@ bool RunMatmul(const Matmul& mm, OpCall& op) {
                       (mm.stride_a != 0) * 2 + (mm.stride_b != 0),
                       mm.transpose_a * 2 + mm.transpose_b,
                       static_cast<int>(epilogue),
-                      static_cast<int>(compute),
-                      0};
+                      static_cast<int>(compute)};
   std::lock_guard<std::mutex> lock(device.matmul_mutex);
   std::unique_ptr<MatmulPlan>& plan = device.matmul_plans[key];
   if (!plan) {

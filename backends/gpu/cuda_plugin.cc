@@ -141,10 +141,6 @@ void PrintHostProfile() {
 
 namespace {
 
-struct CudaPlatform {
-  std::string name;
-};
-
 //===--- Devices ----------------------------------------------------------===//
 
 void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
@@ -262,9 +258,8 @@ void DestroyDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device) {
 }
 
 void DestroyPlatform(AsyncRT_Platform* platform) {
+  (void)platform;
   PrintHostProfile();
-  delete static_cast<CudaPlatform*>(platform->platform_handle);
-  platform->platform_handle = nullptr;
 }
 
 //===--- Memory -----------------------------------------------------------===//
@@ -489,7 +484,7 @@ extern "C" ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(
   platform->name = "NVIDIA CUDA";
   platform->device_type = "cuda";
   platform->device_count = device_count;
-  platform->platform_handle = new CudaPlatform{"NVIDIA CUDA"};
+  platform->platform_handle = nullptr;  // All state is per device.
   platform->create_device = CreateDevice;
   platform->destroy_device = DestroyDevice;
   platform->destroy_platform = DestroyPlatform;
@@ -513,12 +508,9 @@ extern "C" ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(
   fns->memcpy_dtoh = MemcpyDtoH;
   fns->memcpy_dtod = MemcpyDtoD;
   fns->host_callback = HostCallback;
-  bool registered = RegisterCudaKernels(params, status);
+  if (RegisterCudaKernels(params, status)) {
 #ifdef ASYNCRT_HAVE_CUDNN
-  registered = registered && RegisterCudnnKernels(params, status);
+    RegisterCudnnKernels(params, status);
 #endif
-  if (!registered) {
-    delete static_cast<CudaPlatform*>(platform->platform_handle);
-    platform->platform_handle = nullptr;
   }
 }

@@ -518,19 +518,6 @@ void GatherElements(OpInvocation& invocation) {
 
 constexpr absl::string_view kScatterElements = "nn.scatter_elements";
 
-enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
-
-absl::StatusOr<ScatterReduction> ScatterReductionOf(const OpAttrs& attrs) {
-  const std::string name(attrs.GetString("reduction").value_or("none"));
-  if (name == "none") return ScatterReduction::kNone;
-  if (name == "add") return ScatterReduction::kAdd;
-  if (name == "mul") return ScatterReduction::kMul;
-  if (name == "max") return ScatterReduction::kMax;
-  if (name == "min") return ScatterReduction::kMin;
-  return Error(kScatterElements, "reduction '", name,
-               "' is not none, add, mul, max or min");
-}
-
 // ONNX ScatterElements: data with updates[p] written (or combined by
 // `reduction`) at p's position with the axis coordinate indices[p].
 absl::Status ScatterElementsMetadata(ArgumentMetadata args,
@@ -549,30 +536,14 @@ absl::Status ScatterElementsMetadata(ArgumentMetadata args,
   }
   INDEX_OPS_RETURN_IF_ERROR(
       PlanGatherElements(args[0], args[1], attrs, kScatterElements).status());
-  INDEX_OPS_ASSIGN_OR_RETURN(reduction, ScatterReductionOf(attrs));
+  INDEX_OPS_ASSIGN_OR_RETURN(reduction,
+                             ScatterReductionOf(kScatterElements, attrs));
   if (reduction != ScatterReduction::kNone && !IsRealNumber(args[0].dtype)) {
     return Error(kScatterElements, "a reduction needs numbers, not ",
                  DTypeName(args[0].dtype));
   }
   results[0] = args[0];
   return absl::OkStatus();
-}
-
-template <typename T>
-T Combine(ScatterReduction reduction, T old_value, T update) {
-  switch (reduction) {
-    case ScatterReduction::kAdd:
-      return old_value + update;
-    case ScatterReduction::kMul:
-      return old_value * update;
-    case ScatterReduction::kMax:
-      return std::max(old_value, update);
-    case ScatterReduction::kMin:
-      return std::min(old_value, update);
-    case ScatterReduction::kNone:
-      return update;
-  }
-  return update;
 }
 
 void ScatterElements(OpInvocation& invocation) {
@@ -582,7 +553,7 @@ void ScatterElements(OpInvocation& invocation) {
   absl::StatusOr<int> axis = PlanGatherElements(
       data.metadata(), indices.metadata(), invocation.attrs, kScatterElements);
   absl::StatusOr<ScatterReduction> reduction =
-      ScatterReductionOf(invocation.attrs);
+      ScatterReductionOf(kScatterElements, invocation.attrs);
   if (!axis.ok() || !reduction.ok()) {
     return FailAll(invocation, kScatterElements,
                    (!axis.ok() ? axis.status() : reduction.status()).message());
@@ -641,7 +612,8 @@ void ScatterElements(OpInvocation& invocation) {
       T* out = static_cast<T*>(result->data());
       const T* in = updates.elements<T>().data();
       for (int64_t p = 0; p < count; ++p) {
-        out[offsets[p]] = Combine(*reduction, out[offsets[p]], in[p]);
+        out[offsets[p]] =
+            ApplyScatterReduction(*reduction, out[offsets[p]], in[p]);
       }
     });
   }

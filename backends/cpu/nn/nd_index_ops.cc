@@ -156,20 +156,6 @@ void GatherNd(OpInvocation& invocation) {
   invocation.results[0] = std::move(result);
 }
 
-enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
-
-absl::StatusOr<Reduction> ReductionOf(const OpAttrs& attrs) {
-  const std::string name(attrs.GetString("reduction").value_or("none"));
-  if (name == "none") return Reduction::kNone;
-  if (name == "add") return Reduction::kAdd;
-  if (name == "mul") return Reduction::kMul;
-  if (name == "max") return Reduction::kMax;
-  if (name == "min") return Reduction::kMin;
-  return OpError(kScatterNd, absl::StrCat("reduction '", name,
-                                          "' is not none, add, mul, max or "
-                                          "min"));
-}
-
 // ONNX ScatterND: data with each slice that a tuple of indices addresses
 // replaced by (or combined with) the matching slice of updates, whose shape
 // is indices' without its last dimension, then data's addressed slice.
@@ -189,9 +175,10 @@ absl::Status ScatterNdMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                                 absl::StrJoin(plan->result, ", "), "] of ",
                                 DTypeName(args[0].dtype)));
   }
-  absl::StatusOr<Reduction> reduction = ReductionOf(attrs);
+  absl::StatusOr<ScatterReduction> reduction =
+      ScatterReductionOf(kScatterNd, attrs);
   if (!reduction.ok()) return reduction.status();
-  if (*reduction != Reduction::kNone && !IsRealNumber(args[0].dtype)) {
+  if (*reduction != ScatterReduction::kNone && !IsRealNumber(args[0].dtype)) {
     return OpError(kScatterNd, absl::StrCat("a reduction needs numbers, not ",
                                             DTypeName(args[0].dtype)));
   }
@@ -205,7 +192,8 @@ void ScatterNd(OpInvocation& invocation) {
   const DenseHostTensor& updates = Input(invocation, 2);
   absl::StatusOr<NdPlan> plan =
       PlanNd(kScatterNd, data.metadata(), indices.metadata(), 0);
-  absl::StatusOr<Reduction> reduction = ReductionOf(invocation.attrs);
+  absl::StatusOr<ScatterReduction> reduction =
+      ScatterReductionOf(kScatterNd, invocation.attrs);
   if (!plan.ok() || !reduction.ok()) {
     return FailAll(invocation, kScatterNd,
                    (!plan.ok() ? plan.status() : reduction.status()).message());
@@ -222,7 +210,7 @@ void ScatterNd(OpInvocation& invocation) {
     std::memcpy(result->data(), data.data(), data.DataSizeInBytes());
   }
   const size_t element = DTypeSize(data.dtype());
-  if (*reduction == Reduction::kNone) {
+  if (*reduction == ScatterReduction::kNone) {
     char* out = static_cast<char*>(result->data());
     const char* in = static_cast<const char*>(updates.data());
     for (size_t t = 0; t < offsets->size(); ++t) {
@@ -237,24 +225,8 @@ void ScatterNd(OpInvocation& invocation) {
       for (size_t t = 0; t < offsets->size(); ++t) {
         for (int64_t j = 0; j < plan->slice; ++j) {
           T& target = out[(*offsets)[t] + j];
-          const T update = in[t * plan->slice + j];
-          switch (*reduction) {
-            case Reduction::kAdd:
-              target = target + update;
-              break;
-            case Reduction::kMul:
-              target = target * update;
-              break;
-            case Reduction::kMax:
-              target = std::max(target, update);
-              break;
-            case Reduction::kMin:
-              target = std::min(target, update);
-              break;
-            case Reduction::kNone:
-              target = update;
-              break;
-          }
+          target = ApplyScatterReduction(*reduction, target,
+                                         in[t * plan->slice + j]);
         }
       }
     });

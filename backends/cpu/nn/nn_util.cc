@@ -45,6 +45,18 @@ bool IsHalf(DType dtype) {
   return dtype == DType::kF16 || dtype == DType::kBF16;
 }
 
+absl::StatusOr<ScatterReduction> ScatterReductionOf(absl::string_view op,
+                                                    const OpAttrs& attrs) {
+  const absl::string_view name = attrs.GetString("reduction").value_or("none");
+  if (name == "none") return ScatterReduction::kNone;
+  if (name == "add") return ScatterReduction::kAdd;
+  if (name == "mul") return ScatterReduction::kMul;
+  if (name == "max") return ScatterReduction::kMax;
+  if (name == "min") return ScatterReduction::kMin;
+  return OpError(op, absl::StrCat("reduction '", name,
+                                  "' is not none, add, mul, max or min"));
+}
+
 MetadataPointers ArgumentMetadataOf(const OpInvocation& invocation) {
   MetadataPointers pointers;
   for (size_t i = 0; i < invocation.arguments.size(); ++i) {

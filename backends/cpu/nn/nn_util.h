@@ -62,6 +62,29 @@ bool IsHalf(DType dtype);
 using MetadataPointers = absl::InlinedVector<const TensorMetadata*, 5>;
 MetadataPointers ArgumentMetadataOf(const OpInvocation& invocation);
 
+// The `reduction` attribute of nn.scatter_elements and nn.scatter_nd
+// (ONNX's): none (the last write wins), add, mul, max or min.
+enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
+absl::StatusOr<ScatterReduction> ScatterReductionOf(absl::string_view op,
+                                                    const OpAttrs& attrs);
+// `update` written over, or combined with, `old_value`.
+template <typename T>
+T ApplyScatterReduction(ScatterReduction reduction, T old_value, T update) {
+  switch (reduction) {
+    case ScatterReduction::kAdd:
+      return old_value + update;
+    case ScatterReduction::kMul:
+      return old_value * update;
+    case ScatterReduction::kMax:
+      return old_value < update ? update : old_value;
+    case ScatterReduction::kMin:
+      return update < old_value ? update : old_value;
+    case ScatterReduction::kNone:
+      return update;
+  }
+  return update;
+}
+
 // In the CPU implementation of such an op: true, after FailAll with an
 // error that says to cast, if an argument is f16 or bf16.
 bool RefuseHalf(OpInvocation& invocation, absl::string_view op);
