@@ -310,11 +310,14 @@ BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, bf16, DType::kBF16)
 
 //===--- Models -----------------------------------------------------------===//
 
-void BM_GpuModel_asyncrt(benchmark::State& state, const char* name) {
+// `variant`: "" (the model's device work one CUDA graph) or "_no_graphs"
+// (each op launched by the runtime).
+void BM_GpuModel_asyncrt(benchmark::State& state, const char* name,
+                         const char* variant) {
   // Synthetic weights (as the PyTorch peer's random ones): the models'
   // real weights are too big to carry to a GPU machine.
   absl::StatusOr<testing::GpuModel> model =
-      testing::FindGpuModel(name, /*synthetic=*/true);
+      testing::FindGpuModel(name, /*synthetic=*/true, variant);
   if (!model.ok()) {
     return state.SkipWithError(std::string(model.status().message()).c_str());
   }
@@ -342,16 +345,40 @@ void BM_GpuModel_asyncrt(benchmark::State& state, const char* name) {
     if (!output.ok()) return state.SkipWithError("the model failed");
   }
 }
-BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, resnet50, "resnet50")
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, resnet50, "resnet50", "")
     ->Name("BM_GpuModel/asyncrt/resnet50_f16")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2, "mobilenetv2")
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, resnet50_no_graphs, "resnet50", "_no_graphs")
+    ->Name("BM_GpuModel/asyncrt_no_graphs/resnet50_f16")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2, "mobilenetv2", "")
     ->Name("BM_GpuModel/asyncrt/mobilenetv2_f16")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert, "bert")
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2_no_graphs, "mobilenetv2", "_no_graphs")
+    ->Name("BM_GpuModel/asyncrt_no_graphs/mobilenetv2_f16")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert, "bert", "")
     ->Name("BM_GpuModel/asyncrt/bert_f16")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert_no_graphs, "bert", "_no_graphs")
+    ->Name("BM_GpuModel/asyncrt_no_graphs/bert_f16")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+// A chain of 50 tiny ops (nn.add on 1,024 f32, benchmarks/gpu/chain50.mlir
+// compiled by prepare_models.sh): the runtime's cost per op on the GPU,
+// with the chain one CUDA graph and without.
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, chain50, "chain50", "")
+    ->Name("BM_GpuChain50/asyncrt")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, chain50_no_graphs, "chain50",
+                  "_no_graphs")
+    ->Name("BM_GpuChain50/asyncrt_no_graphs")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 

@@ -344,6 +344,10 @@ void AddModelPipeline(mlir::OpPassManager& pipeline,
     if (options.plan_buffers) pipeline.addPass(CreateNnPlanBuffersPass());
   }
   pipeline.addPass(CreateNnToCoreRtPass(options.synthetic_weights));
+  if (options.device_graphs && !options.device.empty() &&
+      options.device != kHostDevice) {
+    pipeline.addPass(CreateOutlineDeviceGraphsPass());
+  }
 }
 
 mlir::FailureOr<std::vector<uint8_t>> CompileModelToBef(mlir::ModuleOp module) {

@@ -22,6 +22,8 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <unordered_map>
+#include <vector>
 
 #include "asyncrt/c/device_plugin.h"
 #include "backends/gpu/block_cache.h"
@@ -88,6 +90,7 @@ struct MatmulPlan {
 };
 
 struct CudnnState;  // cudnn_ops.cc
+struct GraphPool;   // cuda_graph.cc
 void DestroyCudnnState(CudnnState* state);
 
 struct CudaDevice {
@@ -117,6 +120,14 @@ struct CudaDevice {
   // cuDNN's handle and convolution plans, made on first use (owned).
   std::mutex cudnn_init_mutex;
   CudnnState* cudnn = nullptr;
+
+  // Graphs (cuda_graph.cc). graph_mutex guards the blocks graphs' pools
+  // hold, by address (graph_block_count: their number, read without the
+  // lock on every free), and the executables waiting for their last run.
+  std::mutex graph_mutex;
+  std::unordered_map<void*, std::shared_ptr<GraphPool>> graph_blocks;
+  std::atomic<size_t> graph_block_count{0};
+  std::vector<void*> retired_graphs;
 };
 
 // A stream: CUDA's and its device. Errors need no state here: launch
@@ -148,6 +159,38 @@ inline void UseDevice(int ordinal) {
     current = ordinal;
   }
 }
+
+//===--- Graphs (cuda_graph.cc) -------------------------------------------===//
+
+// The CUDA stream for work the calling thread enqueues on `stream`: its
+// capture stream while it records a graph of the stream's device.
+cudaStream_t StreamFor(AsyncRT_Stream stream);
+// Device memory for the calling thread's work (the graph's pool while it
+// records one), and its release (to whichever pool it came from). Every
+// device allocation of the plug-in goes through these.
+void* DeviceAllocate(CudaDevice& device, uint64_t size);
+void DeviceDeallocate(CudaDevice& device, void* memory, uint64_t size);
+// While the calling thread records a graph of `device`: marks the capture
+// unusable (end_capture fails, naming `what`) and returns true.
+bool BreakCapture(const CudaDevice& device, const char* what);
+// While the calling thread records a graph of `device`: keeps the callback
+// for after the graph's first run and returns true.
+bool HoldCallback(const CudaDevice& device, AsyncRT_CallbackFn callback,
+                  void* arg);
+// The C API's graph functions.
+void BeginCapture(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                  AsyncRT_Status* status);
+void EndCapture(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                AsyncRT_Graph* graph, AsyncRT_Status* status);
+void LaunchGraph(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                 AsyncRT_Graph graph, AsyncRT_Status* status);
+void DestroyGraph(const AsyncRT_Device* device, AsyncRT_Graph graph);
+// Destroys the executables of destroyed graphs, waiting for their runs.
+void DestroyRetiredGraphs(CudaDevice& device);
+// cudaStreamAddCallback of `callback(arg, ...)` on `stream`; the callback
+// gets the error at once if that fails (cuda_plugin.cc).
+void EnqueueHostCallback(cudaStream_t stream, AsyncRT_CallbackFn callback,
+                         void* arg);
 
 // Sets `status` from a CUDA error ("what: cudaErrorX: text"); true if `error`
 // is cudaSuccess.

@@ -108,11 +108,17 @@ void CastKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
 
 //===--- Layout -----------------------------------------------------------===//
 
-// Reshape, flatten, squeeze, unsqueeze and identity: the same bytes in a
-// new buffer (the C API has no aliasing of an input yet).
+// Reshape, flatten, squeeze, unsqueeze and identity: the input's memory
+// (a runtime of API 1.2 aliases it), else the same bytes in a new buffer.
 void CopyKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
   OpCall op(context, status);
   AsyncRT_TensorView x, y;
+  if (g_api->struct_size >= ASYNCRT_RUNTIME_API_STRUCT_SIZE &&
+      g_api->alias_input != nullptr) {
+    y.struct_size = ASYNCRT_TENSOR_VIEW_STRUCT_SIZE;
+    g_api->alias_input(context, 0, 0, &y, status);
+    return;
+  }
   if (!op.Input(0, &x) || !op.Output(0, &y)) return;
   if (y.size_bytes == 0) return;
   op.Launched(cudaMemcpyAsync(y.data, x.data, y.size_bytes,
@@ -571,11 +577,18 @@ void MatmulKernel(AsyncRT_KernelContext* context, void*,
     mm.c = sum.data;
     mm.beta = 1.f;
   }
-  // Relu in cuBLASLt's epilogue; the others as a kernel over the result.
+  // Relu in cuBLASLt's epilogue; a scale (linear without offset, as
+  // attention's 1/sqrt(d)) in its alpha where no bias comes after the
+  // product; the others as a kernel over the result.
   UnaryOp activation;
   float alpha, beta;
   if (!FusedActivation(op, &activation, &alpha, &beta)) return;
   mm.relu = activation == UnaryOp::kRelu;
+  if (activation == UnaryOp::kLinear && beta == 0.f && mm.bias == nullptr) {
+    mm.alpha = alpha;
+    mm.beta *= alpha;  // alpha (A B + C), C the fused sum.
+    activation = UnaryOp::kIdentity;
+  }
   if (!RunMatmul(mm, op)) return;
   if (activation != UnaryOp::kIdentity && !mm.relu) {
     op.Launched(LaunchUnary(activation, ToGpu(y.dtype), y.data, y.data,

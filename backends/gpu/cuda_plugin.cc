@@ -246,6 +246,7 @@ void DestroyDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device) {
   std::unique_ptr<CudaDevice> cuda(DeviceOf(device));
   if (!cuda) return;
   UseDevice(cuda->ordinal);
+  DestroyRetiredGraphs(*cuda);
 #ifdef ASYNCRT_HAVE_CUDNN
   if (cuda->cudnn != nullptr) DestroyCudnnState(cuda->cudnn);
 #endif
@@ -269,11 +270,11 @@ void* Allocate(const AsyncRT_Device* device, uint64_t size,
   // Blocks are aligned to at least 256 bytes (CUDA's allocations, and
   // rounded sizes that are multiples of 512).
   if (alignment > 256) return nullptr;
-  return DeviceOf(device)->memory->Allocate(size);
+  return DeviceAllocate(*DeviceOf(device), size);
 }
 
 void Deallocate(const AsyncRT_Device* device, void* memory, uint64_t size) {
-  DeviceOf(device)->memory->Deallocate(memory, size);
+  DeviceDeallocate(*DeviceOf(device), memory, size);
 }
 
 void* HostAllocate(const AsyncRT_Device* device, uint64_t size,
@@ -361,7 +362,9 @@ void DestroyEvent(const AsyncRT_Device* device, AsyncRT_Event event) {
 
 void RecordEvent(const AsyncRT_Device* device, AsyncRT_Stream stream,
                  AsyncRT_Event event, AsyncRT_Status* status) {
-  (void)device;
+  // An event would mark nothing of a replay: it breaks a capture (which
+  // then fails as a whole; the stream itself stays usable).
+  if (BreakCapture(*DeviceOf(device), "an event")) return;
   auto* cuda_event = reinterpret_cast<CudaEvent*>(event);
   if (CheckCuda(cudaEventRecord(cuda_event->event, StreamOf(stream)->stream),
                 "cudaEventRecord", status)) {
@@ -388,7 +391,7 @@ AsyncRT_EventStatus QueryEvent(const AsyncRT_Device* device,
 
 void WaitForEvent(const AsyncRT_Device* device, AsyncRT_Stream stream,
                   AsyncRT_Event event, AsyncRT_Status* status) {
-  (void)device;
+  if (BreakCapture(*DeviceOf(device), "a wait for an event")) return;
   CheckCuda(cudaStreamWaitEvent(StreamOf(stream)->stream,
                                 reinterpret_cast<CudaEvent*>(event)->event, 0),
             "cudaStreamWaitEvent", status);
@@ -398,19 +401,30 @@ void WaitForEvent(const AsyncRT_Device* device, AsyncRT_Stream stream,
 
 void Copy(AsyncRT_Stream stream, void* dst, const void* src, uint64_t size,
           cudaMemcpyKind kind, AsyncRT_Status* status) {
-  CheckCuda(cudaMemcpyAsync(dst, src, size, kind, StreamOf(stream)->stream),
+  CheckCuda(cudaMemcpyAsync(dst, src, size, kind, StreamFor(stream)),
             "cudaMemcpyAsync", status);
+}
+
+// A replay would copy from or to a host buffer that has moved on.
+bool RefuseHostCopyInCapture(const AsyncRT_Device* device,
+                             AsyncRT_Status* status) {
+  if (!BreakCapture(*DeviceOf(device), "a copy from or to host memory")) {
+    return false;
+  }
+  Fail(status, ASYNCRT_FAILED_PRECONDITION,
+       "a device graph cannot record a copy from or to host memory");
+  return true;
 }
 
 void MemcpyHtoD(const AsyncRT_Device* device, AsyncRT_Stream stream, void* dst,
                 const void* src, uint64_t size, AsyncRT_Status* status) {
-  (void)device;
+  if (RefuseHostCopyInCapture(device, status)) return;
   Copy(stream, dst, src, size, cudaMemcpyHostToDevice, status);
 }
 
 void MemcpyDtoH(const AsyncRT_Device* device, AsyncRT_Stream stream, void* dst,
                 const void* src, uint64_t size, AsyncRT_Status* status) {
-  (void)device;
+  if (RefuseHostCopyInCapture(device, status)) return;
   Copy(stream, dst, src, size, cudaMemcpyDeviceToHost, status);
 }
 
@@ -442,10 +456,28 @@ void CUDART_CB RunCallback(cudaStream_t stream, cudaError_t error, void* data) {
   }
 }
 
+}  // namespace
+
+void EnqueueHostCallback(cudaStream_t stream, AsyncRT_CallbackFn callback,
+                         void* arg) {
+  auto* pending = new PendingCallback{callback, arg};
+  cudaError_t error = cudaStreamAddCallback(stream, RunCallback, pending, 0);
+  if (error != cudaSuccess) {
+    delete pending;
+    std::string message = std::string("cudaStreamAddCallback: ") +
+                          cudaGetErrorName(error) + ": " +
+                          cudaGetErrorString(error);
+    callback(arg, ASYNCRT_INTERNAL, message.c_str());
+  }
+}
+
+namespace {
+
 void HostCallback(const AsyncRT_Device* device, AsyncRT_Stream stream,
                   AsyncRT_CallbackFn callback, void* arg,
                   AsyncRT_Status* status) {
-  (void)device;
+  // While this thread records a graph: after the graph's first run.
+  if (HoldCallback(*DeviceOf(device), callback, arg)) return;
   auto* pending = new PendingCallback{callback, arg};
   // cudaStreamAddCallback, unlike cudaLaunchHostFunc, passes the stream's
   // error: a faulted stream still calls back, with the fault.
@@ -466,7 +498,7 @@ extern "C" ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(
   params->plugin_api_major = ASYNCRT_PLUGIN_API_MAJOR;
   params->plugin_api_minor = ASYNCRT_PLUGIN_API_MINOR;
   params->plugin_api_patch = ASYNCRT_PLUGIN_API_PATCH;
-  if (params->api->struct_size < ASYNCRT_RUNTIME_API_STRUCT_SIZE) {
+  if (params->api->struct_size < ASYNCRT_RUNTIME_API_1_1_STRUCT_SIZE) {
     return Fail(status, ASYNCRT_FAILED_PRECONDITION,
                 "the CUDA plug-in needs device plug-in API 1.1 or newer");
   }
@@ -508,6 +540,10 @@ extern "C" ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(
   fns->memcpy_dtoh = MemcpyDtoH;
   fns->memcpy_dtod = MemcpyDtoD;
   fns->host_callback = HostCallback;
+  fns->begin_capture = BeginCapture;
+  fns->end_capture = EndCapture;
+  fns->launch_graph = LaunchGraph;
+  fns->destroy_graph = DestroyGraph;
   if (RegisterCudaKernels(params, status)) {
 #ifdef ASYNCRT_HAVE_CUDNN
     RegisterCudnnKernels(params, status);

@@ -276,6 +276,12 @@ TEST_F(CudaPluginTest, LayoutOpsMatchTheCpu) {
   OpAttrs shape;
   shape.SetArray<int64_t>("shape", {2, -1});
   ExpectSame("nn.reshape", Args(Random({3, 4})), shape);
+  // Reshapes share their input's memory (the C API's alias_input).
+  TensorHandle x = Random({3, 4}).TransferTo(*exec_ctx_, *gpu_);
+  TensorHandle y = Run("nn.reshape", "cuda", {&x}, shape);
+  ASSERT_EQ(ErrorOf(y), "<no error>");
+  EXPECT_EQ(static_cast<const DenseDeviceTensor*>(core().Await(y))->data(),
+            static_cast<const DenseDeviceTensor*>(core().Await(x))->data());
   OpAttrs expand;
   expand.SetArray<int64_t>("shape", {4, 3, 5});
   ExpectSame("nn.expand", Args(Random({3, 1})), expand);
@@ -345,6 +351,22 @@ TEST_F(CudaPluginTest, MatrixProductsMatchTheCpu) {
   gelu.SetString("activation", "gelu");
   ExpectSame("nn.matmul", Args(Random({8, 64}), Random({64, 24}), Random({24})),
              gelu, DType::kF32, 1e-5f);
+  // A scale (attention's 1/sqrt(d)) goes into cuBLASLt's alpha, also with
+  // a fused sum; with a bias or an offset it stays a kernel after.
+  OpAttrs scale;
+  scale.SetString("activation", "linear");
+  scale.Set("activation_alpha", 0.125f);
+  ExpectSame("nn.matmul", Args(Random({2, 12, 16, 64}), Random({2, 12, 64, 16})),
+             scale, DType::kF32, 1e-5f);
+  ExpectSame("nn.matmul",
+             Args(Random({16, 32}), Random({32, 8}), Random({8}), Random({16, 8})),
+             scale, DType::kF32, 1e-5f);
+  ExpectSame("nn.matmul", Args(Random({16, 32}), Random({32, 8}), Random({8})),
+             scale, DType::kF16, 5e-3f);
+  OpAttrs affine = scale;
+  affine.Set("activation_beta", 1.5f);
+  ExpectSame("nn.matmul", Args(Random({16, 32}), Random({32, 8})), affine,
+             DType::kF32, 1e-5f);
   // Gemm with transposes, alpha, beta and a broadcast C.
   OpAttrs gemm;
   gemm.Set<int64_t>("transA", 1);
@@ -440,7 +462,21 @@ TEST_F(CudaPluginTest, ModelsInF16MatchTheReference) {
         MakeAvailableAsyncValueRef<TensorHandle>(
             *core().MakeDenseTensorHandle<float>(model->input_shape,
                                                  model->input));
-    for (int call = 0; call < 3; ++call) {
+    AsyncValueRef<TensorHandle> zeros =
+        MakeAvailableAsyncValueRef<TensorHandle>(
+            *core().MakeDenseTensorHandle<float>(
+                model->input_shape,
+                std::vector<float>(model->input.size(), 0.f)));
+    // The model's device work is a CUDA graph: the first call runs plainly,
+    // the second (zeros) records it, the others replay it. A replay that
+    // read its first inputs again would give zeros' results.
+    for (int call = 0; call < 5; ++call) {
+      if (call % 2 == 1) {
+        absl::StatusOr<std::vector<float>> output =
+            testing::RunModel(*runtime_, **program, zeros.GetAsyncValue());
+        ASSERT_TRUE(output.ok()) << output.status();
+        continue;
+      }
       absl::StatusOr<std::vector<float>> output =
           testing::RunModel(*runtime_, **program, input.GetAsyncValue());
       ASSERT_TRUE(output.ok()) << output.status();
@@ -466,6 +502,68 @@ TEST_F(CudaPluginTest, ModelsInF16MatchTheReference) {
     ++ran;
   }
   if (ran == 0) GTEST_SKIP() << "no models (ASYNCRT_GPU_MODEL_DIR)";
+}
+
+TEST_F(CudaPluginTest, GraphsRecordOnceAndReplayOnNewInputs) {
+  auto* device = AsStreamDevice(gpu_);
+  ASSERT_TRUE(device->SupportsGraphs());
+  TensorHandle x = Random({64, 64}).TransferTo(*exec_ctx_, *gpu_);
+  ASSERT_EQ(ErrorOf(x), "<no error>");
+  std::vector<float> first = HostFloats(x);
+  ASSERT_TRUE(device->BeginCapture().ok());
+  TensorHandle y = Run("nn.relu", "cuda", {&x});
+  TensorHandle z = Run("nn.mul", "cuda", {&y, &x});
+  absl::StatusOr<std::unique_ptr<DeviceGraph>> graph = device->EndCapture();
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto expect_relu_times_x = [&](const std::vector<float>& in) {
+    std::vector<float> got = HostFloats(z);
+    ASSERT_EQ(got.size(), in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_FLOAT_EQ(got[i], std::max(in[i], 0.f) * in[i]) << i;
+    }
+  };
+  // The capture's own run.
+  expect_relu_times_x(first);
+  // New values in the graph's input, and a replay.
+  std::vector<float> second(first.size());
+  for (size_t i = 0; i < second.size(); ++i) second[i] = 1.f - first[i];
+  const auto* x_tensor =
+      static_cast<const DenseDeviceTensor*>(core().Await(x));
+  ASSERT_TRUE(device
+                  ->EnqueueCopy(CopyDirection::kHostToDevice, x_tensor->data(),
+                                second.data(), second.size() * sizeof(float))
+                  .ok());
+  ASSERT_TRUE((*graph)->Launch().ok());
+  expect_relu_times_x(second);
+  // Replays in a row, then plain work on the device.
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE((*graph)->Launch().ok());
+  expect_relu_times_x(second);
+  graph->reset();
+  TensorHandle w = Run("nn.relu", "cuda", {&z});
+  EXPECT_EQ(ErrorOf(w), "<no error>");
+}
+
+TEST_F(CudaPluginTest, AGraphCannotRecordHostCopies) {
+  auto* device = AsStreamDevice(gpu_);
+  TensorHandle x = Random({8}).TransferTo(*exec_ctx_, *gpu_);
+  ASSERT_EQ(ErrorOf(x), "<no error>");
+  ASSERT_TRUE(device->BeginCapture().ok());
+  TensorHandle y = Run("nn.relu", "cuda", {&x});
+  float host_values[8] = {};
+  const auto* y_tensor =
+      static_cast<const DenseDeviceTensor*>(core().Await(y));
+  EXPECT_FALSE(device
+                   ->EnqueueCopy(CopyDirection::kDeviceToHost, host_values,
+                                 y_tensor->data(), sizeof(host_values))
+                   .ok());
+  absl::StatusOr<std::unique_ptr<DeviceGraph>> graph = device->EndCapture();
+  ASSERT_FALSE(graph.ok());
+  EXPECT_THAT(std::string(graph.status().message()),
+              ::testing::HasSubstr("host memory"));
+  // Nothing recorded ran, and the device works on.
+  TensorHandle z = Run("nn.relu", "cuda", {&x});
+  std::vector<float> in = HostFloats(x), got = HostFloats(z);
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(got[i], std::max(in[i], 0.f));
 }
 
 TEST_F(CudaPluginTest, ErrorsNameTheOpAndDevice) {

@@ -372,11 +372,11 @@ bool MakeBackendPlan(CudnnState& state, CudnnState::ConvPlan& plan,
     for (int64_t d : y) n *= d;
     return static_cast<size_t>(n) * (type == CUDNN_DATA_FLOAT ? 4 : 2);
   }();
-  void* saved_y = beta ? device.memory->Allocate(y_bytes) : nullptr;
+  void* saved_y = beta ? DeviceAllocate(device, y_bytes) : nullptr;
   if (beta && (saved_y == nullptr || cudaMemcpyAsync(saved_y, y_data, y_bytes,
                                                      cudaMemcpyDeviceToDevice,
                                                      stream) != cudaSuccess)) {
-    if (saved_y) device.memory->Deallocate(saved_y, y_bytes);
+    if (saved_y) DeviceDeallocate(device, saved_y, y_bytes);
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     return false;
@@ -405,7 +405,7 @@ bool MakeBackendPlan(CudnnState& state, CudnnState::ConvPlan& plan,
       continue;
     }
     void* workspace = workspace_bytes > 0
-                          ? device.memory->Allocate(workspace_bytes)
+                          ? DeviceAllocate(device, workspace_bytes)
                           : nullptr;
     if (workspace_bytes > 0 && workspace == nullptr) continue;
     float ms = -1;
@@ -424,7 +424,7 @@ bool MakeBackendPlan(CudnnState& state, CudnnState::ConvPlan& plan,
       cudaEventElapsedTime(&ms, start, stop);
     }
     (void)cudaGetLastError();
-    if (workspace) device.memory->Deallocate(workspace, workspace_bytes);
+    if (workspace) DeviceDeallocate(device, workspace, workspace_bytes);
     if (!ran || ms < 0) continue;
     ++timed;
     if (best == nullptr || ms < best_ms) {
@@ -436,7 +436,7 @@ bool MakeBackendPlan(CudnnState& state, CudnnState::ConvPlan& plan,
   if (beta) {
     // y as the caller gave it.
     cudaMemcpyAsync(y_data, saved_y, y_bytes, cudaMemcpyDeviceToDevice, stream);
-    device.memory->Deallocate(saved_y, y_bytes);
+    DeviceDeallocate(device, saved_y, y_bytes);
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
@@ -585,7 +585,7 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
     // then bias and activation in our kernel.
     void* workspace = nullptr;
     if (plan->backend_workspace_bytes > 0) {
-      workspace = device.memory->Allocate(plan->backend_workspace_bytes);
+      workspace = DeviceAllocate(device, plan->backend_workspace_bytes);
       if (workspace == nullptr) {
         Fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
              "out of memory for the convolution's workspace of " +
@@ -602,7 +602,7 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
                                         x.data, w.data, y.data, workspace),
                      "cudnnBackendExecute", op);
     if (workspace != nullptr) {
-      device.memory->Deallocate(workspace, plan->backend_workspace_bytes);
+      DeviceDeallocate(device, workspace, plan->backend_workspace_bytes);
     }
     lock.unlock();
     if (ok && (bias.data != nullptr || activation != UnaryOp::kIdentity)) {
@@ -618,7 +618,7 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
   // convolution.
   void* workspace = nullptr;
   if (plan->workspace_bytes > 0) {
-    workspace = device.memory->Allocate(plan->workspace_bytes);
+    workspace = DeviceAllocate(device, plan->workspace_bytes);
     if (workspace == nullptr) {
       Fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
            "out of memory for the convolution's workspace of " +
@@ -661,7 +661,7 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
                      "cudnnConvolutionForward", op);
   }
   if (workspace != nullptr) {
-    device.memory->Deallocate(workspace, plan->workspace_bytes);
+    DeviceDeallocate(device, workspace, plan->workspace_bytes);
   }
   lock.unlock();
   if (ok && !fused &&

@@ -41,10 +41,12 @@ inline std::vector<float> ReadFloats(const std::string& path) {
 }
 
 // The model NAME of $ASYNCRT_GPU_MODEL_DIR (`synthetic`: its synthetic-
-// weights build); NotFound if the variable is unset or the files are
-// missing.
+// weights build; `variant`: a suffix of its BEF's name, "_no_graphs" for
+// the build without device graphs); NotFound if the variable is unset or
+// the files are missing.
 inline absl::StatusOr<GpuModel> FindGpuModel(const std::string& name,
-                                             bool synthetic = false) {
+                                             bool synthetic = false,
+                                             const std::string& variant = "") {
   const char* dir = std::getenv("ASYNCRT_GPU_MODEL_DIR");
   if (dir == nullptr) {
     return absl::NotFoundError(
@@ -54,7 +56,8 @@ inline absl::StatusOr<GpuModel> FindGpuModel(const std::string& name,
   GpuModel model;
   model.name = name;
   const std::string base = absl::StrCat(dir, "/", name);
-  model.bef_path = base + (synthetic ? "_f16_synthetic.bef" : "_f16.bef");
+  model.bef_path =
+      base + (synthetic ? "_f16_synthetic" : "_f16") + variant + ".bef";
   if (!std::filesystem::exists(model.bef_path)) {
     return absl::NotFoundError(model.bef_path + " does not exist");
   }

@@ -95,7 +95,7 @@ class OpCall {
   OpCall(AsyncRT_KernelContext* context, AsyncRT_Status* status)
       : context_(context), status_(status) {
     device_ = DeviceOf(g_api->kernel_device(context));
-    stream_ = StreamOf(g_api->kernel_stream(context))->stream;
+    stream_ = StreamFor(g_api->kernel_stream(context));
     UseDevice(device_->ordinal);
   }
 

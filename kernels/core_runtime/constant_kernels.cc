@@ -207,7 +207,6 @@ absl::StatusOr<TensorHandle> SyntheticDenseTensorOn(RemainingArguments args,
   std::optional<DType> dtype = ParseDType(dtype_name);
   if (!dtype) return absl::InvalidArgumentError("unknown dtype " + dtype_name);
   const int64_t seed = static_cast<int64_t>(seed_attribute->bits);
-  HostContext* host = frame->GetHostContext();
   std::shared_ptr<const void> slot = frame->bef_file().GetOrDecode(
       *shape_attribute, [] { return std::make_shared<SyntheticWeights>(); });
   const auto& weights = *static_cast<const SyntheticWeights*>(slot.get());

@@ -30,6 +30,7 @@
 #include "asyncrt/tensor/dense_host_tensor.h"
 #include "asyncrt/tensor/scalar_host_tensor.h"
 #include "asyncrt/tensor/string_host_tensor.h"
+#include "kernels/core_runtime/captured_call_kernel.h"
 #include "kernels/core_runtime/constant_kernels.h"
 
 namespace asyncrt {
@@ -910,6 +911,7 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
   add("corert.ht_to_tensorhandle", ASYNCRT_KERNEL(HtToTensorHandle));
   add("corert.tensorhandle_to_int32", ASYNCRT_KERNEL(TensorHandleToInt32));
   RegisterConstantTensorKernels(registry);
+  RegisterCapturedCallKernel(registry);
   add("tfrt.get_device", ASYNCRT_KERNEL(GetDevice));
   add("corert.get_dst_tensor_type", ASYNCRT_KERNEL(GetDstTensorType));
   add("corert.transfer", ASYNCRT_KERNEL(Transfer));

@@ -46,6 +46,14 @@ void CallState::SwitchStream(Worklist& ready) {
 
 [[gnu::noinline]] void CallState::OffloadStreams(Worklist& ready) {
   auto& outline = ready.outline;
+  if (ScopedRunOnCallingThread::Active()) {
+    // One stream after another, on this thread.
+    Worklist task_ready;
+    task_ready.kernels.assign(outline.begin(), outline.end());
+    outline.clear();
+    RunReady(task_ready);
+    return;
+  }
   std::sort(outline.begin(), outline.end(), [&](uint32_t a, uint32_t b) {
     return function_.stream_of(a) < function_.stream_of(b);
   });
@@ -108,7 +116,10 @@ void CallState::RunReadyTraced(Worklist& ready) {
 }
 
 bool CallState::OffloadOlderHalf(KernelStack& kernels) {
-  if (exec_ctx_.host()->work_queue().GetParallelismLevel() <= 1) return false;
+  if (exec_ctx_.host()->work_queue().GetParallelismLevel() <= 1 ||
+      ScopedRunOnCallingThread::Active()) {
+    return false;
+  }
   // The front holds the oldest (least cache-warm) kernels.
   const size_t half = kernels.size() / 2;
   Worklist batch;
@@ -124,3 +135,19 @@ bool CallState::OffloadOlderHalf(KernelStack& kernels) {
 }
 
 }  // namespace asyncrt::internal
+
+namespace asyncrt {
+
+static thread_local int run_on_calling_thread_depth = 0;
+
+ScopedRunOnCallingThread::ScopedRunOnCallingThread() {
+  ++run_on_calling_thread_depth;
+}
+ScopedRunOnCallingThread::~ScopedRunOnCallingThread() {
+  --run_on_calling_thread_depth;
+}
+bool ScopedRunOnCallingThread::Active() {
+  return run_on_calling_thread_depth > 0;
+}
+
+}  // namespace asyncrt

@@ -15,6 +15,16 @@ StreamDevice::StreamDevice(DeviceAttributes attributes, HostContext* host)
   RegisterDeviceTensors();
 }
 
+absl::Status StreamDevice::BeginCapture() {
+  return absl::UnimplementedError(
+      absl::StrCat(name(), " cannot record device graphs"));
+}
+
+absl::StatusOr<std::unique_ptr<DeviceGraph>> StreamDevice::EndCapture() {
+  return absl::UnimplementedError(
+      absl::StrCat(name(), " cannot record device graphs"));
+}
+
 StreamDevice* AsStreamDevice(Device* device) {
   return dynamic_cast<StreamDevice*>(device);
 }

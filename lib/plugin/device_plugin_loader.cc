@@ -179,6 +179,41 @@ void ApiAllocateOutput(AsyncRT_KernelContext* context, int32_t index,
   DescribeTensor(*output, view);
 }
 
+void ApiAliasInput(AsyncRT_KernelContext* context, int32_t input_index,
+                   int32_t output_index, AsyncRT_TensorView* view,
+                   AsyncRT_Status* status) {
+  const OpInvocation& invocation = *context->invocation;
+  if (input_index < 0 ||
+      static_cast<size_t>(input_index) >= invocation.arguments.size() ||
+      output_index < 0 ||
+      static_cast<size_t>(output_index) >= context->outputs.size() ||
+      view == nullptr) {
+    return SetStatus(status, absl::OutOfRangeError(absl::StrCat(
+                                 "alias_input: no input ", input_index,
+                                 " or output ", output_index)));
+  }
+  const Tensor& tensor = invocation.argument(input_index);
+  if (tensor.tensor_type() != DenseDeviceTensorType()) {
+    return SetStatus(status, absl::InvalidArgumentError(absl::StrCat(
+                                 "input ", input_index,
+                                 " is not a dense device tensor")));
+  }
+  const auto& input = static_cast<const DenseDeviceTensor&>(tensor);
+  const TensorMetadata& metadata = invocation.result_metadata[output_index];
+  const size_t output_bytes =
+      static_cast<size_t>(metadata.shape.GetNumElements()) *
+      DTypeSize(metadata.dtype);
+  if (output_bytes != input.DataSizeInBytes()) {
+    return SetStatus(status, absl::InvalidArgumentError(absl::StrCat(
+                                 "alias_input: output ", output_index, " has ",
+                                 output_bytes, " bytes, input ", input_index,
+                                 " ", input.DataSizeInBytes())));
+  }
+  std::optional<DenseDeviceTensor>& output = context->outputs[output_index];
+  output.emplace(metadata, input.buffer());
+  DescribeTensor(*output, view);
+}
+
 int ApiGetAttrInt(const AsyncRT_KernelContext* context, const char* name,
                   int64_t* value) {
   std::optional<int64_t> attr = context->invocation->attrs.GetInteger(name);
@@ -253,6 +288,7 @@ const AsyncRT_RuntimeApi& RuntimeApi() {
       ApiKernelStream,
       ApiGetAttrInts,
       ApiGetAttrDType,
+      ApiAliasInput,
   };
   return api;
 }
@@ -387,6 +423,17 @@ absl::Status ValidatePlatform(const AsyncRT_PluginParams& params,
   if (const char* missing = MissingDeviceFunction(fns)) {
     return absl::InvalidArgumentError(
         absl::StrCat("its device functions lack ", missing));
+  }
+  if (fns.struct_size >= ASYNCRT_DEVICE_FNS_STRUCT_SIZE) {
+    const int graph_functions = (fns.begin_capture != nullptr) +
+                                (fns.end_capture != nullptr) +
+                                (fns.launch_graph != nullptr) +
+                                (fns.destroy_graph != nullptr);
+    if (graph_functions != 0 && graph_functions != 4) {
+      return absl::InvalidArgumentError(
+          "its device functions have some of begin_capture, end_capture, "
+          "launch_graph and destroy_graph: a plug-in has all four or none");
+    }
   }
   const std::string type = platform.device_type;
   bool taken = FindOpHandlerFactory(type) != nullptr;

@@ -277,7 +277,7 @@ std::optional<StreamDevice::BackendMemoryStats>
 PluginDevice::GetBackendMemoryStats() {
   const AsyncRT_DeviceFns& fns = platform_->fns();
   // Only a 1.1 plug-in's struct has the member.
-  if (fns.struct_size < ASYNCRT_DEVICE_FNS_STRUCT_SIZE ||
+  if (fns.struct_size < ASYNCRT_DEVICE_FNS_1_1_STRUCT_SIZE ||
       fns.memory_stats == nullptr) {
     return std::nullopt;
   }
@@ -291,6 +291,67 @@ PluginDevice::GetBackendMemoryStats() {
   stats.cache_hits = c_stats.cache_hits;
   stats.cache_misses = c_stats.cache_misses;
   return stats;
+}
+
+//===--- Graphs -----------------------------------------------------------===//
+
+namespace {
+
+class PluginGraph final : public DeviceGraph {
+ public:
+  PluginGraph(RCReference<PluginDevice> device, AsyncRT_Graph graph)
+      : device_(std::move(device)), graph_(graph) {}
+  ~PluginGraph() override {
+    device_->platform().fns().destroy_graph(device_->c_device(), graph_);
+  }
+  absl::Status Launch() override {
+    AsyncRT_Stream c_stream = device_->c_stream();
+    if (c_stream == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(device_->name(), " is shut down"));
+    }
+    AsyncRT_Status status;
+    device_->platform().fns().launch_graph(device_->c_device(), c_stream,
+                                           graph_, &status);
+    return status.status;
+  }
+
+ private:
+  RCReference<PluginDevice> device_;
+  AsyncRT_Graph graph_;
+};
+
+}  // namespace
+
+bool PluginDevice::SupportsGraphs() const {
+  const AsyncRT_DeviceFns& fns = platform_->fns();
+  // The loader checked that a plug-in has all four or none.
+  return fns.struct_size >= ASYNCRT_DEVICE_FNS_STRUCT_SIZE &&
+         fns.begin_capture != nullptr;
+}
+
+absl::Status PluginDevice::BeginCapture() {
+  if (!SupportsGraphs()) return StreamDevice::BeginCapture();
+  AsyncRT_Stream c_stream = this->c_stream();
+  if (c_stream == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(name(), " is shut down"));
+  }
+  AsyncRT_Status status;
+  platform_->fns().begin_capture(&c_device_, c_stream, &status);
+  return status.status;
+}
+
+absl::StatusOr<std::unique_ptr<DeviceGraph>> PluginDevice::EndCapture() {
+  if (!SupportsGraphs()) return StreamDevice::EndCapture();
+  AsyncRT_Stream c_stream = this->c_stream();
+  if (c_stream == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(name(), " is shut down"));
+  }
+  AsyncRT_Status status;
+  AsyncRT_Graph graph = nullptr;
+  platform_->fns().end_capture(&c_device_, c_stream, &graph, &status);
+  if (!status.status.ok()) return status.status;
+  return std::make_unique<PluginGraph>(FormRef(this), graph);
 }
 
 Stream* PluginDevice::stream() {

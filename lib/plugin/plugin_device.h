@@ -84,6 +84,10 @@ class PluginDevice final : public StreamDevice {
   bool FreesInStreamOrder() const override { return true; }
   // The plug-in's memory_stats (API 1.1), where it has one.
   std::optional<BackendMemoryStats> GetBackendMemoryStats() override;
+  // The plug-in's begin_capture and friends (API 1.2), where it has them.
+  bool SupportsGraphs() const override;
+  absl::Status BeginCapture() override;
+  absl::StatusOr<std::unique_ptr<DeviceGraph>> EndCapture() override;
 
   const AsyncRT_Device* c_device() const { return &c_device_; }
   // The plug-in's stream; null once shut down.

@@ -69,6 +69,12 @@ cl::opt<bool> synthetic_weights(
              "replaced by deterministic pseudo-random values made when the "
              "program runs (the BEF holds no weights)"),
     cl::init(false), cl::cat(compile_options));
+cl::opt<bool> device_graphs(
+    "device-graphs",
+    cl::desc("With --device: the model's device work is one device graph "
+             "(corert.captured_call), recorded on the second call and "
+             "replayed after where the device has graphs (CUDA)"),
+    cl::init(true), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));
@@ -106,6 +112,7 @@ int Compile() {
   pipeline_options.device = device;
   pipeline_options.precision = precision;
   pipeline_options.synthetic_weights = synthetic_weights;
+  pipeline_options.device_graphs = device_graphs;
   asyncrt::compiler::AddModelPipeline(pipeline, pipeline_options);
   if (mlir::failed(pipeline.run(*module))) return 1;
 

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   asyncrt::compiler::RegisterNnAssignLayoutsPass();
   asyncrt::compiler::RegisterNnPlanBuffersPass();
   asyncrt::compiler::RegisterNnToCoreRtPass();
+  asyncrt::compiler::RegisterOutlineDeviceGraphsPass();
   asyncrt::compiler::RegisterNnAssignDevicePass();
   asyncrt::compiler::RegisterNnConvertPrecisionPass();
   asyncrt::compiler::RegisterModelPipeline();

@@ -11,7 +11,9 @@
 # their results with PyTorch's); SYNTHETIC_MODELS become
 # NAME_f16_synthetic.bef, compiled with --synthetic-weights (no weights in
 # the file: the benchmarks' models, small enough to carry to a GPU
-# machine). The ONNX models come from tools/models/export_models.py,
+# machine), and NAME_f16_synthetic_no_graphs.bef without device graphs.
+# chain50 (50 alternating nn.neg and nn.abs on 1,024 values: the cost per
+# op) is made both ways too. The ONNX models come from tools/models/export_models.py,
 # cached in BUILD_DIR/models (exported there if missing).
 set -euo pipefail
 build=${1:-build}
@@ -53,4 +55,33 @@ PY
 for name in "${real[@]}"; do prepare "$name" ""; done
 for name in "${synthetic[@]}"; do
   prepare "$name" _synthetic --synthetic-weights
+  prepare "$name" _synthetic_no_graphs --synthetic-weights --device-graphs=false
 done
+
+# The chain of tiny ops.
+chain="$out/chain50.mlir"
+{
+  echo 'func.func @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {'
+  previous=%x
+  for i in $(seq 1 50); do
+    op=$([[ $((i % 2)) == 1 ]] && echo neg || echo abs)
+    echo "  %v$i = nn.$op $previous : (tensor<1024xf32>) -> tensor<1024xf32>"
+    previous=%v$i
+  done
+  echo "  return $previous : tensor<1024xf32>"
+  echo '}'
+} > "$chain"
+"$build/bin/asyncrt-compile" "$chain" --device=CUDA:0 --precision=f16 \
+  -o "$out/chain50_f16_synthetic.bef"
+"$build/bin/asyncrt-compile" "$chain" --device=CUDA:0 --precision=f16 \
+  --device-graphs=false -o "$out/chain50_f16_synthetic_no_graphs.bef"
+/usr/bin/python3 - "$out/chain50" <<'PY'
+import sys
+import numpy as np
+x = np.linspace(-1, 1, 1024, dtype=np.float32)
+x.tofile(sys.argv[1] + ".input.bin")
+with open(sys.argv[1] + ".input.shape", "w") as f:
+    f.write("1024\n")
+np.abs(x).tofile(sys.argv[1] + ".expected.bin")
+PY
+rm "$chain"

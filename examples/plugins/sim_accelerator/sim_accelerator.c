@@ -5,7 +5,8 @@
  * order, as an accelerator's command queue would. It is built against the
  * plug-in C API alone (asyncrt/c/device_plugin.h), in C99 with POSIX
  * threads, to show what a hardware maker writes: the platform, the device
- * functions and a few kernels (nn.relu, nn.add, nn.matmul on f32).
+ * functions and a few kernels (nn.relu, nn.add, nn.matmul on f32), and
+ * graphs: a thread's work recorded once and run again (as CUDA's graphs).
  *
  * Settings (read once, in AsyncRT_InitPlugin):
  *   ASYNCRT_SIM_DEVICE_COUNT   devices, 1 to 8 (default 1).
@@ -13,6 +14,8 @@
  *   ASYNCRT_SIM_FAIL_OP        an op name whose enqueued work fails on its
  *                              stream: a way to test how errors on a
  *                              device's stream reach the program.
+ *   ASYNCRT_SIM_LOG_GRAPHS=1   a line on stderr per graph recorded, run or
+ *                              failed: how tests see that a graph replays.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -53,13 +56,16 @@ static const AsyncRT_RuntimeApi* g_api;
 static int32_t g_device_count;
 static uint64_t g_memory_bytes;
 static char g_fail_op[64];
+static int g_log_graphs;
 
-/* Fails `status` with a formatted message (the runtime copies it). */
+/* Fails `status` with a formatted message (the runtime copies it); no-op
+ * for a null status. */
 static void SIM_PRINTF_FORMAT(3, 4)
     sim_fail(AsyncRT_Status* status, AsyncRT_Code code, const char* format,
              ...) {
   char message[kSimMessageBytes];
   va_list args;
+  if (status == NULL) return;
   va_start(args, format);
   vsnprintf(message, sizeof(message), format, args);
   va_end(args);
@@ -101,6 +107,8 @@ static void read_settings(void) {
   if (fail_op != NULL && strlen(fail_op) < sizeof(g_fail_op)) {
     strcpy(g_fail_op, fail_op);
   }
+  g_log_graphs = getenv("ASYNCRT_SIM_LOG_GRAPHS") != NULL &&
+                 strcmp(getenv("ASYNCRT_SIM_LOG_GRAPHS"), "1") == 0;
 }
 
 /*===--- Device memory: an arena with a first-fit allocator -------------===*/
@@ -286,10 +294,17 @@ static void arena_deallocate(SimArena* arena, void* memory) {
 
 /*===--- Devices -------------------------------------------------------===*/
 
+typedef struct SimGraphBlock SimGraphBlock;
+
 typedef struct SimDevice {
   int32_t ordinal;
   SimArena arena;
   char description[96];
+  /* Guarded by `graph_mutex`: the blocks graphs keep (see Graphs), and
+   * the device's stream (the runtime's one; null before and after). */
+  pthread_mutex_t graph_mutex;
+  SimGraphBlock* graph_blocks;
+  struct AsyncRT_StreamImpl* stream;
 } SimDevice;
 
 static SimDevice* sim_device(const AsyncRT_Device* device) {
@@ -495,9 +510,51 @@ static void stream_append(AsyncRT_Stream stream, SimItem* item) {
   pthread_mutex_unlock(&stream->mutex);
 }
 
+/*===--- Graphs --------------------------------------------------------===*/
+
+/* Between begin_capture and end_capture, the capturing thread's work for
+ * the stream is kept in the capture instead of the stream, and the device
+ * memory it allocates is the graph's: a run writes those blocks again, so
+ * they go back to the arena only once the graph is destroyed (here they
+ * are never reused within the graph either: simpler, and a simulator). */
+struct SimGraphBlock {
+  SimGraphBlock* next;
+  void* address;
+  AsyncRT_Graph graph; /* Null while its capture is open. */
+  int released;        /* The runtime freed it. */
+};
+
+typedef struct SimCapture {
+  SimDevice* device;
+  AsyncRT_Stream stream;
+  SimItem* head; /* Recorded work, in order. */
+  SimItem* tail;
+  SimItem* callbacks; /* Held host callbacks, most recent first. */
+  void** frees;       /* Other memory freed meanwhile: after the run. */
+  size_t num_frees;
+  size_t frees_capacity;
+  const char* broken; /* What could not be recorded, or null. */
+} SimCapture;
+
+struct AsyncRT_GraphImpl {
+  SimDevice* device;
+  SimItem* items; /* Work items; their args live with the graph. */
+};
+
+static __thread SimCapture* t_capture = NULL;
+
+static SimCapture* capture_of(AsyncRT_Stream stream) {
+  return t_capture != NULL && t_capture->stream == stream ? t_capture : NULL;
+}
+
+static SimCapture* capture_on(const SimDevice* device) {
+  return t_capture != NULL && t_capture->device == device ? t_capture : NULL;
+}
+
 /* Enqueues `work(arg)`, taking `arg` (freed even when this fails). */
 static void stream_enqueue_work(AsyncRT_Stream stream, SimWorkFn work,
                                 void* arg, AsyncRT_Status* status) {
+  SimCapture* capture = capture_of(stream);
   SimItem* item = new_item(SIM_ITEM_WORK, status);
   if (item == NULL) {
     free(arg);
@@ -505,6 +562,217 @@ static void stream_enqueue_work(AsyncRT_Stream stream, SimWorkFn work,
   }
   item->work = work;
   item->arg = arg;
+  if (capture != NULL) {
+    if (capture->tail != NULL) {
+      capture->tail->next = item;
+    } else {
+      capture->head = item;
+    }
+    capture->tail = item;
+    return;
+  }
+  stream_append(stream, item);
+}
+
+static void free_items(SimItem* item) {
+  while (item != NULL) {
+    SimItem* next = item->next;
+    free(item->arg);
+    free(item);
+    item = next;
+  }
+}
+
+/* A run of a graph: its items' work, in order, on the stream's thread. */
+static AsyncRT_Code run_graph(void* arg, char* message, size_t message_size) {
+  AsyncRT_Graph graph = *(AsyncRT_Graph*)arg;
+  SimItem* item;
+  for (item = graph->items; item != NULL; item = item->next) {
+    AsyncRT_Code code = item->work(item->arg, message, message_size);
+    if (code != ASYNCRT_OK) return code;
+  }
+  return ASYNCRT_OK;
+}
+
+static void enqueue_graph_run(AsyncRT_Stream stream, AsyncRT_Graph graph,
+                              AsyncRT_Status* status) {
+  AsyncRT_Graph* arg = (AsyncRT_Graph*)malloc(sizeof(AsyncRT_Graph));
+  if (arg == NULL) {
+    sim_fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
+             "sim: out of host memory for a graph's run");
+    return;
+  }
+  *arg = graph;
+  stream_enqueue_work(stream, run_graph, arg, status);
+}
+
+/* Frees the graph and gives back the blocks the runtime has freed (the
+ * others are ordinary blocks from now on). */
+static void free_graph(AsyncRT_Graph graph) {
+  SimDevice* device = graph->device;
+  SimGraphBlock** link;
+  pthread_mutex_lock(&device->graph_mutex);
+  link = &device->graph_blocks;
+  while (*link != NULL) {
+    SimGraphBlock* block = *link;
+    if (block->graph != graph) {
+      link = &block->next;
+      continue;
+    }
+    *link = block->next;
+    if (block->released) arena_deallocate(&device->arena, block->address);
+    free(block);
+  }
+  pthread_mutex_unlock(&device->graph_mutex);
+  free_items(graph->items);
+  free(graph);
+}
+
+/* destroy_graph's callback: after every run queued before it. */
+static void free_graph_callback(void* arg, AsyncRT_Code code,
+                                const char* message) {
+  (void)code;
+  (void)message;
+  free_graph((AsyncRT_Graph)arg);
+}
+
+static void sim_begin_capture(const AsyncRT_Device* device,
+                              AsyncRT_Stream stream, AsyncRT_Status* status) {
+  SimCapture* capture;
+  if (t_capture != NULL) {
+    sim_fail(status, ASYNCRT_FAILED_PRECONDITION,
+             "sim: this thread is already recording a graph");
+    return;
+  }
+  capture = (SimCapture*)calloc(1, sizeof(SimCapture));
+  if (capture == NULL) {
+    sim_fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
+             "sim: out of host memory for a capture");
+    return;
+  }
+  capture->device = sim_device(device);
+  capture->stream = stream;
+  t_capture = capture;
+}
+
+/* Ends `capture`: the blocks it allocated become `graph`'s (or, without a
+ * graph, ordinary ones, given back if the runtime freed them). */
+static void settle_capture_blocks(SimCapture* capture, AsyncRT_Graph graph) {
+  SimDevice* device = capture->device;
+  SimGraphBlock** link;
+  size_t i;
+  pthread_mutex_lock(&device->graph_mutex);
+  link = &device->graph_blocks;
+  while (*link != NULL) {
+    SimGraphBlock* block = *link;
+    /* Open captures' blocks have no graph: this thread's capture's. */
+    if (block->graph != NULL) {
+      link = &block->next;
+      continue;
+    }
+    if (graph != NULL) {
+      block->graph = graph;
+      link = &block->next;
+      continue;
+    }
+    *link = block->next;
+    if (block->released) arena_deallocate(&device->arena, block->address);
+    free(block);
+  }
+  pthread_mutex_unlock(&device->graph_mutex);
+  for (i = 0; i < capture->num_frees; ++i) {
+    arena_deallocate(&device->arena, capture->frees[i]);
+  }
+  free(capture->frees);
+}
+
+static void sim_end_capture(const AsyncRT_Device* device,
+                            AsyncRT_Stream stream, AsyncRT_Graph* graph_out,
+                            AsyncRT_Status* status) {
+  SimCapture* capture = capture_of(stream);
+  AsyncRT_Graph graph = NULL;
+  SimItem* callback;
+  (void)device;
+  if (capture == NULL) {
+    sim_fail(status, ASYNCRT_FAILED_PRECONDITION,
+             "sim: this thread is not recording a graph of this stream");
+    return;
+  }
+  t_capture = NULL;
+  if (capture->broken != NULL) {
+    sim_fail(status, ASYNCRT_FAILED_PRECONDITION,
+             "sim: a graph cannot record %s", capture->broken);
+    if (g_log_graphs) {
+      fprintf(stderr, "sim: graph not recorded: it has %s\n",
+              capture->broken);
+    }
+  } else {
+    graph = (AsyncRT_Graph)calloc(1, sizeof(struct AsyncRT_GraphImpl));
+    if (graph == NULL) {
+      sim_fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
+               "sim: out of host memory for a graph");
+    } else {
+      graph->device = capture->device;
+      graph->items = capture->head;
+      capture->head = NULL;
+      enqueue_graph_run(stream, graph, status);
+      if (g_api->status_code(status) != ASYNCRT_OK) {
+        free_items(graph->items);
+        free(graph);
+        graph = NULL;
+      } else if (g_log_graphs) {
+        size_t count = 0;
+        SimItem* item;
+        for (item = graph->items; item != NULL; item = item->next) ++count;
+        fprintf(stderr, "sim: graph recorded: %zu items\n", count);
+      }
+    }
+  }
+  free_items(capture->head);
+  settle_capture_blocks(capture, graph);
+  /* Held callbacks: after the run, or now with the error. */
+  callback = capture->callbacks;
+  while (callback != NULL) {
+    SimItem* next = callback->next;
+    callback->next = NULL;
+    if (graph != NULL) {
+      stream_append(stream, callback);
+    } else {
+      callback->callback(callback->callback_arg, ASYNCRT_FAILED_PRECONDITION,
+                         "sim: the graph being recorded failed");
+      free(callback);
+    }
+    callback = next;
+  }
+  free(capture);
+  if (graph != NULL) *graph_out = graph;
+}
+
+static void sim_launch_graph(const AsyncRT_Device* device,
+                             AsyncRT_Stream stream, AsyncRT_Graph graph,
+                             AsyncRT_Status* status) {
+  (void)device;
+  if (g_log_graphs) fprintf(stderr, "sim: graph launched\n");
+  enqueue_graph_run(stream, graph, status);
+}
+
+static void sim_destroy_graph(const AsyncRT_Device* device,
+                              AsyncRT_Graph graph) {
+  SimDevice* sim = sim_device(device);
+  SimItem* item;
+  AsyncRT_Stream stream;
+  pthread_mutex_lock(&sim->graph_mutex);
+  stream = sim->stream;
+  pthread_mutex_unlock(&sim->graph_mutex);
+  /* Queued runs still read it: free it after them (callbacks run on a
+   * failed stream too). Without a stream, nothing is queued. */
+  item = stream != NULL ? new_item(SIM_ITEM_CALLBACK, NULL) : NULL;
+  if (item == NULL) {
+    free_graph(graph);
+    return;
+  }
+  item->callback = free_graph_callback;
+  item->callback_arg = graph;
   stream_append(stream, item);
 }
 
@@ -512,13 +780,57 @@ static void stream_enqueue_work(AsyncRT_Stream stream, SimWorkFn work,
 
 static void* sim_allocate(const AsyncRT_Device* device, uint64_t size,
                           uint64_t alignment) {
-  return arena_allocate(&sim_device(device)->arena, size, alignment);
+  SimDevice* sim = sim_device(device);
+  void* memory = arena_allocate(&sim->arena, size, alignment);
+  if (memory != NULL && capture_on(sim) != NULL) {
+    /* The graph's (see Graphs). */
+    SimGraphBlock* block = (SimGraphBlock*)calloc(1, sizeof(SimGraphBlock));
+    if (block == NULL) {
+      arena_deallocate(&sim->arena, memory);
+      return NULL;
+    }
+    block->address = memory;
+    pthread_mutex_lock(&sim->graph_mutex);
+    block->next = sim->graph_blocks;
+    sim->graph_blocks = block;
+    pthread_mutex_unlock(&sim->graph_mutex);
+  }
+  return memory;
 }
 
 static void sim_deallocate(const AsyncRT_Device* device, void* memory,
                            uint64_t size) {
+  SimDevice* sim = sim_device(device);
+  SimCapture* capture = capture_on(sim);
+  SimGraphBlock* block;
   (void)size; /* The arena knows each block's size. */
-  arena_deallocate(&sim_device(device)->arena, memory);
+  pthread_mutex_lock(&sim->graph_mutex);
+  for (block = sim->graph_blocks; block != NULL; block = block->next) {
+    if (block->address == memory) {
+      /* A graph's: back to the arena with the graph. */
+      block->released = 1;
+      pthread_mutex_unlock(&sim->graph_mutex);
+      return;
+    }
+  }
+  pthread_mutex_unlock(&sim->graph_mutex);
+  if (capture != NULL) {
+    /* Recorded work, not run yet, may read it. */
+    if (capture->num_frees == capture->frees_capacity) {
+      size_t capacity = capture->frees_capacity ? 2 * capture->frees_capacity
+                                                : 16;
+      void** grown = (void**)realloc(capture->frees, capacity * sizeof(void*));
+      if (grown == NULL) {
+        capture->broken = "a free (out of host memory)";
+        return; /* Leaked rather than reused too early. */
+      }
+      capture->frees = grown;
+      capture->frees_capacity = capacity;
+    }
+    capture->frees[capture->num_frees++] = memory;
+    return;
+  }
+  arena_deallocate(&sim->arena, memory);
 }
 
 /* Host memory the simulated device copies from is ordinary memory; what a
@@ -602,13 +914,18 @@ static void sim_create_stream(const AsyncRT_Device* device,
              "sim: cannot start a stream's thread");
     return;
   }
+  pthread_mutex_lock(&sim_device(device)->graph_mutex);
+  if (sim_device(device)->stream == NULL) sim_device(device)->stream = stream;
+  pthread_mutex_unlock(&sim_device(device)->graph_mutex);
   *stream_out = stream;
 }
 
 static void sim_destroy_stream(const AsyncRT_Device* device,
                                AsyncRT_Stream stream) {
-  (void)device;
   if (stream == NULL) return;
+  pthread_mutex_lock(&sim_device(device)->graph_mutex);
+  if (sim_device(device)->stream == stream) sim_device(device)->stream = NULL;
+  pthread_mutex_unlock(&sim_device(device)->graph_mutex);
   pthread_mutex_lock(&stream->mutex);
   stream->closing = 1;
   pthread_cond_signal(&stream->cond);
@@ -658,8 +975,16 @@ static void sim_destroy_event(const AsyncRT_Device* device,
 static void sim_record_event(const AsyncRT_Device* device,
                              AsyncRT_Stream stream, AsyncRT_Event event,
                              AsyncRT_Status* status) {
-  SimItem* item = new_item(SIM_ITEM_RECORD, status);
+  SimItem* item;
+  SimCapture* capture = capture_of(stream);
   (void)device;
+  if (capture != NULL) {
+    /* An event would mark nothing of a later run: the capture fails (the
+     * stream itself is fine). */
+    capture->broken = "an event";
+    return;
+  }
+  item = new_item(SIM_ITEM_RECORD, status);
   if (item == NULL) return;
   pthread_mutex_lock(&event->mutex);
   ++event->references;
@@ -688,8 +1013,14 @@ static AsyncRT_EventStatus sim_query_event(const AsyncRT_Device* device,
 static void sim_wait_for_event(const AsyncRT_Device* device,
                                AsyncRT_Stream stream, AsyncRT_Event event,
                                AsyncRT_Status* status) {
-  SimItem* item = new_item(SIM_ITEM_WAIT, status);
+  SimItem* item;
+  SimCapture* capture = capture_of(stream);
   (void)device;
+  if (capture != NULL) {
+    capture->broken = "a wait for an event";
+    return;
+  }
+  item = new_item(SIM_ITEM_WAIT, status);
   if (item == NULL) return;
   /* The wait is for the recordings enqueued so far, not later ones, so a
    * stream never waits for work enqueued after it. */
@@ -737,11 +1068,23 @@ static void enqueue_copy(AsyncRT_Stream stream, void* dst, const void* src,
   stream_enqueue_work(stream, run_copy, copy, status);
 }
 
+/* A later run would copy from or to a host buffer that has moved on. */
+static int refuse_host_copy_in_capture(AsyncRT_Stream stream,
+                                       AsyncRT_Status* status) {
+  SimCapture* capture = capture_of(stream);
+  if (capture == NULL) return 0;
+  capture->broken = "a copy from or to host memory";
+  sim_fail(status, ASYNCRT_FAILED_PRECONDITION,
+           "sim: a graph cannot record a copy from or to host memory");
+  return 1;
+}
+
 static void sim_memcpy_htod(const AsyncRT_Device* device, AsyncRT_Stream stream,
                             void* device_dst, const void* host_src,
                             uint64_t size, AsyncRT_Status* status) {
   if (!check_device_range(sim_device(device), device_dst, size,
-                          "memcpy_htod's destination", status)) {
+                          "memcpy_htod's destination", status) ||
+      refuse_host_copy_in_capture(stream, status)) {
     return;
   }
   enqueue_copy(stream, device_dst, host_src, size, status);
@@ -751,7 +1094,8 @@ static void sim_memcpy_dtoh(const AsyncRT_Device* device, AsyncRT_Stream stream,
                             void* host_dst, const void* device_src,
                             uint64_t size, AsyncRT_Status* status) {
   if (!check_device_range(sim_device(device), device_src, size,
-                          "memcpy_dtoh's source", status)) {
+                          "memcpy_dtoh's source", status) ||
+      refuse_host_copy_in_capture(stream, status)) {
     return;
   }
   enqueue_copy(stream, host_dst, device_src, size, status);
@@ -775,10 +1119,17 @@ static void sim_host_callback(const AsyncRT_Device* device,
                               AsyncRT_CallbackFn callback, void* arg,
                               AsyncRT_Status* status) {
   SimItem* item = new_item(SIM_ITEM_CALLBACK, status);
+  SimCapture* capture = capture_of(stream);
   (void)device;
   if (item == NULL) return;
   item->callback = callback;
   item->callback_arg = arg;
+  if (capture != NULL) {
+    /* After the recorded work's run (see sim_end_capture). */
+    item->next = capture->callbacks;
+    capture->callbacks = item;
+    return;
+  }
   stream_append(stream, item);
 }
 
@@ -1176,6 +1527,7 @@ static void sim_create_device(const AsyncRT_Platform* platform,
              (unsigned long long)g_memory_bytes, (int)device->ordinal);
     return;
   }
+  pthread_mutex_init(&sim->graph_mutex, NULL);
   snprintf(sim->description, sizeof(sim->description),
            "Example simulated accelerator (host threads, %llu MiB arena)",
            (unsigned long long)(g_memory_bytes >> 20));
@@ -1192,6 +1544,12 @@ static void sim_destroy_device(const AsyncRT_Platform* platform,
   SimDevice* sim = sim_device(device);
   (void)platform;
   if (sim == NULL) return;
+  while (sim->graph_blocks != NULL) {
+    SimGraphBlock* next = sim->graph_blocks->next;
+    free(sim->graph_blocks);
+    sim->graph_blocks = next;
+  }
+  pthread_mutex_destroy(&sim->graph_mutex);
   arena_destroy(&sim->arena);
   free(sim);
   device->device_handle = NULL;
@@ -1205,6 +1563,7 @@ static void sim_destroy_platform(AsyncRT_Platform* platform) {
   g_device_count = 0;
   g_memory_bytes = 0;
   g_fail_op[0] = '\0';
+  g_log_graphs = 0;
 }
 
 ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(AsyncRT_PluginParams* params,
@@ -1283,6 +1642,10 @@ ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(AsyncRT_PluginParams* params,
   fns->memcpy_dtoh = sim_memcpy_dtoh;
   fns->memcpy_dtod = sim_memcpy_dtod;
   fns->host_callback = sim_host_callback;
+  fns->begin_capture = sim_begin_capture;
+  fns->end_capture = sim_end_capture;
+  fns->launch_graph = sim_launch_graph;
+  fns->destroy_graph = sim_destroy_graph;
 
   /* A failed registration fails the init (status stays set). */
   for (i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {

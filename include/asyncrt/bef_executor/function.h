@@ -50,6 +50,22 @@ class Function {
   std::vector<std::string> result_types_;
 };
 
+// While one lives on a thread, the BEF functions that thread calls run
+// their ready kernels on it and hand none to the work queue (wide graphs
+// and other streams otherwise go there): what a device graph records must
+// all be enqueued by the capturing thread. Work that waits for a value
+// another thread publishes still continues on that thread. Nests.
+class ScopedRunOnCallingThread {
+ public:
+  ScopedRunOnCallingThread();
+  ~ScopedRunOnCallingThread();
+  ScopedRunOnCallingThread(const ScopedRunOnCallingThread&) = delete;
+  ScopedRunOnCallingThread& operator=(const ScopedRunOnCallingThread&) =
+      delete;
+  // Whether one lives on the calling thread.
+  static bool Active();
+};
+
 }  // namespace asyncrt
 
 #endif  // ASYNCRT_BEF_EXECUTOR_FUNCTION_H_

@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define ASYNCRT_PLUGIN_API_MAJOR 1
-#define ASYNCRT_PLUGIN_API_MINOR 1
+#define ASYNCRT_PLUGIN_API_MINOR 2
 #define ASYNCRT_PLUGIN_API_PATCH 0
 
 /* The size of `type` up to and including `last_member`: what a struct's
@@ -129,6 +129,9 @@ typedef struct AsyncRT_TensorView {
 /* Opaque to the runtime: the plug-in's own stream and event objects. */
 typedef struct AsyncRT_StreamImpl* AsyncRT_Stream;
 typedef struct AsyncRT_EventImpl* AsyncRT_Event;
+/* A recorded sequence of a stream's work that can be run again (since 1.2;
+ * CUDA's graphs). */
+typedef struct AsyncRT_GraphImpl* AsyncRT_Graph;
 
 typedef enum AsyncRT_EventStatus {
   ASYNCRT_EVENT_PENDING = 0,
@@ -248,8 +251,41 @@ typedef struct AsyncRT_DeviceFns {
    * and returns 1; 0 if the plug-in keeps no such accounting. */
   int (*memory_stats)(const AsyncRT_Device* device,
                       AsyncRT_MemoryStats* stats);
+
+  /* Since 1.2, optional (all four or none): graphs, recorded once and run
+   * again with one call, as CUDA's graphs are.
+   *
+   * begin_capture: from now until end_capture on the calling thread, what
+   * the calling thread enqueues on `stream` (kernels, device-to-device
+   * copies) is recorded, not run, and the device memory it allocates comes
+   * from the graph's own memory, which nothing else uses while the graph
+   * lives (a replay writes the same addresses). Other threads' work on the
+   * stream runs as usual. Host callbacks and events enqueued by the
+   * capturing thread come after the recorded work once it runs. Memory
+   * the capturing thread frees that is not the graph's goes back after the
+   * recorded work has run. Copies from or to host memory, and waits for
+   * events, cannot be recorded: they make end_capture fail. */
+  void (*begin_capture)(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                        AsyncRT_Status* status);
+  /* Ends the calling thread's capture and enqueues one run of the recorded
+   * work on `stream`, then the callbacks and events enqueued during the
+   * capture. On success `*graph` is the graph, for launch_graph; on
+   * failure nothing recorded runs, the callbacks enqueued during the
+   * capture are called with the error, and memory the capture allocated is
+   * the device's again once the runtime frees it. */
+  void (*end_capture)(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                      AsyncRT_Graph* graph, AsyncRT_Status* status);
+  /* Enqueues a run of `graph` on `stream`: the recorded work, on the same
+   * memory (the runtime refreshes what the graph reads before). */
+  void (*launch_graph)(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                       AsyncRT_Graph graph, AsyncRT_Status* status);
+  /* May come while a run is queued (the plug-in keeps what it needs). The
+   * graph's memory goes back to the device as the runtime frees it. */
+  void (*destroy_graph)(const AsyncRT_Device* device, AsyncRT_Graph graph);
 } AsyncRT_DeviceFns;
 #define ASYNCRT_DEVICE_FNS_STRUCT_SIZE \
+  ASYNCRT_STRUCT_SIZE(AsyncRT_DeviceFns, destroy_graph)
+#define ASYNCRT_DEVICE_FNS_1_1_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_DeviceFns, memory_stats)
 #define ASYNCRT_DEVICE_FNS_1_0_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_DeviceFns, host_callback)
@@ -363,8 +399,20 @@ typedef struct AsyncRT_RuntimeApi {
    * naming one: "f32"); 0 if the op has none. */
   int (*get_attr_dtype)(const AsyncRT_KernelContext* context,
                         const char* name, AsyncRT_DType* dtype);
+
+  /* Since 1.2 (check struct_size before calling): */
+  /* Makes output `output_index` the memory of input `input_index`, without
+   * a copy (reshape, squeeze, identity), and describes it in `view`: the
+   * output's dtype and shape are the shape function's, and its size in
+   * bytes must be the input's (InvalidArgument otherwise). Tensors never
+   * change once made, so sharing their memory is safe. */
+  void (*alias_input)(AsyncRT_KernelContext* context, int32_t input_index,
+                      int32_t output_index, AsyncRT_TensorView* view,
+                      AsyncRT_Status* status);
 } AsyncRT_RuntimeApi;
 #define ASYNCRT_RUNTIME_API_STRUCT_SIZE \
+  ASYNCRT_STRUCT_SIZE(AsyncRT_RuntimeApi, alias_input)
+#define ASYNCRT_RUNTIME_API_1_1_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_RuntimeApi, get_attr_dtype)
 #define ASYNCRT_RUNTIME_API_1_0_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_RuntimeApi, kernel_stream)

@@ -49,6 +49,16 @@ std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass(
     bool synthetic_weights = false);
 void RegisterNnToCoreRtPass();
 
+// `-corert-outline-device-graphs`, after -nn-to-corert: a function whose
+// device work is all on one device (corert.executeop on its op handler,
+// constants made there) and fed only by values copied there gets that work
+// moved into a function of its own, `@NAME_on_TYPE_N`, which it calls with
+// corert.captured_call: the runtime records it once as a device graph (a
+// CUDA graph) and replays it, one launch per call instead of one per op.
+// Anything else is left as it is.
+std::unique_ptr<mlir::Pass> CreateOutlineDeviceGraphsPass();
+void RegisterOutlineDeviceGraphsPass();
+
 // The attribute that places an nn op on a device: the device's short name
 // ("SIM:0", "CPU:0").
 inline constexpr char kDeviceAttribute[] = "nn.device";
@@ -143,6 +153,10 @@ struct ModelPipelineOptions {
   // corert.synthetic_dense_tensor_on (deterministic pseudo-random values
   // made when the program first runs), so that the BEF holds no weights.
   bool synthetic_weights = false;
+  // On a device other than the host: its work is one device graph
+  // (-corert-outline-device-graphs), recorded on the second call and
+  // replayed after where the device has graphs.
+  bool device_graphs = true;
 };
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options = {});

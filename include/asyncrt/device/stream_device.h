@@ -20,8 +20,11 @@
 #define ASYNCRT_DEVICE_STREAM_DEVICE_H_
 
 #include <cstddef>
+#include <memory>
+#include <optional>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "asyncrt/device/device_allocator.h"
 #include "asyncrt/device/stream.h"
 #include "asyncrt/host_context/device.h"
@@ -30,6 +33,19 @@
 namespace asyncrt {
 
 enum class CopyDirection { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+// A recorded sequence of a device's work that runs again with one call (a
+// CUDA graph): made by StreamDevice::EndCapture. It reads and writes the
+// device memory it was recorded with; whoever launches it refreshes its
+// inputs there first. Owned by its maker; keeps its device alive.
+// Thread-safety: Launch may be called from any thread; launches run in
+// the order the calls return. Blocking: none.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  // Enqueues a run on the device's stream.
+  virtual absl::Status Launch() = 0;
+};
 
 class StreamDevice : public Device {
  public:
@@ -78,6 +94,20 @@ class StreamDevice : public Device {
   virtual std::optional<BackendMemoryStats> GetBackendMemoryStats() {
     return std::nullopt;
   }
+
+  // Device graphs (CUDA graphs; a plug-in's begin_capture and friends).
+  // Between BeginCapture and EndCapture on one thread, what that thread
+  // enqueues on stream() is recorded instead of run, and the device memory
+  // it allocates belongs to the graph (a replay writes it again); other
+  // threads' work runs as usual. EndCapture enqueues one run of the
+  // recorded work and returns the graph; an error there (a host copy or a
+  // wait in the recorded work, a failure of the backend) means nothing
+  // recorded runs: the caller discards what the capture made and runs the
+  // work again without capturing. Unimplemented where the backend has no
+  // graphs.
+  virtual bool SupportsGraphs() const { return false; }
+  virtual absl::Status BeginCapture();
+  virtual absl::StatusOr<std::unique_ptr<DeviceGraph>> EndCapture();
 
  private:
   HostContext* host_;

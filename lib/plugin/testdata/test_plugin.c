@@ -7,6 +7,7 @@
  *   TEST_PLUGIN_FAIL_INIT      init reports an error
  *   TEST_PLUGIN_OMIT_DTOD      leaves memcpy_dtod unset
  *   TEST_PLUGIN_FAIL_DEVICE    creating device 1 fails
+ *   TEST_PLUGIN_SOME_GRAPH_FNS has begin_capture but not the other three
  * Its device is synchronous: work runs as it is enqueued and callbacks are
  * called before host_callback returns, which the runtime must handle as
  * well as a real device's later completion. It counts its live devices and
@@ -144,6 +145,15 @@ static void Identity(AsyncRT_KernelContext* context, void* data,
   memcpy(out.data, in.data, in.size_bytes);
 }
 
+#ifdef TEST_PLUGIN_SOME_GRAPH_FNS
+static void BeginCapture(const AsyncRT_Device* device, AsyncRT_Stream stream,
+                         AsyncRT_Status* status) {
+  (void)device;
+  (void)stream;
+  (void)status;
+}
+#endif
+
 #ifndef TEST_PLUGIN_NO_INIT
 ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(AsyncRT_PluginParams* params,
                                               AsyncRT_Status* status) {
@@ -182,6 +192,9 @@ ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(AsyncRT_PluginParams* params,
   fns->memcpy_dtod = Memcpy;
 #endif
   fns->host_callback = HostCallback;
+#ifdef TEST_PLUGIN_SOME_GRAPH_FNS
+  fns->begin_capture = BeginCapture;
+#endif
   memset(&kernel, 0, sizeof(kernel));
   kernel.struct_size = ASYNCRT_KERNEL_DEF_STRUCT_SIZE;
   kernel.op_name = "test_plugin.identity";

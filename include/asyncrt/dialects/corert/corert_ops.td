@@ -317,6 +317,34 @@ def CoreRT_SyntheticDenseTensorOnOp
   let assemblyFormat = "$device attr-dict";
 }
 
+def CoreRT_CapturedCallOp : CoreRT_Op<"captured_call", [Pure]> {
+  let summary = "calls a device-only function, replayed as a device graph";
+  let description = [{
+    Calls `callee` with `arguments`, tensor handles on `device`, for its
+    results on `device`. `callee`'s work must all be on `device` (its ops,
+    and constants copied there), which `asyncrt-compile --device=...`
+    makes sure of when it outlines a model's device work. On a device with
+    graphs (the CUDA plug-in), the first call with given shapes and dtypes
+    runs as usual (cuDNN's autotuning, constants copied), the second is
+    recorded as a device graph (a CUDA graph) and every later one replays
+    it: the arguments are copied into the graph's inputs, one launch runs
+    every op, and its outputs are copied out. Elsewhere, or for a function
+    that cannot be recorded, it is a plain call.
+
+    ```mlir
+    %y = corert.captured_call %gpu, %x {callee = @main_on_device}
+        : (!corert.tensorhandle) -> !corert.tensorhandle
+    ```
+  }];
+  let arguments = (ins CoreRT_DeviceType:$device,
+                   Variadic<CoreRT_TensorHandleType>:$arguments,
+                   FlatSymbolRefAttr:$callee);
+  let results = (outs Variadic<CoreRT_TensorHandleType>:$results);
+  let assemblyFormat = [{
+    $device (`,` $arguments^)? attr-dict `:` functional-type($arguments, $results)
+  }];
+}
+
 def CoreRT_ConstStringTensorOp : CoreRT_Op<"const_string_tensor", [Pure]> {
   let summary = "a constant string host tensor handle";
   let description = [{
