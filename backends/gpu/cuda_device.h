@@ -48,6 +48,10 @@ struct CudaSettings {
   // ASYNCRT_CUDA_CONV_API=legacy: convolutions through cuDNN's legacy API
   // only (default: its graph API where a plan can be made).
   bool legacy_conv = false;
+  // ASYNCRT_CUDA_FAULT_OP=nn.x: after each nn.x, a kernel that faults (an
+  // illegal address): how tests see a device fault reach the program. The
+  // fault is sticky for the process's CUDA context.
+  std::string fault_op;
 };
 
 // A kernel to register: an op of the runtime's op set, its C function and

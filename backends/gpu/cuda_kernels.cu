@@ -502,6 +502,14 @@ cudaError_t WithFloatType(GpuDType dtype, F&& f) {
 
 }  // namespace
 
+__global__ void FaultKernel(int* nowhere) { *nowhere = 1; }
+
+cudaError_t LaunchFault(cudaStream_t stream) {
+  // Low addresses are never mapped on the device.
+  FaultKernel<<<1, 1, 0, stream>>>(reinterpret_cast<int*>(0x10));
+  return cudaGetLastError();
+}
+
 cudaError_t LaunchUnary(UnaryOp op, GpuDType dtype, const void* x, void* y,
                         int64_t n, float alpha, float beta,
                         cudaStream_t stream) {

@@ -69,6 +69,11 @@ struct StridedView {
   int64_t offset = 0;
 };
 
+// For tests of how a device fault is reported: a kernel that writes to an
+// address no allocation has (an illegal-address fault, sticky for the
+// process's CUDA context).
+cudaError_t LaunchFault(cudaStream_t stream);
+
 // Floating dtypes (f32, f16, bf16) only.
 cudaError_t LaunchUnary(UnaryOp op, GpuDType dtype, const void* x, void* y,
                         int64_t n, float alpha, float beta,

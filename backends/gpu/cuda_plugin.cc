@@ -27,6 +27,7 @@
 
 #include "asyncrt/c/device_plugin.h"
 #include "backends/gpu/cuda_device.h"
+#include "backends/gpu/cuda_kernels.h"
 
 namespace asyncrt::gpu {
 
@@ -46,6 +47,9 @@ const CudaSettings& Settings() {
     }
     if (const char* profile = std::getenv("ASYNCRT_CUDA_HOST_PROFILE")) {
       s.host_profile = std::strcmp(profile, "1") == 0;
+    }
+    if (const char* fault = std::getenv("ASYNCRT_CUDA_FAULT_OP")) {
+      s.fault_op = fault;
     }
     return s;
   }();
@@ -99,6 +103,21 @@ void RunProfiled(AsyncRT_KernelContext* context, void* data,
   kernel->calls.fetch_add(1, std::memory_order_relaxed);
 }
 
+// The kernel, then a faulting one (ASYNCRT_CUDA_FAULT_OP).
+struct FaultingKernel {
+  AsyncRT_KernelFn compute;
+  void* data;
+};
+
+void RunThenFault(AsyncRT_KernelContext* context, void* data,
+                  AsyncRT_Status* status) {
+  auto* kernel = static_cast<FaultingKernel*>(data);
+  kernel->compute(context, kernel->data, status);
+  if (g_api->status_code(status) != ASYNCRT_OK) return;
+  CheckCuda(LaunchFault(StreamFor(g_api->kernel_stream(context))),
+            "launching the fault", status);
+}
+
 }  // namespace
 
 bool RegisterKernels(AsyncRT_PluginParams* params, const KernelEntry* kernels,
@@ -109,6 +128,11 @@ bool RegisterKernels(AsyncRT_PluginParams* params, const KernelEntry* kernels,
     def.op_name = kernels[i].op;
     def.compute = kernels[i].fn;
     def.kernel_data = kernels[i].data;
+    if (Settings().fault_op == def.op_name) {
+      // Lives as long as the process (a loaded plug-in stays loaded).
+      def.kernel_data = new FaultingKernel{def.compute, def.kernel_data};
+      def.compute = RunThenFault;
+    }
     if (Settings().host_profile) {
       auto kernel = std::make_unique<ProfiledKernel>();
       kernel->compute = def.compute;

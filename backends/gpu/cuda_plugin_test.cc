@@ -566,6 +566,29 @@ TEST_F(CudaPluginTest, AGraphCannotRecordHostCopies) {
   for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(got[i], std::max(in[i], 0.f));
 }
 
+// A kernel that faults on the device (ASYNCRT_CUDA_FAULT_OP adds one after
+// nn.sin) fails what reads its result, with CUDA's error, and nothing hangs
+// or crashes. The fault breaks the process's CUDA context, so it happens in
+// a child process (re-executed: "threadsafe" death tests), which reports
+// by its exit code.
+TEST_F(CudaPluginTest, AFaultingKernelIsAnErrorNotACrash) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // Read by the child's plug-in when it loads (this process's is loaded).
+  setenv("ASYNCRT_CUDA_FAULT_OP", "nn.sin", 1);
+  EXPECT_EXIT(
+      {
+        TensorHandle x = Random({1024}).TransferTo(*exec_ctx_, *gpu_);
+        TensorHandle y = Run("nn.sin", "cuda", {&x});
+        TensorHandle on_host = y.TransferTo(*exec_ctx_, host());
+        const std::string error = ErrorOf(on_host);
+        std::fprintf(stderr, "the copy after the fault: %s\n", error.c_str());
+        std::_Exit(absl::StrContains(error, "cudaErrorIllegalAddress") ? 0
+                                                                         : 1);
+      },
+      ::testing::ExitedWithCode(0), "the copy after the fault: .*illegal");
+  unsetenv("ASYNCRT_CUDA_FAULT_OP");
+}
+
 TEST_F(CudaPluginTest, ErrorsNameTheOpAndDevice) {
   TensorHandle on_gpu = Random({4}).TransferTo(*exec_ctx_, *gpu_);
   TensorHandle on_host = Random({4});
