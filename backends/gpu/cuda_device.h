@@ -27,6 +27,7 @@
 
 #include "asyncrt/c/device_plugin.h"
 #include "backends/gpu/block_cache.h"
+#include "backends/gpu/completion_poller.h"
 
 namespace asyncrt::gpu {
 
@@ -52,6 +53,9 @@ struct CudaSettings {
   // illegal address): how tests see a device fault reach the program. The
   // fault is sticky for the process's CUDA context.
   std::string fault_op;
+  // ASYNCRT_CUDA_COMPLETION=callback: completions through CUDA's host
+  // callbacks (default: polled events, completion_poller.h).
+  bool poll_completions = true;
 };
 
 // A kernel to register: an op of the runtime's op set, its C function and
@@ -125,6 +129,9 @@ struct CudaDevice {
   std::mutex cudnn_init_mutex;
   CudnnState* cudnn = nullptr;
 
+  // Completions of host callbacks (null with poll_completions off).
+  std::unique_ptr<CompletionPoller> completions;
+
   // Graphs (cuda_graph.cc). graph_mutex guards the blocks graphs' pools
   // hold, by address (graph_block_count: their number, read without the
   // lock on every free), and the executables waiting for their last run.
@@ -191,10 +198,12 @@ void LaunchGraph(const AsyncRT_Device* device, AsyncRT_Stream stream,
 void DestroyGraph(const AsyncRT_Device* device, AsyncRT_Graph graph);
 // Destroys the executables of destroyed graphs, waiting for their runs.
 void DestroyRetiredGraphs(CudaDevice& device);
-// cudaStreamAddCallback of `callback(arg, ...)` on `stream`; the callback
-// gets the error at once if that fails (cuda_plugin.cc).
-void EnqueueHostCallback(cudaStream_t stream, AsyncRT_CallbackFn callback,
-                         void* arg);
+// Calls `callback(arg, ...)` once the work enqueued on `stream` (of
+// `device`) so far is done: through the device's completion poller, or
+// cudaStreamAddCallback; the callback gets the error at once if that
+// cannot be enqueued (cuda_plugin.cc).
+void EnqueueHostCallback(CudaDevice& device, cudaStream_t stream,
+                         AsyncRT_CallbackFn callback, void* arg);
 
 // Sets `status` from a CUDA error ("what: cudaErrorX: text"); true if `error`
 // is cudaSuccess.

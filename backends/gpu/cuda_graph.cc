@@ -250,7 +250,7 @@ void EndCapture(const AsyncRT_Device* device, AsyncRT_Stream stream,
   }
   // The capturing thread's callbacks come after the graph's run.
   for (const HeldCallback& held : state->held_callbacks) {
-    EnqueueHostCallback(main, held.callback, held.arg);
+    EnqueueHostCallback(*cuda, main, held.callback, held.arg);
   }
   for (auto& [memory, size] : state->held_frees) {
     cuda->memory->Deallocate(memory, size);

@@ -51,6 +51,9 @@ const CudaSettings& Settings() {
     if (const char* fault = std::getenv("ASYNCRT_CUDA_FAULT_OP")) {
       s.fault_op = fault;
     }
+    if (const char* completion = std::getenv("ASYNCRT_CUDA_COMPLETION")) {
+      s.poll_completions = std::strcmp(completion, "callback") != 0;
+    }
     return s;
   }();
   return settings;
@@ -258,6 +261,9 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
         return memory;
       },
       [](void* memory, uint64_t) { cudaFreeHost(memory); });
+  if (Settings().poll_completions) {
+    cuda->completions = std::make_unique<CompletionPoller>(cuda->ordinal);
+  }
   device->memory_limit_bytes = limit;
   device->numa_node = -1;
   device->bus_id = cuda->bus_id.c_str();
@@ -270,6 +276,8 @@ void DestroyDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device) {
   std::unique_ptr<CudaDevice> cuda(DeviceOf(device));
   if (!cuda) return;
   UseDevice(cuda->ordinal);
+  // Completions still due (the runtime drained its streams before).
+  cuda->completions.reset();
   DestroyRetiredGraphs(*cuda);
 #ifdef ASYNCRT_HAVE_CUDNN
   if (cuda->cudnn != nullptr) DestroyCudnnState(cuda->cudnn);
@@ -354,6 +362,7 @@ void DestroyStream(const AsyncRT_Device* device, AsyncRT_Stream stream) {
   CudaDevice* cuda = DeviceOf(device);
   std::unique_ptr<CudaStream> owned(StreamOf(stream));
   cudaStreamSynchronize(owned->stream);
+  if (cuda->completions != nullptr) cuda->completions->Drain();
   cudaStream_t self = owned->stream;
   // Cached blocks go back to the pool on this stream, while it lives;
   // frees after this go through cudaFree.
@@ -482,15 +491,35 @@ void CUDART_CB RunCallback(cudaStream_t stream, cudaError_t error, void* data) {
 
 }  // namespace
 
-void EnqueueHostCallback(cudaStream_t stream, AsyncRT_CallbackFn callback,
-                         void* arg) {
+namespace {
+
+// The completion poller's, or cudaStreamAddCallback's (which, unlike
+// cudaLaunchHostFunc, passes the stream's error: a faulted stream still
+// calls back, with the fault).
+cudaError_t AddCallback(CudaDevice& device, cudaStream_t stream,
+                        AsyncRT_CallbackFn callback, void* arg,
+                        const char** what) {
+  if (device.completions != nullptr) {
+    *what = "recording a completion event";
+    return device.completions->Enqueue(stream, callback, arg);
+  }
+  *what = "cudaStreamAddCallback";
   auto* pending = new PendingCallback{callback, arg};
   cudaError_t error = cudaStreamAddCallback(stream, RunCallback, pending, 0);
+  if (error != cudaSuccess) delete pending;
+  return error;
+}
+
+}  // namespace
+
+void EnqueueHostCallback(CudaDevice& device, cudaStream_t stream,
+                         AsyncRT_CallbackFn callback, void* arg) {
+  const char* what = "";
+  cudaError_t error = AddCallback(device, stream, callback, arg, &what);
   if (error != cudaSuccess) {
-    delete pending;
-    std::string message = std::string("cudaStreamAddCallback: ") +
-                          cudaGetErrorName(error) + ": " +
-                          cudaGetErrorString(error);
+    (void)cudaGetLastError();
+    std::string message = std::string(what) + ": " + cudaGetErrorName(error) +
+                          ": " + cudaGetErrorString(error);
     callback(arg, ASYNCRT_INTERNAL, message.c_str());
   }
 }
@@ -500,16 +529,13 @@ namespace {
 void HostCallback(const AsyncRT_Device* device, AsyncRT_Stream stream,
                   AsyncRT_CallbackFn callback, void* arg,
                   AsyncRT_Status* status) {
+  CudaDevice& cuda = *DeviceOf(device);
   // While this thread records a graph: after the graph's first run.
-  if (HoldCallback(*DeviceOf(device), callback, arg)) return;
-  auto* pending = new PendingCallback{callback, arg};
-  // cudaStreamAddCallback, unlike cudaLaunchHostFunc, passes the stream's
-  // error: a faulted stream still calls back, with the fault.
-  if (!CheckCuda(cudaStreamAddCallback(StreamOf(stream)->stream, RunCallback,
-                                       pending, 0),
-                 "cudaStreamAddCallback", status)) {
-    delete pending;
-  }
+  if (HoldCallback(cuda, callback, arg)) return;
+  UseDevice(cuda.ordinal);
+  const char* what = "";
+  CheckCuda(AddCallback(cuda, StreamOf(stream)->stream, callback, arg, &what),
+            what, status);
 }
 
 }  // namespace
