@@ -111,6 +111,8 @@ const DirectOp kDirectOps[] = {
     {"ScatterElements", "nn.scatter_elements", {"axis", "reduction"}},
     {"GatherND", "nn.gather_nd", {"batch_dims"}},
     {"ScatterND", "nn.scatter_nd", {"reduction"}},
+    {"QuantizeLinear", "nn.quantize_linear", {"axis"}},
+    {"DequantizeLinear", "nn.dequantize_linear", {"axis"}},
     {"NegativeLogLikelihoodLoss",
      "nn.negative_log_likelihood_loss",
      {"reduction", "ignore_index"}},
@@ -193,6 +195,13 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
       return mlir::failure();
     }
     return CopyAttributes(node, {"upper"}, spec);
+  }
+  if (type == "DynamicQuantizeLinear") {
+    spec.op_name = "nn.dynamic_quantize_linear";
+    spec.num_results = 3;
+    if (node.output_size() != 3) return Error(node) << "must have 3 outputs";
+    take_inputs(1);
+    return CopyAttributes(node, {}, spec);
   }
   if (type == "TopK") {
     spec.op_name = "nn.top_k";

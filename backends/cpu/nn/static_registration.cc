@@ -9,5 +9,6 @@ ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNormalizationOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterResizeOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterIndexOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNdIndexOps);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterQuantizeOps);
 // Last: wraps CPU implementations registered above.
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::ComputeHalvesInF32OnCpu);

@@ -79,6 +79,8 @@ void RegisterIndexOps(OpRegistry& registry);
 // nn.gather_nd and nn.scatter_nd (ONNX GatherND with batch_dims, ScatterND
 // with its reductions).
 void RegisterNdIndexOps(OpRegistry& registry);
+// nn.quantize_linear, dequantize_linear, dynamic_quantize_linear.
+void RegisterQuantizeOps(OpRegistry& registry);
 
 // f16 and bf16 on the CPU: the shape functions of the arithmetic,
 // activation, normalization, reduction, pooling and matrix ops accept them

@@ -277,6 +277,38 @@ def NN_ScatterNdOp : NN_Op<"scatter_nd"> {
                    AnyTensor:$updates);
 }
 
+def NN_QuantizeLinearOp : NN_Op<"quantize_linear"> {
+  let summary = "saturate(round(x / scale) + zero_point), 8-bit";
+  let description = [{
+    ONNX QuantizeLinear: x f32 or i32; scale f32 and zero point (u8 or i8,
+    the result's dtype; u8 without one) of one value, or one per index of
+    dimension `axis` (default 1); ties round to even.
+  }];
+  let arguments = (ins AnyTensor:$x, AnyTensor:$scale,
+                   Optional<AnyTensor>:$zero_point);
+}
+
+def NN_DequantizeLinearOp : NN_Op<"dequantize_linear"> {
+  let summary = "(x - zero_point) * scale, f32";
+  let description = [{
+    ONNX DequantizeLinear: x u8, i8 or i32; scale and zero point as for
+    nn.quantize_linear.
+  }];
+  let arguments = (ins AnyTensor:$x, AnyTensor:$scale,
+                   Optional<AnyTensor>:$zero_point);
+}
+
+def NN_DynamicQuantizeLinearOp : NN_Op<"dynamic_quantize_linear"> {
+  let summary = "x quantized to u8 over [min(x, 0), max(x, 0)]";
+  let description = [{
+    ONNX DynamicQuantizeLinear: three results, the u8 tensor, its scale
+    (f32) and its zero point (u8), both scalars.
+  }];
+  let arguments = (ins AnyTensor:$x);
+  let results = (outs AnyTensor:$y, AnyTensor:$y_scale,
+                 AnyTensor:$y_zero_point);
+}
+
 def NN_TopKOp : NN_Op<"top_k"> {
   let summary = "the `k` largest (or smallest) values along `axis`";
   let description = [{
