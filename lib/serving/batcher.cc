@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -12,9 +15,9 @@ namespace {
 
 // The rows of a request: the first dimension its inputs share; 0 if they
 // do not (the request cannot join a batch).
-int64_t RowsOf(const std::vector<DenseHostTensor>& inputs) {
+int64_t RowsOf(const std::vector<ServingTensor>& inputs) {
   int64_t rows = -1;
-  for (const DenseHostTensor& input : inputs) {
+  for (const ServingTensor& input : inputs) {
     absl::Span<const int64_t> dims = input.shape().GetDimensions();
     if (dims.empty() || (rows != -1 && dims[0] != rows)) return 0;
     rows = dims[0];
@@ -26,6 +29,73 @@ int64_t RowsOf(const std::vector<DenseHostTensor>& inputs) {
 size_t RowBytes(const DenseHostTensor& tensor) {
   const int64_t rows = tensor.shape().GetDimensionSize(0);
   return rows == 0 ? 0 : tensor.DataSizeInBytes() / rows;
+}
+
+// `dims` with its first dimension `rows`.
+TensorShape WithRows(const TensorShape& shape, int64_t rows) {
+  std::vector<int64_t> dims(shape.GetDimensions().begin(),
+                            shape.GetDimensions().end());
+  dims[0] = rows;
+  return TensorShape(dims);
+}
+
+// `parts` (of one dtype, and one shape but the first dimension) stacked
+// along the first dimension, then zero rows (empty strings) up to `rows`;
+// null when out of memory.
+std::optional<ServingTensor> Stack(absl::Span<const ServingTensor* const> parts,
+                                   int64_t rows, HostAllocator& allocator) {
+  const ServingTensor& first = *parts.front();
+  const TensorShape shape = WithRows(first.shape(), rows);
+  if (first.IsString()) {
+    std::vector<std::string> strings;
+    strings.reserve(shape.GetNumElements());
+    for (const ServingTensor* part : parts) {
+      for (const std::string& value : part->strings().strings()) {
+        strings.push_back(value);
+      }
+    }
+    strings.resize(shape.GetNumElements());
+    std::optional<StringHostTensor> tensor =
+        StringHostTensor::CreateFromStrings(shape, std::move(strings));
+    if (!tensor) return std::nullopt;
+    return ServingTensor(*std::move(tensor));
+  }
+  std::optional<DenseHostTensor> tensor = DenseHostTensor::CreateUninitialized(
+      TensorMetadata(first.dtype(), shape), allocator);
+  if (!tensor) return std::nullopt;
+  char* out = static_cast<char*>(tensor->data());
+  for (const ServingTensor* part : parts) {
+    const DenseHostTensor& input = part->dense();
+    std::memcpy(out, input.data(), input.DataSizeInBytes());
+    out += input.DataSizeInBytes();
+  }
+  std::memset(out, 0,
+              static_cast<char*>(tensor->data()) + tensor->DataSizeInBytes() -
+                  out);
+  return ServingTensor(std::move(*tensor));
+}
+
+// Rows [row, row + rows) of `tensor`; null when out of memory.
+std::optional<ServingTensor> Rows(const ServingTensor& tensor, int64_t row,
+                                  int64_t rows, HostAllocator& allocator) {
+  const TensorShape shape = WithRows(tensor.shape(), rows);
+  if (tensor.IsString()) {
+    absl::Span<const std::string> all = tensor.strings().strings();
+    const int64_t per_row = shape.GetNumElements() / std::max<int64_t>(rows, 1);
+    std::optional<StringHostTensor> part = StringHostTensor::CreateFromStrings(
+        shape, std::vector<std::string>(all.begin() + row * per_row,
+                                        all.begin() + (row + rows) * per_row));
+    if (!part) return std::nullopt;
+    return ServingTensor(*std::move(part));
+  }
+  std::optional<DenseHostTensor> part = DenseHostTensor::CreateUninitialized(
+      TensorMetadata(tensor.dtype(), shape), allocator);
+  if (!part) return std::nullopt;
+  const size_t row_bytes = RowBytes(tensor.dense());
+  std::memcpy(part->data(),
+              static_cast<const char*>(tensor.dense().data()) + row * row_bytes,
+              rows * row_bytes);
+  return ServingTensor(std::move(*part));
 }
 
 }  // namespace
@@ -50,7 +120,7 @@ Batcher::~Batcher() {
 }
 
 bool Batcher::Stacks(const Batch& batch, const Request& request) {
-  const std::vector<DenseHostTensor>& first = batch.requests.front().inputs;
+  const std::vector<ServingTensor>& first = batch.requests.front().inputs;
   if (first.size() != request.inputs.size()) return false;
   for (size_t i = 0; i < first.size(); ++i) {
     if (first[i].dtype() != request.inputs[i].dtype()) return false;
@@ -64,7 +134,7 @@ bool Batcher::Stacks(const Batch& batch, const Request& request) {
 }
 
 void Batcher::Submit(std::shared_ptr<const Servable> servable,
-                     std::vector<DenseHostTensor> inputs, InferenceDone done) {
+                     std::vector<ServingTensor> inputs, InferenceDone done) {
   Request request;
   request.rows = RowsOf(inputs);
   if (request.rows == 0 || request.rows > options_.max_batch_size) {
@@ -168,15 +238,15 @@ void Batcher::Run(std::unique_ptr<Batch> owned) {
             .count());
   }
   // The requests' inputs stacked, then zero rows up to the padded size.
-  std::vector<DenseHostTensor> merged;
-  const std::vector<DenseHostTensor>& first = batch->requests.front().inputs;
+  std::vector<ServingTensor> merged;
+  const std::vector<ServingTensor>& first = batch->requests.front().inputs;
   for (size_t i = 0; i < first.size(); ++i) {
-    std::vector<int64_t> dims(first[i].shape().GetDimensions().begin(),
-                              first[i].shape().GetDimensions().end());
-    dims[0] = padded;
-    std::optional<DenseHostTensor> tensor = DenseHostTensor::CreateUninitialized(
-        TensorMetadata(first[i].dtype(), TensorShape(dims)),
-        *runtime_.host().allocator());
+    std::vector<const ServingTensor*> parts;
+    for (const Request& request : batch->requests) {
+      parts.push_back(&request.inputs[i]);
+    }
+    std::optional<ServingTensor> tensor =
+        Stack(parts, padded, *runtime_.host().allocator());
     if (!tensor) {
       for (Request& request : batch->requests) {
         std::move(request.done)(absl::ResourceExhaustedError(
@@ -184,22 +254,13 @@ void Batcher::Run(std::unique_ptr<Batch> owned) {
       }
       return Finished();
     }
-    char* out = static_cast<char*>(tensor->data());
-    for (const Request& request : batch->requests) {
-      const DenseHostTensor& input = request.inputs[i];
-      std::memcpy(out, input.data(), input.DataSizeInBytes());
-      out += input.DataSizeInBytes();
-    }
-    std::memset(out, 0,
-                static_cast<char*>(tensor->data()) + tensor->DataSizeInBytes() -
-                    out);
-    merged.push_back(std::move(*tensor));
+    merged.push_back(*std::move(tensor));
   }
   HostAllocator* allocator = runtime_.host().allocator();
   RunInference(
       runtime_, batch->servable, std::move(merged),
       [this, batch, padded, allocator](
-          absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
+          absl::StatusOr<std::vector<ServingTensor>> outputs) {
         absl::Status error = outputs.status();
         if (error.ok()) {
           for (size_t o = 0; o < outputs->size() && error.ok(); ++o) {
@@ -223,25 +284,16 @@ void Batcher::Run(std::unique_ptr<Batch> owned) {
         // Each request's rows of each output.
         int64_t row = 0;
         for (Request& request : batch->requests) {
-          std::vector<DenseHostTensor> mine;
+          std::vector<ServingTensor> mine;
           absl::Status status;
-          for (const DenseHostTensor& output : *outputs) {
-            std::vector<int64_t> dims(output.shape().GetDimensions().begin(),
-                                      output.shape().GetDimensions().end());
-            dims[0] = request.rows;
-            std::optional<DenseHostTensor> part =
-                DenseHostTensor::CreateUninitialized(
-                    TensorMetadata(output.dtype(), TensorShape(dims)),
-                    *allocator);
+          for (const ServingTensor& output : *outputs) {
+            std::optional<ServingTensor> part =
+                Rows(output, row, request.rows, *allocator);
             if (!part) {
               status = absl::ResourceExhaustedError("out of host memory");
               break;
             }
-            const size_t row_bytes = RowBytes(output);
-            std::memcpy(part->data(),
-                        static_cast<const char*>(output.data()) + row * row_bytes,
-                        request.rows * row_bytes);
-            mine.push_back(std::move(*part));
+            mine.push_back(*std::move(part));
           }
           row += request.rows;
           if (status.ok()) {

@@ -21,6 +21,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // "double": y = 2 x. "constant": returns a scalar whatever its input.
+// "reverse": each string reversed.
 class BatcherTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -30,11 +31,14 @@ class BatcherTest : public ::testing::Test {
                              testing::TestModelBef("serving_test.double"));
     testing::WriteBefVersion(base_ / "constant", 1,
                              testing::TestModelBef("serving_test.scalar"));
+    testing::WriteBefVersion(base_ / "reverse", 1,
+                             testing::TestModelBef("serving_test.reverse"));
     runtime_ = testing::TestRuntime();
     repository_ = std::make_unique<ModelRepository>(
         *runtime_,
         std::vector<ModelConfig>{{"double", (base_ / "double").string(), {}},
-                                 {"constant", (base_ / "constant").string(), {}}});
+                                 {"constant", (base_ / "constant").string(), {}},
+                                 {"reverse", (base_ / "reverse").string(), {}}});
     ASSERT_TRUE(repository_->Poll().ok());
   }
 
@@ -73,12 +77,12 @@ TEST_F(BatcherTest, ConcurrentRequestsShareBatchesAndGetTheirOwnRows) {
   std::atomic<int> left{kRequests};
   testing::Notification all_done;
   for (int i = 0; i < kRequests; ++i) {
-    std::vector<DenseHostTensor> inputs;
+    std::vector<ServingTensor> inputs;
     inputs.push_back(Rows({1, 2}, 10.0f * i));
     batcher.Submit(Find("double"), std::move(inputs),
-                   [&, i](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                   [&, i](absl::StatusOr<std::vector<ServingTensor>> out) {
                      if (out.ok()) {
-                       auto e = (*out)[0].elements<float>();
+                       auto e = (*out)[0].dense().elements<float>();
                        answers[i].assign(e.begin(), e.end());
                      }
                      if (left.fetch_sub(1) == 1) all_done.Notify();
@@ -104,24 +108,24 @@ TEST_F(BatcherTest, PadsToAllowedSizesAndKeepsShapesApart) {
   testing::Notification done;
   std::vector<int64_t> first_dims, second_dims;
   std::vector<float> second_values;
-  std::vector<DenseHostTensor> three;
+  std::vector<ServingTensor> three;
   three.push_back(Rows({3, 2}, 1));
   batcher.Submit(Find("double"), std::move(three),
-                 [&](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                 [&](absl::StatusOr<std::vector<ServingTensor>> out) {
                    ASSERT_TRUE(out.ok()) << out.status();
                    auto dims = (*out)[0].shape().GetDimensions();
                    first_dims.assign(dims.begin(), dims.end());
                    if (left.fetch_sub(1) == 1) done.Notify();
                  });
   // Rows of another shape cannot join that batch.
-  std::vector<DenseHostTensor> wide;
+  std::vector<ServingTensor> wide;
   wide.push_back(Rows({1, 3}, 1));
   batcher.Submit(Find("double"), std::move(wide),
-                 [&](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                 [&](absl::StatusOr<std::vector<ServingTensor>> out) {
                    ASSERT_TRUE(out.ok()) << out.status();
                    auto dims = (*out)[0].shape().GetDimensions();
                    second_dims.assign(dims.begin(), dims.end());
-                   auto e = (*out)[0].elements<float>();
+                   auto e = (*out)[0].dense().elements<float>();
                    second_values.assign(e.begin(), e.end());
                    if (left.fetch_sub(1) == 1) done.Notify();
                  });
@@ -131,14 +135,44 @@ TEST_F(BatcherTest, PadsToAllowedSizesAndKeepsShapesApart) {
   EXPECT_THAT(second_values, ElementsAre(2, 4, 6));
 }
 
+TEST_F(BatcherTest, StringRowsStackAndSplit) {
+  BatchingOptions options;
+  options.max_batch_size = 4;
+  options.allowed_batch_sizes = {4};
+  options.batch_timeout = absl::Milliseconds(50);
+  Batcher batcher(*runtime_, options, nullptr);
+  std::atomic<int> left{2};
+  testing::Notification done;
+  std::vector<std::vector<std::string>> answers(2);
+  const std::vector<std::vector<std::string>> requests = {{"ab", "cd"},
+                                                          {"xyz"}};
+  for (int i = 0; i < 2; ++i) {
+    std::vector<ServingTensor> inputs;
+    inputs.push_back(*StringHostTensor::CreateFromStrings(
+        TensorShape({static_cast<int64_t>(requests[i].size())}),
+        requests[i]));
+    batcher.Submit(Find("reverse"), std::move(inputs),
+                   [&, i](absl::StatusOr<std::vector<ServingTensor>> out) {
+                     ASSERT_TRUE(out.ok()) << out.status();
+                     auto strings = (*out)[0].strings().strings();
+                     answers[i].assign(strings.begin(), strings.end());
+                     if (left.fetch_sub(1) == 1) done.Notify();
+                   });
+  }
+  done.WaitForNotification();
+  // One batch of 4 (3 rows and an empty one of padding), split back.
+  EXPECT_THAT(answers[0], ElementsAre("ba", "dc"));
+  EXPECT_THAT(answers[1], ElementsAre("zyx"));
+}
+
 TEST_F(BatcherTest, OutputsWithoutTheBatchDimensionFailTheBatch) {
   Batcher batcher(*runtime_, BatchingOptions{}, nullptr);
   testing::Notification done;
   absl::Status status;
-  std::vector<DenseHostTensor> inputs;
+  std::vector<ServingTensor> inputs;
   inputs.push_back(Rows({2, 2}, 1));
   batcher.Submit(Find("constant"), std::move(inputs),
-                 [&](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                 [&](absl::StatusOr<std::vector<ServingTensor>> out) {
                    status = out.status();
                    done.Notify();
                  });
@@ -152,12 +186,12 @@ TEST_F(BatcherTest, UnbatchableRequestsRunAlone) {
   Batcher batcher(*runtime_, BatchingOptions{}, nullptr);
   testing::Notification done;
   std::vector<float> values;
-  std::vector<DenseHostTensor> inputs;
+  std::vector<ServingTensor> inputs;
   inputs.push_back(Rows({}, 4));  // A scalar: no batch dimension.
   batcher.Submit(Find("double"), std::move(inputs),
-                 [&](absl::StatusOr<std::vector<DenseHostTensor>> out) {
+                 [&](absl::StatusOr<std::vector<ServingTensor>> out) {
                    ASSERT_TRUE(out.ok()) << out.status();
-                   auto e = (*out)[0].elements<float>();
+                   auto e = (*out)[0].dense().elements<float>();
                    values.assign(e.begin(), e.end());
                    done.Notify();
                  });

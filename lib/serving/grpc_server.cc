@@ -192,7 +192,7 @@ class GrpcServer::Impl {
   template <typename Reply>
   grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context,
                                 std::shared_ptr<const Servable> servable,
-                                std::vector<DenseHostTensor> inputs,
+                                std::vector<ServingTensor> inputs,
                                 Reply reply) {
     struct Pending {
       std::mutex mutex;
@@ -204,7 +204,7 @@ class GrpcServer::Impl {
     RCReference<RequestContext> request = RunWith(
         options_.runner, runtime_, servable, std::move(inputs),
         [pending, reply = std::move(reply)](
-            absl::StatusOr<std::vector<DenseHostTensor>> outputs) mutable {
+            absl::StatusOr<std::vector<ServingTensor>> outputs) mutable {
           std::shared_ptr<ModelReactor> reactor;
           {
             std::lock_guard<std::mutex> lock(pending->mutex);
@@ -274,7 +274,7 @@ class GrpcServer::Impl {
           server_.repository_.Find(request->model_spec().name(), version);
       if (!servable.ok()) return server_.FinishNow(context, servable.status());
       const Signature& signature = (*servable)->signature;
-      std::vector<DenseHostTensor> inputs;
+      std::vector<ServingTensor> inputs;
       for (const TensorSpec& spec : signature.inputs) {
         auto it = request->inputs().find(spec.name);
         if (it == request->inputs().end()) {
@@ -282,7 +282,7 @@ class GrpcServer::Impl {
               context, absl::InvalidArgumentError(
               absl::StrCat("input '", spec.name, "' is missing")));
         }
-        absl::StatusOr<DenseHostTensor> tensor = FromTensorProto(
+        absl::StatusOr<ServingTensor> tensor = FromTensorProto(
             it->second, spec, *server_.runtime_.host().allocator());
         if (!tensor.ok()) return server_.FinishNow(context, tensor.status());
         inputs.push_back(*std::move(tensor));
@@ -312,7 +312,7 @@ class GrpcServer::Impl {
       std::shared_ptr<const Servable> held = *servable;
       return server_.Run(context, *std::move(servable), std::move(inputs),
                   [held, response, wanted = std::move(wanted)](
-                      const std::vector<DenseHostTensor>& outputs) {
+                      const std::vector<ServingTensor>& outputs) {
                     for (size_t i = 0; i < outputs.size(); ++i) {
                       const std::string& name = held->signature.outputs[i].name;
                       if (!wanted.empty() && !wanted.count(name)) continue;
@@ -522,7 +522,7 @@ class GrpcServer::Impl {
             context, absl::InvalidArgumentError(
                          "raw_input_contents must hold one entry per input"));
       }
-      std::vector<std::optional<DenseHostTensor>> found(signature.inputs.size());
+      std::vector<std::optional<ServingTensor>> found(signature.inputs.size());
       for (int i = 0; i < request->inputs_size(); ++i) {
         const auto& input = request->inputs(i);
         size_t index = signature.inputs.size();
@@ -534,13 +534,13 @@ class GrpcServer::Impl {
               context, absl::InvalidArgumentError(absl::StrCat(
                            "the model has no input '", input.name(), "'")));
         }
-        absl::StatusOr<DenseHostTensor> tensor = FromInferInput(
+        absl::StatusOr<ServingTensor> tensor = FromInferInput(
             input, raw ? &request->raw_input_contents(i) : nullptr,
             signature.inputs[index], *server_.runtime_.host().allocator());
         if (!tensor.ok()) return server_.FinishNow(context, tensor.status());
         found[index] = *std::move(tensor);
       }
-      std::vector<DenseHostTensor> inputs;
+      std::vector<ServingTensor> inputs;
       for (size_t j = 0; j < found.size(); ++j) {
         if (!found[j]) {
           return server_.FinishNow(
@@ -555,11 +555,11 @@ class GrpcServer::Impl {
       std::shared_ptr<const Servable> held = *servable;
       return server_.Run(
           context, *std::move(servable), std::move(inputs),
-          [held, response, raw](const std::vector<DenseHostTensor>& outputs) {
+          [held, response, raw](const std::vector<ServingTensor>& outputs) {
             // Raw for all outputs if the request was raw, or if one is
             // f16/bf16 (which only raw contents carry).
             bool all_raw = raw;
-            for (const DenseHostTensor& output : outputs) {
+            for (const ServingTensor& output : outputs) {
               all_raw |= output.dtype() == DType::kF16 ||
                          output.dtype() == DType::kBF16;
             }

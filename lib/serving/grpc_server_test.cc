@@ -34,6 +34,11 @@ constexpr char kSignature[] = R"(
 {"inputs": [{"name": "x", "dtype": "float32", "shape": [-1, 2]}],
  "outputs": [{"name": "y", "dtype": "float32", "shape": [-1, 2]}]})";
 
+// serving_test.reverse: each string reversed.
+constexpr char kStringSignature[] = R"(
+{"inputs": [{"name": "x", "dtype": "string", "shape": [-1]}],
+ "outputs": [{"name": "y", "dtype": "string", "shape": [-1]}]})";
+
 class GrpcServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -46,12 +51,16 @@ class GrpcServerTest : public ::testing::Test {
         base_ / "gated", 1,
         testing::TestModelBef("serving_test.double", testing::kGatedChain),
         kSignature);
+    testing::WriteBefVersion(base_ / "strings", 1,
+                             testing::TestModelBef("serving_test.reverse"),
+                             kStringSignature);
     testing::marks = 0;
     runtime_ = testing::TestRuntime();
     repository_ = std::make_unique<ModelRepository>(
         *runtime_,
         std::vector<ModelConfig>{{"m", (base_ / "m").string(), {}},
-                                 {"gated", (base_ / "gated").string(), {}}});
+                                 {"gated", (base_ / "gated").string(), {}},
+                                 {"strings", (base_ / "strings").string(), {}}});
     ASSERT_TRUE(repository_->Poll().ok());
     auto statuses = repository_->Status("m");
     ASSERT_TRUE(statuses.ok());
@@ -140,6 +149,78 @@ TEST_F(GrpcServerTest, PredictTakesContentTypedValuesAndOneValueToFill) {
   response.Clear();
   ASSERT_TRUE(Predict(Floats({2, 2}, {7}, false), &response).ok());
   EXPECT_THAT(FloatsOf(response.outputs().at("y")), ElementsAre(14, 14, 14, 14));
+}
+
+TEST_F(GrpcServerTest, StringTensorsBothWays) {
+  // TF Serving: DT_STRING in string_val (bytes, not only text; one value
+  // fills the shape).
+  tensorflow::serving::PredictRequest request;
+  request.mutable_model_spec()->set_name("strings");
+  tensorflow::TensorProto& x = (*request.mutable_inputs())["x"];
+  x.set_dtype(tensorflow::DT_STRING);
+  x.mutable_tensor_shape()->add_dim()->set_size(2);
+  x.add_string_val("abc");
+  x.add_string_val(std::string("\x00\xff", 2));
+  tensorflow::serving::PredictResponse response;
+  {
+    grpc::ClientContext context;
+    grpc::Status status = prediction_->Predict(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  const tensorflow::TensorProto& y = response.outputs().at("y");
+  EXPECT_EQ(y.dtype(), tensorflow::DT_STRING);
+  EXPECT_THAT(y.string_val(), ElementsAre("cba", std::string("\xff\x00", 2)));
+  // A string input to a float model is an error naming it.
+  (*request.mutable_inputs())["x"].mutable_tensor_shape()->mutable_dim(0)->set_size(1);
+  request.mutable_model_spec()->set_name("m");
+  {
+    grpc::ClientContext context;
+    grpc::Status status = prediction_->Predict(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("is str; the model takes f32"));
+  }
+  // KServe: BYTES in bytes_contents, or raw, each element after its
+  // 4-byte little-endian length.
+  for (bool raw : {false, true}) {
+    grpc::ClientContext context;
+    inference::ModelInferRequest infer;
+    infer.set_model_name("strings");
+    auto* input = infer.add_inputs();
+    input->set_name("x");
+    input->set_datatype("BYTES");
+    input->add_shape(2);
+    if (raw) {
+      infer.add_raw_input_contents(std::string("\x02\0\0\0hi\0\0\0\0", 10));
+    } else {
+      input->mutable_contents()->add_bytes_contents("hi");
+      input->mutable_contents()->add_bytes_contents("");
+    }
+    inference::ModelInferResponse reply;
+    grpc::Status status = inference_->ModelInfer(&context, infer, &reply);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(reply.outputs(0).datatype(), "BYTES");
+    if (raw) {
+      EXPECT_EQ(reply.raw_output_contents(0),
+                std::string("\x02\0\0\0ih\0\0\0\0", 10));
+    } else {
+      EXPECT_THAT(reply.outputs(0).contents().bytes_contents(),
+                  ElementsAre("ih", ""));
+    }
+  }
+  {
+    grpc::ClientContext context;
+    inference::ModelInferRequest infer;
+    infer.set_model_name("strings");
+    auto* input = infer.add_inputs();
+    input->set_name("x");
+    input->set_datatype("BYTES");
+    input->add_shape(1);
+    infer.add_raw_input_contents(std::string("\x09\0\0\0hi", 6));
+    inference::ModelInferResponse reply;
+    grpc::Status status = inference_->ModelInfer(&context, infer, &reply);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("cut short"));
+  }
 }
 
 TEST_F(GrpcServerTest, PredictErrorsCarryTheirCodes) {

@@ -14,7 +14,7 @@ namespace asyncrt::serving {
 namespace {
 
 absl::Status CheckInputs(const Signature& signature,
-                         const std::vector<DenseHostTensor>& inputs) {
+                         const std::vector<ServingTensor>& inputs) {
   if (inputs.size() != signature.inputs.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the model takes ", signature.inputs.size(),
@@ -22,7 +22,7 @@ absl::Status CheckInputs(const Signature& signature,
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec& spec = signature.inputs[i];
-    const DenseHostTensor& input = inputs[i];
+    const ServingTensor& input = inputs[i];
     if (spec.dtype != DType::kInvalid && spec.dtype != input.dtype()) {
       return absl::InvalidArgumentError(
           absl::StrCat("input '", spec.name, "' is ", DTypeName(input.dtype()),
@@ -33,15 +33,19 @@ absl::Status CheckInputs(const Signature& signature,
 }
 
 // The host tensors of `handles`' tensors (available), or the first error.
-absl::StatusOr<std::vector<DenseHostTensor>> HostOutputs(
+absl::StatusOr<std::vector<ServingTensor>> HostOutputs(
     absl::Span<const RCReference<AsyncValue>> tensors,
     const ExecutionContext& exec_ctx) {
-  std::vector<DenseHostTensor> outputs;
+  std::vector<ServingTensor> outputs;
   outputs.reserve(tensors.size());
   for (const RCReference<AsyncValue>& value : tensors) {
     if (const absl::Status* error = value->GetErrorIfPresent()) return *error;
     if (const auto* dense = value->GetIfPresent<DenseHostTensor>()) {
       outputs.push_back(dense->CopyRef());
+      continue;
+    }
+    if (const auto* strings = value->GetIfPresent<StringHostTensor>()) {
+      outputs.push_back(strings->CopyRef());
       continue;
     }
     const Tensor* tensor = GetTensorIfPresent(*value);
@@ -82,13 +86,13 @@ void RecordRunTime(const Servable& servable,
 // the host, to `done` when they are ready.
 void Execute(CoreRuntime& core, ExecutionContext exec_ctx,
              std::shared_ptr<const Servable> servable,
-             std::vector<DenseHostTensor> inputs, InferenceDone done) {
+             std::vector<ServingTensor> inputs, InferenceDone done) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<RCReference<AsyncValue>> arguments;
   std::vector<AsyncValue*> raw;
-  for (DenseHostTensor& input : inputs) {
+  for (ServingTensor& input : inputs) {
     arguments.push_back(MakeAvailableAsyncValueRef<TensorHandle>(
-        core.MakeTensorHandle(std::move(input))));
+        std::move(input).ToHandle(core)));
     raw.push_back(arguments.back().get());
   }
   std::vector<RCReference<AsyncValue>> results(
@@ -131,7 +135,7 @@ void Execute(CoreRuntime& core, ExecutionContext exec_ctx,
 
 RCReference<RequestContext> RunInference(
     Runtime& runtime, std::shared_ptr<const Servable> servable,
-    std::vector<DenseHostTensor> inputs, InferenceDone done) {
+    std::vector<ServingTensor> inputs, InferenceDone done) {
   if (absl::Status status = CheckInputs(servable->signature, inputs);
       !status.ok()) {
     std::move(done)(status);
@@ -162,7 +166,7 @@ RCReference<RequestContext> RunInference(
 RCReference<RequestContext> RunWith(const InferenceRunner& runner,
                                     Runtime& runtime,
                                     std::shared_ptr<const Servable> servable,
-                                    std::vector<DenseHostTensor> inputs,
+                                    std::vector<ServingTensor> inputs,
                                     InferenceDone done) {
   if (runner) return runner(std::move(servable), std::move(inputs), std::move(done));
   return RunInference(runtime, std::move(servable), std::move(inputs),

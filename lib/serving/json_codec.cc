@@ -8,7 +8,9 @@
 #include <limits>
 #include <optional>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
@@ -157,14 +159,67 @@ DType ChooseDType(const TensorSpec& spec, const Nested& nested) {
   if (!nested.leaves.empty() && nested.leaves.front()->IsBool()) {
     return DType::kI1;
   }
+  if (!nested.leaves.empty() && (nested.leaves.front()->IsString() ||
+                                 nested.leaves.front()->IsObject())) {
+    return DType::kString;
+  }
   return DType::kF32;
 }
 
-absl::StatusOr<DenseHostTensor> MakeTensor(DType dtype,
-                                           absl::Span<const int64_t> dims,
-                                           const std::vector<const Value*>& leaves,
-                                           HostAllocator& allocator,
-                                           absl::string_view what) {
+// Whether `value` is TF Serving's {"b64": "..."} (one binary string), not
+// an object of inputs by name.
+bool IsBase64Value(const Value& value) {
+  return value.IsObject() && value.MemberCount() == 1 &&
+         value.HasMember("b64") && value["b64"].IsString();
+}
+
+// One string element: a JSON string (its bytes), or {"b64": "..."}
+// (TF Serving's form for binary data: the base64 decoded).
+absl::Status ReadString(const Value& leaf, std::string* out, size_t index,
+                        absl::string_view what) {
+  if (leaf.IsString()) {
+    out->assign(leaf.GetString(), leaf.GetStringLength());
+    return absl::OkStatus();
+  }
+  if (IsBase64Value(leaf)) {
+    const absl::string_view encoded(leaf["b64"].GetString(),
+                                    leaf["b64"].GetStringLength());
+    if (!absl::Base64Unescape(encoded, out)) {
+      return Invalid(what,
+                     absl::StrCat("element ", index, " is not valid base64"));
+    }
+    return absl::OkStatus();
+  }
+  return Invalid(what, absl::StrCat("element ", index,
+                                    " is not a string or {\"b64\": ...}"));
+}
+
+absl::StatusOr<ServingTensor> MakeStrings(absl::Span<const int64_t> dims,
+                                          const std::vector<const Value*>& leaves,
+                                          absl::string_view what) {
+  std::vector<std::string> strings(leaves.size());
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (absl::Status s = ReadString(*leaves[i], &strings[i], i, what);
+        !s.ok()) {
+      return s;
+    }
+  }
+  std::optional<StringHostTensor> tensor =
+      StringHostTensor::CreateFromStrings(TensorShape(dims), std::move(strings));
+  if (!tensor) {
+    return Invalid(what, absl::StrCat("shape ", ShapeText(dims),
+                                      " does not hold ", leaves.size(),
+                                      " strings"));
+  }
+  return ServingTensor(*std::move(tensor));
+}
+
+absl::StatusOr<ServingTensor> MakeTensor(DType dtype,
+                                         absl::Span<const int64_t> dims,
+                                         const std::vector<const Value*>& leaves,
+                                         HostAllocator& allocator,
+                                         absl::string_view what) {
+  if (dtype == DType::kString) return MakeStrings(dims, leaves, what);
   if (!IsServableDType(dtype)) {
     return Invalid(what, absl::StrCat("the dtype ", DTypeName(dtype),
                                       " is not supported in JSON"));
@@ -191,10 +246,10 @@ absl::StatusOr<DenseHostTensor> MakeTensor(DType dtype,
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  return std::move(*tensor);
+  return ServingTensor(std::move(*tensor));
 }
 
-absl::StatusOr<DenseHostTensor> TensorFrom(const Nested& nested,
+absl::StatusOr<ServingTensor> TensorFrom(const Nested& nested,
                                            const TensorSpec& spec,
                                            HostAllocator& allocator) {
   const std::string what = absl::StrCat("input '", spec.name, "'");
@@ -260,42 +315,96 @@ void WriteElement(Writer& writer, const T& value) {
   }
 }
 
-// Elements [begin, begin + product(dims)) of `tensor` as nested lists
-// (flat if `flat`).
-void WriteNested(Writer& writer, const DenseHostTensor& tensor,
-                 absl::Span<const int64_t> dims, int64_t begin, bool flat) {
+// Whether `text` is valid UTF-8 (a JSON string must be).
+bool IsUtf8(absl::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const int length = byte < 0x80           ? 1
+                       : (byte >> 5) == 0x6  ? 2
+                       : (byte >> 4) == 0xE  ? 3
+                       : (byte >> 3) == 0x1E ? 4
+                                             : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    uint32_t code = length == 1 ? byte : byte & (0x7F >> length);
+    for (int k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next >> 6) != 0x2) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF.
+    static constexpr uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kMinimum[length] || (code >= 0xD800 && code <= 0xDFFF) ||
+        code > 0x10FFFF) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+// A string element: as a JSON string, or, where `base64` asks or its bytes
+// are not UTF-8 text, as TF Serving's {"b64": "..."}.
+void WriteString(Writer& writer, const std::string& value, bool base64) {
+  if (!base64 && IsUtf8(value)) {
+    writer.String(value.data(), value.size());
+    return;
+  }
+  const std::string encoded = absl::Base64Escape(value);
+  writer.StartObject();
+  writer.Key("b64");
+  writer.String(encoded.data(), encoded.size());
+  writer.EndObject();
+}
+
+// Elements [begin, begin + product(dims)) as nested lists (flat if `flat`);
+// `element(i)` writes element i.
+template <typename F>
+void WriteNestedWith(Writer& writer, absl::Span<const int64_t> dims,
+                     int64_t begin, bool flat, const F& element) {
+  if (flat || dims.empty()) {
+    int64_t count = 1;
+    for (int64_t d : dims) count *= d;
+    if (!flat) return element(begin);
+    writer.StartArray();
+    for (int64_t i = 0; i < count; ++i) element(begin + i);
+    writer.EndArray();
+    return;
+  }
+  int64_t stride = 1;
+  for (size_t i = 1; i < dims.size(); ++i) stride *= dims[i];
+  writer.StartArray();
+  for (int64_t i = 0; i < dims[0]; ++i) {
+    WriteNestedWith(writer, dims.subspan(1), begin + i * stride, false,
+                    element);
+  }
+  writer.EndArray();
+}
+
+// Elements of `tensor` as above; strings base64-encoded if `base64`.
+void WriteNested(Writer& writer, const ServingTensor& tensor,
+                 absl::Span<const int64_t> dims, int64_t begin, bool flat,
+                 bool base64 = false) {
+  if (tensor.IsString()) {
+    absl::Span<const std::string> strings = tensor.strings().strings();
+    return WriteNestedWith(writer, dims, begin, flat, [&](int64_t i) {
+      WriteString(writer, strings[i], base64);
+    });
+  }
   ByDType(tensor.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* data = static_cast<const T*>(tensor.data());
-    if (flat || dims.empty()) {
-      int64_t count = 1;
-      for (int64_t d : dims) count *= d;
-      if (!flat) return WriteElement(writer, data[begin]);
-      writer.StartArray();
-      for (int64_t i = 0; i < count; ++i) WriteElement(writer, data[begin + i]);
-      writer.EndArray();
-      return;
-    }
-    // Recursion over dimensions, row-major.
-    struct Recurse {
-      Writer& writer;
-      const T* data;
-      void operator()(absl::Span<const int64_t> dims, int64_t begin) const {
-        if (dims.empty()) return WriteElement(writer, data[begin]);
-        int64_t stride = 1;
-        for (size_t i = 1; i < dims.size(); ++i) stride *= dims[i];
-        writer.StartArray();
-        for (int64_t i = 0; i < dims[0]; ++i) {
-          (*this)(dims.subspan(1), begin + i * stride);
-        }
-        writer.EndArray();
-      }
-    };
-    Recurse{writer, data}(dims, begin);
+    const T* data = static_cast<const T*>(tensor.dense().data());
+    WriteNestedWith(writer, dims, begin, flat,
+                    [&](int64_t i) { WriteElement(writer, data[i]); });
   });
 }
 
-absl::Status CheckOutputs(const std::vector<DenseHostTensor>& outputs,
+// TF Serving's rule: an output whose name ends in "_bytes" holds binary
+// strings, written as {"b64": ...}.
+bool Base64Output(const TensorSpec& spec) {
+  return absl::EndsWith(spec.name, "_bytes");
+}
+
+absl::Status CheckOutputs(const std::vector<ServingTensor>& outputs,
                           const Signature& signature) {
   if (outputs.size() != signature.outputs.size()) {
     return absl::InternalError(absl::StrCat(
@@ -339,7 +448,8 @@ absl::StatusOr<PredictRequest> ParseTfServingPredict(
       return absl::InvalidArgumentError(
           "\"instances\" must be a non-empty list of rows");
     }
-    const bool named = instances[0].IsObject();
+    const bool named =
+        instances[0].IsObject() && !IsBase64Value(instances[0]);
     if (!named && specs.size() != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the model takes ", specs.size(),
@@ -352,7 +462,7 @@ absl::StatusOr<PredictRequest> ParseTfServingPredict(
           rows.push_back(&row);
           continue;
         }
-        if (!row.IsObject()) {
+        if (!row.IsObject() || IsBase64Value(row)) {
           return absl::InvalidArgumentError(
               "\"instances\" mixes objects and values");
         }
@@ -366,7 +476,7 @@ absl::StatusOr<PredictRequest> ParseTfServingPredict(
       absl::StatusOr<Nested> nested =
           FlattenRows(rows, absl::StrCat("input '", spec.name, "'"));
       if (!nested.ok()) return nested.status();
-      absl::StatusOr<DenseHostTensor> tensor =
+      absl::StatusOr<ServingTensor> tensor =
           TensorFrom(*nested, spec, allocator);
       if (!tensor.ok()) return tensor.status();
       request.inputs.push_back(*std::move(tensor));
@@ -384,7 +494,7 @@ absl::StatusOr<PredictRequest> ParseTfServingPredict(
     return request;
   }
   const Value& inputs = (*document)["inputs"];
-  const bool named = inputs.IsObject();
+  const bool named = inputs.IsObject() && !IsBase64Value(inputs);
   if (!named && specs.size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the model takes ", specs.size(),
@@ -413,7 +523,7 @@ absl::StatusOr<PredictRequest> ParseTfServingPredict(
     absl::StatusOr<Nested> nested =
         FlattenValue(*value, absl::StrCat("input '", spec.name, "'"));
     if (!nested.ok()) return nested.status();
-    absl::StatusOr<DenseHostTensor> tensor =
+    absl::StatusOr<ServingTensor> tensor =
         TensorFrom(*nested, spec, allocator);
     if (!tensor.ok()) return tensor.status();
     request.inputs.push_back(*std::move(tensor));
@@ -422,7 +532,7 @@ absl::StatusOr<PredictRequest> ParseTfServingPredict(
 }
 
 absl::StatusOr<std::string> WriteTfServingPredict(
-    const std::vector<DenseHostTensor>& outputs, const Signature& signature,
+    const std::vector<ServingTensor>& outputs, const Signature& signature,
     bool row_format) {
   if (absl::Status status = CheckOutputs(outputs, signature); !status.ok()) {
     return status;
@@ -434,7 +544,7 @@ absl::StatusOr<std::string> WriteTfServingPredict(
     writer.Key("predictions");
     if (outputs.size() == 1) {
       WriteNested(writer, outputs[0], outputs[0].shape().GetDimensions(), 0,
-                  /*flat=*/false);
+                  /*flat=*/false, Base64Output(signature.outputs[0]));
     } else {
       // One object per row: every output must share the batch dimension.
       int64_t rows = -1;
@@ -456,7 +566,7 @@ absl::StatusOr<std::string> WriteTfServingPredict(
           for (size_t d = 1; d < dims.size(); ++d) stride *= dims[d];
           writer.Key(signature.outputs[i].name.c_str());
           WriteNested(writer, outputs[i], dims.subspan(1), row * stride,
-                      /*flat=*/false);
+                      /*flat=*/false, Base64Output(signature.outputs[i]));
         }
         writer.EndObject();
       }
@@ -466,13 +576,13 @@ absl::StatusOr<std::string> WriteTfServingPredict(
     writer.Key("outputs");
     if (outputs.size() == 1) {
       WriteNested(writer, outputs[0], outputs[0].shape().GetDimensions(), 0,
-                  /*flat=*/false);
+                  /*flat=*/false, Base64Output(signature.outputs[0]));
     } else {
       writer.StartObject();
       for (size_t i = 0; i < outputs.size(); ++i) {
         writer.Key(signature.outputs[i].name.c_str());
         WriteNested(writer, outputs[i], outputs[i].shape().GetDimensions(), 0,
-                    /*flat=*/false);
+                    /*flat=*/false, Base64Output(signature.outputs[i]));
       }
       writer.EndObject();
     }
@@ -487,18 +597,60 @@ namespace {
 
 // The tensor of `dims` whose `size` (a binary_data_size) bytes come next
 // in `binary`, which moves past them.
-absl::StatusOr<DenseHostTensor> BinaryTensor(DType dtype,
-                                             absl::Span<const int64_t> dims,
-                                             const Value& size,
-                                             absl::string_view& binary,
-                                             HostAllocator& allocator,
-                                             absl::string_view what) {
+// KServe's BYTES in binary data: each element a 4-byte little-endian
+// length and that many bytes.
+absl::StatusOr<ServingTensor> BinaryStrings(absl::Span<const int64_t> dims,
+                                            uint64_t size,
+                                            absl::string_view& binary,
+                                            absl::string_view what) {
+  if (binary.size() < size) {
+    return Invalid(what, absl::StrCat("needs ", size,
+                                      " bytes of binary data; ", binary.size(),
+                                      " are left"));
+  }
+  absl::string_view data = binary.substr(0, size);
+  binary.remove_prefix(size);
+  const int64_t count = TensorShape(dims).GetNumElements();
+  std::vector<std::string> strings;
+  while (!data.empty()) {
+    uint32_t length = 0;
+    if (data.size() < 4) return Invalid(what, "a BYTES element is cut short");
+    for (int k = 3; k >= 0; --k) {
+      length = (length << 8) | static_cast<unsigned char>(data[k]);
+    }
+    data.remove_prefix(4);
+    if (data.size() < length) {
+      return Invalid(what, "a BYTES element is cut short");
+    }
+    if (static_cast<int64_t>(strings.size()) >= count) {
+      return Invalid(what, "has more BYTES elements than its shape holds");
+    }
+    strings.emplace_back(data.substr(0, length));
+    data.remove_prefix(length);
+  }
+  std::optional<StringHostTensor> tensor =
+      StringHostTensor::CreateFromStrings(TensorShape(dims), std::move(strings));
+  if (!tensor) {
+    return Invalid(what, "its BYTES elements do not fill its shape");
+  }
+  return ServingTensor(*std::move(tensor));
+}
+
+absl::StatusOr<ServingTensor> BinaryTensor(DType dtype,
+                                           absl::Span<const int64_t> dims,
+                                           const Value& size,
+                                           absl::string_view& binary,
+                                           HostAllocator& allocator,
+                                           absl::string_view what) {
   if (!IsServableDType(dtype)) {
     return Invalid(what, absl::StrCat("the dtype ", DTypeName(dtype),
                                       " is not supported"));
   }
   if (!size.IsUint64()) {
     return Invalid(what, "binary_data_size must be a byte count");
+  }
+  if (dtype == DType::kString) {
+    return BinaryStrings(dims, size.GetUint64(), binary, what);
   }
   TensorMetadata metadata(dtype, TensorShape(dims));
   const std::optional<size_t> need = internal::DenseByteSize(metadata);
@@ -518,7 +670,7 @@ absl::StatusOr<DenseHostTensor> BinaryTensor(DType dtype,
   if (!tensor) return absl::ResourceExhaustedError("out of host memory");
   if (*need > 0) std::memcpy(tensor->data(), binary.data(), *need);
   binary.remove_prefix(*need);
-  return std::move(*tensor);
+  return ServingTensor(std::move(*tensor));
 }
 
 // `object`'s "parameters" member `key`, if it is there.
@@ -553,7 +705,7 @@ absl::StatusOr<KServeInferRequest> ParseKServeInfer(
     return absl::InvalidArgumentError("\"inputs\" must be a list of tensors");
   }
   const std::vector<TensorSpec>& specs = signature.inputs;
-  std::vector<std::optional<DenseHostTensor>> found(specs.size());
+  std::vector<std::optional<ServingTensor>> found(specs.size());
   for (const Value& input : inputs_it->value.GetArray()) {
     const Value* binary_size =
         input.IsObject() ? Parameter(input, "binary_data_size") : nullptr;
@@ -602,7 +754,7 @@ absl::StatusOr<KServeInferRequest> ParseKServeInfer(
       return status;
     }
     if (binary_size != nullptr) {
-      absl::StatusOr<DenseHostTensor> tensor =
+      absl::StatusOr<ServingTensor> tensor =
           BinaryTensor(dtype, dims, *binary_size, binary, allocator, what);
       if (!tensor.ok()) return tensor.status();
       found[index] = *std::move(tensor);
@@ -611,7 +763,7 @@ absl::StatusOr<KServeInferRequest> ParseKServeInfer(
     // The data may be flat or nested: only its element count matters.
     absl::StatusOr<Nested> nested = FlattenValue(input["data"], what);
     if (!nested.ok()) return nested.status();
-    absl::StatusOr<DenseHostTensor> tensor =
+    absl::StatusOr<ServingTensor> tensor =
         MakeTensor(dtype, dims, nested->leaves, allocator, what);
     if (!tensor.ok()) return tensor.status();
     found[index] = *std::move(tensor);
@@ -651,7 +803,7 @@ absl::StatusOr<KServeInferRequest> ParseKServeInfer(
 
 absl::StatusOr<KServeInferReply> WriteKServeInfer(
     absl::string_view model_name, absl::string_view model_version,
-    const std::vector<DenseHostTensor>& outputs, const Signature& signature,
+    const std::vector<ServingTensor>& outputs, const Signature& signature,
     const KServeInferRequest* request) {
   if (absl::Status status = CheckOutputs(outputs, signature); !status.ok()) {
     return status;
@@ -674,7 +826,7 @@ absl::StatusOr<KServeInferReply> WriteKServeInfer(
   writer.Key("outputs");
   writer.StartArray();
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const DenseHostTensor& output = outputs[i];
+    const ServingTensor& output = outputs[i];
     writer.StartObject();
     writer.Key("name");
     const std::string& name = signature.outputs[i].name;
@@ -687,13 +839,24 @@ absl::StatusOr<KServeInferReply> WriteKServeInfer(
     absl::string_view datatype = KServeDTypeName(output.dtype());
     writer.String(datatype.data(), datatype.size());
     if (binary(name)) {
+      const size_t start = data.size();
+      if (output.IsString()) {
+        for (const std::string& element : output.strings().strings()) {
+          const auto length = static_cast<uint32_t>(element.size());
+          for (int k = 0; k < 4; ++k) {
+            data.push_back(static_cast<char>((length >> (8 * k)) & 0xFF));
+          }
+          data += element;
+        }
+      } else {
+        data.append(static_cast<const char*>(output.dense().data()),
+                    output.dense().DataSizeInBytes());
+      }
       writer.Key("parameters");
       writer.StartObject();
       writer.Key("binary_data_size");
-      writer.Uint64(output.DataSizeInBytes());
+      writer.Uint64(data.size() - start);
       writer.EndObject();
-      data.append(static_cast<const char*>(output.data()),
-                  output.DataSizeInBytes());
     } else {
       writer.Key("data");
       WriteNested(writer, output, output.shape().GetDimensions(), 0,

@@ -31,7 +31,7 @@ class JsonCodecTest : public ::testing::Test {
   std::unique_ptr<HostAllocator> allocator_ = CreateMallocAllocator();
 };
 
-std::vector<int64_t> Dims(const DenseHostTensor& tensor) {
+std::vector<int64_t> Dims(const ServingTensor& tensor) {
   auto dims = tensor.shape().GetDimensions();
   return std::vector<int64_t>(dims.begin(), dims.end());
 }
@@ -43,7 +43,7 @@ TEST_F(JsonCodecTest, RowFormatStacksInstances) {
   EXPECT_TRUE(request->row_format);
   ASSERT_EQ(request->inputs.size(), 1u);
   EXPECT_THAT(Dims(request->inputs[0]), ElementsAre(2, 2));
-  EXPECT_THAT(request->inputs[0].elements<float>(), ElementsAre(1, 2, 3, 4.5));
+  EXPECT_THAT(request->inputs[0].dense().elements<float>(), ElementsAre(1, 2, 3, 4.5));
   absl::StatusOr<std::string> reply =
       WriteTfServingPredict(request->inputs, OneInput(), true);
   ASSERT_TRUE(reply.ok());
@@ -60,8 +60,8 @@ TEST_F(JsonCodecTest, NamedRowsAndColumnsForSeveralInputs) {
       R"({"instances": [{"a": 1, "b": true}, {"a": 2, "b": false}]})",
       signature);
   ASSERT_TRUE(rows.ok()) << rows.status();
-  EXPECT_THAT(rows->inputs[0].elements<int64_t>(), ElementsAre(1, 2));
-  EXPECT_THAT(rows->inputs[1].elements<bool>(), ElementsAre(true, false));
+  EXPECT_THAT(rows->inputs[0].dense().elements<int64_t>(), ElementsAre(1, 2));
+  EXPECT_THAT(rows->inputs[1].dense().elements<bool>(), ElementsAre(true, false));
   EXPECT_EQ(*WriteTfServingPredict(rows->inputs, signature, true),
             R"({"predictions":[{"a":1,"b":true},{"a":2,"b":false}]})");
   absl::StatusOr<PredictRequest> columns =
@@ -154,7 +154,7 @@ TEST_F(JsonCodecTest, KServeBinaryData) {
   absl::StatusOr<KServeInferRequest> request =
       ParseKServeInfer(body, signature, *allocator_, json.size());
   ASSERT_TRUE(request.ok()) << request.status();
-  EXPECT_THAT(request->inputs[0].elements<float>(), ElementsAre(1.5f, -2.0f));
+  EXPECT_THAT(request->inputs[0].dense().elements<float>(), ElementsAre(1.5f, -2.0f));
   EXPECT_THAT(request->binary_outputs, ElementsAre("y"));
   absl::StatusOr<KServeInferReply> reply =
       WriteKServeInfer("m", "1", request->inputs, signature, &*request);
@@ -185,6 +185,94 @@ TEST_F(JsonCodecTest, KServeBinaryData) {
               HasSubstr("binary_data_size is 4; its shape and datatype need 8"));
 }
 
+TEST_F(JsonCodecTest, TfServingStringsAndBase64) {
+  Signature signature;
+  signature.inputs = {{"x", DType::kString, std::nullopt}};
+  signature.outputs = {{"x_bytes", DType::kString, std::nullopt}};
+  // Plain strings and {"b64": ...} (TF Serving's bytes) in one tensor.
+  absl::StatusOr<PredictRequest> request =
+      Predict(R"({"instances": ["a\u00e9", {"b64": "AP8="}]})", signature);
+  ASSERT_TRUE(request.ok()) << request.status();
+  ASSERT_TRUE(request->inputs[0].IsString());
+  EXPECT_THAT(request->inputs[0].strings().strings(),
+              ElementsAre("a\xc3\xa9", std::string("\x00\xff", 2)));
+  // An output named *_bytes goes back as base64.
+  EXPECT_EQ(*WriteTfServingPredict(request->inputs, signature, true),
+            R"({"predictions":[{"b64":"YcOp"},{"b64":"AP8="}]})");
+  // Other names: text as JSON strings, bytes that are not UTF-8 as base64.
+  signature.outputs[0].name = "y";
+  EXPECT_EQ(*WriteTfServingPredict(request->inputs, signature, false),
+            "{\"outputs\":[\"a\xc3\xa9\",{\"b64\":\"AP8=\"}]}");
+  // Without a dtype in the signature, strings make a string tensor.
+  signature.inputs[0].dtype = DType::kInvalid;
+  absl::StatusOr<PredictRequest> untyped =
+      Predict(R"({"inputs": [["x", "y"]]})", signature);
+  ASSERT_TRUE(untyped.ok()) << untyped.status();
+  EXPECT_EQ(untyped->inputs[0].dtype(), DType::kString);
+  EXPECT_THAT(Dims(untyped->inputs[0]), ElementsAre(1, 2));
+  // Errors.
+  signature.inputs[0].dtype = DType::kString;
+  EXPECT_THAT(std::string(Predict(R"({"instances": [{"b64": "%%"}]})", signature)
+                              .status()
+                              .message()),
+              HasSubstr("element 0 is not valid base64"));
+  EXPECT_THAT(
+      std::string(Predict(R"({"instances": ["a", 1]})", signature)
+                      .status()
+                      .message()),
+      HasSubstr("element 1 is not a string or {\"b64\": ...}"));
+}
+
+TEST_F(JsonCodecTest, KServeBytesAsJsonAndBinary) {
+  Signature signature;
+  signature.inputs = {{"x", DType::kString, std::nullopt}};
+  signature.outputs = {{"y", DType::kString, std::nullopt}};
+  absl::StatusOr<KServeInferRequest> request = ParseKServeInfer(
+      R"({"inputs": [{"name": "x", "shape": [2], "datatype": "BYTES",
+                      "data": ["hello", ""]}]})",
+      signature, *allocator_);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_THAT(request->inputs[0].strings().strings(), ElementsAre("hello", ""));
+  absl::StatusOr<KServeInferReply> reply =
+      WriteKServeInfer("m", "1", request->inputs, signature);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_THAT(reply->body,
+              HasSubstr(R"("datatype":"BYTES","data":["hello",""])"));
+  // Binary data: each element a 4-byte little-endian length and its bytes.
+  const std::string json =
+      R"({"inputs": [{"name": "x", "shape": [2], "datatype": "BYTES",
+                      "parameters": {"binary_data_size": 11}}],
+          "parameters": {"binary_data_output": true}})";
+  const std::string data("\x03\0\0\0abc\0\0\0\0", 11);
+  absl::StatusOr<KServeInferRequest> binary =
+      ParseKServeInfer(json + data, signature, *allocator_, json.size());
+  ASSERT_TRUE(binary.ok()) << binary.status();
+  EXPECT_THAT(binary->inputs[0].strings().strings(), ElementsAre("abc", ""));
+  absl::StatusOr<KServeInferReply> out =
+      WriteKServeInfer("m", "1", binary->inputs, signature, &*binary);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->json_length.has_value());
+  EXPECT_THAT(out->body.substr(0, *out->json_length),
+              HasSubstr(R"("binary_data_size":11)"));
+  EXPECT_EQ(out->body.substr(*out->json_length), data);
+  // Lengths past the data, and more elements than the shape holds.
+  const std::string cut("\x09\0\0\0abc\0\0\0\0", 11);
+  EXPECT_THAT(std::string(ParseKServeInfer(json + cut, signature, *allocator_,
+                                           json.size())
+                              .status()
+                              .message()),
+              HasSubstr("cut short"));
+  std::string three = json;
+  three.replace(three.find("\"binary_data_size\": 11"), 22,
+                "\"binary_data_size\": 15");
+  EXPECT_THAT(
+      std::string(ParseKServeInfer(three + data + std::string(4, '\0'),
+                                   signature, *allocator_, three.size())
+                      .status()
+                      .message()),
+      HasSubstr("more BYTES elements than its shape holds"));
+}
+
 TEST(SignatureTest, ParsesJsonAndDTypeNames) {
   absl::StatusOr<Signature> signature = ParseSignatureJson(
       R"({"inputs": [{"name": "x", "dtype": "DT_FLOAT", "shape": [-1, 4]}],
@@ -197,6 +285,9 @@ TEST(SignatureTest, ParsesJsonAndDTypeNames) {
   EXPECT_FALSE(ParseSignatureJson(R"({"inputs": [{"dtype": "x"}]})").ok());
   EXPECT_EQ(TfDTypeName(DType::kF32), "DT_FLOAT");
   EXPECT_EQ(KServeDTypeName(DType::kI64), "INT64");
+  EXPECT_EQ(ParseDTypeName("DT_STRING"), DType::kString);
+  EXPECT_EQ(ParseDTypeName("BYTES"), DType::kString);
+  EXPECT_EQ(KServeDTypeName(DType::kString), "BYTES");
 }
 
 }  // namespace

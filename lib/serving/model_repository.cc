@@ -247,7 +247,7 @@ absl::Status ModelRepository::WarmUp(
       // The load thread waits: warm-up is what loading is for.
       std::promise<absl::Status> finished;
       RunInference(runtime_, servable, std::move(request->inputs),
-                   [&finished](absl::StatusOr<std::vector<DenseHostTensor>>
+                   [&finished](absl::StatusOr<std::vector<ServingTensor>>
                                    outputs) {
                      finished.set_value(outputs.status());
                    });

@@ -508,7 +508,7 @@ void RestApi::Predict(const std::string& model,
       options_.runner, runtime_, *std::move(servable),
       std::move(request->inputs),
       [held = std::move(held), row_format, reply](
-          absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
+          absl::StatusOr<std::vector<ServingTensor>> outputs) {
         if (!outputs.ok()) return (void)reply->Answer(Error(outputs.status()));
         absl::StatusOr<std::string> text =
             WriteTfServingPredict(*outputs, held->signature, row_format);
@@ -534,11 +534,11 @@ void RestApi::Infer(const std::string& model, std::optional<int64_t> version,
   }
   if (reply->Abandoned()) return;
   std::shared_ptr<const Servable> held = *servable;
-  std::vector<DenseHostTensor> inputs = std::move(request->inputs);
+  std::vector<ServingTensor> inputs = std::move(request->inputs);
   RCReference<RequestContext> running = RunWith(
       options_.runner, runtime_, *std::move(servable), std::move(inputs),
       [held = std::move(held), request = *std::move(request), reply](
-          absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
+          absl::StatusOr<std::vector<ServingTensor>> outputs) {
         if (!outputs.ok()) {
           return (void)reply->Answer(
               Json(HttpStatusFor(outputs.status().code()),

@@ -260,7 +260,7 @@ TEST(InferenceTest, QuickModelsRunOnTheCallersThreadOthersOnTheQueue) {
     std::shared_ptr<const Servable> servable =
         *repository.Find("m", std::nullopt);
     auto run_once = [&] {
-      std::vector<DenseHostTensor> inputs;
+      std::vector<ServingTensor> inputs;
       auto x = DenseHostTensor::CreateUninitialized(
           TensorMetadata(DType::kF32, TensorShape({1, 2})),
           *runtime->host().allocator());
@@ -269,7 +269,7 @@ TEST(InferenceTest, QuickModelsRunOnTheCallersThreadOthersOnTheQueue) {
       testing::Notification done;
       std::thread::id ran_on;
       RunInference(*runtime, servable, std::move(inputs),
-                   [&](absl::StatusOr<std::vector<DenseHostTensor>> outputs) {
+                   [&](absl::StatusOr<std::vector<ServingTensor>> outputs) {
                      EXPECT_TRUE(outputs.ok()) << outputs.status();
                      ran_on = std::this_thread::get_id();
                      done.Notify();

@@ -2,6 +2,7 @@
 #ifndef ASYNCRT_LIB_SERVING_SERVING_TEST_UTIL_H_
 #define ASYNCRT_LIB_SERVING_SERVING_TEST_UTIL_H_
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -22,6 +23,7 @@
 #include "asyncrt/host_context/kernel_registry.h"
 #include "asyncrt/runtime/runtime.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
+#include "asyncrt/tensor/string_host_tensor.h"
 
 namespace asyncrt::serving::testing {
 
@@ -64,6 +66,7 @@ class Notification {
 //   serving_test.double(x) -> y          y = 2 x (a host f32 tensor)
 //   serving_test.double_after(x, ch) -> y the same once `ch` is ready
 //   serving_test.scalar(x) -> y          y = 2.0, a 0-d tensor, whatever x
+//   serving_test.reverse(x) -> y         each string of x reversed
 //   serving_test.gate, serving_test.mark (below)
 
 // y = 2 x, `x` and `y` tensor handles on the host.
@@ -85,6 +88,27 @@ inline absl::StatusOr<TensorHandle> DoubleTensor(const TensorHandle& x,
   TensorMetadata metadata = out->metadata();
   return TensorHandle(&host.host_device(), metadata,
                       MakeAvailableAsyncValueRef<DenseHostTensor>(
+                          std::move(*out)));
+}
+
+// Each string of `x` reversed (a string tensor on the host).
+inline absl::StatusOr<TensorHandle> ReverseKernel(const TensorHandle& x,
+                                                  AsyncKernelFrame* frame) {
+  AsyncValue* value = x.GetAsyncTensor();
+  const StringHostTensor* in =
+      value == nullptr ? nullptr : value->GetIfPresent<StringHostTensor>();
+  if (in == nullptr) {
+    return absl::InvalidArgumentError(
+        "serving_test.reverse takes a string tensor on the host");
+  }
+  std::vector<std::string> reversed(in->strings().begin(),
+                                    in->strings().end());
+  for (std::string& value : reversed) std::reverse(value.begin(), value.end());
+  std::optional<StringHostTensor> out =
+      StringHostTensor::CreateFromStrings(in->shape(), std::move(reversed));
+  TensorMetadata metadata = out->metadata();
+  return TensorHandle(&frame->GetHostContext()->host_device(), metadata,
+                      MakeAvailableAsyncValueRef<StringHostTensor>(
                           std::move(*out)));
 }
 
@@ -150,6 +174,8 @@ inline void RegisterTestModelKernels(KernelRegistry& registry) {
   (void)registry.AddKernel("serving_test.double_after",
                            ASYNCRT_KERNEL(DoubleAfterKernel));
   (void)registry.AddKernel("serving_test.scalar", ASYNCRT_KERNEL(ScalarKernel));
+  (void)registry.AddKernel("serving_test.reverse",
+                           ASYNCRT_KERNEL(ReverseKernel));
 }
 
 // A runtime for the serving tests: two workers, no plug-ins from the

@@ -24,6 +24,7 @@ DType ParseDTypeName(absl::string_view name) {
       {{"int64", "i64", "dt_int64", "int64"}, DType::kI64},
       {{"uint8", "ui8", "dt_uint8", "u8"}, DType::kUI8},
       {{"bool", "i1", "dt_bool", "bool"}, DType::kI1},
+      {{"string", "str", "dt_string", "bytes"}, DType::kString},
   };
   for (const Entry& entry : kEntries) {
     for (const char* candidate : entry.names) {
@@ -37,7 +38,7 @@ bool IsServableDType(DType dtype) {
   switch (dtype) {
     case DType::kI1: case DType::kI8: case DType::kI16: case DType::kI32:
     case DType::kI64: case DType::kUI8: case DType::kF16: case DType::kBF16:
-    case DType::kF32: case DType::kF64:
+    case DType::kF32: case DType::kF64: case DType::kString:
       return true;
     default:
       return false;

@@ -129,6 +129,67 @@ absl::Status CheckDType(const TensorSpec& spec, DType dtype) {
                                          DTypeName(spec.dtype)));
 }
 
+// A string tensor of `dims` (n elements) from `values` (n of them, or one
+// that fills when `one_value_fills`), each checked against what is left of
+// kMaxFilledTensorBytes.
+template <typename Values>
+absl::StatusOr<ServingTensor> StringsFrom(const Values& values,
+                                          absl::Span<const int64_t> dims,
+                                          int64_t n, bool one_value_fills,
+                                          absl::string_view name) {
+  const bool one = one_value_fills && values.size() == 1 && n != 1;
+  if (!one && values.size() != n) {
+    return Invalid(name, absl::StrCat("has ", values.size(), " strings for ",
+                                      n, " elements"));
+  }
+  size_t bytes = 0;
+  for (const auto& value : values) bytes += value.size();
+  if (one) bytes *= static_cast<size_t>(n);
+  if (bytes > kMaxFilledTensorBytes) {
+    return Invalid(name, absl::StrCat("fills ", bytes, " bytes; at most ",
+                                      kMaxFilledTensorBytes, " are filled"));
+  }
+  std::vector<std::string> strings;
+  strings.reserve(n);
+  for (int64_t i = 0; i < n; ++i) strings.push_back(values[one ? 0 : i]);
+  std::optional<StringHostTensor> tensor =
+      StringHostTensor::CreateFromStrings(TensorShape(dims), std::move(strings));
+  if (!tensor) return Invalid(name, "the strings do not fit the shape");
+  return ServingTensor(*std::move(tensor));
+}
+
+// KServe's raw BYTES: each element a 4-byte little-endian length and its
+// bytes.
+absl::StatusOr<ServingTensor> RawStrings(const std::string& raw,
+                                         absl::Span<const int64_t> dims,
+                                         int64_t n, absl::string_view name) {
+  std::vector<std::string> strings;
+  absl::string_view data(raw);
+  while (!data.empty()) {
+    if (data.size() < 4 || static_cast<int64_t>(strings.size()) >= n) {
+      return Invalid(name, "its raw BYTES contents do not hold its elements");
+    }
+    uint32_t length = 0;
+    for (int k = 3; k >= 0; --k) {
+      length = (length << 8) | static_cast<unsigned char>(data[k]);
+    }
+    data.remove_prefix(4);
+    if (data.size() < length) {
+      return Invalid(name, "a raw BYTES element is cut short");
+    }
+    strings.emplace_back(data.substr(0, length));
+    data.remove_prefix(length);
+  }
+  if (static_cast<int64_t>(strings.size()) != n) {
+    return Invalid(name, absl::StrCat("has ", strings.size(), " strings for ",
+                                      n, " elements"));
+  }
+  std::optional<StringHostTensor> tensor =
+      StringHostTensor::CreateFromStrings(TensorShape(dims), std::move(strings));
+  if (!tensor) return Invalid(name, "the strings do not fit the shape");
+  return ServingTensor(*std::move(tensor));
+}
+
 }  // namespace
 
 tensorflow::DataType ToTfDataType(DType dtype) {
@@ -143,6 +204,7 @@ tensorflow::DataType ToTfDataType(DType dtype) {
     case DType::kI64: return tensorflow::DT_INT64;
     case DType::kUI8: return tensorflow::DT_UINT8;
     case DType::kI1: return tensorflow::DT_BOOL;
+    case DType::kString: return tensorflow::DT_STRING;
     default: return tensorflow::DT_INVALID;
   }
 }
@@ -159,11 +221,12 @@ DType FromTfDataType(tensorflow::DataType dtype) {
     case tensorflow::DT_INT64: return DType::kI64;
     case tensorflow::DT_UINT8: return DType::kUI8;
     case tensorflow::DT_BOOL: return DType::kI1;
+    case tensorflow::DT_STRING: return DType::kString;
     default: return DType::kInvalid;
   }
 }
 
-absl::StatusOr<DenseHostTensor> FromTensorProto(
+absl::StatusOr<ServingTensor> FromTensorProto(
     const tensorflow::TensorProto& proto, const TensorSpec& spec,
     HostAllocator& allocator) {
   const DType dtype = FromTfDataType(proto.dtype());
@@ -188,6 +251,10 @@ absl::StatusOr<DenseHostTensor> FromTensorProto(
   absl::StatusOr<int64_t> count = ElementCount(dims, spec.name);
   if (!count.ok()) return count.status();
   const int64_t n = *count;
+  if (dtype == DType::kString) {
+    return StringsFrom(proto.string_val(), dims, n, /*one_value_fills=*/true,
+                       spec.name);
+  }
   const bool has_content = !proto.tensor_content().empty();
   if (absl::Status status = CheckProvided(
           dtype, n, spec.name,
@@ -208,7 +275,7 @@ absl::StatusOr<DenseHostTensor> FromTensorProto(
   if (has_content) {
     std::memcpy(tensor->data(), proto.tensor_content().data(),
                 proto.tensor_content().size());
-    return tensor;
+    return ServingTensor(*std::move(tensor));
   }
   absl::Status status;
   VisitTypedValues(proto, dtype, [&](const auto& values, auto element) {
@@ -216,11 +283,22 @@ absl::StatusOr<DenseHostTensor> FromTensorProto(
                   spec.name);
   });
   if (!status.ok()) return status;
-  return tensor;
+  return ServingTensor(*std::move(tensor));
 }
 
-absl::Status ToTensorProto(const DenseHostTensor& tensor,
+absl::Status ToTensorProto(const ServingTensor& serving,
                            tensorflow::TensorProto* proto) {
+  if (serving.IsString()) {
+    proto->set_dtype(tensorflow::DT_STRING);
+    for (int64_t d : serving.shape().GetDimensions()) {
+      proto->mutable_tensor_shape()->add_dim()->set_size(d);
+    }
+    for (const std::string& value : serving.strings().strings()) {
+      proto->add_string_val(value);
+    }
+    return absl::OkStatus();
+  }
+  const DenseHostTensor& tensor = serving.dense();
   const tensorflow::DataType dtype = ToTfDataType(tensor.dtype());
   if (dtype == tensorflow::DT_INVALID) {
     return absl::UnimplementedError(absl::StrCat(
@@ -236,7 +314,7 @@ absl::Status ToTensorProto(const DenseHostTensor& tensor,
   return absl::OkStatus();
 }
 
-absl::StatusOr<DenseHostTensor> FromInferInput(
+absl::StatusOr<ServingTensor> FromInferInput(
     const inference::ModelInferRequest::InferInputTensor& input,
     const std::string* raw, const TensorSpec& spec, HostAllocator& allocator) {
   const DType dtype = ParseDTypeName(input.datatype());
@@ -256,6 +334,11 @@ absl::StatusOr<DenseHostTensor> FromInferInput(
   absl::StatusOr<int64_t> count = ElementCount(dims, spec.name);
   if (!count.ok()) return count.status();
   const int64_t n = *count;
+  if (dtype == DType::kString) {
+    if (raw != nullptr) return RawStrings(*raw, dims, n, spec.name);
+    return StringsFrom(input.contents().bytes_contents(), dims, n,
+                       /*one_value_fills=*/false, spec.name);
+  }
   int64_t values = 0;
   const bool typed = VisitContents(
       input.contents(), dtype,
@@ -275,7 +358,7 @@ absl::StatusOr<DenseHostTensor> FromInferInput(
   if (!tensor.ok()) return tensor.status();
   if (raw != nullptr) {
     if (!raw->empty()) std::memcpy(tensor->data(), raw->data(), raw->size());
-    return tensor;
+    return ServingTensor(*std::move(tensor));
   }
   // No single-value fill in this protocol: CheckProvided matched the count.
   absl::Status status;
@@ -284,21 +367,36 @@ absl::StatusOr<DenseHostTensor> FromInferInput(
                   spec.name);
   });
   if (!status.ok()) return status;
-  return tensor;
+  return ServingTensor(*std::move(tensor));
 }
 
 absl::Status ToInferOutput(
-    const DenseHostTensor& tensor, const std::string& name,
+    const ServingTensor& serving, const std::string& name,
     inference::ModelInferResponse::InferOutputTensor* output,
     std::string* raw) {
-  if (!IsServableDType(tensor.dtype())) {
+  if (!IsServableDType(serving.dtype())) {
     return absl::UnimplementedError(absl::StrCat(
-        "output '", name, "' is ", DTypeName(tensor.dtype()),
+        "output '", name, "' is ", DTypeName(serving.dtype()),
         ", which the v2 protocol does not carry"));
   }
   output->set_name(name);
-  output->set_datatype(std::string(KServeDTypeName(tensor.dtype())));
-  for (int64_t d : tensor.shape().GetDimensions()) output->add_shape(d);
+  output->set_datatype(std::string(KServeDTypeName(serving.dtype())));
+  for (int64_t d : serving.shape().GetDimensions()) output->add_shape(d);
+  if (serving.IsString()) {
+    for (const std::string& value : serving.strings().strings()) {
+      if (raw != nullptr) {
+        const auto length = static_cast<uint32_t>(value.size());
+        for (int k = 0; k < 4; ++k) {
+          raw->push_back(static_cast<char>((length >> (8 * k)) & 0xFF));
+        }
+        raw->append(value);
+      } else {
+        output->mutable_contents()->add_bytes_contents(value);
+      }
+    }
+    return absl::OkStatus();
+  }
+  const DenseHostTensor& tensor = serving.dense();
   if (raw != nullptr) {
     raw->assign(static_cast<const char*>(tensor.data()),
                 tensor.DataSizeInBytes());

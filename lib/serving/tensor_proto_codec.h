@@ -1,6 +1,8 @@
 // Tensors in the gRPC APIs' messages: TF Serving's TensorProto and KServe
-// v2's InferInputTensor / InferOutputTensor, to and from dense host
-// tensors. Internal to lib/serving (grpc_server.cc).
+// v2's InferInputTensor / InferOutputTensor, to and from serving tensors
+// (dense, or strings: DT_STRING's string_val, BYTES' bytes_contents or raw
+// elements each after a 4-byte little-endian length). Internal to
+// lib/serving (grpc_server.cc).
 //
 // Every malformed message (an unsupported dtype, a count that does not fit
 // the shape, bytes of the wrong length, a value out of its dtype's range)
@@ -16,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "asyncrt/host_context/host_allocator.h"
 #include "asyncrt/serving/signature.h"
-#include "asyncrt/tensor/dense_host_tensor.h"
+#include "asyncrt/serving/serving_tensor.h"
 #include "kserve/grpc_predict_v2.pb.h"
 #include "tensorflow/tensor.pb.h"
 
@@ -31,21 +33,21 @@ tensorflow::DataType ToTfDataType(DType dtype);
 DType FromTfDataType(tensorflow::DataType dtype);
 
 // `proto` as a tensor of input `spec` (whose dtype and shape it must fit).
-absl::StatusOr<DenseHostTensor> FromTensorProto(
+absl::StatusOr<ServingTensor> FromTensorProto(
     const tensorflow::TensorProto& proto, const TensorSpec& spec,
     HostAllocator& allocator);
-// `tensor` as dtype, shape and tensor_content.
-absl::Status ToTensorProto(const DenseHostTensor& tensor,
+// `tensor` as dtype, shape and tensor_content (string_val for strings).
+absl::Status ToTensorProto(const ServingTensor& tensor,
                            tensorflow::TensorProto* proto);
 
 // `input` (its elements in `raw` if not null, else in its contents) as a
 // tensor of `spec`.
-absl::StatusOr<DenseHostTensor> FromInferInput(
+absl::StatusOr<ServingTensor> FromInferInput(
     const inference::ModelInferRequest::InferInputTensor& input,
     const std::string* raw, const TensorSpec& spec, HostAllocator& allocator);
 // `tensor` as `output` (named `name`), its elements appended to `raw` if
 // not null, else in its contents.
-absl::Status ToInferOutput(const DenseHostTensor& tensor,
+absl::Status ToInferOutput(const ServingTensor& tensor,
                            const std::string& name,
                            inference::ModelInferResponse::InferOutputTensor* output,
                            std::string* raw);

@@ -202,7 +202,7 @@ int Serve() {
   if (absl::GetFlag(FLAGS_enable_batching)) {
     batcher = std::make_unique<Batcher>(**runtime, batching, &metrics);
     runner = [&batcher](std::shared_ptr<const Servable> servable,
-                        std::vector<DenseHostTensor> inputs,
+                        std::vector<ServingTensor> inputs,
                         InferenceDone done) {
       batcher->Submit(std::move(servable), std::move(inputs), std::move(done));
       return RCReference<RequestContext>();

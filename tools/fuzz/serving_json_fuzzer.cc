@@ -18,10 +18,10 @@ using asyncrt::DType;
 using asyncrt::serving::Signature;
 
 // Signatures the first input byte picks from: known and unknown dtypes and
-// shapes, one input and two.
+// shapes, one input and two, strings.
 Signature PickSignature(uint8_t choice) {
   Signature signature;
-  switch (choice % 4) {
+  switch (choice % 5) {
     case 0:
       signature.inputs = {{"x", DType::kF32, std::vector<int64_t>{-1, 4}}};
       signature.outputs = {{"y", DType::kF32, std::nullopt}};
@@ -35,6 +35,11 @@ Signature PickSignature(uint8_t choice) {
                           {"b", DType::kI1, std::vector<int64_t>{-1}}};
       signature.outputs = {{"a", DType::kI64, std::nullopt},
                            {"b", DType::kI1, std::nullopt}};
+      break;
+    case 3:
+      // Strings, written back as base64 (a "_bytes" output).
+      signature.inputs = {{"x", DType::kString, std::nullopt}};
+      signature.outputs = {{"x_bytes", DType::kString, std::nullopt}};
       break;
     default:
       signature.inputs = {{"x", DType::kF16, std::nullopt}};
@@ -53,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Signature signature = PickSignature(data[0]);
   const absl::string_view body(reinterpret_cast<const char*>(data) + 1,
                                size - 1);
-  switch ((data[0] / 4) % 3) {
+  switch ((data[0] / 5) % 3) {
     case 0: {
       auto request =
           asyncrt::serving::ParseTfServingPredict(body, signature, *allocator);

@@ -7,7 +7,9 @@
 // tools/fuzz/run_serving_fuzzer.sh (FUZZ_TARGET=proto).
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,8 +27,9 @@ using asyncrt::serving::TensorSpec;
 
 // The input spec the first byte picks: known and unknown dtypes and shapes.
 TensorSpec PickSpec(uint8_t choice) {
-  switch (choice % 6) {
+  switch (choice % 7) {
     case 0: return {"x", DType::kF32, std::vector<int64_t>{-1, 4}};
+    case 6: return {"x", DType::kString, std::vector<int64_t>{-1}};
     case 1: return {"x", DType::kInvalid, std::nullopt};
     case 2: return {"x", DType::kI64, std::vector<int64_t>{2}};
     case 3: return {"x", DType::kI1, std::nullopt};
@@ -39,6 +42,19 @@ void Check(bool condition) {
   if (!condition) std::abort();
 }
 
+// Same dtype, shape and contents.
+bool Same(const asyncrt::serving::ServingTensor& a,
+          const asyncrt::serving::ServingTensor& b) {
+  if (!(a.metadata() == b.metadata())) return false;
+  if (a.IsString()) {
+    auto x = a.strings().strings(), y = b.strings().strings();
+    return std::equal(x.begin(), x.end(), y.begin(), y.end());
+  }
+  return a.dense().DataSizeInBytes() == b.dense().DataSizeInBytes() &&
+         std::memcmp(a.dense().data(), b.dense().data(),
+                     a.dense().DataSizeInBytes()) == 0;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -48,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const TensorSpec spec = PickSpec(data[0]);
   const void* bytes = data + 1;
   const int length = static_cast<int>(size - 1);
-  if ((data[0] / 6) % 2 == 0) {
+  if ((data[0] / 7) % 2 == 0) {
     tensorflow::TensorProto proto;
     if (!proto.ParseFromArray(bytes, length)) return 0;
     auto tensor = asyncrt::serving::FromTensorProto(proto, spec, *allocator);
@@ -57,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tensorflow::TensorProto again;
     Check(asyncrt::serving::ToTensorProto(*tensor, &again).ok());
     auto back = asyncrt::serving::FromTensorProto(again, spec, *allocator);
-    Check(back.ok() && back->DataSizeInBytes() == tensor->DataSizeInBytes());
+    Check(back.ok() && Same(*back, *tensor));
     return 0;
   }
   inference::ModelInferRequest request;

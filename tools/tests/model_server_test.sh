@@ -209,6 +209,20 @@ wait "$loop_pid"
   fail "$(cat "$work/term_failures") requests failed around SIGTERM"
 grep -q "draining" "$work/server.log" || fail "no drain on SIGTERM"
 
+# A model of strings: it returns its input (a BEF program of one return).
+mkdir -p "$work/models/echo/1"
+cat > "$work/echo.mlir" << MLIR
+func.func @main(%x: !corert.tensorhandle) -> !corert.tensorhandle {
+  tfrt.return %x : !corert.tensorhandle
+}
+MLIR
+"$build/bin/asyncrt-translate" -mlir-to-bef "$work/echo.mlir" \
+  -o "$work/models/echo/1/model.bef"
+cat > "$work/models/echo/1/signature.json" << JSON
+{"inputs": [{"name": "x", "dtype": "string", "shape": [-1]}],
+ "outputs": [{"name": "y_bytes", "dtype": "string", "shape": [-1]}]}
+JSON
+
 # A model config file (TF Serving's text format): two versions served at
 # once, a label, and metrics where the monitoring config says.
 cat > "$work/models.config" << CONFIG
@@ -220,6 +234,7 @@ model_config_list {
     model_version_policy { specific { versions: 1 versions: 2 } }
     version_labels { key: "stable" value: 1 }
   }
+  config { name: "echo" base_path: "$work/models/echo" }
 }
 CONFIG
 echo 'prometheus_config { enable: true, path: "/metrics" }' > "$work/monitoring.config"
@@ -232,6 +247,15 @@ expect POST /v1/models/tiny/versions/2:predict '{"instances": [[1, 1, 1, 1]]}' 2
 expect POST /v1/models/tiny/labels/nope:predict '{"instances": [[1, 1, 1, 1]]}' 404 \
   'Unrecognized servable version label: nope'
 expect GET /metrics "" 200 'asyncrt_serving_model_version_available{model="tiny",version="2"} 1'
+# Strings: {"b64": ...} and text in, base64 out (an output named *_bytes);
+# KServe's BYTES as JSON strings.
+expect POST /v1/models/echo:predict '{"instances": [{"b64": "AP8="}, "hi"]}' 200 \
+  '{"predictions":[{"b64":"AP8="},{"b64":"aGk="}]}'
+expect POST /v1/models/echo:predict '{"instances": [{"b64": "%%"}]}' 400 \
+  'is not valid base64'
+expect POST /v2/models/echo/infer \
+  '{"inputs": [{"name": "x", "shape": [2], "datatype": "BYTES", "data": ["a", "b"]}]}' \
+  200 '"outputs":[{"name":"y_bytes","shape":[2],"datatype":"BYTES","data":["a","b"]}]'
 kill -TERM "$server_pid"
 wait "$server_pid" || fail "the second server did not exit cleanly"
 server_pid=""

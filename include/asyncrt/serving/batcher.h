@@ -55,11 +55,11 @@ class Batcher {
   // Runs `inputs` (signature order) of `servable` within a batch; `done`
   // gets this request's rows of the outputs. Never blocks.
   void Submit(std::shared_ptr<const Servable> servable,
-              std::vector<DenseHostTensor> inputs, InferenceDone done);
+              std::vector<ServingTensor> inputs, InferenceDone done);
 
  private:
   struct Request {
-    std::vector<DenseHostTensor> inputs;
+    std::vector<ServingTensor> inputs;
     int64_t rows = 0;
     InferenceDone done;
   };

@@ -16,12 +16,13 @@
 #include "absl/status/statusor.h"
 #include "asyncrt/runtime/runtime.h"
 #include "asyncrt/serving/model_repository.h"
+#include "asyncrt/serving/serving_tensor.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
 
 namespace asyncrt::serving {
 
 using InferenceDone = absl::AnyInvocable<void(
-    absl::StatusOr<std::vector<DenseHostTensor>> outputs) &&>;
+    absl::StatusOr<std::vector<ServingTensor>> outputs) &&>;
 
 // `inputs` in signature order. InvalidArgument naming the input for a
 // wrong count, dtype or shape; the model's own errors as they come.
@@ -39,20 +40,20 @@ inline constexpr int64_t kInlineRunLimitNs = 50'000;  // 50 us
 
 RCReference<RequestContext> RunInference(
     Runtime& runtime, std::shared_ptr<const Servable> servable,
-    std::vector<DenseHostTensor> inputs, InferenceDone done);
+    std::vector<ServingTensor> inputs, InferenceDone done);
 
 // How a server runs a request: RunInference, or a Batcher's Submit (which
 // returns no request to cancel: a batch is shared). Null means
 // RunInference.
 using InferenceRunner = std::function<RCReference<RequestContext>(
     std::shared_ptr<const Servable> servable,
-    std::vector<DenseHostTensor> inputs, InferenceDone done)>;
+    std::vector<ServingTensor> inputs, InferenceDone done)>;
 
 // Runs through `runner`, or RunInference if it is null.
 RCReference<RequestContext> RunWith(const InferenceRunner& runner,
                                     Runtime& runtime,
                                     std::shared_ptr<const Servable> servable,
-                                    std::vector<DenseHostTensor> inputs,
+                                    std::vector<ServingTensor> inputs,
                                     InferenceDone done);
 
 }  // namespace asyncrt::serving

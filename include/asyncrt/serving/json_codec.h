@@ -39,12 +39,13 @@
 #include "absl/strings/string_view.h"
 #include "asyncrt/host_context/host_allocator.h"
 #include "asyncrt/serving/signature.h"
+#include "asyncrt/serving/serving_tensor.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
 
 namespace asyncrt::serving {
 
 struct PredictRequest {
-  std::vector<DenseHostTensor> inputs;  // In signature order.
+  std::vector<ServingTensor> inputs;  // In signature order.
   bool row_format = false;              // "instances" rather than "inputs".
 };
 
@@ -53,11 +54,11 @@ absl::StatusOr<PredictRequest> ParseTfServingPredict(
     HostAllocator& allocator);
 // The reply to a request of `row_format`; `outputs` in signature order.
 absl::StatusOr<std::string> WriteTfServingPredict(
-    const std::vector<DenseHostTensor>& outputs, const Signature& signature,
+    const std::vector<ServingTensor>& outputs, const Signature& signature,
     bool row_format);
 
 struct KServeInferRequest {
-  std::vector<DenseHostTensor> inputs;  // In signature order.
+  std::vector<ServingTensor> inputs;  // In signature order.
   // Which outputs go back as binary data: all of them, or these.
   bool all_outputs_binary = false;
   std::vector<std::string> binary_outputs;
@@ -80,7 +81,7 @@ struct KServeInferReply {
 // The reply; outputs as binary data where `request` (if given) asks.
 absl::StatusOr<KServeInferReply> WriteKServeInfer(
     absl::string_view model_name, absl::string_view model_version,
-    const std::vector<DenseHostTensor>& outputs, const Signature& signature,
+    const std::vector<ServingTensor>& outputs, const Signature& signature,
     const KServeInferRequest* request = nullptr);
 
 // {"error": "message"} (TF Serving's and KServe's error body).

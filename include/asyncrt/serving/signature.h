@@ -40,7 +40,8 @@ struct Signature {
 };
 
 // Parses the JSON above. dtype names: float32 (or f32, FP32, DT_FLOAT),
-// float64, float16, bfloat16, int8..int64, uint8, bool.
+// float64, float16, bfloat16, int8..int64, uint8, bool, string (or bytes,
+// BYTES, DT_STRING: byte strings).
 absl::StatusOr<Signature> ParseSignatureJson(absl::string_view json);
 
 // `count` specs named `prefix`0, `prefix`1, ... of any dtype and shape.
@@ -52,7 +53,7 @@ absl::Status CheckShape(const TensorSpec& spec, absl::Span<const int64_t> dims,
                         absl::string_view what);
 
 // Whether the serving APIs carry tensors of `dtype`: bool, 8- to 64-bit
-// integers, uint8 and the floats.
+// integers, uint8, the floats and strings.
 bool IsServableDType(DType dtype);
 
 // A dtype from any of the names above; kInvalid if none.
