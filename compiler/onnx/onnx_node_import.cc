@@ -113,6 +113,7 @@ const DirectOp kDirectOps[] = {
     {"ScatterND", "nn.scatter_nd", {"reduction"}},
     {"QuantizeLinear", "nn.quantize_linear", {"axis"}},
     {"DequantizeLinear", "nn.dequantize_linear", {"axis"}},
+    {"GridSample", "nn.grid_sample", {"align_corners", "mode", "padding_mode"}},
     {"NegativeLogLikelihoodLoss",
      "nn.negative_log_likelihood_loss",
      {"reduction", "ignore_index"}},

@@ -10,5 +10,6 @@ ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterResizeOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterIndexOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNdIndexOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterQuantizeOps);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterGridSampleOps);
 // Last: wraps CPU implementations registered above.
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::ComputeHalvesInF32OnCpu);

@@ -81,6 +81,8 @@ void RegisterIndexOps(OpRegistry& registry);
 void RegisterNdIndexOps(OpRegistry& registry);
 // nn.quantize_linear, dequantize_linear, dynamic_quantize_linear.
 void RegisterQuantizeOps(OpRegistry& registry);
+// nn.grid_sample.
+void RegisterGridSampleOps(OpRegistry& registry);
 
 // f16 and bf16 on the CPU: the shape functions of the arithmetic,
 // activation, normalization, reduction, pooling and matrix ops accept them

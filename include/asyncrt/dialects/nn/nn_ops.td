@@ -309,6 +309,17 @@ def NN_DynamicQuantizeLinearOp : NN_Op<"dynamic_quantize_linear"> {
                  AnyTensor:$y_zero_point);
 }
 
+def NN_GridSampleOp : NN_Op<"grid_sample"> {
+  let summary = "x sampled at the normalized positions of grid (2-D)";
+  let description = [{
+    ONNX GridSample (PyTorch's grid_sample): x N x C x H x W, grid
+    N x H' x W' x 2 of (x, y) in [-1, 1], result N x C x H' x W'; `mode`
+    bilinear (linear), nearest or bicubic (cubic), `padding_mode` zeros,
+    border or reflection, `align_corners`.
+  }];
+  let arguments = (ins AnyTensor:$x, AnyTensor:$grid);
+}
+
 def NN_TopKOp : NN_Op<"top_k"> {
   let summary = "the `k` largest (or smallest) values along `axis`";
   let description = [{
