@@ -114,6 +114,7 @@ const DirectOp kDirectOps[] = {
     {"QuantizeLinear", "nn.quantize_linear", {"axis"}},
     {"DequantizeLinear", "nn.dequantize_linear", {"axis"}},
     {"GridSample", "nn.grid_sample", {"align_corners", "mode", "padding_mode"}},
+    {"LRN", "nn.lrn", {"alpha", "beta", "bias", "size"}},
     {"NegativeLogLikelihoodLoss",
      "nn.negative_log_likelihood_loss",
      {"reduction", "ignore_index"}},

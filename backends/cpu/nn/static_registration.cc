@@ -11,5 +11,6 @@ ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterIndexOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNdIndexOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterQuantizeOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterGridSampleOps);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterLrnOp);
 // Last: wraps CPU implementations registered above.
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::ComputeHalvesInF32OnCpu);

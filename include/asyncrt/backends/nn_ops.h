@@ -83,6 +83,8 @@ void RegisterNdIndexOps(OpRegistry& registry);
 void RegisterQuantizeOps(OpRegistry& registry);
 // nn.grid_sample.
 void RegisterGridSampleOps(OpRegistry& registry);
+// nn.lrn.
+void RegisterLrnOp(OpRegistry& registry);
 
 // f16 and bf16 on the CPU: the shape functions of the arithmetic,
 // activation, normalization, reduction, pooling and matrix ops accept them

@@ -320,6 +320,15 @@ def NN_GridSampleOp : NN_Op<"grid_sample"> {
   let arguments = (ins AnyTensor:$x, AnyTensor:$grid);
 }
 
+def NN_LrnOp : NN_Op<"lrn"> {
+  let summary = "local response normalization across channels";
+  let description = [{
+    ONNX LRN: x / (bias + alpha / size * sum of x^2 over `size` channels
+    around c) ** beta; x N x C x D1 ....
+  }];
+  let arguments = (ins AnyTensor:$x);
+}
+
 def NN_TopKOp : NN_Op<"top_k"> {
   let summary = "the `k` largest (or smallest) values along `axis`";
   let description = [{
