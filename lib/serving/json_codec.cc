@@ -597,8 +597,7 @@ namespace {
 
 // The tensor of `dims` whose `size` (a binary_data_size) bytes come next
 // in `binary`, which moves past them.
-// KServe's BYTES in binary data: each element a 4-byte little-endian
-// length and that many bytes.
+// KServe's BYTES in binary data (serving_tensor.h's layout).
 absl::StatusOr<ServingTensor> BinaryStrings(absl::Span<const int64_t> dims,
                                             uint64_t size,
                                             absl::string_view& binary,
@@ -608,31 +607,13 @@ absl::StatusOr<ServingTensor> BinaryStrings(absl::Span<const int64_t> dims,
                                       " bytes of binary data; ", binary.size(),
                                       " are left"));
   }
-  absl::string_view data = binary.substr(0, size);
+  absl::StatusOr<std::vector<std::string>> strings = ParseLengthPrefixed(
+      binary.substr(0, size), TensorShape(dims).GetNumElements(), what);
   binary.remove_prefix(size);
-  const int64_t count = TensorShape(dims).GetNumElements();
-  std::vector<std::string> strings;
-  while (!data.empty()) {
-    uint32_t length = 0;
-    if (data.size() < 4) return Invalid(what, "a BYTES element is cut short");
-    for (int k = 3; k >= 0; --k) {
-      length = (length << 8) | static_cast<unsigned char>(data[k]);
-    }
-    data.remove_prefix(4);
-    if (data.size() < length) {
-      return Invalid(what, "a BYTES element is cut short");
-    }
-    if (static_cast<int64_t>(strings.size()) >= count) {
-      return Invalid(what, "has more BYTES elements than its shape holds");
-    }
-    strings.emplace_back(data.substr(0, length));
-    data.remove_prefix(length);
-  }
+  if (!strings.ok()) return strings.status();
   std::optional<StringHostTensor> tensor =
-      StringHostTensor::CreateFromStrings(TensorShape(dims), std::move(strings));
-  if (!tensor) {
-    return Invalid(what, "its BYTES elements do not fill its shape");
-  }
+      StringHostTensor::CreateFromStrings(TensorShape(dims), *std::move(strings));
+  if (!tensor) return Invalid(what, "its BYTES elements do not fill its shape");
   return ServingTensor(*std::move(tensor));
 }
 
@@ -841,13 +822,7 @@ absl::StatusOr<KServeInferReply> WriteKServeInfer(
     if (binary(name)) {
       const size_t start = data.size();
       if (output.IsString()) {
-        for (const std::string& element : output.strings().strings()) {
-          const auto length = static_cast<uint32_t>(element.size());
-          for (int k = 0; k < 4; ++k) {
-            data.push_back(static_cast<char>((length >> (8 * k)) & 0xFF));
-          }
-          data += element;
-        }
+        AppendLengthPrefixed(output.strings().strings(), &data);
       } else {
         data.append(static_cast<const char*>(output.dense().data()),
                     output.dense().DataSizeInBytes());

@@ -158,34 +158,15 @@ absl::StatusOr<ServingTensor> StringsFrom(const Values& values,
   return ServingTensor(*std::move(tensor));
 }
 
-// KServe's raw BYTES: each element a 4-byte little-endian length and its
-// bytes.
+// KServe's raw BYTES (serving_tensor.h's layout).
 absl::StatusOr<ServingTensor> RawStrings(const std::string& raw,
                                          absl::Span<const int64_t> dims,
                                          int64_t n, absl::string_view name) {
-  std::vector<std::string> strings;
-  absl::string_view data(raw);
-  while (!data.empty()) {
-    if (data.size() < 4 || static_cast<int64_t>(strings.size()) >= n) {
-      return Invalid(name, "its raw BYTES contents do not hold its elements");
-    }
-    uint32_t length = 0;
-    for (int k = 3; k >= 0; --k) {
-      length = (length << 8) | static_cast<unsigned char>(data[k]);
-    }
-    data.remove_prefix(4);
-    if (data.size() < length) {
-      return Invalid(name, "a raw BYTES element is cut short");
-    }
-    strings.emplace_back(data.substr(0, length));
-    data.remove_prefix(length);
-  }
-  if (static_cast<int64_t>(strings.size()) != n) {
-    return Invalid(name, absl::StrCat("has ", strings.size(), " strings for ",
-                                      n, " elements"));
-  }
+  absl::StatusOr<std::vector<std::string>> strings =
+      ParseLengthPrefixed(raw, n, absl::StrCat("input '", name, "'"));
+  if (!strings.ok()) return strings.status();
   std::optional<StringHostTensor> tensor =
-      StringHostTensor::CreateFromStrings(TensorShape(dims), std::move(strings));
+      StringHostTensor::CreateFromStrings(TensorShape(dims), *std::move(strings));
   if (!tensor) return Invalid(name, "the strings do not fit the shape");
   return ServingTensor(*std::move(tensor));
 }
@@ -383,16 +364,12 @@ absl::Status ToInferOutput(
   output->set_datatype(std::string(KServeDTypeName(serving.dtype())));
   for (int64_t d : serving.shape().GetDimensions()) output->add_shape(d);
   if (serving.IsString()) {
+    if (raw != nullptr) {
+      AppendLengthPrefixed(serving.strings().strings(), raw);
+      return absl::OkStatus();
+    }
     for (const std::string& value : serving.strings().strings()) {
-      if (raw != nullptr) {
-        const auto length = static_cast<uint32_t>(value.size());
-        for (int k = 0; k < 4; ++k) {
-          raw->push_back(static_cast<char>((length >> (8 * k)) & 0xFF));
-        }
-        raw->append(value);
-      } else {
-        output->mutable_contents()->add_bytes_contents(value);
-      }
+      output->mutable_contents()->add_bytes_contents(value);
     }
     return absl::OkStatus();
   }

@@ -7,7 +7,7 @@
 #   FUZZ_TARGET=json|proto tools/fuzz/run_serving_fuzzer.sh BUILD_DIR [OUT_DIR]
 #
 # json (the default): the REST APIs' JSON (lib/serving/json_codec.cc,
-# signature.cc), linked like serving_test. proto: the gRPC APIs' tensor
+# signature.cc, serving_tensor.cc), linked like serving_test. proto: the gRPC APIs' tensor
 # codec (lib/serving/tensor_proto_codec.cc) on messages protobuf parsed,
 # linked like grpc_server_test. Only those sources and the target are
 # compiled by clang and instrumented; the rest links as BUILD_DIR built it,
@@ -22,7 +22,7 @@ case "$target" in
   json)
     test_binary=serving_test
     sources=(lib/serving/json_codec.cc lib/serving/signature.cc
-             tools/fuzz/serving_json_fuzzer.cc)
+             lib/serving/serving_tensor.cc tools/fuzz/serving_json_fuzzer.cc)
     # The build's own copies of the parsers are left out of the link.
     drop='*libasyncrt_serving.a' ;;
   proto)

@@ -126,16 +126,40 @@ void QuantizeAs(const DenseHostTensor& x, const Channels& plan,
   }
 }
 
-void Quantize(OpInvocation& invocation) {
-  const DenseHostTensor& x = Input(invocation, 0);
-  const DenseHostTensor& scale = Input(invocation, 1);
-  const DenseHostTensor* zero_point =
+// What both ops read: x, the scale, the optional zero point, and how the
+// scale applies; false after FailAll.
+struct ScaledArguments {
+  const DenseHostTensor* x;
+  const DenseHostTensor* scale;
+  const DenseHostTensor* zero_point;  // Null without one.
+  Channels plan;
+};
+
+bool ReadScaledArguments(OpInvocation& invocation, absl::string_view op,
+                         ScaledArguments* args) {
+  args->x = &Input(invocation, 0);
+  args->scale = &Input(invocation, 1);
+  args->zero_point =
       invocation.arguments.size() == 3 ? &Input(invocation, 2) : nullptr;
-  absl::StatusOr<Channels> plan =
-      PlanChannels(kQuantize, x.metadata(), scale.metadata(),
-                   zero_point ? &zero_point->metadata() : nullptr,
-                   invocation.attrs);
-  if (!plan.ok()) return FailAll(invocation, kQuantize, plan.status().message());
+  absl::StatusOr<Channels> plan = PlanChannels(
+      op, args->x->metadata(), args->scale->metadata(),
+      args->zero_point ? &args->zero_point->metadata() : nullptr,
+      invocation.attrs);
+  if (!plan.ok()) {
+    FailAll(invocation, op, plan.status().message());
+    return false;
+  }
+  args->plan = *plan;
+  return true;
+}
+
+void Quantize(OpInvocation& invocation) {
+  ScaledArguments args;
+  if (!ReadScaledArguments(invocation, kQuantize, &args)) return;
+  const DenseHostTensor& x = *args.x;
+  const DenseHostTensor& scale = *args.scale;
+  const DenseHostTensor* zero_point = args.zero_point;
+  const Channels* plan = &args.plan;
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, kQuantize, invocation.result_metadata[0]);
   if (!result) return;
@@ -188,17 +212,12 @@ absl::Status DequantizeMetadata(ArgumentMetadata args, const OpAttrs& attrs,
 }
 
 void Dequantize(OpInvocation& invocation) {
-  const DenseHostTensor& x = Input(invocation, 0);
-  const DenseHostTensor& scale = Input(invocation, 1);
-  const DenseHostTensor* zero_point =
-      invocation.arguments.size() == 3 ? &Input(invocation, 2) : nullptr;
-  absl::StatusOr<Channels> plan =
-      PlanChannels(kDequantize, x.metadata(), scale.metadata(),
-                   zero_point ? &zero_point->metadata() : nullptr,
-                   invocation.attrs);
-  if (!plan.ok()) {
-    return FailAll(invocation, kDequantize, plan.status().message());
-  }
+  ScaledArguments args;
+  if (!ReadScaledArguments(invocation, kDequantize, &args)) return;
+  const DenseHostTensor& x = *args.x;
+  const DenseHostTensor& scale = *args.scale;
+  const DenseHostTensor* zero_point = args.zero_point;
+  const Channels* plan = &args.plan;
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, kDequantize, invocation.result_metadata[0]);
   if (!result) return;

@@ -7,7 +7,14 @@
 #ifndef ASYNCRT_SERVING_SERVING_TENSOR_H_
 #define ASYNCRT_SERVING_SERVING_TENSOR_H_
 
+#include <cstdint>
+#include <string>
 #include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/core_runtime/tensor_handle.h"
@@ -65,6 +72,16 @@ class ServingTensor {
  private:
   std::variant<DenseHostTensor, StringHostTensor> value_;
 };
+
+// KServe's BYTES elements as binary data (Triton's layout, in the REST
+// binary-data extension and gRPC's raw contents): each element a 4-byte
+// little-endian length, then its bytes. Appends `strings` to `out`.
+void AppendLengthPrefixed(absl::Span<const std::string> strings,
+                          std::string* out);
+// The elements of `data`, which must hold exactly `count` (InvalidArgument
+// naming `what` otherwise: cut short, too many, too few).
+absl::StatusOr<std::vector<std::string>> ParseLengthPrefixed(
+    absl::string_view data, int64_t count, absl::string_view what);
 
 }  // namespace asyncrt::serving
 
