@@ -115,6 +115,7 @@ const DirectOp kDirectOps[] = {
     {"DequantizeLinear", "nn.dequantize_linear", {"axis"}},
     {"GridSample", "nn.grid_sample", {"align_corners", "mode", "padding_mode"}},
     {"LRN", "nn.lrn", {"alpha", "beta", "bias", "size"}},
+    {"Einsum", "nn.einsum", {"equation"}},
     {"NegativeLogLikelihoodLoss",
      "nn.negative_log_likelihood_loss",
      {"reduction", "ignore_index"}},

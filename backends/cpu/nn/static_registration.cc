@@ -12,5 +12,6 @@ ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNdIndexOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterQuantizeOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterGridSampleOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterLrnOp);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterEinsumOp);
 // Last: wraps CPU implementations registered above.
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::ComputeHalvesInF32OnCpu);

@@ -85,6 +85,8 @@ void RegisterQuantizeOps(OpRegistry& registry);
 void RegisterGridSampleOps(OpRegistry& registry);
 // nn.lrn.
 void RegisterLrnOp(OpRegistry& registry);
+// nn.einsum.
+void RegisterEinsumOp(OpRegistry& registry);
 
 // f16 and bf16 on the CPU: the shape functions of the arithmetic,
 // activation, normalization, reduction, pooling and matrix ops accept them

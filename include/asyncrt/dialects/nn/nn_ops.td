@@ -329,6 +329,15 @@ def NN_LrnOp : NN_Op<"lrn"> {
   let arguments = (ins AnyTensor:$x);
 }
 
+def NN_EinsumOp : NN_Op<"einsum"> {
+  let summary = "Einstein summation over the operands, by `equation`";
+  let description = [{
+    ONNX Einsum (numpy's einsum): terms of letters and `...`, an explicit
+    output after `->` or the letters used once; f32 or f64.
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$inputs);
+}
+
 def NN_TopKOp : NN_Op<"top_k"> {
   let summary = "the `k` largest (or smallest) values along `axis`";
   let description = [{
