@@ -116,6 +116,7 @@ const DirectOp kDirectOps[] = {
     {"GridSample", "nn.grid_sample", {"align_corners", "mode", "padding_mode"}},
     {"LRN", "nn.lrn", {"alpha", "beta", "bias", "size"}},
     {"Einsum", "nn.einsum", {"equation"}},
+    {"ReverseSequence", "nn.reverse_sequence", {"batch_axis", "time_axis"}},
     {"NegativeLogLikelihoodLoss",
      "nn.negative_log_likelihood_loss",
      {"reduction", "ignore_index"}},

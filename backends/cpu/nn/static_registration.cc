@@ -13,5 +13,6 @@ ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterQuantizeOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterGridSampleOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterLrnOp);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterEinsumOp);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterReverseSequenceOp);
 // Last: wraps CPU implementations registered above.
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::ComputeHalvesInF32OnCpu);

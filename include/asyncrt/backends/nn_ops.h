@@ -87,6 +87,8 @@ void RegisterGridSampleOps(OpRegistry& registry);
 void RegisterLrnOp(OpRegistry& registry);
 // nn.einsum.
 void RegisterEinsumOp(OpRegistry& registry);
+// nn.reverse_sequence.
+void RegisterReverseSequenceOp(OpRegistry& registry);
 
 // f16 and bf16 on the CPU: the shape functions of the arithmetic,
 // activation, normalization, reduction, pooling and matrix ops accept them

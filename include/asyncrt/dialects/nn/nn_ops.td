@@ -338,6 +338,15 @@ def NN_EinsumOp : NN_Op<"einsum"> {
   let arguments = (ins Variadic<AnyTensor>:$inputs);
 }
 
+def NN_ReverseSequenceOp : NN_Op<"reverse_sequence"> {
+  let summary = "each batch entry's first sequence_lens steps reversed";
+  let description = [{
+    ONNX ReverseSequence: `batch_axis` and `time_axis` 1 and 0 (default) or
+    0 and 1; sequence_lens one integer per batch entry.
+  }];
+  let arguments = (ins AnyTensor:$input, AnyTensor:$sequence_lens);
+}
+
 def NN_TopKOp : NN_Op<"top_k"> {
   let summary = "the `k` largest (or smallest) values along `axis`";
   let description = [{
