@@ -98,7 +98,8 @@ struct MatmulPlan {
 };
 
 struct CudnnState;  // cudnn_ops.cc
-struct GraphPool;   // cuda_graph.cc
+struct GraphPool;     // cuda_graph.cc
+struct RetiredGraph;  // cuda_graph.cc
 void DestroyCudnnState(CudnnState* state);
 
 struct CudaDevice {
@@ -138,7 +139,7 @@ struct CudaDevice {
   std::mutex graph_mutex;
   std::unordered_map<void*, std::shared_ptr<GraphPool>> graph_blocks;
   std::atomic<size_t> graph_block_count{0};
-  std::vector<void*> retired_graphs;
+  std::vector<RetiredGraph*> retired_graphs;
 };
 
 // A stream: CUDA's and its device. Errors need no state here: launch

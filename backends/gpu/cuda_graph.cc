@@ -27,8 +27,17 @@
 #include "asyncrt/c/device_plugin.h"
 #include "backends/gpu/cuda_device.h"
 
+namespace asyncrt::gpu {
+// A destroyed graph's executable, destroyed once its last launch is done
+// (`done`, recorded on the device's stream, has completed): one still
+// queued when destroy_graph comes keeps it.
+struct RetiredGraph {
+  cudaGraphExec_t exec;
+  cudaEvent_t done;
+};
+}  // namespace asyncrt::gpu
+
 struct AsyncRT_GraphImpl {
-  asyncrt::gpu::CudaDevice* device = nullptr;
   cudaGraphExec_t exec = nullptr;
   std::shared_ptr<asyncrt::gpu::GraphPool> pool;
 };
@@ -70,18 +79,11 @@ CaptureState* CaptureOn(const CudaDevice* device) {
                                                              : nullptr;
 }
 
-// Graph executables are destroyed once their last launch is done: one
-// queued when destroy_graph comes keeps its executable.
-struct RetiredGraph {
-  cudaGraphExec_t exec;
-  cudaEvent_t done;
-};
-
 void DestroyFinished(CudaDevice& device, bool wait) {
   std::lock_guard<std::mutex> lock(device.graph_mutex);
   auto& retired = device.retired_graphs;
   for (size_t i = 0; i < retired.size();) {
-    auto* graph = static_cast<RetiredGraph*>(retired[i]);
+    RetiredGraph* graph = retired[i];
     if (wait) cudaEventSynchronize(graph->done);
     if (cudaEventQuery(graph->done) == cudaErrorNotReady) {
       ++i;
@@ -257,7 +259,6 @@ void EndCapture(const AsyncRT_Device* device, AsyncRT_Stream stream,
   }
   cudaStreamDestroy(state->stream);
   auto* made = new AsyncRT_GraphImpl;
-  made->device = cuda;
   made->exec = exec;
   made->pool = std::move(state->pool);
   *graph = made;

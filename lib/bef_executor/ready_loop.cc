@@ -136,18 +136,3 @@ bool CallState::OffloadOlderHalf(KernelStack& kernels) {
 
 }  // namespace asyncrt::internal
 
-namespace asyncrt {
-
-static thread_local int run_on_calling_thread_depth = 0;
-
-ScopedRunOnCallingThread::ScopedRunOnCallingThread() {
-  ++run_on_calling_thread_depth;
-}
-ScopedRunOnCallingThread::~ScopedRunOnCallingThread() {
-  --run_on_calling_thread_depth;
-}
-bool ScopedRunOnCallingThread::Active() {
-  return run_on_calling_thread_depth > 0;
-}
-
-}  // namespace asyncrt

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "rapidjson/document.h"
+#include "rapidjson/memorystream.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -315,29 +316,15 @@ void WriteElement(Writer& writer, const T& value) {
   }
 }
 
-// Whether `text` is valid UTF-8 (a JSON string must be).
+// Whether `text` is valid UTF-8 (a JSON string must be), by RapidJSON's
+// validator.
 bool IsUtf8(absl::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    const int length = byte < 0x80           ? 1
-                       : (byte >> 5) == 0x6  ? 2
-                       : (byte >> 4) == 0xE  ? 3
-                       : (byte >> 3) == 0x1E ? 4
-                                             : 0;
-    if (length == 0 || i + length > text.size()) return false;
-    uint32_t code = length == 1 ? byte : byte & (0x7F >> length);
-    for (int k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next >> 6) != 0x2) return false;
-      code = (code << 6) | (next & 0x3F);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF.
-    static constexpr uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < kMinimum[length] || (code >= 0xD800 && code <= 0xDFFF) ||
-        code > 0x10FFFF) {
-      return false;
-    }
-    i += length;
+  struct Discard {
+    void Put(char) {}
+  } discard;
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  while (stream.Tell() < text.size()) {
+    if (!rapidjson::UTF8<>::Validate(stream, discard)) return false;
   }
   return true;
 }

@@ -270,14 +270,10 @@ void Contract(const Plan& plan, const std::vector<const T*>& operands,
 }
 
 void Einsum(OpInvocation& invocation) {
-  std::vector<Dims> shapes;
-  for (size_t i = 0; i < invocation.arguments.size(); ++i) {
-    auto dims = invocation.argument(i).shape().GetDimensions();
-    shapes.emplace_back(dims.begin(), dims.end());
-  }
+  MetadataPointers metadata = ArgumentMetadataOf(invocation);
   absl::StatusOr<Plan> plan = PlanEinsum(
       std::string(invocation.attrs.GetString("equation").value_or("")),
-      shapes);
+      ShapesOf(ArgumentMetadata(metadata)));
   if (!plan.ok()) return FailAll(invocation, kEinsum, plan.status().message());
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, kEinsum, invocation.result_metadata[0]);

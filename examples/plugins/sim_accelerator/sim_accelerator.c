@@ -520,6 +520,9 @@ static void stream_append(AsyncRT_Stream stream, SimItem* item) {
 struct SimGraphBlock {
   SimGraphBlock* next;
   void* address;
+  /* The open capture that allocated it (several threads may capture at
+   * once); null once the capture ends. */
+  struct SimCapture* capture;
   AsyncRT_Graph graph; /* Null while its capture is open. */
   int released;        /* The runtime freed it. */
 };
@@ -665,11 +668,11 @@ static void settle_capture_blocks(SimCapture* capture, AsyncRT_Graph graph) {
   link = &device->graph_blocks;
   while (*link != NULL) {
     SimGraphBlock* block = *link;
-    /* Open captures' blocks have no graph: this thread's capture's. */
-    if (block->graph != NULL) {
+    if (block->capture != capture) {
       link = &block->next;
       continue;
     }
+    block->capture = NULL;
     if (graph != NULL) {
       block->graph = graph;
       link = &block->next;
@@ -782,7 +785,8 @@ static void* sim_allocate(const AsyncRT_Device* device, uint64_t size,
                           uint64_t alignment) {
   SimDevice* sim = sim_device(device);
   void* memory = arena_allocate(&sim->arena, size, alignment);
-  if (memory != NULL && capture_on(sim) != NULL) {
+  SimCapture* capture = capture_on(sim);
+  if (memory != NULL && capture != NULL) {
     /* The graph's (see Graphs). */
     SimGraphBlock* block = (SimGraphBlock*)calloc(1, sizeof(SimGraphBlock));
     if (block == NULL) {
@@ -790,6 +794,7 @@ static void* sim_allocate(const AsyncRT_Device* device, uint64_t size,
       return NULL;
     }
     block->address = memory;
+    block->capture = capture;
     pthread_mutex_lock(&sim->graph_mutex);
     block->next = sim->graph_blocks;
     sim->graph_blocks = block;
