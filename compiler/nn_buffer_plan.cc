@@ -49,8 +49,8 @@ bool IsNnOp(mlir::Operation* op) {
 // planned; their results extend their operands' lifetimes.
 bool IsViewOrMultiResultOp(mlir::Operation* op) {
   return mlir::isa<nn::ReshapeOp, nn::FlattenOp, nn::SqueezeOp,
-                   nn::UnsqueezeOp, nn::CastOp, nn::SplitOp, nn::ConstantOp>(
-             op) ||
+                   nn::UnsqueezeOp, nn::CastOp, nn::SplitOp, nn::ConstantOp,
+                   nn::RuntimeOp>(op) ||
          op->getNumResults() != 1;
 }
 

@@ -103,6 +103,19 @@ class NnToCoreRtPass
     for (mlir::BlockArgument argument : block.getArguments()) {
       if (IsTensor(argument.getType())) argument.setType(handle_type);
     }
+    // Where the caller's tensors live (the function's kValuesOnAttribute;
+    // the host if none): its arguments are there and its results go there.
+    llvm::StringRef values_on = kHostDevice;
+    if (mlir::Attribute attribute = function->getAttr(kValuesOnAttribute)) {
+      auto name = mlir::dyn_cast<mlir::StringAttr>(attribute);
+      if (!name || !IsShortDeviceName(name.getValue())) {
+        return function.emitError()
+               << "nn-to-corert: " << kValuesOnAttribute
+               << " must be a device name like SIM:0";
+      }
+      values_on = name.getValue();
+      function->removeAttr(kValuesOnAttribute);
+    }
 
     // Placement. Handlers and devices other than the CPU's are made on
     // first use, among the function's first ops; values live on the host
@@ -203,6 +216,14 @@ class NnToCoreRtPass
       return copy;
     };
 
+    if (values_on != kHostDevice) {
+      for (mlir::BlockArgument argument : block.getArguments()) {
+        if (argument.getType() == handle_type) {
+          value_device[argument] = Intern(values_on);
+        }
+      }
+    }
+
     for (mlir::Operation& op : llvm::make_early_inc_range(block)) {
       builder.setInsertionPoint(&op);
       if (auto constant = mlir::dyn_cast<nn::ConstantOp>(op)) {
@@ -235,10 +256,10 @@ class NnToCoreRtPass
         continue;
       }
       if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
-        // Results reach the caller on the host.
+        // Results reach the caller where its arguments live.
         llvm::SmallVector<mlir::Value> operands;
         for (mlir::Value operand : ret.getOperands()) {
-          operands.push_back(on_device(operand, kHostDevice, &op));
+          operands.push_back(on_device(operand, values_on, &op));
         }
         mlir::OperationState state(op.getLoc(), "tfrt.return");
         state.addOperands(operands);
@@ -260,10 +281,18 @@ class NnToCoreRtPass
         device = name.getValue();
       }
       // Attributes as corert.executeop's ["key", value] pairs; the
-      // placement is the handler's, not the op's.
+      // placement is the handler's, not the op's. nn.runtime_op names
+      // its runtime op.
+      auto runtime_op = mlir::dyn_cast<nn::RuntimeOp>(op);
+      llvm::StringRef op_name = runtime_op ? runtime_op.getOpName()
+                                           : op.getName().getStringRef();
       llvm::SmallVector<mlir::Attribute> pairs;
       for (mlir::NamedAttribute attribute : op.getAttrs()) {
         if (attribute.getName() == kDeviceAttribute) continue;
+        if (runtime_op &&
+            attribute.getName() == runtime_op.getOpNameAttrName()) {
+          continue;
+        }
         pairs.push_back(
             builder.getArrayAttr({attribute.getName(), attribute.getValue()}));
       }
@@ -277,8 +306,7 @@ class NnToCoreRtPass
       state.addOperands(operands);
       state.addAttribute("op_attrs", builder.getArrayAttr(pairs));
       state.addAttribute("op_func_attrs", builder.getArrayAttr({}));
-      state.addAttribute("op_name",
-                         builder.getStringAttr(op.getName().getStringRef()));
+      state.addAttribute("op_name", builder.getStringAttr(op_name));
       state.addTypes(
           llvm::SmallVector<mlir::Type>(op.getNumResults(), handle_type));
       mlir::Operation* lowered = builder.create(state);

@@ -146,6 +146,8 @@ TEST_F(OpKernelConsistencyTest, EveryModelOpIsARuntimeOp) {
     if (!OpDialects().count(op.getDialectNamespace().str())) continue;
     std::string name = op.getStringRef().str();
     if (op.hasTrait<mlir::OpTrait::ConstantLike>()) continue;
+    // Names a runtime op in its attribute instead of being one.
+    if (name == "nn.runtime_op") continue;
     ++checked;
     if (!OpRegistry::Global().Find(name)) missing.push_back(name);
   }

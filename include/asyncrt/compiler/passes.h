@@ -43,6 +43,10 @@ void RegisterPrintStreamPass();
 // the host, results where their op ran) is copied there first by a
 // corert.transfer_inferred_tensortype (one per value and device), and
 // results returned from another device are copied back to the host.
+// A function with `nn.values_on = "SIM:0"` (kValuesOnAttribute) takes its
+// tensor arguments on that device and returns its results there instead
+// (a lazy trace's tensors live on their device). nn.runtime_op becomes a
+// corert.executeop of the runtime op it names.
 // `synthetic_weights` (option `synthetic-weights`): see
 // ModelPipelineOptions.
 std::unique_ptr<mlir::Pass> CreateNnToCoreRtPass(
@@ -62,6 +66,9 @@ void RegisterOutlineDeviceGraphsPass();
 // The attribute that places an nn op on a device: the device's short name
 // ("SIM:0", "CPU:0").
 inline constexpr char kDeviceAttribute[] = "nn.device";
+// The function attribute naming where a function's tensor arguments and
+// results live (see CreateNnToCoreRtPass).
+inline constexpr char kValuesOnAttribute[] = "nn.values_on";
 // Whether `name` is a short device name: an upper-case type of letters,
 // digits and '_', a colon, an index ("SIM:0").
 bool IsShortDeviceName(llvm::StringRef name);

@@ -68,6 +68,14 @@ bool IsStaticTensorType(mlir::Type type);
 mlir::LogicalResult AddOpAttr(llvm::StringRef name, mlir::Attribute value,
                               OpAttrs& attrs);
 
+// The inverse of AddOpAttr for every attribute of `attrs`: MLIR attributes
+// that AddOpAttr turns back into the same runtime values (programs built
+// from runtime calls, such as lazy traces, carry their ops' attributes this
+// way). Failure, naming the attribute in `error`, for kinds without such a
+// form (functions, shapes, dtypes MLIR tensors do not hold).
+mlir::FailureOr<llvm::SmallVector<mlir::NamedAttribute>> MlirAttrsOf(
+    const OpAttrs& attrs, mlir::MLIRContext* context, std::string& error);
+
 // Verifies an nn op with its runtime shape function when every operand has
 // a static shape: the declared result types must be the inferred ones.
 mlir::LogicalResult VerifyWithShapeFunction(mlir::Operation* op);

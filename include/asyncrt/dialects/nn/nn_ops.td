@@ -395,4 +395,23 @@ def NN_ConstantOp : Op<NN_Dialect, "constant", [Pure, ConstantLike]> {
   let hasFolder = 1;
 }
 
+// Not an nn op: a runtime op the dialect does not model, kept as it is so
+// that a traced program (docs/lazy.md) runs every op it recorded.
+def NN_RuntimeOp : Op<NN_Dialect, "runtime_op"> {
+  let summary = "a runtime registry op by name";
+  let description = [{
+    `nn.runtime_op %a, %b {op_name = "tfrt_test.add", ...}`: the runtime op
+    `op_name` on the operands, with the other attributes as its own.
+    Verified by that op's shape function; lowered to corert.executeop of
+    `op_name`. The model passes leave it alone (no fusion, layout or
+    planned buffer), and it is not pure: the runtime op may have effects
+    the compiler cannot see.
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$inputs, StrAttr:$op_name);
+  let results = (outs Variadic<AnyTensor>:$outputs);
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif  // ASYNCRT_DIALECTS_NN_NN_OPS_TD_

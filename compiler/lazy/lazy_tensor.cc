@@ -1,0 +1,761 @@
+// Lazy tensors: recording, traces, the compiled-trace cache (lazy_tensor.h).
+#include "asyncrt/lazy/lazy_tensor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "asyncrt/bef_executor/bef_program.h"
+#include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/core_runtime/op_registry.h"
+#include "asyncrt/core_runtime/tensor_handle.h"
+#include "asyncrt/host_context/async_dispatch.h"
+#include "asyncrt/host_context/async_value_ref.h"
+#include "asyncrt/host_context/tracing.h"
+#include "asyncrt/tensor/conversion_registry.h"
+#include "compiler/lazy/trace_compiler.h"
+
+namespace asyncrt::lazy {
+namespace internal {
+
+// The storage dtype of reduced-precision tensors (every device takes bf16;
+// its exponent range is f32's, so no value overflows when narrowed).
+constexpr DType kReducedDType = DType::kBF16;
+
+struct TraceNode;
+
+// One value: recorded (its node and result index) until a trace computes
+// it, then materialized (an async value holding its TensorHandle, possibly
+// still being computed or an error). Once materialized it forgets its node,
+// so the recorded graph behind it is freed.
+struct LazyValue {
+  LazyValue(TensorMetadata storage, Device* device, bool reduced)
+      : metadata(std::move(storage)), device(device), reduced(reduced) {}
+
+  const TensorMetadata metadata;  // As stored: bf16 when reduced.
+  Device* const device;           // Held by the runtime's device manager.
+  const bool reduced;
+
+  struct State {
+    std::shared_ptr<const TraceNode> node;
+    int32_t result_index = 0;
+    RCReference<AsyncValue> handle;  // Of a TensorHandle, once materialized.
+  };
+  State Snapshot() const {
+    std::lock_guard<std::mutex> lock(mu);
+    return State{node, result_index, handle};
+  }
+
+  mutable std::mutex mu;
+  std::shared_ptr<const TraceNode> node;  // Guarded by mu.
+  int32_t result_index = 0;               // Guarded by mu.
+  RCReference<AsyncValue> handle;         // Guarded by mu.
+};
+
+// One recorded op; immutable.
+struct TraceNode {
+  std::string op_name;
+  OpAttrsRef attrs;
+  std::string attrs_key;  // Exact bytes of the attributes, for cache keys.
+  std::vector<std::shared_ptr<LazyValue>> operands;
+  std::vector<TensorMetadata> results;
+};
+
+// What a user's LazyTensor copies share: the context and the value. The
+// context's pending list watches these (weakly), so a value only an op of
+// the trace still reads is not made an output of the trace.
+struct LazyTensorData {
+  std::shared_ptr<LazyState> state;
+  std::shared_ptr<LazyValue> value;
+};
+
+namespace {
+
+// Bytes of one element of an OpAttrs value of `type`.
+size_t AttrElementSize(OpAttrType type) {
+  switch (type) {
+    case OpAttrType::kBool:
+    case OpAttrType::kI8:
+    case OpAttrType::kUI8:
+    case OpAttrType::kChar:
+      return 1;
+    case OpAttrType::kI16:
+    case OpAttrType::kUI16:
+    case OpAttrType::kF16:
+    case OpAttrType::kBF16:
+      return 2;
+    case OpAttrType::kI32:
+    case OpAttrType::kUI32:
+    case OpAttrType::kF32:
+      return 4;
+    case OpAttrType::kDType:
+      return sizeof(DType);
+    case OpAttrType::kFunc:
+      return sizeof(void*);
+    default:
+      return 8;
+  }
+}
+
+template <typename T>
+void AppendBytes(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+// A byte string equal for equal attributes (names, types, every value byte;
+// OpAttrs::Print elides long arrays, so it cannot serve).
+std::string AttrsKey(const OpAttrs& attrs) {
+  std::string key;
+  for (const OpAttrs::Entry& entry : attrs.entries()) {
+    AppendBytes(key, static_cast<uint32_t>(entry.name.size()));
+    key.append(entry.name);
+    AppendBytes(key, entry.type);
+    AppendBytes(key, entry.is_array);
+    AppendBytes(key, entry.count);
+    const bool sized_in_bytes = entry.type == OpAttrType::kDense ||
+                                entry.type == OpAttrType::kShape ||
+                                entry.type == OpAttrType::kAggregate;
+    const size_t size = sized_in_bytes ? entry.count
+                                       : AttrElementSize(entry.type) *
+                                             (entry.is_array ? entry.count : 1);
+    key.append(static_cast<const char*>(attrs.data(entry)), size);
+  }
+  return key;
+}
+
+void AppendMetadataKey(std::string& key, const TensorMetadata& metadata) {
+  AppendBytes(key, metadata.dtype);
+  absl::Span<const int64_t> dims = metadata.shape.GetDimensions();
+  AppendBytes(key, static_cast<uint32_t>(dims.size()));
+  key.append(reinterpret_cast<const char*>(dims.data()),
+             dims.size() * sizeof(int64_t));
+}
+
+}  // namespace
+
+// A program compiled from a trace, kept by the cache and by the runs still
+// using it.
+struct CompiledTrace {
+  RCReference<BefProgram> program;
+  const Function* function = nullptr;
+};
+
+// The state a LazyContext and its tensors share.
+class LazyState : public std::enable_shared_from_this<LazyState> {
+ public:
+  LazyState(Runtime& runtime, LazyOptions options)
+      : runtime_(runtime), options_(options) {}
+
+  Runtime& runtime() const { return runtime_; }
+
+  absl::StatusOr<Device*> FindDevice(absl::string_view name) {
+    absl::StatusOr<RCReference<Device>> device =
+        runtime_.host().device_manager().FindDevice(name);
+    if (!device.ok()) return device.status();
+    return device->get();  // The device manager keeps it.
+  }
+
+  LazyTensor Wrap(std::shared_ptr<LazyValue> value) {
+    return LazyTensor(std::make_shared<LazyTensorData>(
+        LazyTensorData{shared_from_this(), std::move(value)}));
+  }
+
+  absl::StatusOr<LazyTensor> FromHost(DenseHostTensor tensor,
+                                      absl::string_view device_name);
+  // `reduced_result`: the precision of the results when the op changes it
+  // (the casts of ToReducedPrecision and ToFullPrecision); else derived.
+  absl::StatusOr<std::vector<LazyTensor>> Record(
+      absl::string_view op_name, absl::Span<const LazyTensor> args,
+      const OpAttrs& attrs, size_t num_results,
+      std::optional<bool> reduced_result = std::nullopt);
+  absl::Status Barrier();
+  // Runs the traces computing `values` (those not yet materialized).
+  absl::Status Materialize(absl::Span<const std::shared_ptr<LazyValue>> values);
+  absl::StatusOr<DenseHostTensor> ToHost(const LazyValue& value);
+  absl::StatusOr<LazyTensor> CopyTo(const LazyTensorData& data,
+                                    absl::string_view device_name);
+
+  LazyCacheStats stats() const {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    LazyCacheStats stats = stats_;
+    stats.entries = static_cast<int64_t>(lru_.size());
+    return stats;
+  }
+
+ private:
+  struct BuiltTrace {
+    Trace trace;
+    std::string key;
+    std::vector<RCReference<AsyncValue>> arguments;
+    std::vector<std::shared_ptr<LazyValue>> outputs;
+  };
+  // The trace computing `outputs` (all on one device, none materialized).
+  BuiltTrace Build(std::vector<std::shared_ptr<LazyValue>> outputs);
+  // Runs the trace computing `outputs`, all on one device.
+  absl::Status RunTrace(std::vector<std::shared_ptr<LazyValue>> outputs);
+  absl::StatusOr<std::shared_ptr<const CompiledTrace>> GetOrCompile(
+      const BuiltTrace& built);
+  void AddPending(const std::shared_ptr<LazyTensorData>& data);
+
+  Runtime& runtime_;
+  const LazyOptions options_;
+
+  // User tensors recorded since the last barrier (weakly: a tensor the user
+  // dropped is no output of the next trace).
+  std::mutex pending_mu_;
+  std::vector<std::weak_ptr<LazyTensorData>> pending_;  // Guarded.
+  size_t prune_at_ = 64;                                // Guarded.
+  size_t recorded_since_barrier_ = 0;                   // Guarded.
+
+  // The compiled traces, most recently used first.
+  mutable std::mutex cache_mu_;
+  using LruList =
+      std::list<std::pair<std::string, std::shared_ptr<const CompiledTrace>>>;
+  LruList lru_;                                                // Guarded.
+  absl::flat_hash_map<std::string, LruList::iterator> cache_;  // Guarded.
+  LazyCacheStats stats_;                                       // Guarded.
+};
+
+absl::StatusOr<LazyTensor> LazyState::FromHost(DenseHostTensor tensor,
+                                               absl::string_view device_name) {
+  absl::StatusOr<Device*> device = FindDevice(device_name);
+  if (!device.ok()) return device.status();
+  if (tensor.dtype() == DType::kInvalid) {
+    return absl::InvalidArgumentError("FromHost: the tensor is empty (moved?)");
+  }
+  TensorMetadata metadata = tensor.metadata();
+  Device& host = runtime_.host().host_device();
+  TensorHandle handle(
+      &host, metadata,
+      MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(tensor)));
+  if (*device != &host) {
+    absl::StatusOr<ExecutionContext> exec_ctx =
+        runtime_.CreateExecutionContext();
+    if (!exec_ctx.ok()) return exec_ctx.status();
+    handle = handle.TransferTo(*exec_ctx, **device);
+  }
+  auto value = std::make_shared<LazyValue>(std::move(metadata), *device,
+                                           /*reduced=*/false);
+  value->handle = MakeAvailableAsyncValueRef<TensorHandle>(std::move(handle));
+  return Wrap(std::move(value));
+}
+
+void LazyState::AddPending(const std::shared_ptr<LazyTensorData>& data) {
+  // Requires pending_mu_.
+  pending_.push_back(data);
+  if (pending_.size() < prune_at_) return;
+  std::erase_if(pending_, [](const std::weak_ptr<LazyTensorData>& weak) {
+    return weak.expired();
+  });
+  prune_at_ = std::max<size_t>(64, 2 * pending_.size());
+}
+
+absl::StatusOr<std::vector<LazyTensor>> LazyState::Record(
+    absl::string_view op_name, absl::Span<const LazyTensor> args,
+    const OpAttrs& attrs, size_t num_results,
+    std::optional<bool> reduced_result) {
+  const OpEntry* entry = OpRegistry::Global().Find(op_name);
+  if (entry == nullptr) {
+    return absl::NotFoundError(absl::StrCat("unknown op ", op_name));
+  }
+  if (entry->metadata_fn == nullptr) {
+    return absl::UnimplementedError(absl::StrCat(
+        op_name,
+        " has no shape function: a lazy op needs its result shapes when it "
+        "is recorded"));
+  }
+  Device* device = &runtime_.host().host_device();
+  bool reduced = false;
+  std::vector<const TensorMetadata*> arg_metadata;
+  std::vector<std::shared_ptr<LazyValue>> operands;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].valid()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op_name, ": argument ", i, " is an invalid tensor"));
+    }
+    const LazyTensorData& data = *args[i].data_;
+    if (data.state.get() != this) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op_name, ": argument ", i, " belongs to another LazyContext"));
+    }
+    const LazyValue& value = *data.value;
+    if (i == 0) {
+      device = value.device;
+      reduced = value.reduced;
+    } else if (value.device != device) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op_name, ": argument 0 is on ", device->name(),
+                       " but argument ", i, " is on ", value.device->name(),
+                       "; copy one to the other's device with CopyTo"));
+    } else if (value.reduced != reduced) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op_name, ": argument 0 is ",
+                       reduced ? "reduced" : "full", " precision but argument ",
+                       i, " is ", value.reduced ? "reduced" : "full",
+                       " precision; convert one with ToReducedPrecision or "
+                       "ToFullPrecision"));
+    }
+    arg_metadata.push_back(&value.metadata);
+    operands.push_back(data.value);
+  }
+  if (entry->FindImplementation(OpRegistry::DeviceTypeId(device->type())) ==
+      nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat(op_name, " has no implementation for ", device->name()));
+  }
+  std::vector<TensorMetadata> results(num_results);
+  absl::Status status = entry->metadata_fn(ArgumentMetadata(arg_metadata),
+                                           attrs, absl::MakeSpan(results));
+  if (!status.ok()) return status;
+
+  auto node = std::make_shared<TraceNode>();
+  node->op_name = std::string(op_name);
+  node->attrs = attrs.empty() ? OpAttrsRef() : attrs.Freeze();
+  node->attrs_key = AttrsKey(attrs);
+  node->operands = std::move(operands);
+  node->results = results;
+  std::vector<LazyTensor> tensors;
+  tensors.reserve(num_results);
+  for (size_t i = 0; i < num_results; ++i) {
+    const bool result_reduced = reduced_result.value_or(
+        reduced && !args.empty() && results[i].dtype == kReducedDType);
+    auto value = std::make_shared<LazyValue>(std::move(results[i]), device,
+                                             result_reduced);
+    value->node = node;
+    value->result_index = static_cast<int32_t>(i);
+    tensors.push_back(Wrap(std::move(value)));
+  }
+  bool run_barrier = false;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    for (const LazyTensor& tensor : tensors) AddPending(tensor.data_);
+    run_barrier = ++recorded_since_barrier_ >= options_.max_trace_ops;
+  }
+  // The trace is as long as allowed: it runs now, and the next op starts
+  // another. A compilation error reaches these tensors' readers.
+  if (run_barrier) (void)Barrier();
+  return tensors;
+}
+
+absl::Status LazyState::Barrier() {
+  std::vector<std::weak_ptr<LazyTensorData>> pending;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending.swap(pending_);
+    prune_at_ = 64;
+    recorded_since_barrier_ = 0;
+  }
+  std::vector<std::shared_ptr<LazyValue>> values;
+  for (const std::weak_ptr<LazyTensorData>& weak : pending) {
+    if (std::shared_ptr<LazyTensorData> data = weak.lock()) {
+      values.push_back(data->value);
+    }
+  }
+  return Materialize(values);
+}
+
+absl::Status LazyState::Materialize(
+    absl::Span<const std::shared_ptr<LazyValue>> values) {
+  // One trace per device, in the order the values came.
+  std::vector<std::pair<Device*, std::vector<std::shared_ptr<LazyValue>>>>
+      by_device;
+  for (const std::shared_ptr<LazyValue>& value : values) {
+    if (value->Snapshot().handle) continue;
+    auto it = std::find_if(
+        by_device.begin(), by_device.end(),
+        [&](const auto& group) { return group.first == value->device; });
+    if (it == by_device.end()) {
+      by_device.emplace_back(value->device,
+                             std::vector<std::shared_ptr<LazyValue>>());
+      it = by_device.end() - 1;
+    }
+    it->second.push_back(value);
+  }
+  absl::Status status;
+  for (auto& [device, outputs] : by_device) {
+    status.Update(RunTrace(std::move(outputs)));
+  }
+  return status;
+}
+
+LazyState::BuiltTrace LazyState::Build(
+    std::vector<std::shared_ptr<LazyValue>> outputs) {
+  BuiltTrace built;
+  Trace& trace = built.trace;
+  trace.device = outputs.front()->device->name();
+  absl::flat_hash_map<const LazyValue*, TraceRef> refs;
+  absl::flat_hash_map<const TraceNode*, int32_t> node_index;
+  std::string& key = built.key;
+  key.append(trace.device);
+  key.push_back('\0');
+
+  // Iterative depth-first order (a trace may be thousands of ops long).
+  struct Frame {
+    std::shared_ptr<const TraceNode> node;
+    size_t next_operand = 0;
+  };
+  std::vector<Frame> stack;
+  // The value's ref if it is known or a parameter; else pushes its node.
+  auto resolve =
+      [&](const std::shared_ptr<LazyValue>& value) -> std::optional<TraceRef> {
+    if (auto it = refs.find(value.get()); it != refs.end()) return it->second;
+    LazyValue::State state = value->Snapshot();
+    TraceRef ref;
+    if (state.handle) {
+      ref = TraceRef{TraceRef::kParameter,
+                     static_cast<int32_t>(trace.parameters.size())};
+      trace.parameters.push_back(value->metadata);
+      built.arguments.push_back(std::move(state.handle));
+      key.push_back('P');
+      AppendMetadataKey(key, value->metadata);
+    } else if (auto it = node_index.find(state.node.get());
+               it != node_index.end()) {
+      ref = TraceRef{it->second, state.result_index};
+    } else {
+      stack.push_back(Frame{std::move(state.node)});
+      return std::nullopt;
+    }
+    refs.emplace(value.get(), ref);
+    return ref;
+  };
+  for (const std::shared_ptr<LazyValue>& output : outputs) {
+    if (refs.contains(output.get())) continue;  // Listed twice.
+    while (!resolve(output)) {
+      while (!stack.empty()) {
+        Frame& frame = stack.back();
+        if (frame.next_operand < frame.node->operands.size()) {
+          if (resolve(frame.node->operands[frame.next_operand])) {
+            ++stack.back().next_operand;  // `frame` may have moved.
+          }
+          continue;
+        }
+        const TraceNode& node = *frame.node;
+        TraceOp op;
+        op.op_name = node.op_name;
+        op.attrs = node.attrs;
+        op.results = node.results;
+        key.push_back('O');
+        key.append(node.op_name);
+        key.push_back('\0');
+        AppendBytes(key, static_cast<uint32_t>(node.attrs_key.size()));
+        key.append(node.attrs_key);
+        AppendBytes(key, static_cast<uint32_t>(node.results.size()));
+        for (const std::shared_ptr<LazyValue>& operand : node.operands) {
+          const TraceRef& ref = refs.at(operand.get());
+          op.operands.push_back(ref);
+          AppendBytes(key, ref.op);
+          AppendBytes(key, ref.index);
+        }
+        node_index.emplace(&node, static_cast<int32_t>(trace.ops.size()));
+        trace.ops.push_back(std::move(op));
+        stack.pop_back();
+      }
+    }
+    TraceRef ref = refs.at(output.get());
+    trace.outputs.push_back(ref);
+    built.outputs.push_back(output);
+    key.push_back('R');
+    AppendBytes(key, ref.op);
+    AppendBytes(key, ref.index);
+  }
+  return built;
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledTrace>> LazyState::GetOrCompile(
+    const BuiltTrace& built) {
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    if (auto it = cache_.find(built.key); it != cache_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      ++stats_.hits;
+      return it->second->second;
+    }
+  }
+  // Compiled without the lock: hits on other traces go on meanwhile. Two
+  // threads missing on one trace both compile; the first to finish is kept.
+  tracing::ScopedTrace scope(tracing::Level::kDefault, [&] {
+    return absl::StrCat("LazyCompile#ops=", built.trace.ops.size(), "#");
+  });
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<uint8_t>> bef = CompileTrace(built.trace);
+  absl::StatusOr<RCReference<BefProgram>> program =
+      bef.ok() ? runtime_.LoadBef(*std::move(bef))
+               : absl::StatusOr<RCReference<BefProgram>>(bef.status());
+  const absl::Duration elapsed = absl::Now() - start;
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  ++stats_.misses;
+  stats_.compile_time += elapsed;
+  if (!program.ok()) return program.status();
+  auto compiled = std::make_shared<CompiledTrace>();
+  compiled->function = (*program)->GetFunction(kTraceFunction);
+  compiled->program = *std::move(program);
+  if (compiled->function == nullptr) {
+    return absl::InternalError("the compiled trace has no function");
+  }
+  if (auto it = cache_.find(built.key); it != cache_.end()) {
+    return it->second->second;
+  }
+  lru_.emplace_front(built.key, compiled);
+  cache_.emplace(built.key, lru_.begin());
+  while (lru_.size() > options_.cache_capacity) {
+    cache_.erase(lru_.back().first);
+    lru_.pop_back();
+    ++stats_.evictions;
+  }
+  return compiled;
+}
+
+absl::Status LazyState::RunTrace(
+    std::vector<std::shared_ptr<LazyValue>> outputs) {
+  BuiltTrace built = Build(std::move(outputs));
+  absl::StatusOr<std::shared_ptr<const CompiledTrace>> compiled =
+      GetOrCompile(built);
+  std::vector<RCReference<AsyncValue>> results;
+  if (compiled.ok()) {
+    std::vector<AsyncValue*> arguments;
+    for (const RCReference<AsyncValue>& argument : built.arguments) {
+      arguments.push_back(argument.get());
+    }
+    results = runtime_.Call(*(*compiled)->function, arguments);
+    // The program stays while it runs, even if the cache drops it.
+    RunWhenReady(results, [keep = *compiled] {});
+  } else {
+    RCReference<AsyncValue> error = MakeErrorAsyncValueRef(compiled.status());
+    results.assign(built.outputs.size(), error);
+  }
+  for (size_t i = 0; i < built.outputs.size(); ++i) {
+    LazyValue& value = *built.outputs[i];
+    std::shared_ptr<const TraceNode> recorded;  // Freed outside the lock.
+    std::lock_guard<std::mutex> lock(value.mu);
+    if (value.handle) continue;  // Another thread's trace computed it.
+    value.handle = std::move(results[i]);
+    recorded = std::move(value.node);
+  }
+  return compiled.status();
+}
+
+absl::StatusOr<DenseHostTensor> LazyState::ToHost(const LazyValue& value) {
+  RCReference<AsyncValue> handle_value = value.Snapshot().handle;
+  if (!handle_value) {
+    return absl::InternalError("ToHost: the value was not materialized");
+  }
+  runtime_.Await(absl::MakeConstSpan(&handle_value, 1));
+  if (const absl::Status* error = handle_value->GetErrorIfPresent()) {
+    return *error;
+  }
+  absl::StatusOr<ExecutionContext> exec_ctx = runtime_.CreateExecutionContext();
+  if (!exec_ctx.ok()) return exec_ctx.status();
+  Device& host = runtime_.host().host_device();
+  const TensorHandle& handle = handle_value->get<TensorHandle>();
+  TensorHandle on_host = handle.device() == &host
+                             ? handle.CopyRef()
+                             : handle.TransferTo(*exec_ctx, host);
+  if (value.reduced) {
+    OpAttrs attrs;
+    attrs.Set("to", DType::kF32);
+    TensorHandle widened;
+    runtime_.core_runtime().Execute(*exec_ctx, "nn.cast",
+                                    runtime_.core_runtime().GetOpHandler("cpu"),
+                                    absl::MakeSpan(&on_host, 1), attrs.Freeze(),
+                                    absl::MakeSpan(&widened, 1), nullptr);
+    on_host = std::move(widened);
+  }
+  const Tensor* tensor = runtime_.core_runtime().Await(on_host);
+  if (tensor == nullptr) {
+    const absl::Status* error = on_host.GetErrorIfPresent();
+    return error ? *error : absl::InternalError("ToHost: no tensor");
+  }
+  RCReference<AsyncValue> dense =
+      ConvertTensor(*tensor, host, host, DenseHostTensorType(), *exec_ctx);
+  runtime_.Await(absl::MakeConstSpan(&dense, 1));
+  if (const absl::Status* error = dense->GetErrorIfPresent()) return *error;
+  const auto& source = dense->get<DenseHostTensor>();
+  // A copy: the caller may write it, the lazy value stays as it was.
+  std::optional<DenseHostTensor> copy = DenseHostTensor::CreateUninitialized(
+      source.metadata(), *runtime_.host().allocator());
+  if (!copy) return absl::ResourceExhaustedError("ToHost: out of memory");
+  if (source.DataSizeInBytes() > 0) {
+    std::memcpy(copy->data(), source.data(), source.DataSizeInBytes());
+  }
+  return *std::move(copy);
+}
+
+absl::StatusOr<LazyTensor> LazyState::CopyTo(const LazyTensorData& data,
+                                             absl::string_view device_name) {
+  absl::StatusOr<Device*> device = FindDevice(device_name);
+  if (!device.ok()) return device.status();
+  if (*device == data.value->device) return Wrap(data.value);
+  absl::Status status = Materialize(absl::MakeConstSpan(&data.value, 1));
+  if (!status.ok()) return status;
+  absl::StatusOr<ExecutionContext> exec_ctx = runtime_.CreateExecutionContext();
+  if (!exec_ctx.ok()) return exec_ctx.status();
+  RCReference<AsyncValue> source = data.value->Snapshot().handle;
+  auto value = std::make_shared<LazyValue>(data.value->metadata, *device,
+                                           data.value->reduced);
+  // The copy starts once the source is computed; its errors travel along.
+  RCReference<AsyncValue> copied = MakeIndirectAsyncValue();
+  AsyncValue* raw = source.get();
+  raw->AndThen([source = std::move(source), copied, target = *device,
+                exec_ctx = *std::move(exec_ctx)]() {
+    auto* indirect = static_cast<IndirectAsyncValue*>(copied.get());
+    if (source->IsError()) return indirect->ForwardTo(source);
+    indirect->ForwardTo(MakeAvailableAsyncValueRef<TensorHandle>(
+        source->get<TensorHandle>().TransferTo(exec_ctx, *target)));
+  });
+  value->handle = std::move(copied);
+  return Wrap(std::move(value));
+}
+
+}  // namespace internal
+
+using internal::LazyState;
+using internal::LazyValue;
+
+DType LazyTensor::dtype() const {
+  return data_->value->reduced ? DType::kF32 : data_->value->metadata.dtype;
+}
+
+const TensorShape& LazyTensor::shape() const {
+  return data_->value->metadata.shape;
+}
+
+const std::string& LazyTensor::device() const {
+  return data_->value->device->name();
+}
+
+bool LazyTensor::IsReducedPrecision() const { return data_->value->reduced; }
+
+bool LazyTensor::IsMaterialized() const {
+  return data_->value->Snapshot().handle != nullptr;
+}
+
+absl::StatusOr<DenseHostTensor> LazyTensor::ToHost() const {
+  if (!valid()) return absl::InvalidArgumentError("ToHost: invalid tensor");
+  absl::Status status =
+      data_->state->Materialize(absl::MakeConstSpan(&data_->value, 1));
+  if (!status.ok()) return status;
+  return data_->state->ToHost(*data_->value);
+}
+
+absl::StatusOr<LazyTensor> LazyTensor::CopyTo(absl::string_view device) const {
+  if (!valid()) return absl::InvalidArgumentError("CopyTo: invalid tensor");
+  return data_->state->CopyTo(*data_, device);
+}
+
+absl::StatusOr<LazyTensor> LazyTensor::ToReducedPrecision() const {
+  if (!valid()) {
+    return absl::InvalidArgumentError("ToReducedPrecision: invalid tensor");
+  }
+  if (IsReducedPrecision()) return *this;
+  if (dtype() != DType::kF32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ToReducedPrecision: only f32 tensors have a reduced "
+                     "precision, not ",
+                     DTypeName(dtype())));
+  }
+  OpAttrs attrs;
+  attrs.Set("to", internal::kReducedDType);
+  absl::StatusOr<std::vector<LazyTensor>> cast =
+      data_->state->Record("nn.cast", {*this}, attrs, 1, /*reduced=*/true);
+  if (!cast.ok()) return cast.status();
+  return std::move(cast->front());
+}
+
+absl::StatusOr<LazyTensor> LazyTensor::ToFullPrecision() const {
+  if (!valid()) {
+    return absl::InvalidArgumentError("ToFullPrecision: invalid tensor");
+  }
+  if (!IsReducedPrecision()) return *this;
+  OpAttrs attrs;
+  attrs.Set("to", DType::kF32);
+  absl::StatusOr<std::vector<LazyTensor>> cast =
+      data_->state->Record("nn.cast", {*this}, attrs, 1, /*reduced=*/false);
+  if (!cast.ok()) return cast.status();
+  return std::move(cast->front());
+}
+
+absl::StatusOr<std::unique_ptr<LazyContext>> LazyContext::Create(
+    Runtime& runtime, LazyOptions options) {
+  if (options.max_trace_ops == 0 || options.cache_capacity == 0) {
+    return absl::InvalidArgumentError(
+        "LazyOptions: max_trace_ops and cache_capacity must be positive");
+  }
+  return std::unique_ptr<LazyContext>(
+      new LazyContext(std::make_shared<LazyState>(runtime, options)));
+}
+
+LazyContext::~LazyContext() = default;
+
+absl::StatusOr<LazyTensor> LazyContext::FromHost(DenseHostTensor tensor,
+                                                 absl::string_view device) {
+  return state_->FromHost(std::move(tensor), device);
+}
+
+absl::StatusOr<std::vector<LazyTensor>> LazyContext::Execute(
+    absl::string_view op_name, absl::Span<const LazyTensor> args,
+    const OpAttrs& attrs, size_t num_results) {
+  return state_->Record(op_name, args, attrs, num_results);
+}
+
+absl::StatusOr<LazyTensor> LazyContext::Call(absl::string_view op_name,
+                                             absl::Span<const LazyTensor> args,
+                                             const OpAttrs& attrs) {
+  absl::StatusOr<std::vector<LazyTensor>> results =
+      state_->Record(op_name, args, attrs, 1);
+  if (!results.ok()) return results.status();
+  return std::move(results->front());
+}
+
+absl::Status LazyContext::Barrier() { return state_->Barrier(); }
+
+LazyCacheStats LazyContext::cache_stats() const { return state_->stats(); }
+
+Runtime& LazyContext::runtime() const { return state_->runtime(); }
+
+namespace {
+
+template <typename Fn>
+absl::StatusOr<std::vector<LazyTensor>> ForEach(
+    absl::Span<const LazyTensor> tensors, Fn fn) {
+  std::vector<LazyTensor> converted;
+  converted.reserve(tensors.size());
+  for (const LazyTensor& tensor : tensors) {
+    absl::StatusOr<LazyTensor> result = fn(tensor);
+    if (!result.ok()) return result.status();
+    converted.push_back(*std::move(result));
+  }
+  return converted;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<LazyTensor>> CopyTo(
+    absl::Span<const LazyTensor> tensors, absl::string_view device) {
+  return ForEach(
+      tensors, [&](const LazyTensor& tensor) { return tensor.CopyTo(device); });
+}
+
+absl::StatusOr<std::vector<LazyTensor>> ToReducedPrecision(
+    absl::Span<const LazyTensor> tensors) {
+  return ForEach(tensors, [](const LazyTensor& tensor) {
+    return tensor.ToReducedPrecision();
+  });
+}
+
+absl::StatusOr<std::vector<LazyTensor>> ToFullPrecision(
+    absl::Span<const LazyTensor> tensors) {
+  return ForEach(tensors, [](const LazyTensor& tensor) {
+    return tensor.ToFullPrecision();
+  });
+}
+
+}  // namespace asyncrt::lazy

@@ -1,0 +1,185 @@
+// Lazy tensors: ops called as in eager mode are recorded into a trace
+// instead of running; the trace is compiled (nn dialect, the model
+// pipeline, BEF) and run when a value is needed, and compiled traces are
+// cached, so a loop compiles its body once (Swift for TensorFlow's X10).
+//
+//   auto lazy = *asyncrt::lazy::LazyContext::Create(runtime);
+//   LazyTensor x = *lazy->FromHost(std::move(input));        // on CPU:0
+//   LazyTensor h = *lazy->Call("nn.relu", {x});               // recorded
+//   for (int step = 0; step < 100; ++step) {
+//     h = *lazy->Call("nn.add", {h, x});
+//     ASYNCRT_CHECK_OK(lazy->Barrier());   // one cached trace per step
+//   }
+//   DenseHostTensor result = *h.ToHost();   // waits for the value
+//
+// Recording runs the op's shape function at once, so a tensor knows its
+// dtype and shape as soon as it is made and a shape error is the call's
+// error. A trace runs when a value is read on the host (ToHost, which runs
+// only what that value needs), at Barrier() (every pending tensor of the
+// context, so a loop body is one trace that repeats, not one growing
+// graph), or when max_trace_ops ops were recorded since the last barrier.
+// Ops the nn dialect does not model still run inside the trace's program
+// (as nn.runtime_op: the registry op, unfused).
+//
+// Devices: a tensor lives on one device ("CPU:0", a plug-in's "SIM:0");
+// an op on tensors of two devices is an error naming both, and only
+// CopyTo moves a tensor. Precision: ToReducedPrecision() keeps a f32
+// tensor's logical dtype but stores it as bf16; an op mixing reduced and
+// full precision tensors is an error (never a silent widening).
+//
+// Ownership: a LazyContext borrows its Runtime, which must outlive the
+// context and every tensor made through it; LazyTensor is a cheap copyable
+// reference to shared data. Thread-safety: every member of both classes is
+// thread-safe; threads may record into one context at once. Blocking:
+// ToHost waits for the value; Barrier, ToHost and a recording call that
+// reaches the size limit compile a trace on a cache miss (milliseconds),
+// and start it without waiting for it; other calls never block.
+#ifndef ASYNCRT_LAZY_LAZY_TENSOR_H_
+#define ASYNCRT_LAZY_LAZY_TENSOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "asyncrt/core_runtime/op_attrs.h"
+#include "asyncrt/runtime/runtime.h"
+#include "asyncrt/tensor/dense_host_tensor.h"
+#include "asyncrt/tensor/dtype.h"
+#include "asyncrt/tensor/tensor_shape.h"
+
+namespace asyncrt::lazy {
+
+namespace internal {
+struct LazyTensorData;
+class LazyState;
+}  // namespace internal
+
+struct LazyOptions {
+  // A recording call that brings the ops recorded since the last barrier
+  // to this many runs a barrier, so a loop without one does not grow a
+  // trace without bound.
+  size_t max_trace_ops = 10000;
+  // Compiled traces kept; the least recently used goes first.
+  size_t cache_capacity = 128;
+};
+
+// The compiled-trace cache, counted since the context was made.
+struct LazyCacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;  // Each a compilation.
+  int64_t evictions = 0;
+  int64_t entries = 0;
+  absl::Duration compile_time;  // Total over the misses.
+};
+
+class LazyContext;
+
+class LazyTensor {
+ public:
+  LazyTensor() = default;  // Invalid: valid() is false.
+
+  bool valid() const { return data_ != nullptr; }
+  // The logical dtype: f32 for a reduced-precision tensor.
+  DType dtype() const;
+  const TensorShape& shape() const;
+  // The short name of the device it lives on ("CPU:0").
+  const std::string& device() const;
+  // Stored as bf16 behind a f32 dtype (see ToReducedPrecision).
+  bool IsReducedPrecision() const;
+  // Whether its value has been computed or is being computed (its trace
+  // ran), rather than only recorded.
+  bool IsMaterialized() const;
+
+  // The value on the host, in its logical dtype: runs the pending ops it
+  // depends on (not the context's other pending tensors), then waits.
+  // An error of any op it depends on is this call's error.
+  absl::StatusOr<DenseHostTensor> ToHost() const;
+
+  // This tensor on `device` (a short or full device name): itself if it
+  // is there, else an explicit copy (its pending ops run first).
+  absl::StatusOr<LazyTensor> CopyTo(absl::string_view device) const;
+  // The same values stored as bf16, the dtype still f32 (recorded, like an
+  // op). InvalidArgument for a tensor that is not f32; itself if it is
+  // already reduced.
+  absl::StatusOr<LazyTensor> ToReducedPrecision() const;
+  // Back to f32 storage; itself if it is not reduced.
+  absl::StatusOr<LazyTensor> ToFullPrecision() const;
+
+ private:
+  friend class LazyContext;
+  friend class internal::LazyState;
+  explicit LazyTensor(std::shared_ptr<internal::LazyTensorData> data)
+      : data_(std::move(data)) {}
+  std::shared_ptr<internal::LazyTensorData> data_;
+};
+
+class LazyContext {
+ public:
+  // InvalidArgument for options out of range.
+  static absl::StatusOr<std::unique_ptr<LazyContext>> Create(
+      Runtime& runtime, LazyOptions options = {});
+  ~LazyContext();
+  LazyContext(const LazyContext&) = delete;
+  LazyContext& operator=(const LazyContext&) = delete;
+
+  // A tensor holding `tensor` (taken), on `device` (copied there if it is
+  // not the host). NotFound for an unknown device.
+  absl::StatusOr<LazyTensor> FromHost(DenseHostTensor tensor,
+                                      absl::string_view device = "CPU:0");
+
+  // Records registry op `op_name` on `args` with `attrs`, giving
+  // `num_results` tensors whose dtypes and shapes are known now. Errors
+  // now: an unknown op, one without a shape function (lazy tensors need
+  // shapes when recorded) or without an implementation on the arguments'
+  // device, arguments on different devices or of mixed precision, invalid
+  // tensors, and whatever the shape function rejects. Errors of the
+  // computation itself arrive when a value is read.
+  absl::StatusOr<std::vector<LazyTensor>> Execute(
+      absl::string_view op_name, absl::Span<const LazyTensor> args,
+      const OpAttrs& attrs = {}, size_t num_results = 1);
+  // Execute for a single-result op.
+  absl::StatusOr<LazyTensor> Call(absl::string_view op_name,
+                                  absl::Span<const LazyTensor> args,
+                                  const OpAttrs& attrs = {});
+
+  // Runs every pending tensor of this context as one trace (compiled once
+  // per structure, then taken from the cache) and cuts the trace there:
+  // what is recorded next starts a new one. Returns the compilation's
+  // error, if any (the tensors then hold it too); the computation's own
+  // errors arrive when values are read.
+  absl::Status Barrier();
+
+  LazyCacheStats cache_stats() const;
+
+  Runtime& runtime() const;
+
+ private:
+  explicit LazyContext(std::shared_ptr<internal::LazyState> state)
+      : state_(std::move(state)) {}
+  std::shared_ptr<internal::LazyState> state_;
+};
+
+// X10's name for LazyContext::Barrier.
+inline absl::Status LazyTensorBarrier(LazyContext& context) {
+  return context.Barrier();
+}
+
+// Collections (a model's parameters) in one call; the first error stops
+// and is returned.
+absl::StatusOr<std::vector<LazyTensor>> CopyTo(
+    absl::Span<const LazyTensor> tensors, absl::string_view device);
+absl::StatusOr<std::vector<LazyTensor>> ToReducedPrecision(
+    absl::Span<const LazyTensor> tensors);
+absl::StatusOr<std::vector<LazyTensor>> ToFullPrecision(
+    absl::Span<const LazyTensor> tensors);
+
+}  // namespace asyncrt::lazy
+
+#endif  // ASYNCRT_LAZY_LAZY_TENSOR_H_
