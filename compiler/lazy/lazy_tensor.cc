@@ -181,6 +181,8 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
   // Runs the traces computing `values` (those not yet materialized).
   absl::Status Materialize(absl::Span<const std::shared_ptr<LazyValue>> values);
   absl::StatusOr<DenseHostTensor> ToHost(const LazyValue& value);
+  // Waits for a materialized value's tensor; its error if it failed.
+  absl::Status Await(const LazyValue& value);
   absl::StatusOr<LazyTensor> CopyTo(const LazyTensorData& data,
                                     absl::string_view device_name);
 
@@ -202,8 +204,9 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
   BuiltTrace Build(std::vector<std::shared_ptr<LazyValue>> outputs);
   // Runs the trace computing `outputs`, all on one device.
   absl::Status RunTrace(std::vector<std::shared_ptr<LazyValue>> outputs);
+  // `started`: when the trace's Build began (for LazyCacheStats::hit_time).
   absl::StatusOr<std::shared_ptr<const CompiledTrace>> GetOrCompile(
-      const BuiltTrace& built);
+      const BuiltTrace& built, absl::Time started);
   void AddPending(const std::shared_ptr<LazyTensorData>& data);
 
   Runtime& runtime_;
@@ -471,12 +474,13 @@ LazyState::BuiltTrace LazyState::Build(
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledTrace>> LazyState::GetOrCompile(
-    const BuiltTrace& built) {
+    const BuiltTrace& built, absl::Time started) {
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
     if (auto it = cache_.find(built.key); it != cache_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
       ++stats_.hits;
+      stats_.hit_time += absl::Now() - started;
       return it->second->second;
     }
   }
@@ -516,9 +520,10 @@ absl::StatusOr<std::shared_ptr<const CompiledTrace>> LazyState::GetOrCompile(
 
 absl::Status LazyState::RunTrace(
     std::vector<std::shared_ptr<LazyValue>> outputs) {
+  const absl::Time started = absl::Now();
   BuiltTrace built = Build(std::move(outputs));
   absl::StatusOr<std::shared_ptr<const CompiledTrace>> compiled =
-      GetOrCompile(built);
+      GetOrCompile(built, started);
   std::vector<RCReference<AsyncValue>> results;
   if (compiled.ok()) {
     std::vector<AsyncValue*> arguments;
@@ -541,6 +546,22 @@ absl::Status LazyState::RunTrace(
     recorded = std::move(value.node);
   }
   return compiled.status();
+}
+
+absl::Status LazyState::Await(const LazyValue& value) {
+  RCReference<AsyncValue> handle_value = value.Snapshot().handle;
+  if (!handle_value) {
+    return absl::InternalError("Await: the value was not materialized");
+  }
+  runtime_.Await(absl::MakeConstSpan(&handle_value, 1));
+  if (const absl::Status* error = handle_value->GetErrorIfPresent()) {
+    return *error;
+  }
+  RCReference<AsyncValue> tensor =
+      handle_value->get<TensorHandle>().CopyTensorRef();
+  runtime_.Await(absl::MakeConstSpan(&tensor, 1));
+  if (const absl::Status* error = tensor->GetErrorIfPresent()) return *error;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<DenseHostTensor> LazyState::ToHost(const LazyValue& value) {
@@ -644,6 +665,14 @@ absl::StatusOr<DenseHostTensor> LazyTensor::ToHost() const {
       data_->state->Materialize(absl::MakeConstSpan(&data_->value, 1));
   if (!status.ok()) return status;
   return data_->state->ToHost(*data_->value);
+}
+
+absl::Status LazyTensor::Await() const {
+  if (!valid()) return absl::InvalidArgumentError("Await: invalid tensor");
+  absl::Status status =
+      data_->state->Materialize(absl::MakeConstSpan(&data_->value, 1));
+  if (!status.ok()) return status;
+  return data_->state->Await(*data_->value);
 }
 
 absl::StatusOr<LazyTensor> LazyTensor::CopyTo(absl::string_view device) const {

@@ -77,6 +77,9 @@ struct LazyCacheStats {
   int64_t evictions = 0;
   int64_t entries = 0;
   absl::Duration compile_time;  // Total over the misses.
+  // Total over the hits of finding the trace in the cache: walking the
+  // recorded graph into its key and looking the key up.
+  absl::Duration hit_time;
 };
 
 class LazyContext;
@@ -101,6 +104,11 @@ class LazyTensor {
   // depends on (not the context's other pending tensors), then waits.
   // An error of any op it depends on is this call's error.
   absl::StatusOr<DenseHostTensor> ToHost() const;
+
+  // Runs the pending ops it depends on (as ToHost does) and waits until its
+  // value is computed, where it lives, without copying it. The error of any
+  // op it depends on, if one failed.
+  absl::Status Await() const;
 
   // This tensor on `device` (a short or full device name): itself if it
   // is there, else an explicit copy (its pending ops run first).
