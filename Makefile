@@ -54,6 +54,7 @@ run: build
 	$(BUILD_DIR)/bin/bef_executor --work_queue_type=mstd:2 $(BUILD_DIR)/tour.bef
 	$(BUILD_DIR)/bin/host_context_demo
 	$(BUILD_DIR)/bin/eager_example
+	$(BUILD_DIR)/bin/lazy_example
 
 test: build
 	cmake -S . -B $(TSAN_DIR) $(CMAKE_COMMON) $(RUNTIME_ONLY) -DASYNCRT_SANITIZER=thread -DASYNCRT_ENABLE_CUDA=OFF

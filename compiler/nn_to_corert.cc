@@ -368,6 +368,9 @@ void AddModelPipeline(mlir::OpPassManager& pipeline,
   } else if (options.precision.empty()) {
     // oneDNN's layouts and the buffer plan are for f32 on the host; the
     // host computes f16 and bf16 in f32 on plain tensors.
+    if (options.fuse_elementwise) {
+      pipeline.addPass(CreateNnFuseElementwisePass());
+    }
     pipeline.addPass(CreateNnAssignLayoutsPass(options.winograd));
     if (options.plan_buffers) pipeline.addPass(CreateNnPlanBuffersPass());
   }

@@ -1,5 +1,7 @@
-// Lazy traces to MLIR (the nn dialect) and on to BEF through the model
-// pipeline.
+// The optimizing trace compiler (asyncrt/lazy/trace.h): a lazy trace to
+// MLIR in the nn dialect, then the model pipeline (fusions, layouts, the
+// buffer plan) and BEF. Ops the nn dialect has become nn ops; others
+// nn.runtime_op. Linking asyncrt::lazy_compiler registers it.
 #include "compiler/lazy/trace_compiler.h"
 
 #include <string>
@@ -12,6 +14,7 @@
 #include "asyncrt/compiler/passes.h"
 #include "asyncrt/dialects/nn/nn_dialect.h"
 #include "asyncrt/dialects/register_dialects.h"
+#include "asyncrt/support/static_registration.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -21,7 +24,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 
-namespace asyncrt::lazy::internal {
+namespace asyncrt::lazy {
 namespace {
 
 constexpr char kHostDevice[] = "CPU:0";
@@ -195,4 +198,6 @@ absl::StatusOr<std::string> PrintTrace(const Trace& trace) {
   return text;
 }
 
-}  // namespace asyncrt::lazy::internal
+ASYNCRT_STATIC_REGISTRATION(RegisterTraceCompiler(CompileTrace));
+
+}  // namespace asyncrt::lazy

@@ -118,8 +118,159 @@ void ScalarBits(mlir::Attribute attribute, OpAttrType type, void* out,
   std::memcpy(out, &bits, size);  // Little-endian: the low bytes.
 }
 
+// Bytes of one element of OpAttrs scalar type `type`.
+size_t ScalarSize(OpAttrType type) {
+  switch (type) {
+    case OpAttrType::kBool:
+    case OpAttrType::kI8:
+    case OpAttrType::kUI8:
+      return 1;
+    case OpAttrType::kI16:
+    case OpAttrType::kUI16:
+    case OpAttrType::kF16:
+    case OpAttrType::kBF16:
+      return 2;
+    case OpAttrType::kI32:
+    case OpAttrType::kUI32:
+    case OpAttrType::kF32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+// The MLIR form of one scalar of OpAttrs type `type` stored at `data`.
+mlir::Attribute ScalarAttrOf(OpAttrType type, const void* data,
+                             mlir::MLIRContext* context) {
+  mlir::Builder b(context);
+  auto bits_of = [&](size_t size) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, data, size);
+    return bits;
+  };
+  switch (type) {
+    case OpAttrType::kBool:
+      return b.getBoolAttr(*static_cast<const bool*>(data));
+    case OpAttrType::kI8:
+      return b.getIntegerAttr(b.getIntegerType(8),
+                              *static_cast<const int8_t*>(data));
+    case OpAttrType::kI16:
+      return b.getIntegerAttr(b.getIntegerType(16),
+                              *static_cast<const int16_t*>(data));
+    case OpAttrType::kI32:
+      return b.getI32IntegerAttr(*static_cast<const int32_t*>(data));
+    case OpAttrType::kI64:
+      return b.getI64IntegerAttr(*static_cast<const int64_t*>(data));
+    case OpAttrType::kUI8:
+    case OpAttrType::kUI16:
+    case OpAttrType::kUI32:
+    case OpAttrType::kUI64: {
+      const unsigned width = ScalarSize(type) * 8;
+      return mlir::IntegerAttr::get(
+          b.getIntegerType(width, /*isSigned=*/false),
+          llvm::APInt(width, bits_of(width / 8)));
+    }
+    case OpAttrType::kF32:
+      return b.getF32FloatAttr(*static_cast<const float*>(data));
+    case OpAttrType::kF64:
+      return b.getF64FloatAttr(*static_cast<const double*>(data));
+    case OpAttrType::kF16:
+    case OpAttrType::kBF16: {
+      mlir::FloatType float_type = type == OpAttrType::kF16
+                                       ? mlir::FloatType(b.getF16Type())
+                                       : mlir::FloatType(b.getBF16Type());
+      return mlir::FloatAttr::get(
+          float_type, llvm::APFloat(float_type.getFloatSemantics(),
+                                    llvm::APInt(16, bits_of(2))));
+    }
+    default:
+      return nullptr;
+  }
+}
+
+// The MLIR form of entry `entry` of `attrs`; null if it has none.
+mlir::Attribute AttrOf(const OpAttrs& attrs, const OpAttrs::Entry& entry,
+                       mlir::MLIRContext* context) {
+  mlir::Builder b(context);
+  const void* data = attrs.data(entry);
+  switch (entry.type) {
+    case OpAttrType::kChar:
+      return b.getStringAttr(llvm::StringRef(
+          static_cast<const char*>(data), entry.is_array ? entry.count : 1));
+    case OpAttrType::kDType: {
+      if (entry.is_array) return nullptr;
+      DType dtype;
+      std::memcpy(&dtype, data, sizeof(dtype));
+      mlir::Type type = MlirTypeOf(dtype, context);
+      return type ? mlir::TypeAttr::get(type) : nullptr;
+    }
+    case OpAttrType::kDense: {
+      std::optional<DenseAttr> dense = attrs.GetDense(entry.name);
+      mlir::Type element =
+          dense ? MlirTypeOf(dense->dtype, context) : mlir::Type();
+      if (!element) return nullptr;
+      auto type = mlir::RankedTensorType::get(
+          llvm::ArrayRef<int64_t>(dense->shape.data(), dense->shape.size()),
+          element);
+      if (dense->dtype == DType::kI1) {
+        const auto* bytes = static_cast<const uint8_t*>(dense->data);
+        llvm::SmallVector<bool> values;
+        for (size_t i = 0; i < dense->data_size; ++i) {
+          values.push_back(bytes[i] != 0);
+        }
+        return mlir::DenseElementsAttr::get(type, llvm::ArrayRef(values));
+      }
+      return mlir::DenseElementsAttr::getFromRawBuffer(
+          type, llvm::ArrayRef<char>(static_cast<const char*>(dense->data),
+                                     dense->data_size));
+    }
+    case OpAttrType::kAggregate: {
+      std::optional<OpAttrs> elements = attrs.GetAggregate(entry.name);
+      if (!elements) return nullptr;
+      llvm::SmallVector<mlir::Attribute> converted;
+      for (const OpAttrs::Entry& element : elements->entries()) {
+        mlir::Attribute attribute = AttrOf(*elements, element, context);
+        if (!attribute) return nullptr;
+        converted.push_back(attribute);
+      }
+      return b.getArrayAttr(converted);
+    }
+    case OpAttrType::kShape:
+    case OpAttrType::kFunc:
+      return nullptr;
+    default:
+      break;
+  }
+  if (!entry.is_array) return ScalarAttrOf(entry.type, data, context);
+  const size_t size = ScalarSize(entry.type);
+  llvm::SmallVector<mlir::Attribute> elements;
+  for (uint32_t i = 0; i < entry.count; ++i) {
+    mlir::Attribute element = ScalarAttrOf(
+        entry.type, static_cast<const char*>(data) + i * size, context);
+    if (!element) return nullptr;
+    elements.push_back(element);
+  }
+  return b.getArrayAttr(elements);
+}
 
 }  // namespace
+
+mlir::FailureOr<llvm::SmallVector<mlir::NamedAttribute>> MlirAttrsOf(
+    const OpAttrs& attrs, mlir::MLIRContext* context, std::string& error) {
+  llvm::SmallVector<mlir::NamedAttribute> converted;
+  for (const OpAttrs::Entry& entry : attrs.entries()) {
+    mlir::Attribute attribute = AttrOf(attrs, entry, context);
+    if (!attribute) {
+      error = absl::StrCat("attribute '", entry.name, "' (",
+                           OpAttrTypeName(entry.type),
+                           ") has no compile-time form");
+      return mlir::failure();
+    }
+    converted.push_back(mlir::NamedAttribute(
+        mlir::StringAttr::get(context, entry.name), attribute));
+  }
+  return converted;
+}
 
 std::optional<std::vector<char>> ElementBytes(mlir::ElementsAttr elements,
                                               DType dtype) {
@@ -312,14 +463,20 @@ mlir::FailureOr<llvm::SmallVector<mlir::Type>> InferResultTypes(
   return types;
 }
 
-mlir::LogicalResult VerifyWithShapeFunction(mlir::Operation* op) {
+namespace {
+
+// `op`'s result types against runtime op `op_name`'s shape function with
+// `attributes`, once every operand's shape is known.
+mlir::LogicalResult VerifyResultTypes(mlir::Operation* op,
+                                      llvm::StringRef op_name,
+                                      mlir::DictionaryAttr attributes) {
   for (mlir::Type type : op->getOperandTypes()) {
     if (!IsStaticTensorType(type)) return mlir::success();  // Unknown yet.
   }
   std::string error;
-  auto inferred = InferResultTypes(
-      op->getContext(), op->getName().getStringRef(), op->getOperandTypes(),
-      op->getAttrDictionary(), op->getNumResults(), error);
+  auto inferred =
+      InferResultTypes(op->getContext(), op_name, op->getOperandTypes(),
+                       attributes, op->getNumResults(), error);
   if (mlir::failed(inferred)) return op->emitOpError() << error;
   for (unsigned i = 0; i < op->getNumResults(); ++i) {
     mlir::Type declared = op->getResult(i).getType();
@@ -333,6 +490,13 @@ mlir::LogicalResult VerifyWithShapeFunction(mlir::Operation* op) {
     }
   }
   return mlir::success();
+}
+
+}  // namespace
+
+mlir::LogicalResult VerifyWithShapeFunction(mlir::Operation* op) {
+  return VerifyResultTypes(op, op->getName().getStringRef(),
+                           op->getAttrDictionary());
 }
 
 void NNDialect::initialize() {
@@ -351,6 +515,22 @@ mlir::LogicalResult ConstantOp::verify() {
 }
 
 mlir::OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+mlir::LogicalResult RuntimeOp::verify() {
+  if (OpRegistry::Global().Find(absl::string_view(
+          getOpName().data(), getOpName().size())) == nullptr) {
+    return emitOpError() << "the runtime has no op '" << getOpName() << "'";
+  }
+  llvm::SmallVector<mlir::NamedAttribute> attributes;
+  for (mlir::NamedAttribute attribute : (*this)->getAttrs()) {
+    if (attribute.getName() != getOpNameAttrName()) {
+      attributes.push_back(attribute);
+    }
+  }
+  return VerifyResultTypes(
+      *this, getOpName(),
+      mlir::DictionaryAttr::get(getContext(), attributes));
+}
 
 }  // namespace asyncrt::nn
 

@@ -3,7 +3,8 @@
 // of one before the other's producer.
 // REQUIRES: nn_ops
 // RUN: asyncrt-opt -nn-plan-buffers %s | FileCheck %s
-// RUN: asyncrt-opt -asyncrt-model-pipeline %s | FileCheck %s --check-prefix=CORERT
+// The plan as lowered (the whole pipeline would fuse these chains first):
+// RUN: asyncrt-opt -nn-plan-buffers -nn-to-corert %s | FileCheck %s --check-prefix=CORERT
 // RUN: asyncrt-opt -asyncrt-model-pipeline %s | asyncrt-translate -mlir-to-bef -o %t.bef
 // RUN: bef_executor --devices=cpu %t.bef | FileCheck %s --check-prefix=EXEC
 // EXEC: 'constants' returned !corert.tensorhandle value

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
 #ifdef ASYNCRT_HAVE_MODEL_COMPILER
   // The model compiler's passes.
   asyncrt::compiler::RegisterNnFusionPass();
+  asyncrt::compiler::RegisterNnFuseElementwisePass();
   asyncrt::compiler::RegisterNnAssignLayoutsPass();
   asyncrt::compiler::RegisterNnPlanBuffersPass();
   asyncrt::compiler::RegisterNnToCoreRtPass();

@@ -89,6 +89,9 @@ void RegisterLrnOp(OpRegistry& registry);
 void RegisterEinsumOp(OpRegistry& registry);
 // nn.reverse_sequence.
 void RegisterReverseSequenceOp(OpRegistry& registry);
+// nn.fused_elementwise: chains of f32 elementwise ops in one pass
+// (asyncrt/backends/fused_elementwise.h).
+void RegisterFusedElementwiseOp(OpRegistry& registry);
 
 // f16 and bf16 on the CPU: the shape functions of the arithmetic,
 // activation, normalization, reduction, pooling and matrix ops accept them

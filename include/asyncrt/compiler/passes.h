@@ -136,9 +136,18 @@ void RegisterNnAssignLayoutsPass();
 std::unique_ptr<mlir::Pass> CreateNnPlanBuffersPass();
 void RegisterNnPlanBuffersPass();
 
+// `-nn-fuse-elementwise`: chains of f32 elementwise nn ops (those of
+// asyncrt/backends/fused_elementwise.h, without attributes, on operands of
+// the chain's shape or of one element) whose intermediate results nothing
+// else reads become one nn.fused_elementwise, which the CPU runs in one
+// pass over the elements. Bitwise the same results. Host only (device
+// plug-ins do not have the op).
+std::unique_ptr<mlir::Pass> CreateNnFuseElementwisePass();
+void RegisterNnFuseElementwisePass();
+
 // The model pipeline, from a module in the nn dialect (an imported model)
-// to one that the BEF converter takes: -nn-fuse, -nn-assign-layouts,
-// -nn-plan-buffers, then -nn-to-corert.
+// to one that the BEF converter takes: -nn-fuse, -nn-fuse-elementwise,
+// -nn-assign-layouts, -nn-plan-buffers, then -nn-to-corert.
 // Registered as
 // `-asyncrt-model-pipeline` by RegisterModelPipeline.
 struct ModelPipelineOptions {
@@ -148,6 +157,8 @@ struct ModelPipelineOptions {
   // The buffer plan (-nn-plan-buffers); without it each intermediate
   // tensor is allocated when it is computed.
   bool plan_buffers = true;
+  // -nn-fuse-elementwise (host, f32 only).
+  bool fuse_elementwise = true;
   // Where the model's ops run (-nn-assign-device); empty or "CPU:0": the
   // host. On another device, oneDNN's layouts and the host buffer plan do
   // not apply: the pipeline is -nn-fuse, -nn-assign-device, -nn-to-corert.

@@ -19,7 +19,8 @@
 // context, so a loop body is one trace that repeats, not one growing
 // graph), or when max_trace_ops ops were recorded since the last barrier.
 // Ops the nn dialect does not model still run inside the trace's program
-// (as nn.runtime_op: the registry op, unfused).
+// (as nn.runtime_op: the registry op, unfused). Runtime-only builds, which
+// have no compiler, replay each trace op by op (see LazyOptions::compile).
 //
 // Devices: a tensor lives on one device ("CPU:0", a plug-in's "SIM:0");
 // an op on tensors of two devices is an error naming both, and only
@@ -57,7 +58,7 @@
 namespace asyncrt::lazy {
 
 namespace internal {
-struct LazyTensorData;
+struct LazyValue;
 class LazyState;
 }  // namespace internal
 
@@ -68,6 +69,11 @@ struct LazyOptions {
   size_t max_trace_ops = 10000;
   // Compiled traces kept; the least recently used goes first.
   size_t cache_capacity = 128;
+  // Compile traces with the registered trace compiler (asyncrt/lazy/
+  // trace.h; linking asyncrt::lazy_compiler registers the optimizing one)
+  // when there is one; false, or without one: replay each trace's ops one
+  // by one (prepared once per cached trace, nothing fused).
+  bool compile = true;
 };
 
 // The compiled-trace cache, counted since the context was made.
@@ -87,8 +93,16 @@ class LazyContext;
 class LazyTensor {
  public:
   LazyTensor() = default;  // Invalid: valid() is false.
+  // Copies count as users of the value: a value no LazyTensor refers to is
+  // not an output of the next trace (only ops still read it).
+  LazyTensor(const LazyTensor& other);
+  LazyTensor(LazyTensor&& other) noexcept = default;
+  LazyTensor& operator=(const LazyTensor& other);
+  LazyTensor& operator=(LazyTensor&& other) noexcept;
+  ~LazyTensor();
 
-  bool valid() const { return data_ != nullptr; }
+  bool valid() const { return value_ != nullptr; }
+  // The accessors below require valid().
   // The logical dtype: f32 for a reduced-precision tensor.
   DType dtype() const;
   const TensorShape& shape() const;
@@ -123,9 +137,8 @@ class LazyTensor {
  private:
   friend class LazyContext;
   friend class internal::LazyState;
-  explicit LazyTensor(std::shared_ptr<internal::LazyTensorData> data)
-      : data_(std::move(data)) {}
-  std::shared_ptr<internal::LazyTensorData> data_;
+  explicit LazyTensor(std::shared_ptr<internal::LazyValue> value);
+  std::shared_ptr<internal::LazyValue> value_;
 };
 
 class LazyContext {

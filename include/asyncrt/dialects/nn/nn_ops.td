@@ -347,6 +347,18 @@ def NN_ReverseSequenceOp : NN_Op<"reverse_sequence"> {
   let arguments = (ins AnyTensor:$input, AnyTensor:$sequence_lens);
 }
 
+def NN_FusedElementwiseOp : NN_Op<"fused_elementwise"> {
+  let summary = "a chain of f32 elementwise ops in one pass";
+  let description = [{
+    What -nn-fuse-elementwise makes of elementwise ops whose intermediate
+    results nothing else reads: `ops` lists their opcodes, `operands` two
+    value indices per op (inputs first, then op results; -1 for none), and
+    the result is the last op's (asyncrt/backends/fused_elementwise.h).
+    Each input has the result's shape or one element.
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$inputs);
+}
+
 def NN_TopKOp : NN_Op<"top_k"> {
   let summary = "the `k` largest (or smallest) values along `axis`";
   let description = [{

@@ -2,6 +2,7 @@
 #include "asyncrt/lazy/lazy_tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -11,10 +12,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "asyncrt/bef_executor/bef_program.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/core_runtime/tensor_handle.h"
@@ -22,7 +23,7 @@
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/tracing.h"
 #include "asyncrt/tensor/conversion_registry.h"
-#include "compiler/lazy/trace_compiler.h"
+#include "lib/lazy/trace_program.h"
 
 namespace asyncrt::lazy {
 namespace internal {
@@ -38,12 +39,21 @@ struct TraceNode;
 // still being computed or an error). Once materialized it forgets its node,
 // so the recorded graph behind it is freed.
 struct LazyValue {
-  LazyValue(TensorMetadata storage, Device* device, bool reduced)
-      : metadata(std::move(storage)), device(device), reduced(reduced) {}
+  LazyValue(std::shared_ptr<LazyState> state, TensorMetadata storage,
+            Device* device, bool reduced)
+      : state(std::move(state)),
+        metadata(std::move(storage)),
+        device(device),
+        reduced(reduced) {}
 
+  const std::shared_ptr<LazyState> state;
   const TensorMetadata metadata;  // As stored: bf16 when reduced.
   Device* const device;           // Held by the runtime's device manager.
   const bool reduced;
+  // LazyTensors referring to it. The context's pending list watches values
+  // weakly and makes outputs of those with users, so a value that only an
+  // op of the trace still reads is not an output.
+  std::atomic<int32_t> users{0};
 
   struct State {
     std::shared_ptr<const TraceNode> node;
@@ -59,23 +69,24 @@ struct LazyValue {
   std::shared_ptr<const TraceNode> node;  // Guarded by mu.
   int32_t result_index = 0;               // Guarded by mu.
   RCReference<AsyncValue> handle;         // Guarded by mu.
+
+  // Scratch of the walk that builds a trace (LazyState::Build, which holds
+  // the context's walk lock): the walk that last placed this value, and
+  // where.
+  uint64_t walk = 0;
+  TraceRef walk_ref;
 };
 
 // One recorded op; immutable.
 struct TraceNode {
-  std::string op_name;
+  const OpEntry* entry;  // Its name is the op's; entries live forever.
   OpAttrsRef attrs;
   std::string attrs_key;  // Exact bytes of the attributes, for cache keys.
-  std::vector<std::shared_ptr<LazyValue>> operands;
-  std::vector<TensorMetadata> results;
-};
-
-// What a user's LazyTensor copies share: the context and the value. The
-// context's pending list watches these (weakly), so a value only an op of
-// the trace still reads is not made an output of the trace.
-struct LazyTensorData {
-  std::shared_ptr<LazyState> state;
-  std::shared_ptr<LazyValue> value;
+  absl::InlinedVector<std::shared_ptr<LazyValue>, 2> operands;
+  absl::InlinedVector<TensorMetadata, 1> results;
+  // Walk scratch, as LazyValue's: the walk that placed this node, and where.
+  mutable uint64_t walk = 0;
+  mutable int32_t walk_index = 0;
 };
 
 namespace {
@@ -142,13 +153,6 @@ void AppendMetadataKey(std::string& key, const TensorMetadata& metadata) {
 
 }  // namespace
 
-// A program compiled from a trace, kept by the cache and by the runs still
-// using it.
-struct CompiledTrace {
-  RCReference<BefProgram> program;
-  const Function* function = nullptr;
-};
-
 // The state a LazyContext and its tensors share.
 class LazyState : public std::enable_shared_from_this<LazyState> {
  public:
@@ -164,26 +168,27 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
     return device->get();  // The device manager keeps it.
   }
 
-  LazyTensor Wrap(std::shared_ptr<LazyValue> value) {
-    return LazyTensor(std::make_shared<LazyTensorData>(
-        LazyTensorData{shared_from_this(), std::move(value)}));
+  std::shared_ptr<LazyValue> NewValue(TensorMetadata storage, Device* device,
+                                      bool reduced) {
+    return std::make_shared<LazyValue>(shared_from_this(), std::move(storage),
+                                       device, reduced);
   }
 
   absl::StatusOr<LazyTensor> FromHost(DenseHostTensor tensor,
                                       absl::string_view device_name);
   // `reduced_result`: the precision of the results when the op changes it
   // (the casts of ToReducedPrecision and ToFullPrecision); else derived.
-  absl::StatusOr<std::vector<LazyTensor>> Record(
-      absl::string_view op_name, absl::Span<const LazyTensor> args,
-      const OpAttrs& attrs, size_t num_results,
-      std::optional<bool> reduced_result = std::nullopt);
+  absl::Status Record(absl::string_view op_name,
+                      absl::Span<const LazyTensor> args, const OpAttrs& attrs,
+                      size_t num_results, absl::Span<LazyTensor> results,
+                      std::optional<bool> reduced_result = std::nullopt);
   absl::Status Barrier();
   // Runs the traces computing `values` (those not yet materialized).
   absl::Status Materialize(absl::Span<const std::shared_ptr<LazyValue>> values);
   absl::StatusOr<DenseHostTensor> ToHost(const LazyValue& value);
   // Waits for a materialized value's tensor; its error if it failed.
   absl::Status Await(const LazyValue& value);
-  absl::StatusOr<LazyTensor> CopyTo(const LazyTensorData& data,
+  absl::StatusOr<LazyTensor> CopyTo(const std::shared_ptr<LazyValue>& source,
                                     absl::string_view device_name);
 
   LazyCacheStats stats() const {
@@ -194,35 +199,46 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
   }
 
  private:
+  // A trace found by walking the recorded graph: its key, arguments and
+  // outputs; the Trace the compiler takes is made only on a miss.
   struct BuiltTrace {
-    Trace trace;
+    std::string device;
     std::string key;
+    std::vector<TensorMetadata> parameters;
     std::vector<RCReference<AsyncValue>> arguments;
+    std::vector<std::shared_ptr<const TraceNode>> nodes;
+    std::vector<TraceRef> operands;  // Each node's, one after the other.
+    std::vector<TraceRef> output_refs;
     std::vector<std::shared_ptr<LazyValue>> outputs;
   };
+  static Trace ToTrace(const BuiltTrace& built);
   // The trace computing `outputs` (all on one device, none materialized).
   BuiltTrace Build(std::vector<std::shared_ptr<LazyValue>> outputs);
   // Runs the trace computing `outputs`, all on one device.
   absl::Status RunTrace(std::vector<std::shared_ptr<LazyValue>> outputs);
   // `started`: when the trace's Build began (for LazyCacheStats::hit_time).
-  absl::StatusOr<std::shared_ptr<const CompiledTrace>> GetOrCompile(
+  absl::StatusOr<std::shared_ptr<const TraceProgram>> GetOrCompile(
       const BuiltTrace& built, absl::Time started);
-  void AddPending(const std::shared_ptr<LazyTensorData>& data);
+  void AddPending(const std::shared_ptr<LazyValue>& value);
 
   Runtime& runtime_;
   const LazyOptions options_;
 
+  // Serializes Build, whose marks live in the values and nodes.
+  std::mutex walk_mu_;
+  uint64_t walks_ = 0;  // Guarded by walk_mu_.
+
   // User tensors recorded since the last barrier (weakly: a tensor the user
   // dropped is no output of the next trace).
   std::mutex pending_mu_;
-  std::vector<std::weak_ptr<LazyTensorData>> pending_;  // Guarded.
-  size_t prune_at_ = 64;                                // Guarded.
-  size_t recorded_since_barrier_ = 0;                   // Guarded.
+  std::vector<std::weak_ptr<LazyValue>> pending_;  // Guarded.
+  size_t prune_at_ = 64;                           // Guarded.
+  size_t recorded_since_barrier_ = 0;              // Guarded.
 
   // The compiled traces, most recently used first.
   mutable std::mutex cache_mu_;
   using LruList =
-      std::list<std::pair<std::string, std::shared_ptr<const CompiledTrace>>>;
+      std::list<std::pair<std::string, std::shared_ptr<const TraceProgram>>>;
   LruList lru_;                                                // Guarded.
   absl::flat_hash_map<std::string, LruList::iterator> cache_;  // Guarded.
   LazyCacheStats stats_;                                       // Guarded.
@@ -246,27 +262,31 @@ absl::StatusOr<LazyTensor> LazyState::FromHost(DenseHostTensor tensor,
     if (!exec_ctx.ok()) return exec_ctx.status();
     handle = handle.TransferTo(*exec_ctx, **device);
   }
-  auto value = std::make_shared<LazyValue>(std::move(metadata), *device,
-                                           /*reduced=*/false);
+  std::shared_ptr<LazyValue> value =
+      NewValue(std::move(metadata), *device, /*reduced=*/false);
   value->handle = MakeAvailableAsyncValueRef<TensorHandle>(std::move(handle));
-  return Wrap(std::move(value));
+  return LazyTensor(std::move(value));
 }
 
-void LazyState::AddPending(const std::shared_ptr<LazyTensorData>& data) {
+void LazyState::AddPending(const std::shared_ptr<LazyValue>& value) {
   // Requires pending_mu_.
-  pending_.push_back(data);
+  pending_.push_back(value);
   if (pending_.size() < prune_at_) return;
-  std::erase_if(pending_, [](const std::weak_ptr<LazyTensorData>& weak) {
-    return weak.expired();
+  std::erase_if(pending_, [](const std::weak_ptr<LazyValue>& weak) {
+    std::shared_ptr<LazyValue> value = weak.lock();
+    return value == nullptr || value->users.load() == 0;
   });
   prune_at_ = std::max<size_t>(64, 2 * pending_.size());
 }
 
-absl::StatusOr<std::vector<LazyTensor>> LazyState::Record(
-    absl::string_view op_name, absl::Span<const LazyTensor> args,
-    const OpAttrs& attrs, size_t num_results,
-    std::optional<bool> reduced_result) {
-  const OpEntry* entry = OpRegistry::Global().Find(op_name);
+absl::Status LazyState::Record(absl::string_view op_name,
+                               absl::Span<const LazyTensor> args,
+                               const OpAttrs& attrs, size_t num_results,
+                               absl::Span<LazyTensor> results,
+                               std::optional<bool> reduced_result) {
+  // Callers name ops with literals: the per-thread call-site cache skips
+  // hashing the name.
+  const OpEntry* entry = OpRegistry::Global().FindByCallSite(op_name);
   if (entry == nullptr) {
     return absl::NotFoundError(absl::StrCat("unknown op ", op_name));
   }
@@ -278,79 +298,76 @@ absl::StatusOr<std::vector<LazyTensor>> LazyState::Record(
   }
   Device* device = &runtime_.host().host_device();
   bool reduced = false;
-  std::vector<const TensorMetadata*> arg_metadata;
-  std::vector<std::shared_ptr<LazyValue>> operands;
+  absl::InlinedVector<const TensorMetadata*, 4> arg_metadata;
+  absl::InlinedVector<std::shared_ptr<LazyValue>, 2> operands;
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].valid()) {
       return absl::InvalidArgumentError(
           absl::StrCat(op_name, ": argument ", i, " is an invalid tensor"));
     }
-    const LazyTensorData& data = *args[i].data_;
-    if (data.state.get() != this) {
+    const std::shared_ptr<LazyValue>& value = args[i].value_;
+    if (value->state.get() != this) {
       return absl::InvalidArgumentError(absl::StrCat(
           op_name, ": argument ", i, " belongs to another LazyContext"));
     }
-    const LazyValue& value = *data.value;
     if (i == 0) {
-      device = value.device;
-      reduced = value.reduced;
-    } else if (value.device != device) {
+      device = value->device;
+      reduced = value->reduced;
+    } else if (value->device != device) {
       return absl::InvalidArgumentError(
           absl::StrCat(op_name, ": argument 0 is on ", device->name(),
-                       " but argument ", i, " is on ", value.device->name(),
+                       " but argument ", i, " is on ", value->device->name(),
                        "; copy one to the other's device with CopyTo"));
-    } else if (value.reduced != reduced) {
+    } else if (value->reduced != reduced) {
       return absl::InvalidArgumentError(
           absl::StrCat(op_name, ": argument 0 is ",
                        reduced ? "reduced" : "full", " precision but argument ",
-                       i, " is ", value.reduced ? "reduced" : "full",
+                       i, " is ", value->reduced ? "reduced" : "full",
                        " precision; convert one with ToReducedPrecision or "
                        "ToFullPrecision"));
     }
-    arg_metadata.push_back(&value.metadata);
-    operands.push_back(data.value);
+    arg_metadata.push_back(&value->metadata);
+    operands.push_back(value);
   }
   if (entry->FindImplementation(OpRegistry::DeviceTypeId(device->type())) ==
       nullptr) {
     return absl::UnimplementedError(
         absl::StrCat(op_name, " has no implementation for ", device->name()));
   }
-  std::vector<TensorMetadata> results(num_results);
-  absl::Status status = entry->metadata_fn(ArgumentMetadata(arg_metadata),
-                                           attrs, absl::MakeSpan(results));
-  if (!status.ok()) return status;
-
   auto node = std::make_shared<TraceNode>();
-  node->op_name = std::string(op_name);
-  node->attrs = attrs.empty() ? OpAttrsRef() : attrs.Freeze();
-  node->attrs_key = AttrsKey(attrs);
+  node->results.resize(num_results);
+  absl::Status status = entry->metadata_fn(
+      ArgumentMetadata(arg_metadata), attrs, absl::MakeSpan(node->results));
+  if (!status.ok()) return status;
+  node->entry = entry;
+  if (!attrs.empty()) {
+    node->attrs = attrs.Freeze();
+    node->attrs_key = AttrsKey(attrs);
+  }
   node->operands = std::move(operands);
-  node->results = results;
-  std::vector<LazyTensor> tensors;
-  tensors.reserve(num_results);
   for (size_t i = 0; i < num_results; ++i) {
     const bool result_reduced = reduced_result.value_or(
-        reduced && !args.empty() && results[i].dtype == kReducedDType);
-    auto value = std::make_shared<LazyValue>(std::move(results[i]), device,
-                                             result_reduced);
+        reduced && !args.empty() && node->results[i].dtype == kReducedDType);
+    std::shared_ptr<LazyValue> value =
+        NewValue(node->results[i], device, result_reduced);
     value->node = node;
     value->result_index = static_cast<int32_t>(i);
-    tensors.push_back(Wrap(std::move(value)));
+    results[i] = LazyTensor(std::move(value));
   }
   bool run_barrier = false;
   {
     std::lock_guard<std::mutex> lock(pending_mu_);
-    for (const LazyTensor& tensor : tensors) AddPending(tensor.data_);
+    for (const LazyTensor& tensor : results) AddPending(tensor.value_);
     run_barrier = ++recorded_since_barrier_ >= options_.max_trace_ops;
   }
   // The trace is as long as allowed: it runs now, and the next op starts
   // another. A compilation error reaches these tensors' readers.
   if (run_barrier) (void)Barrier();
-  return tensors;
+  return absl::OkStatus();
 }
 
 absl::Status LazyState::Barrier() {
-  std::vector<std::weak_ptr<LazyTensorData>> pending;
+  std::vector<std::weak_ptr<LazyValue>> pending;
   {
     std::lock_guard<std::mutex> lock(pending_mu_);
     pending.swap(pending_);
@@ -358,9 +375,10 @@ absl::Status LazyState::Barrier() {
     recorded_since_barrier_ = 0;
   }
   std::vector<std::shared_ptr<LazyValue>> values;
-  for (const std::weak_ptr<LazyTensorData>& weak : pending) {
-    if (std::shared_ptr<LazyTensorData> data = weak.lock()) {
-      values.push_back(data->value);
+  for (const std::weak_ptr<LazyValue>& weak : pending) {
+    std::shared_ptr<LazyValue> value = weak.lock();
+    if (value != nullptr && value->users.load(std::memory_order_acquire) > 0) {
+      values.push_back(std::move(value));
     }
   }
   return Materialize(values);
@@ -393,14 +411,15 @@ absl::Status LazyState::Materialize(
 LazyState::BuiltTrace LazyState::Build(
     std::vector<std::shared_ptr<LazyValue>> outputs) {
   BuiltTrace built;
-  Trace& trace = built.trace;
-  trace.device = outputs.front()->device->name();
-  absl::flat_hash_map<const LazyValue*, TraceRef> refs;
-  absl::flat_hash_map<const TraceNode*, int32_t> node_index;
+  built.device = outputs.front()->device->name();
   std::string& key = built.key;
-  key.append(trace.device);
+  key.append(built.device);
   key.push_back('\0');
 
+  // Values and nodes carry the walk's marks (no hash maps: this walk runs
+  // on every barrier, cache hits included); one walk at a time.
+  std::lock_guard<std::mutex> walk_lock(walk_mu_);
+  const uint64_t walk = ++walks_;
   // Iterative depth-first order (a trace may be thousands of ops long).
   struct Frame {
     std::shared_ptr<const TraceNode> node;
@@ -410,29 +429,27 @@ LazyState::BuiltTrace LazyState::Build(
   // The value's ref if it is known or a parameter; else pushes its node.
   auto resolve =
       [&](const std::shared_ptr<LazyValue>& value) -> std::optional<TraceRef> {
-    if (auto it = refs.find(value.get()); it != refs.end()) return it->second;
+    if (value->walk == walk) return value->walk_ref;
     LazyValue::State state = value->Snapshot();
-    TraceRef ref;
     if (state.handle) {
-      ref = TraceRef{TraceRef::kParameter,
-                     static_cast<int32_t>(trace.parameters.size())};
-      trace.parameters.push_back(value->metadata);
+      value->walk_ref = TraceRef{TraceRef::kParameter,
+                                 static_cast<int32_t>(built.parameters.size())};
+      built.parameters.push_back(value->metadata);
       built.arguments.push_back(std::move(state.handle));
       key.push_back('P');
       AppendMetadataKey(key, value->metadata);
-    } else if (auto it = node_index.find(state.node.get());
-               it != node_index.end()) {
-      ref = TraceRef{it->second, state.result_index};
+    } else if (state.node->walk == walk) {
+      value->walk_ref = TraceRef{state.node->walk_index, state.result_index};
     } else {
       stack.push_back(Frame{std::move(state.node)});
       return std::nullopt;
     }
-    refs.emplace(value.get(), ref);
-    return ref;
+    value->walk = walk;
+    return value->walk_ref;
   };
   for (const std::shared_ptr<LazyValue>& output : outputs) {
-    if (refs.contains(output.get())) continue;  // Listed twice.
-    while (!resolve(output)) {
+    std::optional<TraceRef> ref;
+    while (!(ref = resolve(output))) {
       while (!stack.empty()) {
         Frame& frame = stack.back();
         if (frame.next_operand < frame.node->operands.size()) {
@@ -442,38 +459,53 @@ LazyState::BuiltTrace LazyState::Build(
           continue;
         }
         const TraceNode& node = *frame.node;
-        TraceOp op;
-        op.op_name = node.op_name;
-        op.attrs = node.attrs;
-        op.results = node.results;
         key.push_back('O');
-        key.append(node.op_name);
+        key.append(node.entry->name);
         key.push_back('\0');
         AppendBytes(key, static_cast<uint32_t>(node.attrs_key.size()));
         key.append(node.attrs_key);
         AppendBytes(key, static_cast<uint32_t>(node.results.size()));
         for (const std::shared_ptr<LazyValue>& operand : node.operands) {
-          const TraceRef& ref = refs.at(operand.get());
-          op.operands.push_back(ref);
-          AppendBytes(key, ref.op);
-          AppendBytes(key, ref.index);
+          // Resolved just before: a parameter of this walk or a node of it.
+          TraceRef operand_ref = *resolve(operand);
+          built.operands.push_back(operand_ref);
+          AppendBytes(key, operand_ref);
         }
-        node_index.emplace(&node, static_cast<int32_t>(trace.ops.size()));
-        trace.ops.push_back(std::move(op));
+        node.walk = walk;
+        node.walk_index = static_cast<int32_t>(built.nodes.size());
+        built.nodes.push_back(std::move(frame.node));
         stack.pop_back();
       }
     }
-    TraceRef ref = refs.at(output.get());
-    trace.outputs.push_back(ref);
+    built.output_refs.push_back(*ref);
     built.outputs.push_back(output);
     key.push_back('R');
-    AppendBytes(key, ref.op);
-    AppendBytes(key, ref.index);
+    AppendBytes(key, *ref);
   }
   return built;
 }
 
-absl::StatusOr<std::shared_ptr<const CompiledTrace>> LazyState::GetOrCompile(
+Trace LazyState::ToTrace(const BuiltTrace& built) {
+  Trace trace;
+  trace.device = built.device;
+  trace.parameters = built.parameters;
+  trace.outputs = built.output_refs;
+  size_t next_operand = 0;
+  for (const std::shared_ptr<const TraceNode>& node : built.nodes) {
+    TraceOp op;
+    op.op_name = node->entry->name;
+    op.attrs = node->attrs;
+    op.results.assign(node->results.begin(), node->results.end());
+    op.operands.assign(
+        built.operands.begin() + next_operand,
+        built.operands.begin() + next_operand + node->operands.size());
+    next_operand += node->operands.size();
+    trace.ops.push_back(std::move(op));
+  }
+  return trace;
+}
+
+absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::GetOrCompile(
     const BuiltTrace& built, absl::Time started) {
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
@@ -487,24 +519,18 @@ absl::StatusOr<std::shared_ptr<const CompiledTrace>> LazyState::GetOrCompile(
   // Compiled without the lock: hits on other traces go on meanwhile. Two
   // threads missing on one trace both compile; the first to finish is kept.
   tracing::ScopedTrace scope(tracing::Level::kDefault, [&] {
-    return absl::StrCat("LazyCompile#ops=", built.trace.ops.size(), "#");
+    return absl::StrCat("LazyCompile#ops=", built.nodes.size(), "#");
   });
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::vector<uint8_t>> bef = CompileTrace(built.trace);
-  absl::StatusOr<RCReference<BefProgram>> program =
-      bef.ok() ? runtime_.LoadBef(*std::move(bef))
-               : absl::StatusOr<RCReference<BefProgram>>(bef.status());
+  absl::StatusOr<std::shared_ptr<const TraceProgram>> program =
+      TraceProgram::Create(ToTrace(built), runtime_,
+                           options_.compile ? GetTraceCompiler() : nullptr);
   const absl::Duration elapsed = absl::Now() - start;
   std::lock_guard<std::mutex> lock(cache_mu_);
   ++stats_.misses;
   stats_.compile_time += elapsed;
   if (!program.ok()) return program.status();
-  auto compiled = std::make_shared<CompiledTrace>();
-  compiled->function = (*program)->GetFunction(kTraceFunction);
-  compiled->program = *std::move(program);
-  if (compiled->function == nullptr) {
-    return absl::InternalError("the compiled trace has no function");
-  }
+  std::shared_ptr<const TraceProgram> compiled = *std::move(program);
   if (auto it = cache_.find(built.key); it != cache_.end()) {
     return it->second->second;
   }
@@ -522,7 +548,7 @@ absl::Status LazyState::RunTrace(
     std::vector<std::shared_ptr<LazyValue>> outputs) {
   const absl::Time started = absl::Now();
   BuiltTrace built = Build(std::move(outputs));
-  absl::StatusOr<std::shared_ptr<const CompiledTrace>> compiled =
+  absl::StatusOr<std::shared_ptr<const TraceProgram>> compiled =
       GetOrCompile(built, started);
   std::vector<RCReference<AsyncValue>> results;
   if (compiled.ok()) {
@@ -530,9 +556,7 @@ absl::Status LazyState::RunTrace(
     for (const RCReference<AsyncValue>& argument : built.arguments) {
       arguments.push_back(argument.get());
     }
-    results = runtime_.Call(*(*compiled)->function, arguments);
-    // The program stays while it runs, even if the cache drops it.
-    RunWhenReady(results, [keep = *compiled] {});
+    results = (*compiled)->Run(runtime_, arguments);
   } else {
     RCReference<AsyncValue> error = MakeErrorAsyncValueRef(compiled.status());
     results.assign(built.outputs.size(), error);
@@ -610,18 +634,18 @@ absl::StatusOr<DenseHostTensor> LazyState::ToHost(const LazyValue& value) {
   return *std::move(copy);
 }
 
-absl::StatusOr<LazyTensor> LazyState::CopyTo(const LazyTensorData& data,
-                                             absl::string_view device_name) {
+absl::StatusOr<LazyTensor> LazyState::CopyTo(
+    const std::shared_ptr<LazyValue>& original, absl::string_view device_name) {
   absl::StatusOr<Device*> device = FindDevice(device_name);
   if (!device.ok()) return device.status();
-  if (*device == data.value->device) return Wrap(data.value);
-  absl::Status status = Materialize(absl::MakeConstSpan(&data.value, 1));
+  if (*device == original->device) return LazyTensor(original);
+  absl::Status status = Materialize(absl::MakeConstSpan(&original, 1));
   if (!status.ok()) return status;
   absl::StatusOr<ExecutionContext> exec_ctx = runtime_.CreateExecutionContext();
   if (!exec_ctx.ok()) return exec_ctx.status();
-  RCReference<AsyncValue> source = data.value->Snapshot().handle;
-  auto value = std::make_shared<LazyValue>(data.value->metadata, *device,
-                                           data.value->reduced);
+  RCReference<AsyncValue> source = original->Snapshot().handle;
+  std::shared_ptr<LazyValue> value =
+      NewValue(original->metadata, *device, original->reduced);
   // The copy starts once the source is computed; its errors travel along.
   RCReference<AsyncValue> copied = MakeIndirectAsyncValue();
   AsyncValue* raw = source.get();
@@ -633,7 +657,7 @@ absl::StatusOr<LazyTensor> LazyState::CopyTo(const LazyTensorData& data,
         source->get<TensorHandle>().TransferTo(exec_ctx, *target)));
   });
   value->handle = std::move(copied);
-  return Wrap(std::move(value));
+  return LazyTensor(std::move(value));
 }
 
 }  // namespace internal
@@ -641,43 +665,63 @@ absl::StatusOr<LazyTensor> LazyState::CopyTo(const LazyTensorData& data,
 using internal::LazyState;
 using internal::LazyValue;
 
+LazyTensor::LazyTensor(std::shared_ptr<LazyValue> value)
+    : value_(std::move(value)) {
+  if (value_) value_->users.fetch_add(1, std::memory_order_relaxed);
+}
+
+LazyTensor::LazyTensor(const LazyTensor& other) : LazyTensor(other.value_) {}
+
+LazyTensor& LazyTensor::operator=(const LazyTensor& other) {
+  if (this != &other) *this = LazyTensor(other.value_);
+  return *this;
+}
+
+LazyTensor& LazyTensor::operator=(LazyTensor&& other) noexcept {
+  if (this != &other) {
+    if (value_) value_->users.fetch_sub(1, std::memory_order_release);
+    value_ = std::move(other.value_);
+  }
+  return *this;
+}
+
+LazyTensor::~LazyTensor() {
+  if (value_) value_->users.fetch_sub(1, std::memory_order_release);
+}
+
 DType LazyTensor::dtype() const {
-  return data_->value->reduced ? DType::kF32 : data_->value->metadata.dtype;
+  return value_->reduced ? DType::kF32 : value_->metadata.dtype;
 }
 
-const TensorShape& LazyTensor::shape() const {
-  return data_->value->metadata.shape;
-}
+const TensorShape& LazyTensor::shape() const { return value_->metadata.shape; }
 
-const std::string& LazyTensor::device() const {
-  return data_->value->device->name();
-}
+const std::string& LazyTensor::device() const { return value_->device->name(); }
 
-bool LazyTensor::IsReducedPrecision() const { return data_->value->reduced; }
+bool LazyTensor::IsReducedPrecision() const { return value_->reduced; }
 
 bool LazyTensor::IsMaterialized() const {
-  return data_->value->Snapshot().handle != nullptr;
+  return value_->Snapshot().handle != nullptr;
 }
 
 absl::StatusOr<DenseHostTensor> LazyTensor::ToHost() const {
   if (!valid()) return absl::InvalidArgumentError("ToHost: invalid tensor");
   absl::Status status =
-      data_->state->Materialize(absl::MakeConstSpan(&data_->value, 1));
+      value_->state->Materialize(absl::MakeConstSpan(&value_, 1));
   if (!status.ok()) return status;
-  return data_->state->ToHost(*data_->value);
+  return value_->state->ToHost(*value_);
 }
 
 absl::Status LazyTensor::Await() const {
   if (!valid()) return absl::InvalidArgumentError("Await: invalid tensor");
   absl::Status status =
-      data_->state->Materialize(absl::MakeConstSpan(&data_->value, 1));
+      value_->state->Materialize(absl::MakeConstSpan(&value_, 1));
   if (!status.ok()) return status;
-  return data_->state->Await(*data_->value);
+  return value_->state->Await(*value_);
 }
 
 absl::StatusOr<LazyTensor> LazyTensor::CopyTo(absl::string_view device) const {
   if (!valid()) return absl::InvalidArgumentError("CopyTo: invalid tensor");
-  return data_->state->CopyTo(*data_, device);
+  return value_->state->CopyTo(value_, device);
 }
 
 absl::StatusOr<LazyTensor> LazyTensor::ToReducedPrecision() const {
@@ -693,10 +737,11 @@ absl::StatusOr<LazyTensor> LazyTensor::ToReducedPrecision() const {
   }
   OpAttrs attrs;
   attrs.Set("to", internal::kReducedDType);
-  absl::StatusOr<std::vector<LazyTensor>> cast =
-      data_->state->Record("nn.cast", {*this}, attrs, 1, /*reduced=*/true);
-  if (!cast.ok()) return cast.status();
-  return std::move(cast->front());
+  LazyTensor cast;
+  absl::Status status = value_->state->Record(
+      "nn.cast", {*this}, attrs, 1, absl::MakeSpan(&cast, 1), /*reduced=*/true);
+  if (!status.ok()) return status;
+  return cast;
 }
 
 absl::StatusOr<LazyTensor> LazyTensor::ToFullPrecision() const {
@@ -706,10 +751,12 @@ absl::StatusOr<LazyTensor> LazyTensor::ToFullPrecision() const {
   if (!IsReducedPrecision()) return *this;
   OpAttrs attrs;
   attrs.Set("to", DType::kF32);
-  absl::StatusOr<std::vector<LazyTensor>> cast =
-      data_->state->Record("nn.cast", {*this}, attrs, 1, /*reduced=*/false);
-  if (!cast.ok()) return cast.status();
-  return std::move(cast->front());
+  LazyTensor cast;
+  absl::Status status =
+      value_->state->Record("nn.cast", {*this}, attrs, 1,
+                            absl::MakeSpan(&cast, 1), /*reduced=*/false);
+  if (!status.ok()) return status;
+  return cast;
 }
 
 absl::StatusOr<std::unique_ptr<LazyContext>> LazyContext::Create(
@@ -732,16 +779,21 @@ absl::StatusOr<LazyTensor> LazyContext::FromHost(DenseHostTensor tensor,
 absl::StatusOr<std::vector<LazyTensor>> LazyContext::Execute(
     absl::string_view op_name, absl::Span<const LazyTensor> args,
     const OpAttrs& attrs, size_t num_results) {
-  return state_->Record(op_name, args, attrs, num_results);
+  std::vector<LazyTensor> results(num_results);
+  absl::Status status = state_->Record(op_name, args, attrs, num_results,
+                                       absl::MakeSpan(results));
+  if (!status.ok()) return status;
+  return results;
 }
 
 absl::StatusOr<LazyTensor> LazyContext::Call(absl::string_view op_name,
                                              absl::Span<const LazyTensor> args,
                                              const OpAttrs& attrs) {
-  absl::StatusOr<std::vector<LazyTensor>> results =
-      state_->Record(op_name, args, attrs, 1);
-  if (!results.ok()) return results.status();
-  return std::move(results->front());
+  LazyTensor result;
+  absl::Status status =
+      state_->Record(op_name, args, attrs, 1, absl::MakeSpan(&result, 1));
+  if (!status.ok()) return status;
+  return result;
 }
 
 absl::Status LazyContext::Barrier() { return state_->Barrier(); }

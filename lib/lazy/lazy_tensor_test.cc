@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/runtime/runtime.h"
-#include "compiler/lazy/trace_compiler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -244,22 +243,6 @@ TEST_F(LazyTensorTest, OpsOutsideTheDialectRunInsideTheProgram) {
   LazyTensor z = *lazy_->Call("nn.relu", {y});
   EXPECT_THAT(Values(*z.ToHost()), ElementsAreArray({2.f, 0.f, 6.f}));
   EXPECT_EQ(lazy_->cache_stats().misses, 1);  // One program for both.
-
-  internal::Trace trace;
-  trace.parameters = {TensorMetadata(DType::kF32, {3})};
-  trace.ops.push_back(internal::TraceOp{"tfrt_test.add",
-                                        OpAttrsRef(),
-                                        {{-1, 0}, {-1, 0}},
-                                        {TensorMetadata(DType::kF32, {3})}});
-  trace.ops.push_back(internal::TraceOp{
-      "nn.relu", OpAttrsRef(), {{0, 0}}, {TensorMetadata(DType::kF32, {3})}});
-  trace.outputs = {{1, 0}};
-  trace.device = "CPU:0";
-  absl::StatusOr<std::string> text = internal::PrintTrace(trace);
-  ASSERT_TRUE(text.ok()) << text.status();
-  EXPECT_THAT(*text, HasSubstr("nn.runtime_op"));
-  EXPECT_THAT(*text, HasSubstr("op_name = \"tfrt_test.add\""));
-  EXPECT_THAT(*text, HasSubstr("nn.relu"));
 }
 
 TEST_F(LazyTensorTest, ComputationErrorsArriveWhenRead) {

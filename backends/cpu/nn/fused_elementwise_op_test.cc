@@ -1,0 +1,104 @@
+// nn.fused_elementwise: every opcode, chains longer than a block, broadcast
+// inputs, bitwise against the separate ops; malformed programs.
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "asyncrt/backends/fused_elementwise.h"
+#include "asyncrt/backends/nn_ops.h"
+#include "backends/cpu/nn/nn_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace asyncrt::nn {
+namespace {
+
+using ::testing::HasSubstr;
+
+class FusedElementwiseTest : public EagerOpTest {
+ protected:
+  // `ops` with `operands` (two per op) fused, on `inputs`.
+  absl::StatusOr<Tensor32> Fused(const std::vector<Tensor32>& inputs,
+                                 std::vector<int64_t> ops,
+                                 std::vector<int64_t> operands) {
+    OpAttrs attrs;
+    attrs.SetArray<int64_t>("ops", ops);
+    attrs.SetArray<int64_t>("operands", operands);
+    return Run("nn.fused_elementwise", inputs, attrs);
+  }
+};
+
+Tensor32 Random(std::vector<int64_t> shape, uint32_t seed, float low = -2,
+                float high = 2) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> uniform(low, high);
+  Tensor32 t{shape, {}};
+  for (int64_t i = 0; i < n; ++i) t.values.push_back(uniform(random));
+  return t;
+}
+
+void ExpectBitwiseEqual(const Tensor32& fused, const Tensor32& separate) {
+  ASSERT_EQ(fused.shape, separate.shape);
+  ASSERT_EQ(fused.values.size(), separate.values.size());
+  for (size_t i = 0; i < fused.values.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&fused.values[i], &separate.values[i], 4), 0)
+        << i << ": " << fused.values[i] << " vs " << separate.values[i];
+  }
+}
+
+// Each opcode alone equals its nn op (positive inputs for log and sqrt).
+TEST_F(FusedElementwiseTest, EveryOpcodeIsItsOp) {
+  const Tensor32 a = Random({3, 700}, 1, 0.1f, 3);
+  const Tensor32 b = Random({3, 700}, 2, 0.1f, 3);
+  for (const FusedElementwiseOpcode& op : kFusedElementwiseOps) {
+    SCOPED_TRACE(std::string(op.op_name));
+    std::vector<Tensor32> args = {a};
+    if (op.arity == 2) args.push_back(b);
+    absl::StatusOr<Tensor32> separate = Run(std::string(op.op_name), args);
+    ASSERT_TRUE(separate.ok()) << separate.status();
+    absl::StatusOr<Tensor32> fused =
+        Fused(args, {op.opcode}, {0, op.arity == 2 ? 1 : -1});
+    ASSERT_TRUE(fused.ok()) << fused.status();
+    ExpectBitwiseEqual(*fused, *separate);
+  }
+}
+
+// relu(a * b - a) + tanh(b), over 3 blocks and a partial one, with one
+// input a single element broadcast.
+TEST_F(FusedElementwiseTest, ChainsAndBroadcastEqualTheSeparateOps) {
+  const Tensor32 a = Random({1600}, 3);
+  const Tensor32 b = Random({1600}, 4);
+  const Tensor32 s = {{1}, {0.25f}};
+  // Values: 0 a, 1 b, 2 s; ops: 3 = a*b, 4 = 3-a, 5 = relu 4, 6 = tanh b,
+  // 7 = 5+6, 8 = 7*s.
+  absl::StatusOr<Tensor32> fused = Fused(
+      {a, b, s}, {2, 1, 10, 16, 0, 2}, {0, 1, 3, 0, 4, -1, 1, -1, 5, 6, 7, 2});
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  Tensor32 t = *Run("nn.mul", {a, b});
+  t = *Run("nn.sub", {t, a});
+  t = *Run("nn.relu", {t});
+  Tensor32 u = *Run("nn.tanh", {b});
+  t = *Run("nn.add", {t, u});
+  t = *Run("nn.mul", {t, s});
+  ExpectBitwiseEqual(*fused, t);
+}
+
+TEST_F(FusedElementwiseTest, MalformedProgramsAreErrors) {
+  const Tensor32 a = Random({4}, 5);
+  EXPECT_THAT(Fused({a}, {99}, {0, -1}).status().message(),
+              HasSubstr("unknown opcode 99"));
+  EXPECT_THAT(Fused({a}, {0}, {0, 1}).status().message(),
+              HasSubstr("bad operand 1"));  // Not yet defined.
+  EXPECT_THAT(Fused({a}, {10}, {0, 0}).status().message(),
+              HasSubstr("bad operand"));  // A unary op with two.
+  EXPECT_THAT(Fused({a}, {10, 10}, {0, -1}).status().message(),
+              HasSubstr("two per op"));
+  EXPECT_THAT(Fused({a, Random({3}, 6)}, {0}, {0, 1}).status().message(),
+              HasSubstr("or one element"));
+}
+
+}  // namespace
+}  // namespace asyncrt::nn
