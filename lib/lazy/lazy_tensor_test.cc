@@ -323,6 +323,35 @@ TEST_F(LazyTensorTest, ThreadsRecordConcurrently) {
   EXPECT_LE(lazy_->cache_stats().misses, 8);
 }
 
+// Threads race to compute the same pending values (each read runs the
+// trace unless another thread's run got there first) while another thread
+// records and barriers; every read sees the right values.
+TEST_F(LazyTensorTest, ThreadsRaceToComputeSharedValues) {
+  for (int round = 0; round < 20; ++round) {
+    LazyTensor x = FromHost({64}, std::vector<float>(64, 1.0f));
+    LazyTensor y = *lazy_->Call("nn.add", {x, x});
+    LazyTensor z = *lazy_->Call("nn.mul", {y, y});
+    std::vector<std::thread> threads;
+    std::vector<float> seen(4);
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        absl::StatusOr<DenseHostTensor> host = (t % 2 ? z : y).ToHost();
+        seen[t] = host.ok() ? host->elements<float>()[63] : -1;
+      });
+    }
+    threads.emplace_back([&] {
+      LazyTensor w = *lazy_->Call("nn.neg", {z});
+      EXPECT_TRUE(lazy_->Barrier().ok());
+      EXPECT_TRUE(w.Await().ok());
+    });
+    for (std::thread& thread : threads) thread.join();
+    EXPECT_EQ(seen[0], 2.0f);
+    EXPECT_EQ(seen[1], 4.0f);
+    EXPECT_EQ(seen[2], 2.0f);
+    EXPECT_EQ(seen[3], 4.0f);
+  }
+}
+
 #ifdef SIM_PLUGIN
 class LazyDeviceTest : public ::testing::Test {
  protected:

@@ -91,15 +91,22 @@ absl::Status FusedMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   return absl::OkStatus();
 }
 
+// Sanitizer runtimes are not up yet when ifunc resolvers run (at
+// relocation): no clones there.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define ASYNCRT_FUSED_CLONES
+#else
+#define ASYNCRT_FUSED_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // out[i] = f(a[i], b[i]) for i < n; what each nn op computes on f32
 // (elementwise_ops.cc), so that fusing changes no bit. Cloned for AVX2
 // (picked at load time where the CPU has it): 8 floats per instruction, the
 // same IEEE operations (no FMA is enabled, so nothing is contracted).
-__attribute__((target_clones("avx2", "default"))) void Run(
-    const Instruction& instruction, const float* a, const float* b, float* out,
-    int64_t n) {
+ASYNCRT_FUSED_CLONES void Run(const Instruction& instruction, const float* a,
+                              const float* b, float* out, int64_t n) {
   switch (instruction.opcode) {
 #define ASYNCRT_BINARY(CODE, EXPR)    \
   case CODE:                          \
