@@ -44,11 +44,21 @@ struct LazyValue {
       : state(std::move(state)),
         metadata(std::move(storage)),
         device(device),
+        device_type_id(OpRegistry::DeviceTypeId(device->type())),
+        reduced(reduced) {}
+  // A value on the device of `like`, whose type id is known.
+  LazyValue(std::shared_ptr<LazyState> state, TensorMetadata storage,
+            const LazyValue& like, bool reduced)
+      : state(std::move(state)),
+        metadata(std::move(storage)),
+        device(like.device),
+        device_type_id(like.device_type_id),
         reduced(reduced) {}
 
   const std::shared_ptr<LazyState> state;
   const TensorMetadata metadata;  // As stored: bf16 when reduced.
   Device* const device;           // Held by the runtime's device manager.
+  const int device_type_id;       // OpRegistry::DeviceTypeId of its type.
   const bool reduced;
   // LazyTensors referring to it. The context's pending list watches values
   // weakly and makes outputs of those with users, so a value that only an
@@ -227,6 +237,9 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
   // Serializes Build, whose marks live in the values and nodes.
   std::mutex walk_mu_;
   uint64_t walks_ = 0;  // Guarded by walk_mu_.
+  // The last trace's key and node count, to size the next one's.
+  std::atomic<size_t> last_key_size_{0};
+  std::atomic<size_t> last_num_nodes_{0};
 
   // User tensors recorded since the last barrier (weakly: a tensor the user
   // dropped is no output of the next trace).
@@ -297,9 +310,10 @@ absl::Status LazyState::Record(absl::string_view op_name,
         "is recorded"));
   }
   Device* device = &runtime_.host().host_device();
+  const LazyValue* first = nullptr;  // Results go on its device.
   bool reduced = false;
   absl::InlinedVector<const TensorMetadata*, 4> arg_metadata;
-  absl::InlinedVector<std::shared_ptr<LazyValue>, 2> operands;
+  auto node = std::make_shared<TraceNode>();
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].valid()) {
       return absl::InvalidArgumentError(
@@ -311,6 +325,7 @@ absl::Status LazyState::Record(absl::string_view op_name,
           op_name, ": argument ", i, " belongs to another LazyContext"));
     }
     if (i == 0) {
+      first = value.get();
       device = value->device;
       reduced = value->reduced;
     } else if (value->device != device) {
@@ -327,14 +342,15 @@ absl::Status LazyState::Record(absl::string_view op_name,
                        "ToFullPrecision"));
     }
     arg_metadata.push_back(&value->metadata);
-    operands.push_back(value);
+    node->operands.push_back(value);
   }
-  if (entry->FindImplementation(OpRegistry::DeviceTypeId(device->type())) ==
-      nullptr) {
+  const int device_type_id = first != nullptr
+                                 ? first->device_type_id
+                                 : OpRegistry::DeviceTypeId(device->type());
+  if (entry->FindImplementation(device_type_id) == nullptr) {
     return absl::UnimplementedError(
         absl::StrCat(op_name, " has no implementation for ", device->name()));
   }
-  auto node = std::make_shared<TraceNode>();
   node->results.resize(num_results);
   absl::Status status = entry->metadata_fn(
       ArgumentMetadata(arg_metadata), attrs, absl::MakeSpan(node->results));
@@ -344,12 +360,17 @@ absl::Status LazyState::Record(absl::string_view op_name,
     node->attrs = attrs.Freeze();
     node->attrs_key = AttrsKey(attrs);
   }
-  node->operands = std::move(operands);
+  // One reference to the context for all results (shared_from_this would
+  // lock a weak reference per value).
+  std::shared_ptr<LazyState> self =
+      first != nullptr ? first->state : shared_from_this();
   for (size_t i = 0; i < num_results; ++i) {
     const bool result_reduced = reduced_result.value_or(
         reduced && !args.empty() && node->results[i].dtype == kReducedDType);
     std::shared_ptr<LazyValue> value =
-        NewValue(node->results[i], device, result_reduced);
+        first != nullptr ? std::make_shared<LazyValue>(self, node->results[i],
+                                                       *first, result_reduced)
+                         : NewValue(node->results[i], device, result_reduced);
     value->node = node;
     value->result_index = static_cast<int32_t>(i);
     results[i] = LazyTensor(std::move(value));
@@ -412,6 +433,10 @@ LazyState::BuiltTrace LazyState::Build(
     std::vector<std::shared_ptr<LazyValue>> outputs) {
   BuiltTrace built;
   built.device = outputs.front()->device->name();
+  // Sized like the last trace (a loop's traces repeat).
+  built.key.reserve(last_key_size_.load(std::memory_order_relaxed));
+  built.nodes.reserve(last_num_nodes_.load(std::memory_order_relaxed));
+  built.operands.reserve(2 * built.nodes.capacity());
   std::string& key = built.key;
   key.append(built.device);
   key.push_back('\0');
@@ -482,6 +507,8 @@ LazyState::BuiltTrace LazyState::Build(
     key.push_back('R');
     AppendBytes(key, *ref);
   }
+  last_key_size_.store(key.size(), std::memory_order_relaxed);
+  last_num_nodes_.store(built.nodes.size(), std::memory_order_relaxed);
   return built;
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/backends/fused_elementwise.h"
 #include "asyncrt/backends/nn_ops.h"
@@ -165,8 +166,8 @@ void FusedElementwise(OpInvocation& invocation) {
 
   // Inputs: their elements, or a block of one repeated element.
   const size_t num_ops = program->size();
-  std::vector<const float*> inputs(num_inputs);
-  std::vector<bool> broadcast(num_inputs);
+  absl::InlinedVector<const float*, 4> inputs(num_inputs);
+  absl::InlinedVector<bool, 4> broadcast(num_inputs);
   std::vector<std::array<float, kBlock>> splats;
   splats.reserve(num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) {
@@ -182,7 +183,7 @@ void FusedElementwise(OpInvocation& invocation) {
   }
   // Each op result gets a block-sized slot, freed after its last use, so a
   // chain needs two or three slots whatever its length.
-  std::vector<int32_t> last_use(num_ops, -1);
+  absl::InlinedVector<int32_t, 64> last_use(num_ops, -1);
   for (size_t k = 0; k < num_ops; ++k) {
     for (int32_t operand : (*program)[k].operands) {
       if (operand >= static_cast<int32_t>(num_inputs)) {
@@ -190,8 +191,8 @@ void FusedElementwise(OpInvocation& invocation) {
       }
     }
   }
-  std::vector<int32_t> slot_of(num_ops, -1);
-  std::vector<int32_t> free_slots;
+  absl::InlinedVector<int32_t, 64> slot_of(num_ops, -1);
+  absl::InlinedVector<int32_t, 8> free_slots;
   int32_t num_slots = 0;
   for (size_t k = 0; k + 1 < num_ops; ++k) {
     // The op's slot is taken before its dying operands' slots are freed,
@@ -209,11 +210,17 @@ void FusedElementwise(OpInvocation& invocation) {
       }
     }
   }
-  // Written before read: no need to zero them.
-  std::unique_ptr<float[]> slot_storage =
-      std::make_unique_for_overwrite<float[]>(static_cast<size_t>(num_slots) *
-                                              kBlock);
-  float* slots = slot_storage.get();
+  // Written before read: no need to zero them. A chain's few slots fit on
+  // the stack (16 KiB); more come from the heap.
+  constexpr int32_t kStackSlots = 8;
+  alignas(64) float stack_slots[kStackSlots * kBlock];
+  std::unique_ptr<float[]> heap_slots;
+  float* slots = stack_slots;
+  if (num_slots > kStackSlots) {
+    heap_slots = std::make_unique_for_overwrite<float[]>(
+        static_cast<size_t>(num_slots) * kBlock);
+    slots = heap_slots.get();
+  }
 
   for (int64_t start = 0; start < n; start += kBlock) {
     const int64_t count = std::min(kBlock, n - start);
