@@ -540,6 +540,8 @@ absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::GetOrCompile(
       lru_.splice(lru_.begin(), lru_, it->second);
       ++stats_.hits;
       stats_.hit_time += absl::Now() - started;
+      // A mark in the Chrome trace (a scope of no length).
+      tracing::ScopedTrace hit(tracing::Level::kDefault, "LazyCacheHit");
       return it->second->second;
     }
   }
@@ -549,12 +551,22 @@ absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::GetOrCompile(
     return absl::StrCat("LazyCompile#ops=", built.nodes.size(), "#");
   });
   const absl::Time start = absl::Now();
+  const Trace trace = ToTrace(built);
+  const TraceCompilerFn compiler =
+      options_.compile ? GetTraceCompiler() : nullptr;
   absl::StatusOr<std::shared_ptr<const TraceProgram>> program =
-      TraceProgram::Create(ToTrace(built), runtime_,
-                           options_.compile ? GetTraceCompiler() : nullptr);
+      TraceProgram::Create(trace, runtime_, compiler);
+  // What the compiler cannot take (an attribute without a compile-time
+  // form, a compiler bug) still runs: its ops replayed, unfused.
+  bool fell_back = false;
+  if (!program.ok() && compiler != nullptr) {
+    program = TraceProgram::Create(trace, runtime_, nullptr);
+    fell_back = program.ok();
+  }
   const absl::Duration elapsed = absl::Now() - start;
   std::lock_guard<std::mutex> lock(cache_mu_);
   ++stats_.misses;
+  if (fell_back) ++stats_.replayed;
   stats_.compile_time += elapsed;
   if (!program.ok()) return program.status();
   std::shared_ptr<const TraceProgram> compiled = *std::move(program);

@@ -2,12 +2,15 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/lazy/trace.h"
 #include "asyncrt/runtime/runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -293,6 +296,46 @@ TEST_F(LazyTensorTest, ReducedPrecision) {
   ASSERT_TRUE(all.ok());
   EXPECT_TRUE((*all)[0].IsReducedPrecision() && (*all)[1].IsReducedPrecision());
   EXPECT_FALSE(ToReducedPrecision({x, i}).ok());
+}
+
+// A trace the compiler cannot take is replayed, not lost.
+TEST_F(LazyTensorTest, TracesTheCompilerRefusesAreReplayed) {
+  const TraceCompilerFn registered = GetTraceCompiler();
+  RegisterTraceCompiler(
+      [](const Trace&) -> absl::StatusOr<std::vector<uint8_t>> {
+        return absl::InvalidArgumentError("this compiler takes nothing");
+      });
+  LazyTensor x = FromHost({2}, {1, -1});
+  LazyTensor y = *lazy_->Call("nn.relu", {x});
+  absl::StatusOr<DenseHostTensor> result = y.ToHost();
+  RegisterTraceCompiler(registered);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(Values(*result), ElementsAreArray({1.f, 0.f}));
+  EXPECT_EQ(lazy_->cache_stats().replayed, 1);
+}
+
+// Compilations and cache hits show in the Chrome trace.
+TEST(LazyTraceEventsTest, CompilationsAndHitsAreTraced) {
+  const std::string path =
+      absl::StrCat(::testing::TempDir(), "/lazy_trace.json");
+  RuntimeOptions options;
+  options.work_queue = "s";
+  options.device_plugins_from_environment = false;
+  options.trace_file = path;
+  auto runtime = *Runtime::Create(options);
+  {
+    auto lazy = *LazyContext::Create(*runtime);
+    for (int i = 0; i < 2; ++i) {
+      LazyTensor x = *lazy->FromHost(Floats(*runtime, {2}, {1, 2}));
+      ASSERT_TRUE(lazy->Call("nn.neg", {x})->ToHost().ok());
+    }
+  }
+  ASSERT_TRUE(runtime->FinishTrace().ok());
+  std::ifstream file(path);
+  std::string text((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("LazyCompile#ops=1#"));
+  EXPECT_THAT(text, HasSubstr("LazyCacheHit"));
 }
 
 // Threads recording into one context at once, each with its own loop and

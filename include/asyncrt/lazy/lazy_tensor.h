@@ -19,8 +19,10 @@
 // context, so a loop body is one trace that repeats, not one growing
 // graph), or when max_trace_ops ops were recorded since the last barrier.
 // Ops the nn dialect does not model still run inside the trace's program
-// (as nn.runtime_op: the registry op, unfused). Runtime-only builds, which
-// have no compiler, replay each trace op by op (see LazyOptions::compile).
+// (as nn.runtime_op: the registry op, unfused); a trace the compiler cannot
+// take at all is replayed op by op (LazyCacheStats::replayed). Runtime-only
+// builds, which have no compiler, replay each trace op by op (see
+// LazyOptions::compile).
 //
 // Devices: a tensor lives on one device ("CPU:0", a plug-in's "SIM:0");
 // an op on tensors of two devices is an error naming both, and only
@@ -80,6 +82,9 @@ struct LazyOptions {
 struct LazyCacheStats {
   int64_t hits = 0;
   int64_t misses = 0;  // Each a compilation.
+  // Misses the trace compiler could not take (an attribute without a
+  // compile-time form, ...), replayed op by op instead.
+  int64_t replayed = 0;
   int64_t evictions = 0;
   int64_t entries = 0;
   absl::Duration compile_time;  // Total over the misses.
