@@ -65,24 +65,17 @@ struct LazyValue {
   // op of the trace still reads is not an output.
   std::atomic<int32_t> users{0};
 
+  // Set before the value is published; after, guarded by the context's
+  // graph lock (LazyState::graph_mu_), which every materialization takes.
+  std::shared_ptr<const TraceNode> node;  // Null once materialized.
+  int32_t result_index = 0;
+  RCReference<AsyncValue> handle;  // Of a TensorHandle, once materialized.
   struct State {
-    std::shared_ptr<const TraceNode> node;
-    int32_t result_index = 0;
-    RCReference<AsyncValue> handle;  // Of a TensorHandle, once materialized.
+    RCReference<AsyncValue> handle;
   };
-  State Snapshot() const {
-    std::lock_guard<std::mutex> lock(mu);
-    return State{node, result_index, handle};
-  }
 
-  mutable std::mutex mu;
-  std::shared_ptr<const TraceNode> node;  // Guarded by mu.
-  int32_t result_index = 0;               // Guarded by mu.
-  RCReference<AsyncValue> handle;         // Guarded by mu.
-
-  // Scratch of the walk that builds a trace (LazyState::Build, which holds
-  // the context's walk lock): the walk that last placed this value, and
-  // where.
+  // Scratch of the walk that builds a trace (LazyState::Build, under the
+  // graph lock): the walk that last placed this value, and where.
   uint64_t walk = 0;
   TraceRef walk_ref;
 };
@@ -94,7 +87,8 @@ struct TraceNode {
   std::string attrs_key;  // Exact bytes of the attributes, for cache keys.
   absl::InlinedVector<std::shared_ptr<LazyValue>, 2> operands;
   absl::InlinedVector<TensorMetadata, 1> results;
-  // Walk scratch, as LazyValue's: the walk that placed this node, and where.
+  // Walk scratch, as LazyValue's (under the graph lock): the walk that
+  // placed this node, and where.
   mutable uint64_t walk = 0;
   mutable int32_t walk_index = 0;
 };
@@ -198,6 +192,9 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
   absl::StatusOr<DenseHostTensor> ToHost(const LazyValue& value);
   // Waits for a materialized value's tensor; its error if it failed.
   absl::Status Await(const LazyValue& value);
+  // A materialized value's handle (null while recorded), read under the
+  // graph lock.
+  LazyValue::State Snapshot(const LazyValue& value);
   absl::StatusOr<LazyTensor> CopyTo(const std::shared_ptr<LazyValue>& source,
                                     absl::string_view device_name);
 
@@ -216,30 +213,40 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
     std::string key;
     std::vector<TensorMetadata> parameters;
     std::vector<RCReference<AsyncValue>> arguments;
-    std::vector<std::shared_ptr<const TraceNode>> nodes;
+    // Valid while the graph lock is held (a materialization frees nodes).
+    std::vector<const TraceNode*> nodes;
     std::vector<TraceRef> operands;  // Each node's, one after the other.
     std::vector<TraceRef> output_refs;
     std::vector<std::shared_ptr<LazyValue>> outputs;
   };
   static Trace ToTrace(const BuiltTrace& built);
   // The trace computing `outputs` (all on one device, none materialized).
+  // Requires graph_mu_.
   BuiltTrace Build(std::vector<std::shared_ptr<LazyValue>> outputs);
   // Runs the trace computing `outputs`, all on one device.
-  absl::Status RunTrace(std::vector<std::shared_ptr<LazyValue>> outputs);
-  // `started`: when the trace's Build began (for LazyCacheStats::hit_time).
-  absl::StatusOr<std::shared_ptr<const TraceProgram>> GetOrCompile(
-      const BuiltTrace& built, absl::Time started);
+  // `lock` holds graph_mu_; released while the trace compiles and starts.
+  absl::Status RunTrace(std::vector<std::shared_ptr<LazyValue>> outputs,
+                        std::unique_lock<std::mutex>& lock);
+  // The cached program for `key`, or null; `started`: when the trace's
+  // Build began (for LazyCacheStats::hit_time).
+  std::shared_ptr<const TraceProgram> LookUp(const std::string& key,
+                                             absl::Time started);
+  // Compiles `trace` (replays it if the compiler cannot) and caches it.
+  absl::StatusOr<std::shared_ptr<const TraceProgram>> Compile(
+      const Trace& trace, const std::string& key);
   void AddPending(const std::shared_ptr<LazyValue>& value);
 
   Runtime& runtime_;
   const LazyOptions options_;
 
-  // Serializes Build, whose marks live in the values and nodes.
-  std::mutex walk_mu_;
-  uint64_t walks_ = 0;  // Guarded by walk_mu_.
+  // The graph lock: guards every published value's node and handle, and
+  // the walk marks of Build. Held briefly: while a trace's key is built and
+  // looked up, and while its outputs are materialized.
+  std::mutex graph_mu_;
+  uint64_t walks_ = 0;  // Guarded by graph_mu_.
   // The last trace's key and node count, to size the next one's.
-  std::atomic<size_t> last_key_size_{0};
-  std::atomic<size_t> last_num_nodes_{0};
+  size_t last_key_size_ = 0;   // Guarded by graph_mu_.
+  size_t last_num_nodes_ = 0;  // Guarded by graph_mu_.
 
   // User tensors recorded since the last barrier (weakly: a tensor the user
   // dropped is no output of the next trace).
@@ -410,8 +417,9 @@ absl::Status LazyState::Materialize(
   // One trace per device, in the order the values came.
   std::vector<std::pair<Device*, std::vector<std::shared_ptr<LazyValue>>>>
       by_device;
+  std::unique_lock<std::mutex> lock(graph_mu_);
   for (const std::shared_ptr<LazyValue>& value : values) {
-    if (value->Snapshot().handle) continue;
+    if (value->handle) continue;
     auto it = std::find_if(
         by_device.begin(), by_device.end(),
         [&](const auto& group) { return group.first == value->device; });
@@ -424,7 +432,7 @@ absl::Status LazyState::Materialize(
   }
   absl::Status status;
   for (auto& [device, outputs] : by_device) {
-    status.Update(RunTrace(std::move(outputs)));
+    status.Update(RunTrace(std::move(outputs), lock));
   }
   return status;
 }
@@ -434,51 +442,49 @@ LazyState::BuiltTrace LazyState::Build(
   BuiltTrace built;
   built.device = outputs.front()->device->name();
   // Sized like the last trace (a loop's traces repeat).
-  built.key.reserve(last_key_size_.load(std::memory_order_relaxed));
-  built.nodes.reserve(last_num_nodes_.load(std::memory_order_relaxed));
+  built.key.reserve(last_key_size_);
+  built.nodes.reserve(last_num_nodes_);
   built.operands.reserve(2 * built.nodes.capacity());
   std::string& key = built.key;
   key.append(built.device);
   key.push_back('\0');
 
-  // Values and nodes carry the walk's marks (no hash maps: this walk runs
-  // on every barrier, cache hits included); one walk at a time.
-  std::lock_guard<std::mutex> walk_lock(walk_mu_);
+  // Values and nodes carry the walk's marks: no hash maps and, under the
+  // graph lock, no reference counting (this walk runs on every barrier,
+  // cache hits included).
   const uint64_t walk = ++walks_;
   // Iterative depth-first order (a trace may be thousands of ops long).
   struct Frame {
-    std::shared_ptr<const TraceNode> node;
+    const TraceNode* node;
     size_t next_operand = 0;
   };
   std::vector<Frame> stack;
   // The value's ref if it is known or a parameter; else pushes its node.
-  auto resolve =
-      [&](const std::shared_ptr<LazyValue>& value) -> std::optional<TraceRef> {
-    if (value->walk == walk) return value->walk_ref;
-    LazyValue::State state = value->Snapshot();
-    if (state.handle) {
-      value->walk_ref = TraceRef{TraceRef::kParameter,
-                                 static_cast<int32_t>(built.parameters.size())};
-      built.parameters.push_back(value->metadata);
-      built.arguments.push_back(std::move(state.handle));
+  auto resolve = [&](LazyValue& value) -> std::optional<TraceRef> {
+    if (value.walk == walk) return value.walk_ref;
+    if (value.handle) {
+      value.walk_ref = TraceRef{TraceRef::kParameter,
+                                static_cast<int32_t>(built.parameters.size())};
+      built.parameters.push_back(value.metadata);
+      built.arguments.push_back(value.handle);
       key.push_back('P');
-      AppendMetadataKey(key, value->metadata);
-    } else if (state.node->walk == walk) {
-      value->walk_ref = TraceRef{state.node->walk_index, state.result_index};
+      AppendMetadataKey(key, value.metadata);
+    } else if (value.node->walk == walk) {
+      value.walk_ref = TraceRef{value.node->walk_index, value.result_index};
     } else {
-      stack.push_back(Frame{std::move(state.node)});
+      stack.push_back(Frame{value.node.get()});
       return std::nullopt;
     }
-    value->walk = walk;
-    return value->walk_ref;
+    value.walk = walk;
+    return value.walk_ref;
   };
   for (const std::shared_ptr<LazyValue>& output : outputs) {
     std::optional<TraceRef> ref;
-    while (!(ref = resolve(output))) {
+    while (!(ref = resolve(*output))) {
       while (!stack.empty()) {
         Frame& frame = stack.back();
         if (frame.next_operand < frame.node->operands.size()) {
-          if (resolve(frame.node->operands[frame.next_operand])) {
+          if (resolve(*frame.node->operands[frame.next_operand])) {
             ++stack.back().next_operand;  // `frame` may have moved.
           }
           continue;
@@ -492,13 +498,13 @@ LazyState::BuiltTrace LazyState::Build(
         AppendBytes(key, static_cast<uint32_t>(node.results.size()));
         for (const std::shared_ptr<LazyValue>& operand : node.operands) {
           // Resolved just before: a parameter of this walk or a node of it.
-          TraceRef operand_ref = *resolve(operand);
+          TraceRef operand_ref = *resolve(*operand);
           built.operands.push_back(operand_ref);
           AppendBytes(key, operand_ref);
         }
         node.walk = walk;
         node.walk_index = static_cast<int32_t>(built.nodes.size());
-        built.nodes.push_back(std::move(frame.node));
+        built.nodes.push_back(&node);
         stack.pop_back();
       }
     }
@@ -507,8 +513,8 @@ LazyState::BuiltTrace LazyState::Build(
     key.push_back('R');
     AppendBytes(key, *ref);
   }
-  last_key_size_.store(key.size(), std::memory_order_relaxed);
-  last_num_nodes_.store(built.nodes.size(), std::memory_order_relaxed);
+  last_key_size_ = key.size();
+  last_num_nodes_ = built.nodes.size();
   return built;
 }
 
@@ -518,7 +524,7 @@ Trace LazyState::ToTrace(const BuiltTrace& built) {
   trace.parameters = built.parameters;
   trace.outputs = built.output_refs;
   size_t next_operand = 0;
-  for (const std::shared_ptr<const TraceNode>& node : built.nodes) {
+  for (const TraceNode* node : built.nodes) {
     TraceOp op;
     op.op_name = node->entry->name;
     op.attrs = node->attrs;
@@ -532,26 +538,27 @@ Trace LazyState::ToTrace(const BuiltTrace& built) {
   return trace;
 }
 
-absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::GetOrCompile(
-    const BuiltTrace& built, absl::Time started) {
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    if (auto it = cache_.find(built.key); it != cache_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      ++stats_.hits;
-      stats_.hit_time += absl::Now() - started;
-      // A mark in the Chrome trace (a scope of no length).
-      tracing::ScopedTrace hit(tracing::Level::kDefault, "LazyCacheHit");
-      return it->second->second;
-    }
-  }
-  // Compiled without the lock: hits on other traces go on meanwhile. Two
+std::shared_ptr<const TraceProgram> LazyState::LookUp(const std::string& key,
+                                                      absl::Time started) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  ++stats_.hits;
+  stats_.hit_time += absl::Now() - started;
+  // A mark in the Chrome trace (a scope of no length).
+  tracing::ScopedTrace hit(tracing::Level::kDefault, "LazyCacheHit");
+  return it->second->second;
+}
+
+absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::Compile(
+    const Trace& trace, const std::string& key) {
+  // Compiled without a lock: hits on other traces go on meanwhile. Two
   // threads missing on one trace both compile; the first to finish is kept.
   tracing::ScopedTrace scope(tracing::Level::kDefault, [&] {
-    return absl::StrCat("LazyCompile#ops=", built.nodes.size(), "#");
+    return absl::StrCat("LazyCompile#ops=", trace.ops.size(), "#");
   });
   const absl::Time start = absl::Now();
-  const Trace trace = ToTrace(built);
   const TraceCompilerFn compiler =
       options_.compile ? GetTraceCompiler() : nullptr;
   absl::StatusOr<std::shared_ptr<const TraceProgram>> program =
@@ -570,11 +577,11 @@ absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::GetOrCompile(
   stats_.compile_time += elapsed;
   if (!program.ok()) return program.status();
   std::shared_ptr<const TraceProgram> compiled = *std::move(program);
-  if (auto it = cache_.find(built.key); it != cache_.end()) {
+  if (auto it = cache_.find(key); it != cache_.end()) {
     return it->second->second;
   }
-  lru_.emplace_front(built.key, compiled);
-  cache_.emplace(built.key, lru_.begin());
+  lru_.emplace_front(key, compiled);
+  cache_.emplace(key, lru_.begin());
   while (lru_.size() > options_.cache_capacity) {
     cache_.erase(lru_.back().first);
     lru_.pop_back();
@@ -584,35 +591,50 @@ absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::GetOrCompile(
 }
 
 absl::Status LazyState::RunTrace(
-    std::vector<std::shared_ptr<LazyValue>> outputs) {
+    std::vector<std::shared_ptr<LazyValue>> outputs,
+    std::unique_lock<std::mutex>& lock) {
   const absl::Time started = absl::Now();
   BuiltTrace built = Build(std::move(outputs));
-  absl::StatusOr<std::shared_ptr<const TraceProgram>> compiled =
-      GetOrCompile(built, started);
+  std::shared_ptr<const TraceProgram> cached = LookUp(built.key, started);
+  // The nodes are read while the graph lock holds them.
+  std::optional<Trace> trace;
+  if (cached == nullptr) trace = ToTrace(built);
+  lock.unlock();
+  absl::StatusOr<std::shared_ptr<const TraceProgram>> program =
+      cached != nullptr ? std::move(cached) : Compile(*trace, built.key);
   std::vector<RCReference<AsyncValue>> results;
-  if (compiled.ok()) {
+  if (program.ok()) {
     std::vector<AsyncValue*> arguments;
     for (const RCReference<AsyncValue>& argument : built.arguments) {
       arguments.push_back(argument.get());
     }
-    results = (*compiled)->Run(runtime_, arguments);
+    results = (*program)->Run(runtime_, arguments);
   } else {
-    RCReference<AsyncValue> error = MakeErrorAsyncValueRef(compiled.status());
+    RCReference<AsyncValue> error = MakeErrorAsyncValueRef(program.status());
     results.assign(built.outputs.size(), error);
   }
+  // The recorded graphs behind the outputs, freed after the lock.
+  std::vector<std::shared_ptr<const TraceNode>> recorded;
+  lock.lock();
   for (size_t i = 0; i < built.outputs.size(); ++i) {
     LazyValue& value = *built.outputs[i];
-    std::shared_ptr<const TraceNode> recorded;  // Freed outside the lock.
-    std::lock_guard<std::mutex> lock(value.mu);
     if (value.handle) continue;  // Another thread's trace computed it.
     value.handle = std::move(results[i]);
-    recorded = std::move(value.node);
+    recorded.push_back(std::move(value.node));
   }
-  return compiled.status();
+  lock.unlock();
+  recorded.clear();
+  lock.lock();
+  return program.status();
+}
+
+LazyValue::State LazyState::Snapshot(const LazyValue& value) {
+  std::lock_guard<std::mutex> lock(graph_mu_);
+  return LazyValue::State{value.handle};
 }
 
 absl::Status LazyState::Await(const LazyValue& value) {
-  RCReference<AsyncValue> handle_value = value.Snapshot().handle;
+  RCReference<AsyncValue> handle_value = Snapshot(value).handle;
   if (!handle_value) {
     return absl::InternalError("Await: the value was not materialized");
   }
@@ -628,7 +650,7 @@ absl::Status LazyState::Await(const LazyValue& value) {
 }
 
 absl::StatusOr<DenseHostTensor> LazyState::ToHost(const LazyValue& value) {
-  RCReference<AsyncValue> handle_value = value.Snapshot().handle;
+  RCReference<AsyncValue> handle_value = Snapshot(value).handle;
   if (!handle_value) {
     return absl::InternalError("ToHost: the value was not materialized");
   }
@@ -682,7 +704,7 @@ absl::StatusOr<LazyTensor> LazyState::CopyTo(
   if (!status.ok()) return status;
   absl::StatusOr<ExecutionContext> exec_ctx = runtime_.CreateExecutionContext();
   if (!exec_ctx.ok()) return exec_ctx.status();
-  RCReference<AsyncValue> source = original->Snapshot().handle;
+  RCReference<AsyncValue> source = Snapshot(*original).handle;
   std::shared_ptr<LazyValue> value =
       NewValue(original->metadata, *device, original->reduced);
   // The copy starts once the source is computed; its errors travel along.
@@ -739,7 +761,7 @@ const std::string& LazyTensor::device() const { return value_->device->name(); }
 bool LazyTensor::IsReducedPrecision() const { return value_->reduced; }
 
 bool LazyTensor::IsMaterialized() const {
-  return value_->Snapshot().handle != nullptr;
+  return value_->state->Snapshot(*value_).handle != nullptr;
 }
 
 absl::StatusOr<DenseHostTensor> LazyTensor::ToHost() const {
