@@ -13,6 +13,7 @@
 //                                 `hit_us` counter is the walk of the
 //                                 recorded graph into its key and the lookup
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <vector>
@@ -67,12 +68,14 @@ struct Eager {
       : core(runtime.core_runtime()),
         cpu(core.GetOpHandler("cpu")),
         exec_ctx(*runtime.CreateExecutionContext()) {}
-  TensorHandle Call(const char* op, std::vector<TensorHandle*> args,
+  // The arguments are borrowed (copied handles, on the stack).
+  TensorHandle Call(const char* op, std::initializer_list<TensorHandle*> args,
                     const OpAttrsRef& attrs = OpAttrsRef()) {
-    std::vector<TensorHandle> borrowed;
-    for (TensorHandle* arg : args) borrowed.push_back(arg->CopyRef());
+    TensorHandle borrowed[4];
+    size_t count = 0;
+    for (TensorHandle* arg : args) borrowed[count++] = arg->CopyRef();
     TensorHandle result;
-    core.Execute(exec_ctx, op, cpu, absl::MakeSpan(borrowed), attrs,
+    core.Execute(exec_ctx, op, cpu, absl::MakeSpan(borrowed, count), attrs,
                  absl::MakeSpan(&result, 1), nullptr);
     return result;
   }

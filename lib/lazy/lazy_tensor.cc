@@ -23,6 +23,7 @@
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/tracing.h"
 #include "asyncrt/tensor/conversion_registry.h"
+#include "lib/lazy/recycling_allocator.h"
 #include "lib/lazy/trace_program.h"
 
 namespace asyncrt::lazy {
@@ -174,8 +175,9 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
 
   std::shared_ptr<LazyValue> NewValue(TensorMetadata storage, Device* device,
                                       bool reduced) {
-    return std::make_shared<LazyValue>(shared_from_this(), std::move(storage),
-                                       device, reduced);
+    return std::allocate_shared<LazyValue>(RecyclingAllocator<LazyValue>(),
+                                           shared_from_this(),
+                                           std::move(storage), device, reduced);
   }
 
   absl::StatusOr<LazyTensor> FromHost(DenseHostTensor tensor,
@@ -320,7 +322,8 @@ absl::Status LazyState::Record(absl::string_view op_name,
   const LazyValue* first = nullptr;  // Results go on its device.
   bool reduced = false;
   absl::InlinedVector<const TensorMetadata*, 4> arg_metadata;
-  auto node = std::make_shared<TraceNode>();
+  // Records come and go by the hundred per step of a loop: recycled.
+  auto node = std::allocate_shared<TraceNode>(RecyclingAllocator<TraceNode>());
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].valid()) {
       return absl::InvalidArgumentError(
@@ -375,8 +378,9 @@ absl::Status LazyState::Record(absl::string_view op_name,
     const bool result_reduced = reduced_result.value_or(
         reduced && !args.empty() && node->results[i].dtype == kReducedDType);
     std::shared_ptr<LazyValue> value =
-        first != nullptr ? std::make_shared<LazyValue>(self, node->results[i],
-                                                       *first, result_reduced)
+        first != nullptr ? std::allocate_shared<LazyValue>(
+                               RecyclingAllocator<LazyValue>(), self,
+                               node->results[i], *first, result_reduced)
                          : NewValue(node->results[i], device, result_reduced);
     value->node = node;
     value->result_index = static_cast<int32_t>(i);

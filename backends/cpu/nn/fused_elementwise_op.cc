@@ -97,15 +97,17 @@ absl::Status FusedMetadata(ArgumentMetadata args, const OpAttrs& attrs,
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ASYNCRT_FUSED_CLONES
 #else
-#define ASYNCRT_FUSED_CLONES __attribute__((target_clones("avx2", "default")))
+#define ASYNCRT_FUSED_CLONES \
+  __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // out[i] = f(a[i], b[i]) for i < n; what each nn op computes on f32
 // (elementwise_ops.cc), so that fusing changes no bit. Cloned for AVX2
-// (picked at load time where the CPU has it): 8 floats per instruction, the
-// same IEEE operations (no FMA is enabled, so nothing is contracted).
+// and AVX-512 (picked at load time by what the CPU has): 8 or 16 floats
+// per instruction, the same IEEE operations (no FMA is enabled, so nothing
+// is contracted).
 ASYNCRT_FUSED_CLONES void Run(const Instruction& instruction, const float* a,
                               const float* b, float* out, int64_t n) {
   switch (instruction.opcode) {
@@ -168,8 +170,12 @@ void FusedElementwise(OpInvocation& invocation) {
   const size_t num_ops = program->size();
   absl::InlinedVector<const float*, 4> inputs(num_inputs);
   absl::InlinedVector<bool, 4> broadcast(num_inputs);
-  std::vector<std::array<float, kBlock>> splats;
-  splats.reserve(num_inputs);
+  size_t num_broadcast = 0;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    num_broadcast += invocation.argument(i).NumElements() != n;
+  }
+  std::vector<std::array<float, kBlock>> splats;  // Allocated only if needed.
+  splats.reserve(num_broadcast);
   for (size_t i = 0; i < num_inputs; ++i) {
     const auto& tensor =
         static_cast<const DenseHostTensor&>(invocation.argument(i));

@@ -13,7 +13,9 @@
 #ifndef ASYNCRT_BACKENDS_FUSED_ELEMENTWISE_H_
 #define ASYNCRT_BACKENDS_FUSED_ELEMENTWISE_H_
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -43,13 +45,23 @@ constexpr std::optional<FusedElementwiseOpcode> FindFusedElementwiseOp(
   return std::nullopt;
 }
 
-// The entry of `opcode`, or nullopt.
+// The entry of `opcode`, or nullopt. One table read (the runtime decodes
+// every op of a chain on each call).
 constexpr std::optional<FusedElementwiseOpcode> FindFusedElementwiseOpcode(
     int64_t opcode) {
-  for (const FusedElementwiseOpcode& op : kFusedElementwiseOps) {
-    if (op.opcode == opcode) return op;
+  constexpr int64_t kMaxOpcode = 32;
+  constexpr std::array<int, kMaxOpcode> kIndexOf = [] {
+    std::array<int, kMaxOpcode> index{};
+    index.fill(-1);
+    for (size_t i = 0; i < std::size(kFusedElementwiseOps); ++i) {
+      index[kFusedElementwiseOps[i].opcode] = static_cast<int>(i);
+    }
+    return index;
+  }();
+  if (opcode < 0 || opcode >= kMaxOpcode || kIndexOf[opcode] < 0) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return kFusedElementwiseOps[kIndexOf[opcode]];
 }
 
 }  // namespace asyncrt::nn
