@@ -6,9 +6,12 @@
 //   BM_LazyChain50/asyncrt        50 elementwise ops on 1,024 floats,
 //                                 recorded, Barrier, Await
 //   BM_LazyChain50/asyncrt_eager  the same ops called eagerly
+//   BM_LazyChain50/asyncrt_replay lazy without the trace compiler (each
+//                                 trace replayed op by op)
 //   BM_LazyMlp/asyncrt            3 layers (matmul with bias, GELU, layer
 //                                 norm) of width 256 at batch 1
 //   BM_LazyMlp/asyncrt_eager      the same eagerly
+//   BM_LazyMlp/asyncrt_replay     lazy without the trace compiler
 //   BM_LazyCacheHit100            a 100-op trace found in the cache: the
 //                                 `hit_us` counter is the walk of the
 //                                 recorded graph into its key and the lookup
@@ -101,9 +104,12 @@ void BM_LazyChain50_asyncrt_eager(benchmark::State& state) {
   }
 }
 
-void BM_LazyChain50_asyncrt(benchmark::State& state) {
+// `compile`: false replays the trace op by op (no trace compiler, as in a
+// runtime-only build): what compiling (fusion, the buffer plan) adds.
+void LazyChain50(benchmark::State& state, bool compile) {
   auto runtime = MakeRuntime();
-  auto context = *LazyContext::Create(*runtime);
+  auto context =
+      *LazyContext::Create(*runtime, lazy::LazyOptions{.compile = compile});
   LazyTensor x = *context->FromHost(Random(*runtime, {kChainElements}, 1));
   LazyTensor c = *context->FromHost(Random(*runtime, {kChainElements}, 2));
   for (auto _ : state) {
@@ -168,9 +174,10 @@ void BM_LazyMlp_asyncrt_eager(benchmark::State& state) {
   }
 }
 
-void BM_LazyMlp_asyncrt(benchmark::State& state) {
+void LazyMlp(benchmark::State& state, bool compile) {
   auto runtime = MakeRuntime();
-  auto context = *LazyContext::Create(*runtime);
+  auto context =
+      *LazyContext::Create(*runtime, lazy::LazyOptions{.compile = compile});
   MlpWeights mlp = MakeMlp(*runtime);
   std::vector<LazyTensor> w, b, g, s;
   for (int layer = 0; layer < kMlpLayers; ++layer) {
@@ -216,9 +223,23 @@ void BM_LazyCacheHit100(benchmark::State& state) {
   }
 }
 
+void BM_LazyChain50_asyncrt(benchmark::State& state) {
+  LazyChain50(state, true);
+}
+void BM_LazyChain50_asyncrt_replay(benchmark::State& state) {
+  LazyChain50(state, false);
+}
+void BM_LazyMlp_asyncrt(benchmark::State& state) { LazyMlp(state, true); }
+void BM_LazyMlp_asyncrt_replay(benchmark::State& state) {
+  LazyMlp(state, false);
+}
+
 BENCHMARK(BM_LazyChain50_asyncrt)->Name("BM_LazyChain50/asyncrt");
+BENCHMARK(BM_LazyChain50_asyncrt_replay)
+    ->Name("BM_LazyChain50/asyncrt_replay");
 BENCHMARK(BM_LazyChain50_asyncrt_eager)->Name("BM_LazyChain50/asyncrt_eager");
 BENCHMARK(BM_LazyMlp_asyncrt)->Name("BM_LazyMlp/asyncrt");
+BENCHMARK(BM_LazyMlp_asyncrt_replay)->Name("BM_LazyMlp/asyncrt_replay");
 BENCHMARK(BM_LazyMlp_asyncrt_eager)->Name("BM_LazyMlp/asyncrt_eager");
 BENCHMARK(BM_LazyCacheHit100);
 
