@@ -118,27 +118,6 @@ void ScalarBits(mlir::Attribute attribute, OpAttrType type, void* out,
   std::memcpy(out, &bits, size);  // Little-endian: the low bytes.
 }
 
-// Bytes of one element of OpAttrs scalar type `type`.
-size_t ScalarSize(OpAttrType type) {
-  switch (type) {
-    case OpAttrType::kBool:
-    case OpAttrType::kI8:
-    case OpAttrType::kUI8:
-      return 1;
-    case OpAttrType::kI16:
-    case OpAttrType::kUI16:
-    case OpAttrType::kF16:
-    case OpAttrType::kBF16:
-      return 2;
-    case OpAttrType::kI32:
-    case OpAttrType::kUI32:
-    case OpAttrType::kF32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 // The MLIR form of one scalar of OpAttrs type `type` stored at `data`.
 mlir::Attribute ScalarAttrOf(OpAttrType type, const void* data,
                              mlir::MLIRContext* context) {
@@ -165,10 +144,9 @@ mlir::Attribute ScalarAttrOf(OpAttrType type, const void* data,
     case OpAttrType::kUI16:
     case OpAttrType::kUI32:
     case OpAttrType::kUI64: {
-      const unsigned width = ScalarSize(type) * 8;
-      return mlir::IntegerAttr::get(
-          b.getIntegerType(width, /*isSigned=*/false),
-          llvm::APInt(width, bits_of(width / 8)));
+      const unsigned width = OpAttrTypeSize(type) * 8;
+      return mlir::IntegerAttr::get(b.getIntegerType(width, /*isSigned=*/false),
+                                    llvm::APInt(width, bits_of(width / 8)));
     }
     case OpAttrType::kF32:
       return b.getF32FloatAttr(*static_cast<const float*>(data));
@@ -179,9 +157,9 @@ mlir::Attribute ScalarAttrOf(OpAttrType type, const void* data,
       mlir::FloatType float_type = type == OpAttrType::kF16
                                        ? mlir::FloatType(b.getF16Type())
                                        : mlir::FloatType(b.getBF16Type());
-      return mlir::FloatAttr::get(
-          float_type, llvm::APFloat(float_type.getFloatSemantics(),
-                                    llvm::APInt(16, bits_of(2))));
+      return mlir::FloatAttr::get(float_type,
+                                  llvm::APFloat(float_type.getFloatSemantics(),
+                                                llvm::APInt(16, bits_of(2))));
     }
     default:
       return nullptr;
@@ -195,8 +173,8 @@ mlir::Attribute AttrOf(const OpAttrs& attrs, const OpAttrs::Entry& entry,
   const void* data = attrs.data(entry);
   switch (entry.type) {
     case OpAttrType::kChar:
-      return b.getStringAttr(llvm::StringRef(
-          static_cast<const char*>(data), entry.is_array ? entry.count : 1));
+      return b.getStringAttr(llvm::StringRef(static_cast<const char*>(data),
+                                             entry.is_array ? entry.count : 1));
     case OpAttrType::kDType: {
       if (entry.is_array) return nullptr;
       DType dtype;
@@ -242,7 +220,7 @@ mlir::Attribute AttrOf(const OpAttrs& attrs, const OpAttrs::Entry& entry,
       break;
   }
   if (!entry.is_array) return ScalarAttrOf(entry.type, data, context);
-  const size_t size = ScalarSize(entry.type);
+  const size_t size = OpAttrTypeSize(entry.type);
   llvm::SmallVector<mlir::Attribute> elements;
   for (uint32_t i = 0; i < entry.count; ++i) {
     mlir::Attribute element = ScalarAttrOf(
@@ -527,9 +505,8 @@ mlir::LogicalResult RuntimeOp::verify() {
       attributes.push_back(attribute);
     }
   }
-  return VerifyResultTypes(
-      *this, getOpName(),
-      mlir::DictionaryAttr::get(getContext(), attributes));
+  return VerifyResultTypes(*this, getOpName(),
+                           mlir::DictionaryAttr::get(getContext(), attributes));
 }
 
 }  // namespace asyncrt::nn

@@ -83,13 +83,26 @@ void AppendScalar(OpAttrType type, const void* value, std::string* out) {
       DType dtype = load(DType{});
       switch (dtype) {
         // TFRT names the string dtype by its element type.
-        case DType::kString: out->append("CHAR"); return;
-        case DType::kQUI8: out->append("QUI8"); return;
-        case DType::kQUI16: out->append("QUI16"); return;
-        case DType::kQI8: out->append("QI8"); return;
-        case DType::kQI16: out->append("QI16"); return;
-        case DType::kQI32: out->append("QI32"); return;
-        default: break;
+        case DType::kString:
+          out->append("CHAR");
+          return;
+        case DType::kQUI8:
+          out->append("QUI8");
+          return;
+        case DType::kQUI16:
+          out->append("QUI16");
+          return;
+        case DType::kQI8:
+          out->append("QI8");
+          return;
+        case DType::kQI16:
+          out->append("QI16");
+          return;
+        case DType::kQI32:
+          out->append("QI32");
+          return;
+        default:
+          break;
       }
       auto type = OpAttrTypeForDType(dtype);
       absl::StrAppend(out, type ? OpAttrTypeName(*type) : "INVALID");
@@ -106,36 +119,6 @@ void AppendScalar(OpAttrType type, const void* value, std::string* out) {
     case OpAttrType::kAggregate:
       return;  // Printed by the caller.
   }
-}
-
-size_t ScalarSize(OpAttrType type) {
-  switch (type) {
-    case OpAttrType::kBool:
-    case OpAttrType::kI8:
-    case OpAttrType::kUI8:
-    case OpAttrType::kChar:
-    case OpAttrType::kDType:
-      return 1;
-    case OpAttrType::kI16:
-    case OpAttrType::kUI16:
-    case OpAttrType::kF16:
-    case OpAttrType::kBF16:
-      return 2;
-    case OpAttrType::kI32:
-    case OpAttrType::kUI32:
-    case OpAttrType::kF32:
-      return 4;
-    case OpAttrType::kI64:
-    case OpAttrType::kUI64:
-    case OpAttrType::kF64:
-    case OpAttrType::kFunc:
-      return 8;
-    case OpAttrType::kDense:
-    case OpAttrType::kShape:
-    case OpAttrType::kAggregate:
-      return 0;
-  }
-  return 0;
 }
 
 std::optional<int64_t> LoadInteger(OpAttrType type, const void* p) {
@@ -168,47 +151,110 @@ std::optional<int64_t> LoadInteger(OpAttrType type, const void* p) {
 
 }  // namespace
 
+size_t OpAttrTypeSize(OpAttrType type) {
+  switch (type) {
+    case OpAttrType::kBool:
+    case OpAttrType::kI8:
+    case OpAttrType::kUI8:
+    case OpAttrType::kChar:
+    case OpAttrType::kDType:
+      return 1;
+    case OpAttrType::kI16:
+    case OpAttrType::kUI16:
+    case OpAttrType::kF16:
+    case OpAttrType::kBF16:
+      return 2;
+    case OpAttrType::kI32:
+    case OpAttrType::kUI32:
+    case OpAttrType::kF32:
+      return 4;
+    case OpAttrType::kI64:
+    case OpAttrType::kUI64:
+    case OpAttrType::kF64:
+    case OpAttrType::kFunc:
+      return 8;
+    case OpAttrType::kDense:
+    case OpAttrType::kShape:
+    case OpAttrType::kAggregate:
+      return 0;
+  }
+  return 0;
+}
+
 absl::string_view OpAttrTypeName(OpAttrType type) {
   switch (type) {
-    case OpAttrType::kBool: return "BOOL";
-    case OpAttrType::kI8: return "I8";
-    case OpAttrType::kI16: return "I16";
-    case OpAttrType::kI32: return "I32";
-    case OpAttrType::kI64: return "I64";
-    case OpAttrType::kUI8: return "UI8";
-    case OpAttrType::kUI16: return "UI16";
-    case OpAttrType::kUI32: return "UI32";
-    case OpAttrType::kUI64: return "UI64";
-    case OpAttrType::kF16: return "F16";
-    case OpAttrType::kBF16: return "BF16";
-    case OpAttrType::kF32: return "F32";
-    case OpAttrType::kF64: return "F64";
-    case OpAttrType::kDType: return "DTYPE";
-    case OpAttrType::kChar: return "CHAR";
-    case OpAttrType::kDense: return "DENSE";
-    case OpAttrType::kShape: return "SHAPE";
-    case OpAttrType::kFunc: return "FUNC";
-    case OpAttrType::kAggregate: return "AGGREGATE";
+    case OpAttrType::kBool:
+      return "BOOL";
+    case OpAttrType::kI8:
+      return "I8";
+    case OpAttrType::kI16:
+      return "I16";
+    case OpAttrType::kI32:
+      return "I32";
+    case OpAttrType::kI64:
+      return "I64";
+    case OpAttrType::kUI8:
+      return "UI8";
+    case OpAttrType::kUI16:
+      return "UI16";
+    case OpAttrType::kUI32:
+      return "UI32";
+    case OpAttrType::kUI64:
+      return "UI64";
+    case OpAttrType::kF16:
+      return "F16";
+    case OpAttrType::kBF16:
+      return "BF16";
+    case OpAttrType::kF32:
+      return "F32";
+    case OpAttrType::kF64:
+      return "F64";
+    case OpAttrType::kDType:
+      return "DTYPE";
+    case OpAttrType::kChar:
+      return "CHAR";
+    case OpAttrType::kDense:
+      return "DENSE";
+    case OpAttrType::kShape:
+      return "SHAPE";
+    case OpAttrType::kFunc:
+      return "FUNC";
+    case OpAttrType::kAggregate:
+      return "AGGREGATE";
   }
   return "UNKNOWN";
 }
 
 std::optional<OpAttrType> OpAttrTypeForDType(DType dtype) {
   switch (dtype) {
-    case DType::kI1: return OpAttrType::kBool;
-    case DType::kI8: return OpAttrType::kI8;
-    case DType::kI16: return OpAttrType::kI16;
-    case DType::kI32: return OpAttrType::kI32;
-    case DType::kI64: return OpAttrType::kI64;
-    case DType::kUI8: return OpAttrType::kUI8;
-    case DType::kUI16: return OpAttrType::kUI16;
-    case DType::kUI32: return OpAttrType::kUI32;
-    case DType::kUI64: return OpAttrType::kUI64;
-    case DType::kF16: return OpAttrType::kF16;
-    case DType::kBF16: return OpAttrType::kBF16;
-    case DType::kF32: return OpAttrType::kF32;
-    case DType::kF64: return OpAttrType::kF64;
-    default: return std::nullopt;
+    case DType::kI1:
+      return OpAttrType::kBool;
+    case DType::kI8:
+      return OpAttrType::kI8;
+    case DType::kI16:
+      return OpAttrType::kI16;
+    case DType::kI32:
+      return OpAttrType::kI32;
+    case DType::kI64:
+      return OpAttrType::kI64;
+    case DType::kUI8:
+      return OpAttrType::kUI8;
+    case DType::kUI16:
+      return OpAttrType::kUI16;
+    case DType::kUI32:
+      return OpAttrType::kUI32;
+    case DType::kUI64:
+      return OpAttrType::kUI64;
+    case DType::kF16:
+      return OpAttrType::kF16;
+    case DType::kBF16:
+      return OpAttrType::kBF16;
+    case DType::kF32:
+      return OpAttrType::kF32;
+    case DType::kF64:
+      return OpAttrType::kF64;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -275,7 +321,7 @@ size_t OpAttrs::ValueSize(const Entry& entry) {
     case OpAttrType::kAggregate:
       return entry.count;
     default:
-      return ScalarSize(entry.type) * (entry.is_array ? entry.count : 1);
+      return OpAttrTypeSize(entry.type) * (entry.is_array ? entry.count : 1);
   }
 }
 
@@ -401,7 +447,7 @@ std::optional<absl::InlinedVector<int64_t, 4>> OpAttrs::GetIntegerArray(
     return absl::InlinedVector<int64_t, 4>{*value};
   }
   absl::InlinedVector<int64_t, 4> values;
-  size_t size = ScalarSize(entry->type);
+  size_t size = OpAttrTypeSize(entry->type);
   const char* p = static_cast<const char*>(data(*entry));
   for (uint32_t i = 0; i < entry->count; ++i) {
     auto value = LoadInteger(entry->type, p + i * size);
@@ -419,9 +465,8 @@ void OpAttrs::Print(std::string* out) const {
   absl::StrAppend(out, "OpAttrs contains ", entries_.size(), " entries:\n");
   std::vector<const Entry*> sorted;
   for (const Entry& entry : entries_) sorted.push_back(&entry);
-  std::sort(sorted.begin(), sorted.end(), [](const Entry* a, const Entry* b) {
-    return a->name < b->name;
-  });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Entry* a, const Entry* b) { return a->name < b->name; });
   for (const Entry* entry : sorted) {
     absl::StrAppend(out, "  '", entry->name,
                     "' type=", OpAttrTypeName(entry->type), " value=");
@@ -487,7 +532,7 @@ void OpAttrs::PrintValue(const Entry& entry, std::string* out) const {
     // Long arrays are elided after five elements, as TFRT prints them.
     constexpr uint32_t kMaxPrinted = 5;
     out->append("[");
-    size_t size = ScalarSize(entry.type);
+    size_t size = OpAttrTypeSize(entry.type);
     for (uint32_t i = 0; i < entry.count && i < kMaxPrinted; ++i) {
       if (i) out->append(", ");
       AppendScalar(entry.type, p + i * size, out);

@@ -96,32 +96,6 @@ struct TraceNode {
 
 namespace {
 
-// Bytes of one element of an OpAttrs value of `type`.
-size_t AttrElementSize(OpAttrType type) {
-  switch (type) {
-    case OpAttrType::kBool:
-    case OpAttrType::kI8:
-    case OpAttrType::kUI8:
-    case OpAttrType::kChar:
-      return 1;
-    case OpAttrType::kI16:
-    case OpAttrType::kUI16:
-    case OpAttrType::kF16:
-    case OpAttrType::kBF16:
-      return 2;
-    case OpAttrType::kI32:
-    case OpAttrType::kUI32:
-    case OpAttrType::kF32:
-      return 4;
-    case OpAttrType::kDType:
-      return sizeof(DType);
-    case OpAttrType::kFunc:
-      return sizeof(void*);
-    default:
-      return 8;
-  }
-}
-
 template <typename T>
 void AppendBytes(std::string& out, const T& value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(value));
@@ -137,12 +111,7 @@ std::string AttrsKey(const OpAttrs& attrs) {
     AppendBytes(key, entry.type);
     AppendBytes(key, entry.is_array);
     AppendBytes(key, entry.count);
-    const bool sized_in_bytes = entry.type == OpAttrType::kDense ||
-                                entry.type == OpAttrType::kShape ||
-                                entry.type == OpAttrType::kAggregate;
-    const size_t size = sized_in_bytes ? entry.count
-                                       : AttrElementSize(entry.type) *
-                                             (entry.is_array ? entry.count : 1);
+    const size_t size = OpAttrs::ValueSize(entry);
     key.append(static_cast<const char*>(attrs.data(entry)), size);
   }
   return key;

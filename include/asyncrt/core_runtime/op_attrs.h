@@ -45,36 +45,55 @@ enum class OpAttrType : uint8_t {
   kF32,
   kF64,
   kDType,
-  kChar,   // Strings are arrays of kChar.
-  kDense,  // A dense elements attribute (see DenseAttr).
-  kShape,  // A possibly unranked shape (see ShapeAttr).
-  kFunc,   // A function (const Function*), e.g. a composite op's body.
+  kChar,       // Strings are arrays of kChar.
+  kDense,      // A dense elements attribute (see DenseAttr).
+  kShape,      // A possibly unranked shape (see ShapeAttr).
+  kFunc,       // A function (const Function*), e.g. a composite op's body.
   kAggregate,  // A list of values of any of these types (see GetAggregate).
 };
 
 // "I32", "F32", "DTYPE", ... as printed by OpAttrs::Print.
 absl::string_view OpAttrTypeName(OpAttrType type);
+// Bytes of one element of `type` (a kFunc is a pointer); 0 for kDense,
+// kShape and kAggregate, whose entries count bytes.
+size_t OpAttrTypeSize(OpAttrType type);
 // The OpAttrType holding elements of `dtype` (kI32 for DType::kI32, ...).
 std::optional<OpAttrType> OpAttrTypeForDType(DType dtype);
 
 template <typename T>
 constexpr OpAttrType OpAttrTypeOf() {
-  if constexpr (std::is_same_v<T, bool>) return OpAttrType::kBool;
-  else if constexpr (std::is_same_v<T, int8_t>) return OpAttrType::kI8;
-  else if constexpr (std::is_same_v<T, int16_t>) return OpAttrType::kI16;
-  else if constexpr (std::is_same_v<T, int32_t>) return OpAttrType::kI32;
-  else if constexpr (std::is_same_v<T, int64_t>) return OpAttrType::kI64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return OpAttrType::kUI8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return OpAttrType::kUI16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return OpAttrType::kUI32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return OpAttrType::kUI64;
-  else if constexpr (std::is_same_v<T, Half>) return OpAttrType::kF16;
-  else if constexpr (std::is_same_v<T, BFloat16>) return OpAttrType::kBF16;
-  else if constexpr (std::is_same_v<T, float>) return OpAttrType::kF32;
-  else if constexpr (std::is_same_v<T, double>) return OpAttrType::kF64;
-  else if constexpr (std::is_same_v<T, DType>) return OpAttrType::kDType;
-  else if constexpr (std::is_same_v<T, char>) return OpAttrType::kChar;
-  else static_assert(sizeof(T) == 0, "not an OpAttrs scalar type");
+  if constexpr (std::is_same_v<T, bool>)
+    return OpAttrType::kBool;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return OpAttrType::kI8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return OpAttrType::kI16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return OpAttrType::kI32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return OpAttrType::kI64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return OpAttrType::kUI8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return OpAttrType::kUI16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return OpAttrType::kUI32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return OpAttrType::kUI64;
+  else if constexpr (std::is_same_v<T, Half>)
+    return OpAttrType::kF16;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return OpAttrType::kBF16;
+  else if constexpr (std::is_same_v<T, float>)
+    return OpAttrType::kF32;
+  else if constexpr (std::is_same_v<T, double>)
+    return OpAttrType::kF64;
+  else if constexpr (std::is_same_v<T, DType>)
+    return OpAttrType::kDType;
+  else if constexpr (std::is_same_v<T, char>)
+    return OpAttrType::kChar;
+  else
+    static_assert(sizeof(T) == 0, "not an OpAttrs scalar type");
 }
 
 // A dense elements value, viewed in place.
@@ -176,6 +195,8 @@ class OpAttrs {
       absl::string_view name) const;
 
   const Entry* Find(absl::string_view name) const;
+  // Bytes of `entry`'s value (at data(entry)).
+  static size_t ValueSize(const Entry& entry);
   const void* data(const Entry& entry) const {
     return reinterpret_cast<const char*>(arena_.data()) + entry.offset;
   }
@@ -195,8 +216,6 @@ class OpAttrs {
  private:
   // Appends the value of `entry` as Print shows it.
   void PrintValue(const Entry& entry, std::string* out) const;
-  // Bytes of `entry`'s value in the arena.
-  static size_t ValueSize(const Entry& entry);
   // Views of entries of those types.
   DenseAttr DenseOf(const Entry& entry) const;
   ShapeAttr ShapeOf(const Entry& entry) const;
