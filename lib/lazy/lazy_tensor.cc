@@ -463,12 +463,20 @@ LazyState::BuiltTrace LazyState::Build(
           continue;
         }
         const TraceNode& node = *frame.node;
+        // The op by its registry entry (entries live as long as the
+        // process; one name has one entry until it is registered again).
+        struct OpKey {
+          uint64_t entry;
+          uint32_t attrs_size;
+          uint32_t num_results;
+        };
+        static_assert(sizeof(OpKey) == 16, "no padding in keys");
         key.push_back('O');
-        key.append(node.entry->name);
-        key.push_back('\0');
-        AppendBytes(key, static_cast<uint32_t>(node.attrs_key.size()));
+        AppendBytes(key,
+                    OpKey{reinterpret_cast<uintptr_t>(node.entry),
+                          static_cast<uint32_t>(node.attrs_key.size()),
+                          static_cast<uint32_t>(node.results.size())});
         key.append(node.attrs_key);
-        AppendBytes(key, static_cast<uint32_t>(node.results.size()));
         for (const std::shared_ptr<LazyValue>& operand : node.operands) {
           // Resolved just before: a parameter of this walk or a node of it.
           TraceRef operand_ref = *resolve(*operand);

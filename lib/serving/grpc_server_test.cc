@@ -170,6 +170,18 @@ TEST_F(GrpcServerTest, StringTensorsBothWays) {
   const tensorflow::TensorProto& y = response.outputs().at("y");
   EXPECT_EQ(y.dtype(), tensorflow::DT_STRING);
   EXPECT_THAT(y.string_val(), ElementsAre("cba", std::string("\xff\x00", 2)));
+  // One empty string cannot fill a shape of millions of elements.
+  {
+    tensorflow::serving::PredictRequest huge = request;
+    tensorflow::TensorProto& filled = (*huge.mutable_inputs())["x"];
+    filled.clear_string_val();
+    filled.add_string_val("");
+    filled.mutable_tensor_shape()->mutable_dim(0)->set_size(int64_t{1} << 28);
+    grpc::ClientContext context;
+    grpc::Status status = prediction_->Predict(&context, huge, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("strings; at most"));
+  }
   // A string input to a float model is an error naming it.
   (*request.mutable_inputs())["x"].mutable_tensor_shape()->mutable_dim(0)->set_size(1);
   request.mutable_model_spec()->set_name("m");

@@ -142,9 +142,18 @@ absl::StatusOr<ServingTensor> StringsFrom(const Values& values,
     return Invalid(name, absl::StrCat("has ", values.size(), " strings for ",
                                       n, " elements"));
   }
+  // Each element is a std::string, however short: counted, so that one
+  // empty string cannot fill millions of elements (found by the fuzzer).
+  constexpr size_t kElementBytes = sizeof(std::string);
+  if (static_cast<uint64_t>(n) > kMaxFilledTensorBytes / kElementBytes) {
+    return Invalid(name, absl::StrCat("has ", n, " strings; at most ",
+                                      kMaxFilledTensorBytes / kElementBytes,
+                                      " are taken"));
+  }
   size_t bytes = 0;
   for (const auto& value : values) bytes += value.size();
   if (one) bytes *= static_cast<size_t>(n);
+  bytes += static_cast<size_t>(n) * kElementBytes;
   if (bytes > kMaxFilledTensorBytes) {
     return Invalid(name, absl::StrCat("fills ", bytes, " bytes; at most ",
                                       kMaxFilledTensorBytes, " are filled"));
