@@ -215,6 +215,12 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
   // looked up, and while its outputs are materialized.
   std::mutex graph_mu_;
   uint64_t walks_ = 0;  // Guarded by graph_mu_.
+  // Build's depth-first stack, kept for the next walk. Guarded by graph_mu_.
+  struct WalkFrame {
+    const TraceNode* node;
+    size_t next_operand = 0;
+  };
+  std::vector<WalkFrame> walk_stack_;
   // The last trace's key and node count, to size the next one's.
   size_t last_key_size_ = 0;   // Guarded by graph_mu_.
   size_t last_num_nodes_ = 0;  // Guarded by graph_mu_.
@@ -426,12 +432,11 @@ LazyState::BuiltTrace LazyState::Build(
   // graph lock, no reference counting (this walk runs on every barrier,
   // cache hits included).
   const uint64_t walk = ++walks_;
-  // Iterative depth-first order (a trace may be thousands of ops long).
-  struct Frame {
-    const TraceNode* node;
-    size_t next_operand = 0;
-  };
-  std::vector<Frame> stack;
+  // Iterative depth-first order (a trace may be thousands of ops long), on
+  // a stack kept between walks (no allocation on a hit).
+  std::vector<WalkFrame>& stack = walk_stack_;
+  using Frame = WalkFrame;
+  stack.clear();
   // The value's ref if it is known or a parameter; else pushes its node.
   auto resolve = [&](LazyValue& value) -> std::optional<TraceRef> {
     if (value.walk == walk) return value.walk_ref;
@@ -472,10 +477,9 @@ LazyState::BuiltTrace LazyState::Build(
         };
         static_assert(sizeof(OpKey) == 16, "no padding in keys");
         key.push_back('O');
-        AppendBytes(key,
-                    OpKey{reinterpret_cast<uintptr_t>(node.entry),
-                          static_cast<uint32_t>(node.attrs_key.size()),
-                          static_cast<uint32_t>(node.results.size())});
+        AppendBytes(key, OpKey{reinterpret_cast<uintptr_t>(node.entry),
+                               static_cast<uint32_t>(node.attrs_key.size()),
+                               static_cast<uint32_t>(node.results.size())});
         key.append(node.attrs_key);
         for (const std::shared_ptr<LazyValue>& operand : node.operands) {
           // Resolved just before: a parameter of this walk or a node of it.
