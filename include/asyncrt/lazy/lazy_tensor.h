@@ -34,9 +34,9 @@
 // context and every tensor made through it; LazyTensor is a cheap copyable
 // reference to shared data. Thread-safety: every member of both classes is
 // thread-safe; threads may record into one context at once. Blocking:
-// ToHost waits for the value; Barrier, ToHost and a recording call that
-// reaches the size limit compile a trace on a cache miss (milliseconds),
-// and start it without waiting for it; other calls never block.
+// ToHost and Await wait for the value; they, Barrier, CopyTo and a
+// recording call that reaches the size limit compile a trace on a cache
+// miss (milliseconds) and start it; other calls never block.
 #ifndef ASYNCRT_LAZY_LAZY_TENSOR_H_
 #define ASYNCRT_LAZY_LAZY_TENSOR_H_
 
