@@ -71,9 +71,6 @@ struct LazyValue {
   std::shared_ptr<const TraceNode> node;  // Null once materialized.
   int32_t result_index = 0;
   RCReference<AsyncValue> handle;  // Of a TensorHandle, once materialized.
-  struct State {
-    RCReference<AsyncValue> handle;
-  };
 
   // Scratch of the walk that builds a trace (LazyState::Build, under the
   // graph lock): the walk that last placed this value, and where.
@@ -165,7 +162,7 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
   absl::Status Await(const LazyValue& value);
   // A materialized value's handle (null while recorded), read under the
   // graph lock.
-  LazyValue::State Snapshot(const LazyValue& value);
+  RCReference<AsyncValue> HandleOf(const LazyValue& value);
   absl::StatusOr<LazyTensor> CopyTo(const std::shared_ptr<LazyValue>& source,
                                     absl::string_view device_name);
 
@@ -191,13 +188,17 @@ class LazyState : public std::enable_shared_from_this<LazyState> {
     std::vector<std::shared_ptr<LazyValue>> outputs;
   };
   static Trace ToTrace(const BuiltTrace& built);
-  // The trace computing `outputs` (all on one device, none materialized).
-  // Requires graph_mu_.
+  // The trace computing `outputs` (all on one device; one another thread
+  // computed meanwhile is a parameter). Requires graph_mu_.
   BuiltTrace Build(std::vector<std::shared_ptr<LazyValue>> outputs);
-  // Runs the trace computing `outputs`, all on one device.
-  // `lock` holds graph_mu_; released while the trace compiles and starts.
-  absl::Status RunTrace(std::vector<std::shared_ptr<LazyValue>> outputs,
-                        std::unique_lock<std::mutex>& lock);
+  // Runs the trace computing `outputs`, all on one device. Takes graph_mu_
+  // to build the trace and to materialize its outputs, not while it
+  // compiles or starts.
+  absl::Status RunTrace(std::vector<std::shared_ptr<LazyValue>> outputs);
+  // Waits for a materialized value's TensorHandle (`what` names the caller
+  // in errors); the handle's own error if it failed.
+  absl::StatusOr<RCReference<AsyncValue>> AwaitHandle(const LazyValue& value,
+                                                      absl::string_view what);
   // The cached program for `key`, or null; `started`: when the trace's
   // Build began (for LazyCacheStats::hit_time).
   std::shared_ptr<const TraceProgram> LookUp(const std::string& key,
@@ -396,22 +397,24 @@ absl::Status LazyState::Materialize(
   // One trace per device, in the order the values came.
   std::vector<std::pair<Device*, std::vector<std::shared_ptr<LazyValue>>>>
       by_device;
-  std::unique_lock<std::mutex> lock(graph_mu_);
-  for (const std::shared_ptr<LazyValue>& value : values) {
-    if (value->handle) continue;
-    auto it = std::find_if(
-        by_device.begin(), by_device.end(),
-        [&](const auto& group) { return group.first == value->device; });
-    if (it == by_device.end()) {
-      by_device.emplace_back(value->device,
-                             std::vector<std::shared_ptr<LazyValue>>());
-      it = by_device.end() - 1;
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    for (const std::shared_ptr<LazyValue>& value : values) {
+      if (value->handle) continue;
+      auto it = std::find_if(
+          by_device.begin(), by_device.end(),
+          [&](const auto& group) { return group.first == value->device; });
+      if (it == by_device.end()) {
+        by_device.emplace_back(value->device,
+                               std::vector<std::shared_ptr<LazyValue>>());
+        it = by_device.end() - 1;
+      }
+      it->second.push_back(value);
     }
-    it->second.push_back(value);
   }
   absl::Status status;
   for (auto& [device, outputs] : by_device) {
-    status.Update(RunTrace(std::move(outputs), lock));
+    status.Update(RunTrace(std::move(outputs)));
   }
   return status;
 }
@@ -576,15 +579,18 @@ absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::Compile(
 }
 
 absl::Status LazyState::RunTrace(
-    std::vector<std::shared_ptr<LazyValue>> outputs,
-    std::unique_lock<std::mutex>& lock) {
+    std::vector<std::shared_ptr<LazyValue>> outputs) {
   const absl::Time started = absl::Now();
-  BuiltTrace built = Build(std::move(outputs));
-  std::shared_ptr<const TraceProgram> cached = LookUp(built.key, started);
-  // The nodes are read while the graph lock holds them.
+  BuiltTrace built;
+  std::shared_ptr<const TraceProgram> cached;
   std::optional<Trace> trace;
-  if (cached == nullptr) trace = ToTrace(built);
-  lock.unlock();
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    built = Build(std::move(outputs));
+    cached = LookUp(built.key, started);
+    // The nodes are read while the graph lock holds them.
+    if (cached == nullptr) trace = ToTrace(built);
+  }
   absl::StatusOr<std::shared_ptr<const TraceProgram>> program =
       cached != nullptr ? std::move(cached) : Compile(*trace, built.key);
   std::vector<RCReference<AsyncValue>> results;
@@ -600,53 +606,54 @@ absl::Status LazyState::RunTrace(
   }
   // The recorded graphs behind the outputs, freed after the lock.
   std::vector<std::shared_ptr<const TraceNode>> recorded;
-  lock.lock();
+  std::lock_guard<std::mutex> lock(graph_mu_);
   for (size_t i = 0; i < built.outputs.size(); ++i) {
     LazyValue& value = *built.outputs[i];
     if (value.handle) continue;  // Another thread's trace computed it.
     value.handle = std::move(results[i]);
     recorded.push_back(std::move(value.node));
   }
-  lock.unlock();
-  recorded.clear();
-  lock.lock();
   return program.status();
 }
 
-LazyValue::State LazyState::Snapshot(const LazyValue& value) {
+RCReference<AsyncValue> LazyState::HandleOf(const LazyValue& value) {
   std::lock_guard<std::mutex> lock(graph_mu_);
-  return LazyValue::State{value.handle};
+  return value.handle;
 }
 
-absl::Status LazyState::Await(const LazyValue& value) {
-  RCReference<AsyncValue> handle_value = Snapshot(value).handle;
+absl::StatusOr<RCReference<AsyncValue>> LazyState::AwaitHandle(
+    const LazyValue& value, absl::string_view what) {
+  RCReference<AsyncValue> handle_value = HandleOf(value);
   if (!handle_value) {
-    return absl::InternalError("Await: the value was not materialized");
+    return absl::InternalError(
+        absl::StrCat(what, ": the value was not materialized"));
   }
   runtime_.Await(absl::MakeConstSpan(&handle_value, 1));
   if (const absl::Status* error = handle_value->GetErrorIfPresent()) {
     return *error;
   }
+  return handle_value;
+}
+
+absl::Status LazyState::Await(const LazyValue& value) {
+  absl::StatusOr<RCReference<AsyncValue>> handle_value =
+      AwaitHandle(value, "Await");
+  if (!handle_value.ok()) return handle_value.status();
   RCReference<AsyncValue> tensor =
-      handle_value->get<TensorHandle>().CopyTensorRef();
+      (*handle_value)->get<TensorHandle>().CopyTensorRef();
   runtime_.Await(absl::MakeConstSpan(&tensor, 1));
   if (const absl::Status* error = tensor->GetErrorIfPresent()) return *error;
   return absl::OkStatus();
 }
 
 absl::StatusOr<DenseHostTensor> LazyState::ToHost(const LazyValue& value) {
-  RCReference<AsyncValue> handle_value = Snapshot(value).handle;
-  if (!handle_value) {
-    return absl::InternalError("ToHost: the value was not materialized");
-  }
-  runtime_.Await(absl::MakeConstSpan(&handle_value, 1));
-  if (const absl::Status* error = handle_value->GetErrorIfPresent()) {
-    return *error;
-  }
+  absl::StatusOr<RCReference<AsyncValue>> handle_value =
+      AwaitHandle(value, "ToHost");
+  if (!handle_value.ok()) return handle_value.status();
   absl::StatusOr<ExecutionContext> exec_ctx = runtime_.CreateExecutionContext();
   if (!exec_ctx.ok()) return exec_ctx.status();
   Device& host = runtime_.host().host_device();
-  const TensorHandle& handle = handle_value->get<TensorHandle>();
+  const TensorHandle& handle = (*handle_value)->get<TensorHandle>();
   TensorHandle on_host = handle.device() == &host
                              ? handle.CopyRef()
                              : handle.TransferTo(*exec_ctx, host);
@@ -689,7 +696,7 @@ absl::StatusOr<LazyTensor> LazyState::CopyTo(
   if (!status.ok()) return status;
   absl::StatusOr<ExecutionContext> exec_ctx = runtime_.CreateExecutionContext();
   if (!exec_ctx.ok()) return exec_ctx.status();
-  RCReference<AsyncValue> source = Snapshot(*original).handle;
+  RCReference<AsyncValue> source = HandleOf(*original);
   std::shared_ptr<LazyValue> value =
       NewValue(original->metadata, *device, original->reduced);
   // The copy starts once the source is computed; its errors travel along.
@@ -746,7 +753,7 @@ const std::string& LazyTensor::device() const { return value_->device->name(); }
 bool LazyTensor::IsReducedPrecision() const { return value_->reduced; }
 
 bool LazyTensor::IsMaterialized() const {
-  return value_->state->Snapshot(*value_).handle != nullptr;
+  return value_->state->HandleOf(*value_) != nullptr;
 }
 
 absl::StatusOr<DenseHostTensor> LazyTensor::ToHost() const {
