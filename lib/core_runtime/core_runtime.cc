@@ -1,11 +1,13 @@
 #include "asyncrt/core_runtime/core_runtime.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstdio>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -17,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "asyncrt/bef_executor/function.h"
 #include "asyncrt/core_runtime/op_handler_factory.h"
+#include "asyncrt/core_runtime/shape_memo.h"
 #include "asyncrt/host_context/async_dispatch.h"
 #include "asyncrt/host_context/concurrent_work_queue.h"
 #include "asyncrt/host_context/diagnostic.h"
@@ -263,6 +266,16 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void SetResults(
   }
 }
 
+// The scope of one registry op in a Chrome trace (verbose level), opened
+// by whichever path runs it.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline tracing::ScopedTrace OpTrace(
+    const OpEntry& entry, const OpImplementation& implementation) {
+  return tracing::ScopedTrace(tracing::Level::kVerbose, [&] {
+    return absl::StrCat(entry.name, "#op_handler=", implementation.device_type,
+                        "#");
+  });
+}
+
 // RunRegisteredOp's common case, in full and on the stack: at most
 // kStackArguments arguments and results, each argument concrete and of a
 // tensor type the implementation takes as it is, and a shape function.
@@ -300,6 +313,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
     tensors[i] = tensor;
     arg_metadata[i] = &handle.GetAvailableMetadata();
   }
+  tracing::ScopedTrace trace = OpTrace(entry, implementation);
   // Constructed for the results only.
   alignas(TensorMetadata) unsigned char
       metadata_storage[kStackArguments * sizeof(TensorMetadata)];
@@ -401,6 +415,7 @@ absl::Status LateMetadata(const OpEntry& entry,
     absl::Span<const TensorHandle* const> args, const OpAttrsRef& attrs,
     absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain,
     uint64_t consumed_arguments, const BufferArena* arena) {
+  tracing::ScopedTrace trace = OpTrace(entry, implementation);
   const size_t num_results = results.size();
   absl::FixedArray<AsyncValue*, kStackArguments> arg_values(args.size());
   AsyncValue** arg_value = arg_values.data();  // No per-index hardening.
@@ -523,10 +538,6 @@ void RunRegisteredOp(const OpEntry& entry,
                      const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
                      AsyncValueRef<Chain>* chain, uint64_t consumed_arguments,
                      const BufferArena* arena = nullptr) {
-  tracing::ScopedTrace trace(tracing::Level::kVerbose, [&] {
-    return absl::StrCat(entry.name, "#op_handler=", implementation.device_type,
-                        "#");
-  });
   if (RunConcreteOp(entry, implementation, device, exec_ctx, args, attrs,
                     results, chain, consumed_arguments, arena)) {
     return;
@@ -669,6 +680,79 @@ void CoreRuntimeOp::operator()(const ExecutionContext& exec_ctx,
   copies.reserve(args.size());
   for (const TensorHandle* arg : args) copies.push_back(arg->CopyRef());
   (*this)(exec_ctx, absl::MakeSpan(copies), attrs, results, chain);
+}
+
+bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
+                                absl::Span<const TensorHandle* const> args,
+                                uint64_t consumed_arguments,
+                                const OpAttrsRef& attrs, TensorHandle& result,
+                                ShapeMemo& memo,
+                                const BufferArena* arena) const {
+  // RunConcreteOp for one result, with the shape answer looked up: what a
+  // program knows that an eager caller does not.
+  const size_t num_args = args.size();
+  if (implementation_ == nullptr || entry_->metadata_fn == nullptr ||
+      num_args > kStackArguments) {
+    return false;
+  }
+  AsyncValue* values[kStackArguments];
+  const Tensor* tensors[kStackArguments];
+  const TensorMetadata* arg_metadata[kStackArguments];
+  for (size_t i = 0; i < num_args; ++i) {
+    const TensorHandle& handle = *args.data()[i];
+    AsyncValue* value = handle.GetAsyncTensor();
+    if (value == nullptr || handle.device() != device_) return false;
+    const Tensor* tensor = value->GetIfPresent<DenseHostTensor>();
+    if (ABSL_PREDICT_FALSE(tensor == nullptr)) {
+      tensor = GetTensorIfPresent(*value);  // Null unless concrete.
+      if (tensor == nullptr ||
+          !Accepts(*implementation_, tensor->tensor_type())) {
+        return false;
+      }
+    }
+    values[i] = value;
+    tensors[i] = tensor;
+    arg_metadata[i] = &handle.GetAvailableMetadata();
+  }
+  tracing::ScopedTrace trace = OpTrace(*entry_, *implementation_);
+  const auto arg_metadata_span = absl::MakeConstSpan(arg_metadata, num_args);
+  // The memo's entry outlives the call: the op reads it in place.
+  const TensorMetadata* result_metadata = memo.Find(arg_metadata_span);
+  std::optional<TensorMetadata> computed;  // Built only on a miss.
+  if (result_metadata == nullptr) {
+    tracing::ScopedTrace metadata_trace(tracing::Level::kDebug,
+                                        "RunMetadataFunction");
+    absl::Status status = entry_->metadata_fn(
+        ArgumentMetadata(arg_metadata_span), *attrs,
+        absl::MakeSpan(&computed.emplace(), 1));
+    if (ABSL_PREDICT_FALSE(!status.ok())) {
+      FailOp(MakeErrorAsyncValueRef(std::move(status)),
+             absl::MakeSpan(&result, 1), nullptr);
+      return true;
+    }
+    memo.Record(arg_metadata_span, absl::MakeConstSpan(&*computed, 1));
+    result_metadata = &*computed;
+  }
+  RCReference<AsyncValue> output;
+  OpInvocation invocation{exec_ctx,
+                          absl::MakeConstSpan(values, num_args),
+                          absl::MakeConstSpan(tensors, num_args),
+                          *attrs,
+                          absl::MakeConstSpan(result_metadata, 1),
+                          absl::MakeSpan(&output, 1),
+                          /*chain=*/nullptr,
+                          UnsharedArguments(absl::MakeConstSpan(values, num_args),
+                                            consumed_arguments),
+                          /*may_take_arguments=*/true};
+  invocation.arena = arena;
+  invocation.device = device_;
+  for (uint64_t taken = Invoke(entry_->name, *implementation_, invocation);
+       taken != 0; taken &= taken - 1) {
+    const_cast<TensorHandle*>(args.data()[std::countr_zero(taken)])
+        ->ForgetTakenTensor();
+  }
+  result.Reset(device_, *result_metadata, std::move(output));
+  return true;
 }
 
 //===--- CoreRuntime ------------------------------------------------------===//

@@ -507,7 +507,7 @@ class AddGraph {
  public:
   static constexpr uint32_t kA = 1;  // The register of %a.
 
-  AddGraph() {
+  explicit AddGraph(absl::string_view op_name = "tfrt_test.add") {
     uint32_t handler_type = w_.AddType("!corert.ophandler");
     uint32_t handle_type = w_.AddType("!corert.tensorhandle");
     loc_ = w_.AddLocation("test.mlir", 1, 1);
@@ -517,7 +517,7 @@ class AddGraph {
     add_attributes_ = {
         {w_.AddString("op_attrs"), empty},
         {w_.AddString("op_func_attrs"), empty},
-        {w_.AddString("op_name"), w_.AddStringAttribute("tfrt_test.add")}};
+        {w_.AddString("op_name"), w_.AddStringAttribute(op_name)}};
     fn_ = w_.DeclareFunction("graph", bef::FunctionKind::kBef,
                              {handler_type, handle_type}, {handle_type});
     body_.argument_registers = {0, kA};
@@ -531,10 +531,8 @@ class AddGraph {
   // The register of `handle`, passed on by test.record_value.
   uint32_t Record(uint32_t handle) { return Kernel(record_, {handle}, {}); }
 
-  // Runs graph(handler, a) to completion; returns its result.
-  RCReference<AsyncValue> Run(HostContext* host, OpHandler* handler,
-                              TensorHandle a, const ExecutionContext& exec_ctx,
-                              uint32_t result) {
+  // The program of graph(handler, a) -> `result`, loaded on `host`.
+  RCReference<BefProgram> Load(HostContext* host, uint32_t result) {
     body_.result_registers = {result};
     w_.DefineFunction(fn_, body_);
     auto bytes = w_.Finish();
@@ -543,15 +541,32 @@ class AddGraph {
     EXPECT_TRUE(file.ok());
     auto program = BefProgram::Load(*std::move(file), host);
     EXPECT_TRUE(program.ok()) << program.status();
+    return program.ok() ? *std::move(program) : RCReference<BefProgram>();
+  }
+
+  // Calls a loaded graph(handler, a) and waits for its result.
+  static RCReference<AsyncValue> Call(const BefProgram& program,
+                                      HostContext* host, OpHandler* handler,
+                                      TensorHandle a,
+                                      const ExecutionContext& exec_ctx) {
     auto handler_value = MakeAvailableAsyncValueRef<OpHandler*>(handler);
     auto a_value = MakeAvailableAsyncValueRef<TensorHandle>(std::move(a));
     AsyncValue* args[] = {handler_value.GetAsyncValue(),
                           a_value.GetAsyncValue()};
     std::vector<RCReference<AsyncValue>> results(1);
-    (*program)->GetFunction("graph")->Execute(exec_ctx, args,
-                                              absl::MakeSpan(results));
+    program.GetFunction("graph")->Execute(exec_ctx, args,
+                                          absl::MakeSpan(results));
     host->Await(results);
     return std::move(results[0]);
+  }
+
+  // Runs graph(handler, a) to completion; returns its result.
+  RCReference<AsyncValue> Run(HostContext* host, OpHandler* handler,
+                              TensorHandle a, const ExecutionContext& exec_ctx,
+                              uint32_t result) {
+    RCReference<BefProgram> program = Load(host, result);
+    if (program == nullptr) return MakeErrorAsyncValueRef("not loaded");
+    return Call(*program, host, handler, std::move(a), exec_ctx);
   }
 
  private:
@@ -621,6 +636,122 @@ TEST_F(CoreRuntimeGraphOpTest, ArgumentsReadLaterAreNotWrittenInPlace) {
   uint32_t z = graph.Add(x, y);
   EXPECT_EQ(RunText(graph, z),
             "DenseHostTensor dtype = i32, shape = [2], values = [5, 10]");
+}
+
+// test.counted_add: i32 a + b, counting its shape function's runs; rows of
+// 7 elements are a shape error.
+std::atomic<int> counted_add_shape_runs{0};
+absl::Status CountedAddMetadata(ArgumentMetadata args, const OpAttrs&,
+                                absl::Span<TensorMetadata> results) {
+  counted_add_shape_runs.fetch_add(1, std::memory_order_relaxed);
+  if (args[0] != args[1]) return absl::InvalidArgumentError("shapes differ");
+  if (args[0].shape.GetNumElements() == 7) {
+    return absl::InvalidArgumentError("test.counted_add refuses 7 elements");
+  }
+  results[0] = args[0];
+  return absl::OkStatus();
+}
+void CountedAddDispatch(OpInvocation& invocation) {
+  AsyncValueRef<DenseHostTensor> out =
+      invocation.ReuseOrAllocateDense(invocation.result_metadata[0], 0b11);
+  auto a = static_cast<const DenseHostTensor&>(invocation.argument(0))
+               .elements<int32_t>();
+  auto b = static_cast<const DenseHostTensor&>(invocation.argument(1))
+               .elements<int32_t>();
+  auto sum = out->elements<int32_t>();
+  for (size_t i = 0; i < sum.size(); ++i) sum[i] = a[i] + b[i];
+  invocation.results[0] = std::move(out);
+}
+
+class CoreRuntimeGraphShapeTest : public CoreRuntimeGraphOpTest {
+ protected:
+  void SetUp() override {
+    CoreRuntimeGraphOpTest::SetUp();
+    if (OpRegistry::Global().Find("test.counted_add") == nullptr) {
+      OpRegistry::Global().AddOp("test.counted_add", CountedAddMetadata);
+      OpRegistry::Global().AddDispatch("test.counted_add", "cpu",
+                                       CountedAddDispatch);
+    }
+    counted_add_shape_runs = 0;
+  }
+
+  // graph(a) = (a + a) + a, two sites of test.counted_add.
+  RCReference<BefProgram> LoadTwoSites() {
+    AddGraph graph("test.counted_add");
+    uint32_t x = graph.Add(AddGraph::kA, AddGraph::kA);
+    return graph.Load(host_, graph.Add(x, AddGraph::kA));
+  }
+
+  std::string CallText(const BefProgram& program, std::vector<int32_t> a) {
+    RCReference<AsyncValue> value = AddGraph::Call(
+        program, host_, graph_cpu_, Vector(std::move(a)), *exec_ctx_);
+    if (value->IsError()) return std::string(value->GetError().message());
+    if (!value->IsType<TensorHandle>()) return "<not a tensorhandle>";
+    const TensorHandle& handle = value->get<TensorHandle>();
+    EXPECT_TRUE(handle.IsMetadataAvailable());
+    return absl::StrCat(handle.GetAvailableMetadata().DebugString(), ": ",
+                        Text(handle));
+  }
+};
+
+// A program's op site remembers its shape function's answer: called again
+// with the same shapes, the function does not run; a new shape runs it
+// once more per site, and each call gets the metadata of its own shapes.
+TEST_F(CoreRuntimeGraphShapeTest, ShapeFunctionRunsOncePerShapeAndSite) {
+  RCReference<BefProgram> program = LoadTwoSites();
+  ASSERT_NE(program, nullptr);
+  for (int call = 0; call < 3; ++call) {
+    EXPECT_EQ(CallText(*program, {1, 2}),
+              "dtype = i32, shape = [2]: DenseHostTensor dtype = i32, shape = "
+              "[2], values = [3, 6]");
+  }
+  EXPECT_EQ(counted_add_shape_runs, 2);
+  EXPECT_EQ(CallText(*program, {1, 2, 3}),
+            "dtype = i32, shape = [3]: DenseHostTensor dtype = i32, shape = "
+            "[3], values = [3, 6, 9]");
+  EXPECT_EQ(CallText(*program, {1, 2}),
+            "dtype = i32, shape = [2]: DenseHostTensor dtype = i32, shape = "
+            "[2], values = [3, 6]");
+  EXPECT_EQ(counted_add_shape_runs, 4);
+}
+
+// A shape error is not remembered: it is reported at every call, and the
+// site still serves the shapes it accepts.
+TEST_F(CoreRuntimeGraphShapeTest, ShapeErrorsAreReportedAtEveryCall) {
+  RCReference<BefProgram> program = LoadTwoSites();
+  ASSERT_NE(program, nullptr);
+  const std::vector<int32_t> seven = {1, 2, 3, 4, 5, 6, 7};
+  for (int call = 0; call < 2; ++call) {
+    EXPECT_EQ(CallText(*program, seven), "test.counted_add refuses 7 elements");
+  }
+  EXPECT_EQ(CallText(*program, {5}),
+            "dtype = i32, shape = [1]: DenseHostTensor dtype = i32, shape = "
+            "[1], values = [15]");
+  // The first site failed twice (its error propagates past the second).
+  EXPECT_EQ(counted_add_shape_runs, 4);
+}
+
+// More shapes than a site remembers: the rest run the shape function at
+// every call, with the right answers.
+TEST_F(CoreRuntimeGraphShapeTest, SitesSeeingManyShapesStayCorrect) {
+  RCReference<BefProgram> program = LoadTwoSites();
+  ASSERT_NE(program, nullptr);
+  for (int round = 0; round < 2; ++round) {
+    for (int32_t n = 1; n <= ShapeMemo::kCapacity + 2; ++n) {
+      std::vector<int32_t> a(n, n);
+      std::string values;
+      for (int32_t i = 0; i < n; ++i) {
+        absl::StrAppend(&values, i ? ", " : "", 3 * n);
+      }
+      EXPECT_EQ(CallText(*program, a),
+                absl::StrCat("dtype = i32, shape = [", n,
+                             "]: DenseHostTensor dtype = i32, shape = [", n,
+                             "], values = [", values, "]"));
+    }
+  }
+  // Round one: every shape at both sites; round two: the two the memos
+  // could not keep.
+  EXPECT_EQ(counted_add_shape_runs, 2 * (ShapeMemo::kCapacity + 2) + 2 * 2);
 }
 
 // A hand-made BEF file may give corert.executeop.seq no results at all: the

@@ -35,6 +35,7 @@
 #include "asyncrt/core_runtime/buffer_arena.h"
 #include "asyncrt/core_runtime/op_attrs.h"
 #include "asyncrt/core_runtime/op_registry.h"
+#include "asyncrt/core_runtime/shape_memo.h"
 #include "asyncrt/core_runtime/tensor_handle.h"
 #include "asyncrt/host_context/chain.h"
 #include "asyncrt/host_context/execution_context.h"
@@ -98,6 +99,19 @@ class CoreRuntimeOp {
                   absl::Span<TensorHandle> results,
                   AsyncValueRef<Chain>* chain,
                   const BufferArena* arena = nullptr) const;
+  // The common case of a program's op site, on a path of its own: a
+  // registry op with one result and a shape function, whose arguments (at
+  // most four) are computed tensors on its device of types it takes as they
+  // are. Runs it as the call above does, `result` receiving the handle, and
+  // returns true; returns false having done nothing otherwise (the caller
+  // takes the call above). `memo` is the site's: the shape function runs
+  // only for argument metadata it has not seen, so `attrs` must be the
+  // same at every call with one memo.
+  bool RunConcrete(const ExecutionContext& exec_ctx,
+                   absl::Span<const TensorHandle* const> args,
+                   uint64_t consumed_arguments, const OpAttrsRef& attrs,
+                   TensorHandle& result, ShapeMemo& memo,
+                   const BufferArena* arena = nullptr) const;
 
  private:
   const OpEntry* entry_ = nullptr;

@@ -102,6 +102,17 @@ class TensorHandle {
   // reference. The handle is then invalid.
   void ForgetTakenTensor() { (void)tensor_.release(); }
 
+  // Makes this handle TensorHandle(device, metadata, tensor) in place: a
+  // graph kernel rewrites the handle of a register it reuses, and
+  // assigning a new handle would move every field twice.
+  void Reset(Device* device, const TensorMetadata& metadata,
+             RCReference<AsyncValue> tensor) {
+    device_ = device;
+    tensor_ = std::move(tensor);
+    has_inline_metadata_ = true;
+    metadata_ = metadata;
+  }
+
   // Prints the tensor if available ("DenseHostTensor dtype = ..."), the
   // error, or "future TensorHandle with metadata ...".
   void Print(std::string* out) const;
