@@ -7,6 +7,7 @@
 // RUN: asyncrt-run %onnx_data/pytorch-converted/test_Conv2d/model.onnx --input=%onnx_data/pytorch-converted/test_Conv2d/test_data_set_0/input_0.pb | FileCheck %s --check-prefix=PRINT
 // RUN: rm -rf %t.out && asyncrt-run %t.bef --input=%onnx_data/pytorch-converted/test_Conv2d/test_data_set_0/input_0.pb --output_dir=%t.out && test -s %t.out/output_0.pb
 // RUN: asyncrt-run %t.bef --input=%onnx_data/pytorch-converted/test_Conv2d/test_data_set_0/input_0.pb --benchmark --iterations=3 --json | FileCheck %s --check-prefix=BENCH
+// RUN: asyncrt-run %t.bef --input=%onnx_data/pytorch-converted/test_Conv2d/test_data_set_0/input_0.pb --trace_file=%t.trace.json > /dev/null && FileCheck %s --check-prefix=TRACE < %t.trace.json
 // RUN: not asyncrt-run %t.bef 2>&1 | FileCheck %s --check-prefix=NO-INPUT
 // RUN: not asyncrt-run %t.bef --input=%t.bef 2>&1 | FileCheck %s --check-prefix=BAD-INPUT
 // RUN: asyncrt-compile %onnx_data/node/test_relu/model.onnx -emit-mlir | FileCheck %s --check-prefix=MLIR
@@ -19,6 +20,9 @@
 
 // PRINT: output 0: DenseHostTensor dtype = f32, shape = [2, 4, 5, 4], values = [-3.713104e-01, -1.209029e+00
 // BENCH: {"load_ms": {{.*}}, "p50_ms": {{.*}}, "p90_ms": {{.*}}, "p99_ms": {{.*}}, "calls_per_s": {{.*}}, "peak_rss_bytes": {{[0-9]+}}}
+// A profile of the model: the call, and each op with its inputs' shapes.
+// TRACE: "name":"main","ph":"b"
+// TRACE: "name":"RunDispatchFunction: nn.conv#op_name=nn.conv{{.*}},Inputs=(f32 [2, 3, 7, 5];{{.*}}),Results=(f32 [2, 4, 5, 4]){{.*}}"ph":"X"
 // NO-INPUT: asyncrt-run: 'main' takes 1 inputs; 0 given with --input
 // BAD-INPUT: asyncrt-run: {{.*}}.bef: not a serialized ONNX TensorProto
 // MLIR: corert.executeop({{.*}}) "nn.relu"

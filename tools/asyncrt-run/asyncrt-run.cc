@@ -79,6 +79,12 @@ cl::opt<std::string> work_queue(
              "throughput mode)"),
     cl::cat(run_options));
 
+cl::opt<std::string> trace_file(
+    "trace_file",
+    cl::desc("Write a Chrome trace (Perfetto, chrome://tracing) of every "
+             "kernel and op of the run to this file"),
+    cl::cat(run_options));
+
 int Fail(const std::string& message) {
   std::fprintf(stderr, "asyncrt-run: %s\n", message.c_str());
   return 1;
@@ -124,6 +130,7 @@ int Run() {
       : threading == "latency" ? "s"
       : threads > 0 ? absl::StrCat("mstd:", static_cast<int>(threads))
                     : "mstd";
+  options.trace_file = trace_file;
   auto runtime = Runtime::Create(options);
   if (!runtime.ok()) return Fail(std::string(runtime.status().message()));
   CoreRuntime& core = (*runtime)->core_runtime();

@@ -11,6 +11,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -785,6 +788,85 @@ memory::desc MatrixF32(int64_t rows, int64_t cols, bool transposed) {
   return memory::desc({rows, cols}, memory::data_type::f32, strides);
 }
 
+// A Gemm by constant weights (a model's fully connected layer, B read-only):
+// oneDNN computes from B in the layout it prefers, reordered once, and adds
+// a bias C of [N] or [1, N] itself. Made once per shape.
+struct ConstantGemm {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul primitive;
+  memory::desc b_md;  // B as stored (transposed for transB).
+  std::optional<dnnl::reorder> weights_reorder;
+};
+
+ConfigCache<ConstantGemm>& ConstantGemmCache() {
+  static auto* cache = new ConfigCache<ConstantGemm>(1024);
+  return *cache;
+}
+
+// Whether `invocation` is such a Gemm: alpha 1, B read-only, and no C or a
+// C of [N] or [1, N] with beta 1 (a bias).
+bool IsConstantGemm(const OpInvocation& invocation, const GemmPlan& plan,
+                    float alpha, float beta) {
+  const auto& b = static_cast<const DenseHostTensor&>(invocation.argument(1));
+  if (alpha != 1.0f || b.buffer() == nullptr || !b.buffer()->IsReadOnly()) {
+    return false;
+  }
+  if (invocation.arguments.size() < 3) return true;
+  const TensorShape& c = invocation.argument(2).metadata().shape;
+  return beta == 1.0f && ((c.GetRank() == 1 && c.GetDimensionSize(0) ==
+                                                   plan.n) ||
+                          (c.GetRank() == 2 && c.GetDimensionSize(0) == 1 &&
+                           c.GetDimensionSize(1) == plan.n));
+}
+
+void GemmByConstantWeights(OpInvocation& invocation, const GemmPlan& plan,
+                           AsyncValueRef<DenseHostTensor> result) {
+  const auto& b = static_cast<const DenseHostTensor&>(invocation.argument(1));
+  const int64_t m = plan.m, k = plan.k, n = plan.n;
+  const bool has_bias = invocation.arguments.size() == 3;
+  const bool trans_a = plan.trans_a && m > 1 && k > 1;
+  const bool trans_b = plan.trans_b && k > 1 && n > 1;
+  RunPrimitive(invocation, "nn.gemm", result.CopyRef(), [&] {
+    const std::string key =
+        absl::StrCat(m, "x", k, "x", n, "|", trans_a, trans_b, has_bias);
+    std::shared_ptr<const ConstantGemm> gemm =
+        ConstantGemmCache().GetOrCreate(key, [&] {
+          ConstantGemm made;
+          made.b_md = MatrixF32(k, n, trans_b);
+          memory::desc any_b({k, n}, memory::data_type::f32,
+                             memory::format_tag::any);
+          const memory::desc a_md = MatrixF32(m, k, trans_a);
+          const memory::desc y_md = MatrixF32(m, n, false);
+          made.pd = dnnl::matmul::primitive_desc(
+              has_bias ? dnnl::matmul::desc(a_md, any_b, PlainF32({1, n}),
+                                            y_md)
+                       : dnnl::matmul::desc(a_md, any_b, y_md),
+              PrimitiveAttr(), CpuEngine());
+          made.primitive = dnnl::matmul(made.pd);
+          if (made.pd.weights_desc() != made.b_md) {
+            made.weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+                CpuEngine(), made.b_md, CpuEngine(), made.pd.weights_desc(),
+                PrimitiveAttr()));
+          }
+          return made;
+        });
+    memory weights = Wrap(gemm->b_md, b.data());
+    if (gemm->weights_reorder) {
+      weights = CachedReorderedWeights(
+          absl::StrCat("gemm|", key), *b.buffer(), b.buffer(), weights,
+          gemm->pd.weights_desc(), *gemm->weights_reorder);
+    }
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, Wrap(gemm->pd.src_desc(), Data(invocation, 0))},
+        {DNNL_ARG_WEIGHTS, weights},
+        {DNNL_ARG_DST, Wrap(gemm->pd.dst_desc(), result->data())}};
+    if (has_bias) {
+      args.emplace(DNNL_ARG_BIAS, Wrap(PlainF32({1, n}), Data(invocation, 2)));
+    }
+    return PrimitiveStep{gemm->primitive, std::move(args)};
+  });
+}
+
 void Gemm(OpInvocation& invocation) {
   if (RefuseHalf(invocation, "nn.gemm")) return;
   constexpr absl::string_view kOp = "nn.gemm";
@@ -803,6 +885,9 @@ void Gemm(OpInvocation& invocation) {
   if (m * n == 0) {
     invocation.results[0] = std::move(result);
     return;
+  }
+  if (k > 0 && IsConstantGemm(invocation, *plan, alpha, beta)) {
+    return GemmByConstantWeights(invocation, *plan, std::move(result));
   }
   // Y starts as beta * C (broadcast), which oneDNN's sum post-op adds to
   // alpha * A' * B'.

@@ -608,11 +608,18 @@ TEST_F(NormOpsTest, GemmTransposesScalesAndBroadcastsC) {
           if (trans_b) attrs.Set("transB", int64_t{1});
           std::vector<Tensor32> args = {a, b};
           if (c) args.push_back(*c);
-          auto result = Run("nn.gemm", args, attrs);
-          ASSERT_TRUE(result.ok()) << result.status();
-          EXPECT_EQ(result->shape, (Shape{m, n}));
-          ExpectNear(result->values, NaiveGemm(a, b, c ? &*c : nullptr, trans_a,
-                                               trans_b, alpha, beta, m, k, n));
+          // Read-only B (and C): a model's constant weights, computed from
+          // B reordered once where C is a bias ([N], [1, N]; alpha and
+          // beta 1), the general way otherwise.
+          for (uint64_t read_only : {0b000, 0b010, 0b110}) {
+            SCOPED_TRACE(testing::Message() << "read_only " << read_only);
+            auto result = Run("nn.gemm", args, attrs, read_only);
+            ASSERT_TRUE(result.ok()) << result.status();
+            EXPECT_EQ(result->shape, (Shape{m, n}));
+            ExpectNear(result->values,
+                       NaiveGemm(a, b, c ? &*c : nullptr, trans_a, trans_b,
+                                 alpha, beta, m, k, n));
+          }
         }
       }
     }
@@ -629,6 +636,20 @@ TEST_F(NormOpsTest, GemmVectorShapesAndEmptyInnerDimension) {
   ASSERT_TRUE(dot.ok()) << dot.status();
   EXPECT_EQ(dot->shape, (Shape{1, 1}));
   ExpectNear(dot->values, NaiveGemm(a, b, nullptr, true, true, 1, 1, 1, 6, 1));
+
+  // A fully connected layer at batch 1 (MobileNetV2's classifier, smaller):
+  // constant weights [N, K] (transB), a bias [N].
+  const Tensor32 x = RandomTensor({1, 40}, 905), w = RandomTensor({24, 40}, 906);
+  const Tensor32 bias = RandomTensor({24}, 907);
+  OpAttrs trans_b;
+  trans_b.Set("transB", int64_t{1});
+  for (int call = 0; call < 2; ++call) {  // The second finds it cached.
+    auto fc = Run("nn.gemm", {x, w, bias}, trans_b, /*read_only=*/0b110);
+    ASSERT_TRUE(fc.ok()) << fc.status();
+    EXPECT_EQ(fc->shape, (Shape{1, 24}));
+    ExpectNear(fc->values,
+               NaiveGemm(x, w, &bias, false, true, 1, 1, 1, 40, 24));
+  }
 
   // Rows longer than a vector block, transposed operands, C as [N].
   const int64_t m = 7, k = 9, n = 19;

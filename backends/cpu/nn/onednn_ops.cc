@@ -36,38 +36,6 @@ memory::dims ToDnnl(absl::Span<const int64_t> dims) {
   return memory::dims(dims.begin(), dims.end());
 }
 
-// Weights of a read-only tensor (a model's constant) in the layout a
-// primitive (convolution, matmul) prefers, reordered once. Holding the source
-// buffer keeps its address from being reused while the entry exists.
-struct ReorderedWeights {
-  RCReference<HostBuffer> source;
-  memory weights;
-};
-
-// The weights in `weights`, constant (read-only), in the layout `wanted`
-// through `reorder`: made once per (buffer, `key`) and cached. The
-// original's pages go back to the kernel once reordered.
-memory CachedReorderedWeights(const std::string& key,
-                              const HostBuffer& weights,
-                              const RCReference<HostBuffer>& owner,
-                              const memory& source,
-                              const memory::desc& wanted,
-                              const dnnl::reorder& reorder) {
-  static auto* cache = new ConfigCache<ReorderedWeights>(1024);
-  return cache
-      ->GetOrCreate(
-          absl::StrCat(reinterpret_cast<uintptr_t>(&weights), "|", key),
-          [&] {
-            memory reordered(wanted, CpuEngine());
-            PrimitiveStep step{
-                reorder, {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, reordered}}};
-            ExecutePrimitives(absl::MakeConstSpan(&step, 1));
-            ReleaseConstantPages(weights);
-            return ReorderedWeights{owner.CopyRef(), reordered};
-          })
-      ->weights;
-}
-
 // What the model compiler fuses after a convolution or a matmul, run as
 // oneDNN post-ops in this order: `sum` (the op's last operand, of the
 // result's shape: a residual connection) is added to the result, then

@@ -199,6 +199,36 @@ void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {
   run();
 }
 
+namespace {
+// A read-only tensor's weights reordered for a primitive. Holding the
+// source buffer keeps its address from being reused while the entry exists.
+struct ReorderedWeights {
+  RCReference<HostBuffer> source;
+  dnnl::memory weights;
+};
+}  // namespace
+
+dnnl::memory CachedReorderedWeights(const std::string& key,
+                                    const HostBuffer& weights,
+                                    const RCReference<HostBuffer>& owner,
+                                    const dnnl::memory& source,
+                                    const dnnl::memory::desc& wanted,
+                                    const dnnl::reorder& reorder) {
+  static auto* cache = new ConfigCache<ReorderedWeights>(1024);
+  return cache
+      ->GetOrCreate(
+          absl::StrCat(reinterpret_cast<uintptr_t>(&weights), "|", key),
+          [&] {
+            dnnl::memory reordered(wanted, CpuEngine());
+            PrimitiveStep step{
+                reorder, {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, reordered}}};
+            ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+            ReleaseConstantPages(weights);
+            return ReorderedWeights{owner.CopyRef(), reordered};
+          })
+      ->weights;
+}
+
 int MaxConcurrentPrimitives() {
   return max_running.load(std::memory_order_relaxed);
 }

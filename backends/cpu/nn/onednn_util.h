@@ -149,6 +149,17 @@ void ReleaseConstantPages(const HostBuffer& buffer);
 // Throws dnnl::error.
 void ExecutePrimitives(absl::Span<const PrimitiveStep> steps);
 
+// The weights in `source` (a read-only tensor's: a model's constant) in the
+// layout `wanted` through `reorder`, reordered once per (buffer, `key`) and
+// cached; the original's pages go back to the kernel once reordered.
+// `owner` (the buffer) is held while the entry exists. Thread-safe.
+dnnl::memory CachedReorderedWeights(const std::string& key,
+                                    const HostBuffer& weights,
+                                    const RCReference<HostBuffer>& owner,
+                                    const dnnl::memory& source,
+                                    const dnnl::memory::desc& wanted,
+                                    const dnnl::reorder& reorder);
+
 // The most primitives that ever ran at once (for tests of the policy).
 int MaxConcurrentPrimitives();
 void ResetMaxConcurrentPrimitives();
