@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
@@ -473,16 +474,31 @@ LazyState::BuiltTrace LazyState::Build(
         const TraceNode& node = *frame.node;
         // The op by its registry entry (entries live as long as the
         // process; one name has one entry until it is registered again).
+        // With both counts, a key decodes one way only (variadic ops:
+        // the same op with another operand count is another trace).
         struct OpKey {
           uint64_t entry;
           uint32_t attrs_size;
-          uint32_t num_results;
+          uint16_t num_results;  // kManyCounts: both counts follow.
+          uint16_t num_operands;
         };
         static_assert(sizeof(OpKey) == 16, "no padding in keys");
+        constexpr uint16_t kManyCounts = 0xFFFF;
+        const size_t num_results = node.results.size();
+        const size_t num_operands = node.operands.size();
+        const bool many = num_results >= kManyCounts ||
+                          num_operands >= kManyCounts;
         key.push_back('O');
-        AppendBytes(key, OpKey{reinterpret_cast<uintptr_t>(node.entry),
-                               static_cast<uint32_t>(node.attrs_key.size()),
-                               static_cast<uint32_t>(node.results.size())});
+        AppendBytes(
+            key,
+            OpKey{reinterpret_cast<uintptr_t>(node.entry),
+                  static_cast<uint32_t>(node.attrs_key.size()),
+                  many ? kManyCounts : static_cast<uint16_t>(num_results),
+                  many ? kManyCounts : static_cast<uint16_t>(num_operands)});
+        if (ABSL_PREDICT_FALSE(many)) {
+          AppendBytes(key, static_cast<uint64_t>(num_results));
+          AppendBytes(key, static_cast<uint64_t>(num_operands));
+        }
         key.append(node.attrs_key);
         for (const std::shared_ptr<LazyValue>& operand : node.operands) {
           // Resolved just before: a parameter of this walk or a node of it.

@@ -198,6 +198,24 @@ TEST_F(LazyTensorTest, AttributesArePartOfTheKey) {
   EXPECT_EQ(lazy_->cache_stats().misses, 2);
 }
 
+// A variadic op with another operand count is another trace, even where
+// the operand refs alone could line up.
+TEST_F(LazyTensorTest, OperandCountIsPartOfTheKey) {
+  LazyTensor x = FromHost({2}, {1, 2});
+  LazyTensor y = FromHost({2}, {3, 4});
+  OpAttrs axis;
+  axis.Set("axis", int64_t{0});
+  auto concat = [&](std::vector<LazyTensor> args) {
+    return Values(*lazy_->Call("nn.concat", args, axis)->ToHost());
+  };
+  EXPECT_THAT(concat({x, y}), ElementsAreArray({1.f, 2.f, 3.f, 4.f}));
+  EXPECT_THAT(concat({x, y, x}),
+              ElementsAreArray({1.f, 2.f, 3.f, 4.f, 1.f, 2.f}));
+  EXPECT_THAT(concat({x, y}), ElementsAreArray({1.f, 2.f, 3.f, 4.f}));
+  EXPECT_EQ(lazy_->cache_stats().misses, 2);
+  EXPECT_EQ(lazy_->cache_stats().hits, 1);
+}
+
 TEST_F(LazyTensorTest, LeastRecentlyUsedTraceIsEvicted) {
   lazy_ = *LazyContext::Create(*runtime_, LazyOptions{.cache_capacity = 2});
   LazyTensor x = FromHost({2}, {1, -1});
