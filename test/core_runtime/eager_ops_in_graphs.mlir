@@ -40,6 +40,32 @@ func.func @scalar_async_and_print() -> !tfrt.chain {
   tfrt.return %ch1 : !tfrt.chain
 }
 
+// The graph kernel's one-pass path (one result, computed arguments) with
+// an op whose result arrives later, and with an op that fails: the error
+// is reported once, at that op, not at the op it flows into.
+// CHECK-LABEL: --- Running 'async_result_with_shape_function'
+func.func @async_result_with_shape_function() -> !tfrt.chain {
+  %ch0 = tfrt.new.chain
+  %cpu = corert.get_op_handler %ch0 "cpu"
+  %a = corert.executeop(%cpu) "tfrt_test.create_dense_tensor"() {shape = [2], values = [3 : i32, 4 : i32]} : 1
+  %later = corert.executeop(%cpu) "tfrt_test.async.noop"(%a) : 1
+  %sum = corert.executeop(%cpu) "tfrt_test.add"(%later, %later) : 1
+  // CHECK: DenseHostTensor dtype = i32, shape = [2], values = [6, 8]
+  %ch1 = "corert.print_tensorhandle"(%sum, %ch0) : (!corert.tensorhandle, !tfrt.chain) -> !tfrt.chain
+  tfrt.return %ch1 : !tfrt.chain
+}
+
+// CHECK-LABEL: --- Running 'failing_op_in_a_chain'
+func.func @failing_op_in_a_chain() {
+  %ch0 = tfrt.new.chain
+  %cpu = corert.get_op_handler %ch0 "cpu"
+  %a = corert.executeop(%cpu) "tfrt_test.create_dense_tensor"() {shape = [2], values = [1 : i32]} : 1
+  // expected-error @+1 {{runtime error: error from test.error.tensor implementation}}
+  %e = corert.executeop(%cpu) "tfrt_test.error.tensor"(%a) : 1
+  %f = corert.executeop(%cpu) "tfrt_test.add"(%e, %e) : 1
+  tfrt.return
+}
+
 // CHECK-LABEL: --- Running 'shape_error'
 func.func @shape_error() {
   %ch0 = tfrt.new.chain
