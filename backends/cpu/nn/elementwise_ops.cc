@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "asyncrt/backends/nn_ops.h"
 #include "backends/cpu/nn/nn_util.h"
 #include "backends/cpu/nn/onednn_util.h"
@@ -407,17 +408,21 @@ void Softmax(OpInvocation& invocation, absl::string_view op) {
       auto dims = shape.GetDimensions();
       const dnnl::memory::desc md =
           PlainF32(dnnl::memory::dims(dims.begin(), dims.end()));
-      dnnl::primitive primitive =
-          kLog ? dnnl::primitive(dnnl::logsoftmax_forward(
-                     dnnl::logsoftmax_forward::primitive_desc(
-                         dnnl::logsoftmax_forward::desc(
-                             dnnl::prop_kind::forward_inference, md, axis),
-                         PrimitiveAttr(), CpuEngine())))
-               : dnnl::primitive(dnnl::softmax_forward(
-                     dnnl::softmax_forward::primitive_desc(
-                         dnnl::softmax_forward::desc(
-                             dnnl::prop_kind::forward_inference, md, axis),
-                         PrimitiveAttr(), CpuEngine())));
+      dnnl::primitive primitive = CachedPrimitive(
+          absl::StrCat(kLog, "|", absl::StrJoin(dims, "x"), "|", axis), [&] {
+            return kLog ? dnnl::primitive(dnnl::logsoftmax_forward(
+                              dnnl::logsoftmax_forward::primitive_desc(
+                                  dnnl::logsoftmax_forward::desc(
+                                      dnnl::prop_kind::forward_inference, md,
+                                      axis),
+                                  PrimitiveAttr(), CpuEngine())))
+                        : dnnl::primitive(dnnl::softmax_forward(
+                              dnnl::softmax_forward::primitive_desc(
+                                  dnnl::softmax_forward::desc(
+                                      dnnl::prop_kind::forward_inference, md,
+                                      axis),
+                                  PrimitiveAttr(), CpuEngine())));
+          });
       return PrimitiveStep{
           primitive,
           {{DNNL_ARG_SRC, Wrap(md, in)}, {DNNL_ARG_DST, Wrap(md, out)}}};

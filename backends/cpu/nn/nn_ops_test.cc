@@ -294,6 +294,28 @@ TEST_F(NnOpsTest, MatmulFusesSumAndActivation) {
       ExpectNear(fused->values, expected, 1e-4f);
     }
   }
+  // Primitives are made once per configuration: activation parameters
+  // that print alike (six digits) are still different configurations.
+  for (uint64_t read_only : {0b0, 0b10}) {
+    for (float high : {0.25f, 0.25000003f}) {
+      SCOPED_TRACE(testing::Message() << "clip at " << high
+                                      << " read_only=" << read_only);
+      OpAttrs attrs;
+      attrs.SetString("activation", "clip");
+      attrs.Set("activation_alpha", -high);
+      attrs.Set("activation_beta", high);
+      auto clipped = Run("nn.matmul", {{{2, 3, 5}, a}, {{5, 4}, b}}, attrs,
+                         read_only);
+      ASSERT_TRUE(clipped.ok()) << clipped.status();
+      EXPECT_EQ(*std::max_element(clipped->values.begin(),
+                                  clipped->values.end()),
+                high);
+      EXPECT_EQ(*std::min_element(clipped->values.begin(),
+                                  clipped->values.end()),
+                -high);
+    }
+  }
+
   // K = 0: bias + sum, then the activation.
   OpAttrs relu;
   relu.SetString("activation", "relu");

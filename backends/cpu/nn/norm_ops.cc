@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/backends/nn_ops.h"
@@ -917,20 +918,26 @@ void Gemm(OpInvocation& invocation) {
     memory::desc a_md = MatrixF32(m, k, plan->trans_a && m > 1 && k > 1);
     memory::desc b_md = MatrixF32(k, n, plan->trans_b && k > 1 && n > 1);
     memory::desc y_md = MatrixF32(m, n, false);
-    dnnl::primitive_attr attr = PrimitiveAttr();
-    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-    if (has_c) {
-      dnnl::post_ops post_ops;
-      post_ops.append_sum(1.0f);
-      attr.set_post_ops(post_ops);
-    }
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), attr,
-                                    CpuEngine());
+    dnnl::primitive matmul = CachedPrimitive(
+        absl::StrCat(m, "x", k, "x", n, "|", plan->trans_a && m > 1 && k > 1,
+                     plan->trans_b && k > 1 && n > 1, "|",
+                     absl::bit_cast<uint32_t>(alpha), "|", has_c),
+        [&] {
+          dnnl::primitive_attr attr = PrimitiveAttr();
+          if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+          if (has_c) {
+            dnnl::post_ops post_ops;
+            post_ops.append_sum(1.0f);
+            attr.set_post_ops(post_ops);
+          }
+          return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(
+              dnnl::matmul::desc(a_md, b_md, y_md), attr, CpuEngine())));
+        });
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, Wrap(a_md, Data(invocation, 0))},
         {DNNL_ARG_WEIGHTS, Wrap(b_md, Data(invocation, 1))},
         {DNNL_ARG_DST, Wrap(y_md, y)}};
-    return PrimitiveStep{dnnl::matmul(pd), std::move(args)};
+    return PrimitiveStep{matmul, std::move(args)};
   });
 }
 

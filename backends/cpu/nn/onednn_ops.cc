@@ -18,6 +18,7 @@
 #include <string>
 
 #include "absl/algorithm/container.h"
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "asyncrt/backends/nn_ops.h"
@@ -34,6 +35,11 @@ using dnnl::memory;
 
 memory::dims ToDnnl(absl::Span<const int64_t> dims) {
   return memory::dims(dims.begin(), dims.end());
+}
+
+// Dimensions in a cache key: "2x3x4".
+std::string DimsKey(absl::Span<const int64_t> dims) {
+  return absl::StrJoin(dims, "x");
 }
 
 // What the model compiler fuses after a convolution or a matmul, run as
@@ -57,11 +63,13 @@ struct PostOps {
     attr.set_post_ops(post_ops);
     return attr;
   }
-  // Tells configurations apart in a primitive cache key.
+  // Tells configurations apart in a primitive cache key (the parameters
+  // by their bits: printed, nearby values would share an entry).
   std::string Key() const {
     return absl::StrCat(has_sum, "|",
                         activation ? static_cast<int>(*activation) : -1, "|",
-                        alpha, "|", beta);
+                        absl::bit_cast<uint32_t>(alpha), "|",
+                        absl::bit_cast<uint32_t>(beta));
   }
 };
 
@@ -319,10 +327,15 @@ void Matmul(OpInvocation& invocation) {
     memory::dims bias_dims(dims.out.size(), 1);
     bias_dims.back() = dims.out.back();
     memory::desc bias_md = PlainF32(bias_dims);
-    dnnl::matmul::primitive_desc pd(
-        has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, out_md)
-                 : dnnl::matmul::desc(a_md, b_md, out_md),
-        post_ops.Attr(), CpuEngine());
+    dnnl::primitive matmul = CachedPrimitive(
+        absl::StrCat(DimsKey(dims.a), "|", DimsKey(dims.b), "|", has_bias,
+                     "|", post_ops.Key()),
+        [&] {
+          return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(
+              has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, out_md)
+                       : dnnl::matmul::desc(a_md, b_md, out_md),
+              post_ops.Attr(), CpuEngine())));
+        });
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, Wrap(a_md, a.data())},
         {DNNL_ARG_WEIGHTS, Wrap(b_md, b.data())},
@@ -333,7 +346,7 @@ void Matmul(OpInvocation& invocation) {
                                      invocation.argument(2))
                                      .data()));
     }
-    return PrimitiveStep{dnnl::matmul(pd), std::move(args)};
+    return PrimitiveStep{matmul, std::move(args)};
   });
 }
 
@@ -531,9 +544,6 @@ ConfigCache<ConvPrimitives>& ConvCache() {
   return *cache;
 }
 
-std::string DimsKey(absl::Span<const int64_t> dims) {
-  return absl::StrJoin(dims, "x");
-}
 
 // A reorder from `from` to `to`, or none if they are the same layout.
 std::optional<dnnl::reorder> ReorderIfNeeded(const memory::desc& from,

@@ -106,6 +106,20 @@ class ConfigCache {
       entries_;
 };
 
+// The primitive of configuration `key` (a primitive on plain layouts, which
+// the key fully describes: shapes, strides, attributes), made by `make()`
+// once per OpenMP team size and cached. Creating even a plain-layout
+// primitive descriptor costs more than a small op's arithmetic (three
+// 256x256 matmuls at batch 1 spent most of their time there), and
+// oneDNN's own primitive cache still needs the descriptor built first.
+// One cache per call site (per `make` type). Thread-safe. Throws
+// dnnl::error.
+template <typename Make>
+dnnl::primitive CachedPrimitive(const std::string& key, Make make) {
+  static auto* cache = new ConfigCache<dnnl::primitive>(1024);
+  return *cache->GetOrCreate(key, make);
+}
+
 // One primitive and its arguments.
 struct PrimitiveStep {
   dnnl::primitive primitive;
