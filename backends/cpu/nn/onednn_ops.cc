@@ -934,6 +934,20 @@ absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   return absl::OkStatus();
 }
 
+// A pooling's primitives for one configuration.
+struct PoolPrimitives {
+  dnnl::pooling_v2_forward::primitive_desc pd;
+  dnnl::pooling_v2_forward primitive;
+  memory::desc dst_md;  // pd's, queried once.
+  // From dst_md to the plain layout, when they differ.
+  std::optional<dnnl::reorder> to_plain;
+};
+
+ConfigCache<PoolPrimitives>& PoolCache() {
+  static auto* cache = new ConfigCache<PoolPrimitives>(1024);
+  return *cache;
+}
+
 template <PoolKind kKind>
 void Pool(OpInvocation& invocation) {
   if (RefuseHalf(invocation, PoolName(kKind))) return;
@@ -964,39 +978,57 @@ void Pool(OpInvocation& invocation) {
           : dnnl::algorithm::pooling_avg_exclude_padding;
   try {
     // The result in the input's layout family (oneDNN picks it from the
-    // source), then reordered if a plain one was asked for.
-    dnnl::pooling_v2_forward::primitive_desc pd(
-        dnnl::pooling_v2_forward::desc(
-            dnnl::prop_kind::forward_inference, algorithm, src->desc,
-            memory::desc(out_dims, memory::data_type::f32,
-                         memory::format_tag::any),
-            window.strides, window.kernel, window.dilations, window.pad_begin,
-            window.pad_end),
-        PrimitiveAttr(), CpuEngine());
+    // source), then reordered if a plain one was asked for. Made once per
+    // configuration (the source's layout included).
+    const std::string key = absl::StrCat(
+        static_cast<int>(algorithm), "|", DimsKey(x_dims), "|",
+        OneDnnLayoutName(src->desc), "|", DimsKey(out_dims), "|",
+        DimsKey(window.strides), "|", DimsKey(window.kernel), "|",
+        DimsKey(window.dilations), "|", DimsKey(window.pad_begin), "|",
+        DimsKey(window.pad_end));
+    auto make = [&] {
+      PoolPrimitives made;
+      made.pd = dnnl::pooling_v2_forward::primitive_desc(
+          dnnl::pooling_v2_forward::desc(
+              dnnl::prop_kind::forward_inference, algorithm, src->desc,
+              memory::desc(out_dims, memory::data_type::f32,
+                           memory::format_tag::any),
+              window.strides, window.kernel, window.dilations,
+              window.pad_begin, window.pad_end),
+          PrimitiveAttr(), CpuEngine());
+      made.primitive = dnnl::pooling_v2_forward(made.pd);
+      made.dst_md = made.pd.dst_desc();
+      made.to_plain = ReorderIfNeeded(made.dst_md, PlainF32(out_dims));
+      return made;
+    };
+    // An opaque source layout, which the key does not tell apart, is made
+    // afresh.
+    std::shared_ptr<const PoolPrimitives> pool =
+        OneDnnLayoutName(src->desc) == "opaque"
+            ? std::make_shared<const PoolPrimitives>(make())
+            : PoolCache().GetOrCreate(key, make);
     std::vector<PrimitiveStep> steps;
     RCReference<HostBuffer> onednn_buffer;
-    memory dst;
     if (plain_result) {
       memory out = Wrap(PlainF32(out_dims), plain_result->data());
-      dst = pd.dst_desc() == out.get_desc() ? out
-                                            : memory(pd.dst_desc(), CpuEngine());
-      steps.push_back({dnnl::pooling_v2_forward(pd),
+      memory dst = pool->to_plain ? memory(pool->dst_md, CpuEngine()) : out;
+      steps.push_back({pool->primitive,
                        {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
                         {DNNL_ARG_DST, dst}}});
-      if (dst.get_data_handle() != out.get_data_handle()) {
-        steps.push_back({*ReorderIfNeeded(dst.get_desc(), out.get_desc()),
-                         {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
+      if (pool->to_plain) {
+        steps.push_back(
+            {*pool->to_plain, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
       }
     } else {
-      onednn_buffer = OneDnnResultBuffer(invocation, op, pd.dst_desc(), -1);
+      onednn_buffer = OneDnnResultBuffer(invocation, op, pool->dst_md, -1);
       if (!onednn_buffer) return;
-      steps.push_back({dnnl::pooling_v2_forward(pd),
+      steps.push_back({pool->primitive,
                        {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
                         {DNNL_ARG_DST,
-                         Wrap(pd.dst_desc(), onednn_buffer->data())}}});
+                         Wrap(pool->dst_md, onednn_buffer->data())}}});
     }
     ExecutePrimitives(steps);
-    SetResult(invocation, std::move(plain_result), pd.dst_desc(),
+    SetResult(invocation, std::move(plain_result), pool->dst_md,
               std::move(onednn_buffer));
   } catch (const dnnl::error& error) {
     FailAll(invocation, op, absl::StrCat("oneDNN: ", error.what()));

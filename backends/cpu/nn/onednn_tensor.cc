@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "asyncrt/host_context/host_context.h"
 #include "asyncrt/tensor/conversion_registry.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
@@ -12,12 +13,8 @@
 #include "backends/cpu/nn/onednn_util.h"
 
 namespace asyncrt::nn {
-namespace {
 
-// oneDNN's name of a blocked layout: dimensions from outermost to
-// innermost as letters (a = dimension 0), a blocked dimension in upper case
-// followed by its blocks ("acdb", "aBcd16b").
-std::string LayoutName(const dnnl::memory::desc& desc) {
+std::string OneDnnLayoutName(const dnnl::memory::desc& desc) {
   const dnnl_memory_desc_t& md = desc.data;
   if (md.format_kind != dnnl_blocked) return "opaque";
   const dnnl_blocking_desc_t& blocking = md.format_desc.blocking;
@@ -41,14 +38,27 @@ std::string LayoutName(const dnnl::memory::desc& desc) {
   return name;
 }
 
+namespace {
+
 // Copies `tensor`'s elements into `out` in the plain (row-major) layout.
 // Throws dnnl::error.
 void ReorderToPlain(const OneDnnTensor& tensor, void* out) {
   if (tensor.NumElements() == 0) return;
   const dnnl::memory::desc plain = PlainF32(tensor.desc().dims());
+  const std::string layout = OneDnnLayoutName(tensor.desc());
+  // Made once per layout and shape (an opaque layout, which the name does
+  // not tell apart, every time).
+  auto make = [&] {
+    return dnnl::primitive(dnnl::reorder(dnnl::reorder::primitive_desc(
+        CpuEngine(), tensor.desc(), CpuEngine(), plain, PrimitiveAttr())));
+  };
   PrimitiveStep step{
-      dnnl::reorder(dnnl::reorder::primitive_desc(
-          CpuEngine(), tensor.desc(), CpuEngine(), plain, PrimitiveAttr())),
+      layout == "opaque"
+          ? make()
+          : CachedPrimitive(
+                absl::StrCat(layout, "|",
+                             absl::StrJoin(tensor.desc().dims(), "x")),
+                make),
       {{DNNL_ARG_FROM, Wrap(tensor.desc(), tensor.data())},
        {DNNL_ARG_TO, Wrap(plain, out)}}};
   ExecutePrimitives(absl::MakeConstSpan(&step, 1));
@@ -87,7 +97,7 @@ TensorType OneDnnTensor::Type() {
 
 void OneDnnTensor::Print(std::string* out) const {
   absl::StrAppend(out, "OneDnnTensor ", metadata().DebugString(),
-                  ", layout = ", LayoutName(desc_), ", values = ");
+                  ", layout = ", OneDnnLayoutName(desc_), ", values = ");
   // The values in logical (row-major) order, as a DenseHostTensor prints
   // them.
   std::vector<float> plain(NumElements());

@@ -56,6 +56,11 @@ class OneDnnTensor final : public Tensor {
 
 // A tensor argument of an op on oneDNN as oneDNN reads it: its layout and
 // its bytes (borrowed from the tensor).
+// oneDNN's name of a blocked layout: dimensions from outermost to
+// innermost as letters (a = dimension 0), a blocked dimension in upper case
+// followed by its blocks ("acdb", "aBcd16b"); "opaque" for others.
+std::string OneDnnLayoutName(const dnnl::memory::desc& desc);
+
 struct OneDnnOperand {
   dnnl::memory::desc desc;
   const void* data;
