@@ -266,6 +266,27 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void SetResults(
   }
 }
 
+// An argument of the common path: a computed tensor on `device` of a type
+// `implementation` takes as it is, its value, tensor and metadata set;
+// false otherwise (an argument on another device, pending, failed or to
+// convert: the general path handles, and reports, those).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ConcreteArgument(
+    const TensorHandle& handle, Device* device,
+    const OpImplementation& implementation, AsyncValue*& value,
+    const Tensor*& tensor, const TensorMetadata*& metadata) {
+  value = handle.GetAsyncTensor();
+  if (value == nullptr || handle.device() != device) return false;
+  tensor = value->GetIfPresent<DenseHostTensor>();
+  if (ABSL_PREDICT_FALSE(tensor == nullptr)) {
+    tensor = GetTensorIfPresent(*value);  // Null unless concrete.
+    if (tensor == nullptr || !Accepts(implementation, tensor->tensor_type())) {
+      return false;
+    }
+  }
+  metadata = &handle.GetAvailableMetadata();
+  return true;
+}
+
 // The scope of one registry op in a Chrome trace (verbose level), opened
 // by whichever path runs it.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline tracing::ScopedTrace OpTrace(
@@ -297,21 +318,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
   const Tensor* tensors[kStackArguments];
   const TensorMetadata* arg_metadata[kStackArguments];
   for (size_t i = 0; i < num_args; ++i) {
-    const TensorHandle& handle = HandleAt(args, i);
-    AsyncValue* value = handle.GetAsyncTensor();
-    // An argument on another device: the general path reports it.
-    if (value == nullptr || handle.device() != device) return false;
-    const Tensor* tensor = value->GetIfPresent<DenseHostTensor>();
-    if (ABSL_PREDICT_FALSE(tensor == nullptr)) {
-      tensor = GetTensorIfPresent(*value);  // Null unless concrete.
-      if (tensor == nullptr ||
-          !Accepts(implementation, tensor->tensor_type())) {
-        return false;
-      }
+    if (!ConcreteArgument(HandleAt(args, i), device, implementation,
+                          values[i], tensors[i], arg_metadata[i])) {
+      return false;
     }
-    values[i] = value;
-    tensors[i] = tensor;
-    arg_metadata[i] = &handle.GetAvailableMetadata();
   }
   tracing::ScopedTrace trace = OpTrace(entry, implementation);
   // Constructed for the results only.
@@ -699,20 +709,10 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
   const Tensor* tensors[kStackArguments];
   const TensorMetadata* arg_metadata[kStackArguments];
   for (size_t i = 0; i < num_args; ++i) {
-    const TensorHandle& handle = *args.data()[i];
-    AsyncValue* value = handle.GetAsyncTensor();
-    if (value == nullptr || handle.device() != device_) return false;
-    const Tensor* tensor = value->GetIfPresent<DenseHostTensor>();
-    if (ABSL_PREDICT_FALSE(tensor == nullptr)) {
-      tensor = GetTensorIfPresent(*value);  // Null unless concrete.
-      if (tensor == nullptr ||
-          !Accepts(*implementation_, tensor->tensor_type())) {
-        return false;
-      }
+    if (!ConcreteArgument(*args.data()[i], device_, *implementation_,
+                          values[i], tensors[i], arg_metadata[i])) {
+      return false;
     }
-    values[i] = value;
-    tensors[i] = tensor;
-    arg_metadata[i] = &handle.GetAvailableMetadata();
   }
   tracing::ScopedTrace trace = OpTrace(*entry_, *implementation_);
   const auto arg_metadata_span = absl::MakeConstSpan(arg_metadata, num_args);

@@ -791,19 +791,7 @@ memory::desc MatrixF32(int64_t rows, int64_t cols, bool transposed) {
 
 // A Gemm by constant weights (a model's fully connected layer, B read-only):
 // oneDNN computes from B in the layout it prefers, reordered once, and adds
-// a bias C of [N] or [1, N] itself. Made once per shape.
-struct ConstantGemm {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul primitive;
-  memory::desc b_md;  // B as stored (transposed for transB).
-  std::optional<dnnl::reorder> weights_reorder;
-};
-
-ConfigCache<ConstantGemm>& ConstantGemmCache() {
-  static auto* cache = new ConfigCache<ConstantGemm>(1024);
-  return *cache;
-}
-
+// a bias C of [N] or [1, N] itself (ConstantWeightsMatmul).
 // Whether `invocation` is such a Gemm: alpha 1, B read-only, and no C or a
 // C of [N] or [1, N] with beta 1 (a bias).
 bool IsConstantGemm(const OpInvocation& invocation, const GemmPlan& plan,
@@ -828,43 +816,12 @@ void GemmByConstantWeights(OpInvocation& invocation, const GemmPlan& plan,
   const bool trans_a = plan.trans_a && m > 1 && k > 1;
   const bool trans_b = plan.trans_b && k > 1 && n > 1;
   RunPrimitive(invocation, "nn.gemm", result.CopyRef(), [&] {
-    const std::string key =
-        absl::StrCat(m, "x", k, "x", n, "|", trans_a, trans_b, has_bias);
-    std::shared_ptr<const ConstantGemm> gemm =
-        ConstantGemmCache().GetOrCreate(key, [&] {
-          ConstantGemm made;
-          made.b_md = MatrixF32(k, n, trans_b);
-          memory::desc any_b({k, n}, memory::data_type::f32,
-                             memory::format_tag::any);
-          const memory::desc a_md = MatrixF32(m, k, trans_a);
-          const memory::desc y_md = MatrixF32(m, n, false);
-          made.pd = dnnl::matmul::primitive_desc(
-              has_bias ? dnnl::matmul::desc(a_md, any_b, PlainF32({1, n}),
-                                            y_md)
-                       : dnnl::matmul::desc(a_md, any_b, y_md),
-              PrimitiveAttr(), CpuEngine());
-          made.primitive = dnnl::matmul(made.pd);
-          if (made.pd.weights_desc() != made.b_md) {
-            made.weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-                CpuEngine(), made.b_md, CpuEngine(), made.pd.weights_desc(),
-                PrimitiveAttr()));
-          }
-          return made;
-        });
-    memory weights = Wrap(gemm->b_md, b.data());
-    if (gemm->weights_reorder) {
-      weights = CachedReorderedWeights(
-          absl::StrCat("gemm|", key), *b.buffer(), b.buffer(), weights,
-          gemm->pd.weights_desc(), *gemm->weights_reorder);
-    }
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, Wrap(gemm->pd.src_desc(), Data(invocation, 0))},
-        {DNNL_ARG_WEIGHTS, weights},
-        {DNNL_ARG_DST, Wrap(gemm->pd.dst_desc(), result->data())}};
-    if (has_bias) {
-      args.emplace(DNNL_ARG_BIAS, Wrap(PlainF32({1, n}), Data(invocation, 2)));
-    }
-    return PrimitiveStep{gemm->primitive, std::move(args)};
+    return ConstantWeightsMatmul(
+        absl::StrCat("gemm|", m, "x", k, "x", n, "|", trans_a, trans_b,
+                     has_bias),
+        MatrixF32(m, k, trans_a), MatrixF32(k, n, trans_b),
+        MatrixF32(m, n, false), PrimitiveAttr(), Data(invocation, 0), b,
+        has_bias ? Data(invocation, 2) : nullptr, result->data());
   });
 }
 

@@ -187,20 +187,7 @@ absl::Status MatmulMetadata(ArgumentMetadata args, const OpAttrs& attrs,
 }
 
 // A matmul by constant weights [K, N] (a linear layer): the batch
-// dimensions of `a` fold into its rows, and oneDNN computes from the
-// weights in the layout it prefers, reordered once (ReorderedWeights).
-struct ConstantMatmul {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul primitive;
-  memory::desc b_md;  // Plain, as the tensor is.
-  std::optional<dnnl::reorder> weights_reorder;
-};
-
-ConfigCache<ConstantMatmul>& ConstantMatmulCache() {
-  static auto* cache = new ConfigCache<ConstantMatmul>(1024);
-  return *cache;
-}
-
+// dimensions of `a` fold into its rows (ConstantWeightsMatmul).
 void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
                            const DenseHostTensor& b, const MatmulDims& dims,
                            const PostOps& post_ops,
@@ -209,46 +196,15 @@ void MatmulConstantWeights(OpInvocation& invocation, const DenseHostTensor& a,
   const int64_t rows = a.shape().GetNumElements() / k;
   RunPrimitive(invocation, "nn.matmul", result.CopyRef(), [&] {
     const bool has_bias = invocation.arguments.size() >= 3;
-    const std::string key = absl::StrCat(rows, "x", k, "x", n, "|", has_bias,
-                                         "|", post_ops.Key());
-    std::shared_ptr<const ConstantMatmul> matmul =
-        ConstantMatmulCache().GetOrCreate(key, [&] {
-          ConstantMatmul made;
-          made.b_md = PlainF32({k, n});
-          memory::desc any_b({k, n}, memory::data_type::f32,
-                             memory::format_tag::any);
-          made.pd = dnnl::matmul::primitive_desc(
-              has_bias
-                  ? dnnl::matmul::desc(PlainF32({rows, k}), any_b,
-                                       PlainF32({1, n}), PlainF32({rows, n}))
-                  : dnnl::matmul::desc(PlainF32({rows, k}), any_b,
-                                       PlainF32({rows, n})),
-              post_ops.Attr(), CpuEngine());
-          made.primitive = dnnl::matmul(made.pd);
-          if (made.pd.weights_desc() != made.b_md) {
-            made.weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-                CpuEngine(), made.b_md, CpuEngine(), made.pd.weights_desc(),
-                PrimitiveAttr()));
-          }
-          return made;
-        });
-    memory weights = Wrap(matmul->b_md, b.data());
-    if (matmul->weights_reorder) {
-      weights = CachedReorderedWeights(
-          absl::StrCat("matmul|", key), *b.buffer(), b.buffer(), weights,
-          matmul->pd.weights_desc(), *matmul->weights_reorder);
-    }
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, Wrap(matmul->pd.src_desc(), a.data())},
-        {DNNL_ARG_WEIGHTS, weights},
-        {DNNL_ARG_DST, Wrap(matmul->pd.dst_desc(), result->data())}};
-    if (has_bias) {
-      args.emplace(DNNL_ARG_BIAS,
-                   Wrap(PlainF32({1, n}), static_cast<const DenseHostTensor&>(
-                                              invocation.argument(2))
-                                              .data()));
-    }
-    return PrimitiveStep{matmul->primitive, std::move(args)};
+    return ConstantWeightsMatmul(
+        absl::StrCat("matmul|", rows, "x", k, "x", n, "|", has_bias, "|",
+                     post_ops.Key()),
+        PlainF32({rows, k}), PlainF32({k, n}), PlainF32({rows, n}),
+        post_ops.Attr(), a.data(), b,
+        has_bias ? static_cast<const DenseHostTensor&>(invocation.argument(2))
+                       .data()
+                 : nullptr,
+        result->data());
   });
 }
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "absl/container/inlined_vector.h"
@@ -227,6 +228,55 @@ dnnl::memory CachedReorderedWeights(const std::string& key,
             return ReorderedWeights{owner.CopyRef(), reordered};
           })
       ->weights;
+}
+
+namespace {
+// ConstantWeightsMatmul's primitives for one configuration.
+struct ConstantMatmul {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul primitive;
+  std::optional<dnnl::reorder> weights_reorder;
+};
+}  // namespace
+
+PrimitiveStep ConstantWeightsMatmul(const std::string& key,
+                                    const dnnl::memory::desc& a_md,
+                                    const dnnl::memory::desc& b_md,
+                                    const dnnl::memory::desc& dst_md,
+                                    const dnnl::primitive_attr& attr,
+                                    const void* a, const DenseHostTensor& b,
+                                    const void* bias, void* dst) {
+  static auto* cache = new ConfigCache<ConstantMatmul>(1024);
+  const dnnl::memory::dims& b_dims = b_md.dims();
+  const dnnl::memory::desc bias_md = PlainF32({1, b_dims[1]});
+  std::shared_ptr<const ConstantMatmul> matmul = cache->GetOrCreate(key, [&] {
+    ConstantMatmul made;
+    const dnnl::memory::desc any_b(b_dims, dnnl::memory::data_type::f32,
+                                   dnnl::memory::format_tag::any);
+    made.pd = dnnl::matmul::primitive_desc(
+        bias != nullptr ? dnnl::matmul::desc(a_md, any_b, bias_md, dst_md)
+                        : dnnl::matmul::desc(a_md, any_b, dst_md),
+        attr, CpuEngine());
+    made.primitive = dnnl::matmul(made.pd);
+    if (made.pd.weights_desc() != b_md) {
+      made.weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+          CpuEngine(), b_md, CpuEngine(), made.pd.weights_desc(),
+          PrimitiveAttr()));
+    }
+    return made;
+  });
+  dnnl::memory weights = Wrap(b_md, b.data());
+  if (matmul->weights_reorder) {
+    weights = CachedReorderedWeights(key, *b.buffer(), b.buffer(), weights,
+                                     matmul->pd.weights_desc(),
+                                     *matmul->weights_reorder);
+  }
+  PrimitiveStep step{matmul->primitive,
+                     {{DNNL_ARG_SRC, Wrap(a_md, a)},
+                      {DNNL_ARG_WEIGHTS, weights},
+                      {DNNL_ARG_DST, Wrap(dst_md, dst)}}};
+  if (bias != nullptr) step.args.emplace(DNNL_ARG_BIAS, Wrap(bias_md, bias));
+  return step;
 }
 
 int MaxConcurrentPrimitives() {

@@ -174,6 +174,20 @@ dnnl::memory CachedReorderedWeights(const std::string& key,
                                     const dnnl::memory::desc& wanted,
                                     const dnnl::reorder& reorder);
 
+// A matmul by constant weights (a read-only tensor: a linear layer's),
+// src (`a_md`) x weights [K, N] stored as `b_md` (+ a bias of 1 x N) ->
+// `dst_md`: oneDNN computes from the weights in the layout it prefers,
+// reordered once (CachedReorderedWeights), and the primitive is made once
+// per `key`, which must tell apart every descriptor and attribute
+// (`attr`'s post-ops). `bias` may be null. Throws dnnl::error.
+PrimitiveStep ConstantWeightsMatmul(const std::string& key,
+                                    const dnnl::memory::desc& a_md,
+                                    const dnnl::memory::desc& b_md,
+                                    const dnnl::memory::desc& dst_md,
+                                    const dnnl::primitive_attr& attr,
+                                    const void* a, const DenseHostTensor& b,
+                                    const void* bias, void* dst);
+
 // The most primitives that ever ran at once (for tests of the policy).
 int MaxConcurrentPrimitives();
 void ResetMaxConcurrentPrimitives();
