@@ -74,6 +74,10 @@ class ArgumentMetadata {
   absl::Span<const TensorMetadata* const> metadata_;
 };
 
+// An op's shape function: its results' metadata from its arguments' and
+// its attributes, or the error that makes the call invalid. Must be a pure
+// function of those two: a program's op site remembers its answers per
+// argument metadata (ShapeMemo) and does not call it again.
 using OpMetadataFn = absl::Status (*)(ArgumentMetadata args,
                                       const OpAttrs& attrs,
                                       absl::Span<TensorMetadata> results);
