@@ -385,8 +385,9 @@ struct ExecuteOpState final : KernelState {
   ShapeMemo memo;  // The prepared op's shape answers at this site.
 };
 
-// corert.executeop's common case in one pass (CoreRuntimeOp::RunConcrete):
-// one result, handle arguments only, all computed. The result is written
+// corert.executeop's common case in one pass (CoreRuntimeOp::RunConcrete,
+// which checks that every argument is computed): one result, handle
+// arguments only. The result is written
 // into the handle of an argument this kernel uses last, whose register
 // becomes the result (an allocation and a free less per op in a chain),
 // as RunOp does. Returns false having done nothing otherwise.
@@ -404,8 +405,6 @@ bool RunConcreteSite(AsyncKernelFrame* frame, ExecuteOpState& state,
     AsyncValue* value = frame->GetArgAt(i);
     if (!value->IsType<TensorHandle>()) return false;
     const TensorHandle& handle = value->get<TensorHandle>();
-    AsyncValue* tensor = handle.GetAsyncTensor();
-    if (tensor == nullptr || !tensor->IsConcrete()) return false;
     if (frame->IsLastUseOfArg(i)) {
       consumed |= uint64_t{1} << (i - 1);
       if (spent == 0) spent = i;

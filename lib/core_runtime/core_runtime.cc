@@ -1,6 +1,5 @@
 #include "asyncrt/core_runtime/core_runtime.h"
 
-#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstddef>
@@ -297,6 +296,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline tracing::ScopedTrace OpTrace(
   });
 }
 
+// Runs the op; the handles whose references it adopted (given up by their
+// caller, see OpInvocation::may_take_arguments) forget them instead of
+// dropping them.
+template <typename Handles>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void InvokeTakingArguments(
+    absl::string_view op_name, const OpImplementation& implementation,
+    OpInvocation& invocation, Handles args) {
+  for (uint64_t taken = Invoke(op_name, implementation, invocation);
+       taken != 0; taken &= taken - 1) {
+    const_cast<TensorHandle&>(HandleAt(args, std::countr_zero(taken)))
+        .ForgetTakenTensor();
+  }
+}
+
 // RunRegisteredOp's common case, in full and on the stack: at most
 // kStackArguments arguments and results, each argument concrete and of a
 // tensor type the implementation takes as it is, and a shape function.
@@ -364,13 +377,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
     }
   }
   if (chain) *chain = GetReadyChain();
-  // The op adopted these handles' references: the handles, given up by
-  // their caller, forget them instead of dropping them.
-  for (uint64_t taken = Invoke(entry.name, implementation, invocation);
-       taken != 0; taken &= taken - 1) {
-    const_cast<TensorHandle&>(HandleAt(args, std::countr_zero(taken)))
-        .ForgetTakenTensor();
-  }
+  InvokeTakingArguments(entry.name, implementation, invocation, args);
   SetResults(device, absl::MakeSpan(result_metadata, num_results), outputs,
              results);
   return true;
@@ -746,11 +753,7 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
                           /*may_take_arguments=*/true};
   invocation.arena = arena;
   invocation.device = device_;
-  for (uint64_t taken = Invoke(entry_->name, *implementation_, invocation);
-       taken != 0; taken &= taken - 1) {
-    const_cast<TensorHandle*>(args.data()[std::countr_zero(taken)])
-        ->ForgetTakenTensor();
-  }
+  InvokeTakingArguments(entry_->name, *implementation_, invocation, args);
   result.Reset(device_, *result_metadata, std::move(output));
   return true;
 }
