@@ -8,9 +8,17 @@
 //   BM_EagerAdd/torch            at::add of two 1-element float tensors
 //   BM_EagerAddPrepared/torch    at::add_out into an existing tensor
 //   BM_GraphAdd100/asyncrt       a BEF function of 100 chained
-//                                corert.executeop adds, per op
+//                                corert.executeop adds as the compiler
+//                                emits it (-corert-fuse-op-sequences: one
+//                                corert.execute_sequence), per op
 //   BM_GraphAdd100/eager_loop    the same 100 adds as an eager loop, per op
+//   BM_GraphAdd100/executeop     the same 100 corert.executeop unfused, as
+//                                a TFRT program has them, per op
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -134,10 +142,16 @@ std::vector<uint8_t> BuildGraph() {
   return *w.Finish();
 }
 
-void BM_GraphAdd100_asyncrt(benchmark::State& state) {
+void RunGraphAdd100(benchmark::State& state, std::vector<uint8_t> bef) {
   EagerFixture f;
   OpHandler* cpu = f.cpu;
-  auto program = *f.embedded->LoadBef(BuildGraph());
+  absl::StatusOr<RCReference<BefProgram>> loaded =
+      f.embedded->LoadBef(std::move(bef));
+  if (!loaded.ok()) {
+    state.SkipWithError(std::string(loaded.status().message()).c_str());
+    return;
+  }
+  const RCReference<BefProgram>& program = *loaded;
   const Function* graph = program->GetFunction("graph");
   auto handler = MakeAvailableAsyncValueRef<OpHandler*>(cpu);
   auto a = MakeAvailableAsyncValueRef<TensorHandle>(f.a.CopyRef());
@@ -149,6 +163,21 @@ void BM_GraphAdd100_asyncrt(benchmark::State& state) {
     results[0].reset();
   }
   state.SetItemsProcessed(state.iterations() * kChain);
+}
+
+void BM_GraphAdd100_asyncrt(benchmark::State& state) {
+#ifdef GRAPH_ADD100_BEF
+  std::ifstream file(GRAPH_ADD100_BEF, std::ios::binary);
+  std::vector<uint8_t> bef((std::istreambuf_iterator<char>(file)),
+                           std::istreambuf_iterator<char>());
+  RunGraphAdd100(state, std::move(bef));
+#else
+  state.SkipWithError("built without the compiler (no oneDNN)");
+#endif
+}
+
+void BM_GraphAdd100_executeop(benchmark::State& state) {
+  RunGraphAdd100(state, BuildGraph());
 }
 
 #ifdef ASYNCRT_HAVE_TORCH
@@ -178,6 +207,7 @@ BENCHMARK(BM_EagerAdd_asyncrt)->Name("BM_EagerAdd/asyncrt");
 BENCHMARK(BM_EagerAddPrepared_asyncrt)->Name("BM_EagerAddPrepared/asyncrt");
 BENCHMARK(BM_GraphAdd100_asyncrt)->Name("BM_GraphAdd100/asyncrt");
 BENCHMARK(BM_GraphAdd100_eager_loop)->Name("BM_GraphAdd100/eager_loop");
+BENCHMARK(BM_GraphAdd100_executeop)->Name("BM_GraphAdd100/executeop");
 
 }  // namespace
 }  // namespace asyncrt

@@ -379,6 +379,7 @@ void AddModelPipeline(mlir::OpPassManager& pipeline,
       options.device != kHostDevice) {
     pipeline.addPass(CreateOutlineDeviceGraphsPass());
   }
+  pipeline.addPass(CreateFuseOpSequencesPass());
 }
 
 mlir::FailureOr<std::vector<uint8_t>> CompileModelToBef(mlir::ModuleOp module) {

@@ -420,6 +420,49 @@ mlir::LogicalResult TransferOp::verify() {
 
 mlir::LogicalResult ExecuteCrtOp::verify() { return VerifyExecuteOp(*this); }
 
+// The runtime kernel trusts none of this (BEF may come from elsewhere) and
+// checks it again; the verifier names the problem at compile time.
+mlir::LogicalResult ExecuteSequenceOp::verify() {
+  const size_t num_ops = getOpNames().size();
+  if (num_ops == 0) return emitOpError() << "needs at least one op";
+  if (getOpAttrs().size() != num_ops ||
+      getOpOperandCounts().size() != num_ops) {
+    return emitOpError() << "needs op_attrs and op_operand_counts for each of "
+                         << num_ops << " ops";
+  }
+  for (mlir::Attribute pairs : getOpAttrs()) {
+    auto array = llvm::dyn_cast<mlir::ArrayAttr>(pairs);
+    if (!array) return emitOpError() << "op_attrs must hold one array per op";
+    if (failed(VerifyKeyValuePairs(*this, array, "op_attr"))) {
+      return mlir::failure();
+    }
+  }
+  size_t next_operand = 0;
+  int64_t values = getArgs().size();  // Arguments, then each op's result.
+  for (mlir::Attribute count_attr : getOpOperandCounts()) {
+    const int64_t count = llvm::cast<mlir::IntegerAttr>(count_attr).getInt();
+    if (count < 0 || next_operand + count > getOpOperands().size()) {
+      return emitOpError() << "op_operand_counts do not match op_operands";
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t index =
+          llvm::cast<mlir::IntegerAttr>(getOpOperands()[next_operand++])
+              .getInt();
+      if (index < 0 || index >= values) {
+        return emitOpError() << "op " << values - getArgs().size()
+                             << " uses value " << index
+                             << ", which is not an argument or an earlier "
+                                "op's result";
+      }
+    }
+    ++values;
+  }
+  if (next_operand != getOpOperands().size()) {
+    return emitOpError() << "op_operand_counts do not match op_operands";
+  }
+  return mlir::success();
+}
+
 mlir::LogicalResult MakeCompositeOpOp::verifySymbolUses(
     mlir::SymbolTableCollection& tables) {
   return mlir::success(tfrt::LookupFunction(*this, tables, getFnAttr()));

@@ -32,6 +32,8 @@
 #include "asyncrt/tensor/string_host_tensor.h"
 #include "kernels/core_runtime/captured_call_kernel.h"
 #include "kernels/core_runtime/constant_kernels.h"
+#include "kernels/core_runtime/execute_sequence_kernel.h"
+#include "kernels/core_runtime/op_kernel_support.h"
 
 namespace asyncrt {
 namespace {
@@ -40,106 +42,6 @@ using bef::AttributeKind;
 
 CoreRuntime& Runtime(AsyncKernelFrame* frame) {
   return CoreRuntime::GetOrCreate(frame->GetHostContext());
-}
-
-std::optional<OpAttrType> OpAttrTypeOfKind(AttributeKind kind) {
-  std::optional<DType> dtype = DTypeOfAttributeKind(kind);
-  return dtype ? OpAttrTypeForDType(*dtype) : std::nullopt;
-}
-
-// Copies one BEF attribute into `attrs` under `name`. Function attributes
-// take the frame's functions in order (`next_function`).
-absl::Status AddAttribute(AsyncKernelFrame* frame, OpAttrs& attrs,
-                          absl::string_view name,
-                          const bef::Attribute& attribute,
-                          size_t& next_function) {
-  const bef::BefFile& file = frame->bef_file();
-  if (auto type = OpAttrTypeOfKind(attribute.kind)) {
-    attrs.SetRaw(name, *type, false, &attribute.bits,
-                 bef::ScalarSize(attribute.kind), 1);
-    return absl::OkStatus();
-  }
-  switch (attribute.kind) {
-    case AttributeKind::kUnit:
-      attrs.Set(name, true);
-      return absl::OkStatus();
-    case AttributeKind::kString:
-      attrs.SetString(name, attribute.bytes);
-      return absl::OkStatus();
-    case AttributeKind::kArray: {
-      auto type = OpAttrTypeOfKind(attribute.element_kind);
-      if (!type) break;
-      attrs.SetRaw(name, *type, true, attribute.bytes.data(),
-                   attribute.bytes.size(), attribute.count);
-      return absl::OkStatus();
-    }
-    case AttributeKind::kDense: {
-      auto dtype = DTypeOfAttributeKind(attribute.element_kind);
-      if (!dtype) break;
-      attrs.SetDense(name, *dtype, attribute.shape, attribute.bytes.data(),
-                     attribute.bytes.size());
-      return absl::OkStatus();
-    }
-    case AttributeKind::kType: {
-      absl::string_view type_name = file.type_name(attribute.index);
-      std::optional<DType> dtype = ParseDType(type_name);
-      if (!dtype) break;
-      attrs.Set(name, *dtype);
-      return absl::OkStatus();
-    }
-    case AttributeKind::kAggregate: {
-      if (attribute.elements.empty()) {  // `[]`: an empty array.
-        attrs.SetArray<int64_t>(name, absl::Span<const int64_t>());
-        return absl::OkStatus();
-      }
-      // Mixed values (`[dense<..>, 1 : i64]`): each element by position.
-      OpAttrs elements;
-      for (size_t i = 0; i < attribute.elements.size(); ++i) {
-        absl::Status status =
-            AddAttribute(frame, elements, absl::StrCat(i),
-                         file.attribute(attribute.elements[i]), next_function);
-        if (!status.ok()) return status;
-      }
-      attrs.SetAggregate(name, elements);
-      return absl::OkStatus();
-    }
-    case AttributeKind::kShape:
-      attrs.SetShape(name, attribute.bits != 0 ? std::optional(attribute.shape)
-                                               : std::nullopt);
-      return absl::OkStatus();
-    case AttributeKind::kFunction:
-      if (next_function >= frame->GetNumFunctions()) break;
-      attrs.SetFunc(name, frame->GetFunctionAt(next_function++));
-      return absl::OkStatus();
-    default:
-      break;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unsupported value for op attribute '", name, "'"));
-}
-
-// `[["key", value], ...]` pairs as written by corert.executeop.
-absl::Status AddAttributePairs(AsyncKernelFrame* frame, OpAttrs& attrs,
-                               const bef::Attribute* pairs,
-                               size_t& next_function) {
-  if (!pairs) return absl::OkStatus();
-  const bef::BefFile& file = frame->bef_file();
-  if (pairs->kind != AttributeKind::kAggregate) {
-    return absl::InvalidArgumentError("op attributes must be key/value pairs");
-  }
-  for (uint32_t element : pairs->elements) {
-    const bef::Attribute& pair = file.attribute(element);
-    if (pair.kind != AttributeKind::kAggregate || pair.elements.size() != 2 ||
-        file.attribute(pair.elements[0]).kind != AttributeKind::kString) {
-      return absl::InvalidArgumentError(
-          "op attributes must be [\"key\", value] pairs");
-    }
-    absl::Status status =
-        AddAttribute(frame, attrs, file.attribute(pair.elements[0]).bytes,
-                     file.attribute(pair.elements[1]), next_function);
-    if (!status.ok()) return status;
-  }
-  return absl::OkStatus();
 }
 
 // The string attribute the op names `name`.
@@ -152,48 +54,6 @@ absl::StatusOr<absl::string_view> StringAttr(AsyncKernelFrame* frame,
                      "' needs a string attribute '", name, "'"));
   }
   return attribute->bytes;
-}
-
-// True if `error` is one of `arguments` (after forwarding): it was
-// reported where it was created.
-bool IsPropagated(const AsyncValue* error,
-                  absl::Span<AsyncValue* const> arguments) {
-  // Forwarded values share the status of the value they resolve to.
-  const absl::Status* status = error->GetErrorIfPresent();
-  for (AsyncValue* argument : arguments) {
-    if (argument->GetErrorIfPresent() == status) return true;
-    if (argument->IsConcrete() && argument->IsType<TensorHandle>()) {
-      AsyncValue* tensor = argument->get<TensorHandle>().GetAsyncTensor();
-      if (tensor && tensor->GetErrorIfPresent() == status) return true;
-    }
-  }
-  return false;
-}
-
-using HeldArguments = std::shared_ptr<std::vector<RCReference<AsyncValue>>>;
-
-// An error in a result is new (to be reported at this kernel) unless it is
-// one of the arguments' errors, which were reported where they were made.
-RCReference<AsyncValue> SettleError(AsyncValue* error,
-                                    absl::Span<AsyncValue* const> arguments,
-                                    const ExecutionContext& exec_ctx) {
-  if (IsPropagated(error, arguments)) return FormRef(error);
-  return EmitErrorAsync(exec_ctx, *error->GetErrorIfPresent());
-}
-
-RCReference<AsyncValue> SettleHandle(TensorHandle handle,
-                                     absl::Span<AsyncValue* const> arguments,
-                                     const ExecutionContext& exec_ctx) {
-  AsyncValue* tensor = handle.GetAsyncTensor();
-  if (tensor->IsError()) return SettleError(tensor, arguments, exec_ctx);
-  return MakeAvailableAsyncValueRef<TensorHandle>(std::move(handle));
-}
-
-RCReference<AsyncValue> SettleChain(RCReference<AsyncValue> chain,
-                                    absl::Span<AsyncValue* const> arguments,
-                                    const ExecutionContext& exec_ctx) {
-  if (chain->IsError()) return SettleError(chain.get(), arguments, exec_ctx);
-  return chain;
 }
 
 std::vector<AsyncValue*> Raw(const HeldArguments& held) {
@@ -449,13 +309,6 @@ bool RunConcreteSite(AsyncKernelFrame* frame, ExecuteOpState& state,
   return true;
 }
 
-// What `corert.arena_op_handler` makes for each call of its function: the
-// handler its ops run on, and the call's planned memory (buffer_arena.h).
-struct ArenaOpHandler {
-  OpHandler* handler;
-  RCReference<BufferArena> arena;
-};
-
 // corert.arena_op_handler %handler {size}: `handler` with a new arena of
 // `size` bytes for this call's planned op results.
 absl::StatusOr<ArenaOpHandler> MakeArenaOpHandler(OpHandler* handler,
@@ -481,18 +334,11 @@ absl::StatusOr<ArenaOpHandler> MakeArenaOpHandler(OpHandler* handler,
 // its arena (results with `_buffer_offset` and `_buffer_size` go there).
 template <bool kSeq>
 void ExecuteOp(AsyncKernelFrame* frame) {
-  AsyncValue* handler_value =
-      frame->GetNumArgs() >= (kSeq ? 2u : 1u) ? frame->GetArgAt(0) : nullptr;
-  OpHandler* handler = nullptr;
   const BufferArena* arena = nullptr;
-  if (handler_value != nullptr && handler_value->IsType<OpHandler*>()) {
-    handler = handler_value->get<OpHandler*>();
-  } else if (handler_value != nullptr &&
-             handler_value->IsType<ArenaOpHandler>()) {
-    const auto& planned = handler_value->get<ArenaOpHandler>();
-    handler = planned.handler;
-    arena = planned.arena.get();  // The register holds it during the call.
-  } else {
+  OpHandler* handler = frame->GetNumArgs() >= (kSeq ? 2u : 1u)
+                           ? OpHandlerOperand(frame->GetArgAt(0), arena)
+                           : nullptr;
+  if (handler == nullptr) {
     return frame->ReportError(
         absl::InvalidArgumentError("the first operand must be an op handler"));
   }
@@ -978,6 +824,7 @@ void RegisterCoreRuntimeKernels(KernelRegistry& registry) {
   add("corert.tensorhandle_to_int32", ASYNCRT_KERNEL(TensorHandleToInt32));
   RegisterConstantTensorKernels(registry);
   RegisterCapturedCallKernel(registry);
+  RegisterExecuteSequenceKernel(registry);
   add("tfrt.get_device", ASYNCRT_KERNEL(GetDevice));
   add("corert.get_dst_tensor_type", ASYNCRT_KERNEL(GetDstTensorType));
   add("corert.transfer", ASYNCRT_KERNEL(Transfer));

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   asyncrt::compiler::RegisterNnPlanBuffersPass();
   asyncrt::compiler::RegisterNnToCoreRtPass();
   asyncrt::compiler::RegisterOutlineDeviceGraphsPass();
+  asyncrt::compiler::RegisterFuseOpSequencesPass();
   asyncrt::compiler::RegisterNnAssignDevicePass();
   asyncrt::compiler::RegisterNnConvertPrecisionPass();
   asyncrt::compiler::RegisterModelPipeline();

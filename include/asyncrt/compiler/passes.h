@@ -63,6 +63,17 @@ void RegisterNnToCoreRtPass();
 std::unique_ptr<mlir::Pass> CreateOutlineDeviceGraphsPass();
 void RegisterOutlineDeviceGraphsPass();
 
+// `-corert-fuse-op-sequences`, last in the model pipeline: a chain of
+// corert.executeop on one op handler in which each op's result is read only
+// by the next op (one result each, no function attributes) becomes one
+// corert.execute_sequence where the chain's last op was. The kernel runs
+// the ops one after another: one kernel for the executor to schedule
+// instead of one per op, no register between them, and each op's buffer
+// free for the next to reuse. The same results and errors (an error is
+// reported at the sequence, which has the chain's locations).
+std::unique_ptr<mlir::Pass> CreateFuseOpSequencesPass();
+void RegisterFuseOpSequencesPass();
+
 // The attribute that places an nn op on a device: the device's short name
 // ("SIM:0", "CPU:0").
 inline constexpr char kDeviceAttribute[] = "nn.device";
@@ -147,7 +158,8 @@ void RegisterNnFuseElementwisePass();
 
 // The model pipeline, from a module in the nn dialect (an imported model)
 // to one that the BEF converter takes: -nn-fuse, -nn-fuse-elementwise,
-// -nn-assign-layouts, -nn-plan-buffers, then -nn-to-corert.
+// -nn-assign-layouts, -nn-plan-buffers, -nn-to-corert (and on a device
+// -corert-outline-device-graphs), then -corert-fuse-op-sequences.
 // Registered as
 // `-asyncrt-model-pipeline` by RegisterModelPipeline.
 struct ModelPipelineOptions {

@@ -209,6 +209,44 @@ def CoreRT_ExecuteCrtOp : CoreRT_Op<"execute_crt_op"> {
   let hasVerifier = 1;
 }
 
+def CoreRT_ExecuteSequenceOp : CoreRT_Op<"execute_sequence"> {
+  let summary = "runs a chain of ops as one kernel (AsyncRT)";
+  let description = [{
+    An AsyncRT extension that `-corert-fuse-op-sequences` emits for a chain
+    of `corert.executeop` on one handler in which each op's result is used
+    only by the next op: the ops run one after another inside this kernel,
+    so the executor schedules one kernel instead of one per op, and the
+    values between them never become registers.
+
+    `args` are the values the ops take from outside the chain. Op `i` is
+    `op_names[i]` with the attributes `op_attrs[i]` (as `corert.executeop`'s
+    `op_attrs`); its operands are the next `op_operand_counts[i]` entries of
+    `op_operands`, each an index into the values so far: `args` first, then
+    each op's result in order. The result is the last op's. Errors and
+    results that arrive later behave as in the chain of `corert.executeop`
+    it replaces; an error is reported once, at this op.
+
+    ```mlir
+    // %y = relu(%x + %b)
+    %y = "corert.execute_sequence"(%cpu, %x, %b) {
+        op_names = ["tfrt_test.add", "tfrt_test.relu"],
+        op_attrs = [[], []],
+        op_operand_counts = [2 : i32, 1 : i32],
+        op_operands = [0 : i32, 1 : i32, 2 : i32]}
+        : (!corert.ophandler, !corert.tensorhandle, !corert.tensorhandle)
+        -> !corert.tensorhandle
+    ```
+  }];
+  let arguments = (ins CoreRT_OpHandlerType:$op_handler,
+                       Variadic<CoreRT_TensorHandleType>:$args,
+                       StrArrayAttr:$op_names,
+                       ArrayAttr:$op_attrs,
+                       I32ArrayAttr:$op_operand_counts,
+                       I32ArrayAttr:$op_operands);
+  let results = (outs CoreRT_TensorHandleType:$result);
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Control flow
 //===----------------------------------------------------------------------===//
