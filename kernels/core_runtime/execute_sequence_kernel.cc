@@ -67,6 +67,11 @@ struct ExecuteSequenceState final : KernelState {
   size_t max_operands = 0;         // Of any op.
   size_t num_steps = 0;
   std::unique_ptr<SequenceStep[]> steps;  // ShapeMemo does not move.
+  // Every op's result metadata per argument metadata (shape functions are
+  // pure): a call whose arguments' shapes were seen runs each op with its
+  // shape known, without looking it up per op.
+  mutable ShapeMemo shapes;  // Thread-safe (shape_memo.h).
+
 };
 
 // The i32 array attribute `name` (a BEF array; `[]` is an empty
@@ -253,6 +258,28 @@ void ExecuteSequence(AsyncKernelFrame* frame) {
   }
   absl::FixedArray<TensorHandle*, 8> args(state->max_operands);
   TensorHandle* result = nullptr;
+  // The ops' shapes if these arguments' were seen; else collected, to be
+  // remembered when every op computes.
+  absl::FixedArray<const TensorMetadata*, 4> argument_metadata(num_arguments);
+  bool arguments_computed = true;
+  for (size_t i = 0; i < num_arguments; ++i) {
+    AsyncValue* tensor = slots[i]->GetAsyncTensor();
+    if (tensor == nullptr || !tensor->IsConcrete()) {
+      arguments_computed = false;
+      break;
+    }
+    argument_metadata[i] = &slots[i]->GetAvailableMetadata();
+  }
+  const TensorMetadata* shapes =
+      arguments_computed ? state->shapes.Find(argument_metadata) : nullptr;
+  std::optional<std::vector<TensorMetadata>> seen_arguments, seen_results;
+  if (arguments_computed && shapes == nullptr) {
+    seen_arguments.emplace();
+    for (const TensorMetadata* metadata : argument_metadata) {
+      seen_arguments->push_back(*metadata);
+    }
+    seen_results.emplace();
+  }
   for (size_t s = 0; s < num_steps; ++s) {
     SequenceStep& step = state->steps[s];
     const CoreRuntimeOp& op = other_ops.empty() ? *step.op : other_ops[s];
@@ -283,10 +310,23 @@ void ExecuteSequence(AsyncKernelFrame* frame) {
     const absl::Span<const TensorHandle* const> step_args(args.data(),
                                                           step.num_operands);
     result = slots[state->result_slots[s]];
-    if (!op.RunConcrete(exec_ctx, step_args, consumed, step.attrs, *result,
-                        step.memo, arena)) {
+    const bool ran =
+        shapes != nullptr
+            ? op.RunConcrete(exec_ctx, step_args, consumed, step.attrs,
+                             shapes[s], *result, arena)
+            : op.RunConcrete(exec_ctx, step_args, consumed, step.attrs,
+                             *result, step.memo, arena);
+    if (!ran) {
       op(exec_ctx, step_args, consumed, step.attrs, absl::MakeSpan(result, 1),
          nullptr, arena);
+    }
+    if (seen_results) {
+      AsyncValue* tensor = result->GetAsyncTensor();
+      if (tensor != nullptr && tensor->IsConcrete()) {
+        seen_results->push_back(result->GetAvailableMetadata());
+      } else {
+        seen_results.reset();  // Not all known now: nothing remembered.
+      }
     }
     // Earlier results read for the last time go now (their buffers may be
     // the next op's to reuse); a given-up argument's register is cleared
@@ -295,6 +335,12 @@ void ExecuteSequence(AsyncKernelFrame* frame) {
          reads &= reads - 1) {
       *args[std::countr_zero(reads)] = TensorHandle();
     }
+  }
+
+  if (seen_results) {
+    absl::FixedArray<const TensorMetadata*, 4> keys(num_arguments);
+    for (size_t i = 0; i < num_arguments; ++i) keys[i] = &(*seen_arguments)[i];
+    state->shapes.Record(keys, *seen_results);
   }
 
   TensorHandle handle = std::move(*result);

@@ -3,7 +3,10 @@
 // into, a site serves other handlers, and threads share a site's prepared
 // ops and shape memos (ThreadSanitizer).
 #include <atomic>
+#include <cstring>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>

@@ -699,6 +699,34 @@ void CoreRuntimeOp::operator()(const ExecutionContext& exec_ctx,
   (*this)(exec_ctx, absl::MakeSpan(copies), attrs, results, chain);
 }
 
+// Inlined into both RunConcrete overloads: it is most of their work.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CoreRuntimeOp::InvokeConcrete(const ExecutionContext& exec_ctx,
+                                   AsyncValue* const* values,
+                                   const Tensor* const* tensors,
+                                   absl::Span<const TensorHandle* const> args,
+                                   uint64_t consumed_arguments,
+                                   const OpAttrsRef& attrs,
+                                   const TensorMetadata& result_metadata,
+                                   TensorHandle& result,
+                                   const BufferArena* arena) const {
+  const size_t num_args = args.size();
+  RCReference<AsyncValue> output;
+  OpInvocation invocation{exec_ctx,
+                          absl::MakeConstSpan(values, num_args),
+                          absl::MakeConstSpan(tensors, num_args),
+                          *attrs,
+                          absl::MakeConstSpan(&result_metadata, 1),
+                          absl::MakeSpan(&output, 1),
+                          /*chain=*/nullptr,
+                          UnsharedArguments(absl::MakeConstSpan(values, num_args),
+                                            consumed_arguments),
+                          /*may_take_arguments=*/true};
+  invocation.arena = arena;
+  invocation.device = device_;
+  InvokeTakingArguments(entry_->name, *implementation_, invocation, args);
+  result.Reset(device_, result_metadata, std::move(output));
+}
+
 bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
                                 absl::Span<const TensorHandle* const> args,
                                 uint64_t consumed_arguments,
@@ -740,23 +768,35 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
     memo.Record(arg_metadata_span, absl::MakeConstSpan(&*computed, 1));
     result_metadata = &*computed;
   }
-  RCReference<AsyncValue> output;
-  OpInvocation invocation{exec_ctx,
-                          absl::MakeConstSpan(values, num_args),
-                          absl::MakeConstSpan(tensors, num_args),
-                          *attrs,
-                          absl::MakeConstSpan(result_metadata, 1),
-                          absl::MakeSpan(&output, 1),
-                          /*chain=*/nullptr,
-                          UnsharedArguments(absl::MakeConstSpan(values, num_args),
-                                            consumed_arguments),
-                          /*may_take_arguments=*/true};
-  invocation.arena = arena;
-  invocation.device = device_;
-  InvokeTakingArguments(entry_->name, *implementation_, invocation, args);
-  result.Reset(device_, *result_metadata, std::move(output));
+  InvokeConcrete(exec_ctx, values, tensors, args, consumed_arguments, attrs,
+                 *result_metadata, result, arena);
   return true;
 }
+
+bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
+                                absl::Span<const TensorHandle* const> args,
+                                uint64_t consumed_arguments,
+                                const OpAttrsRef& attrs,
+                                const TensorMetadata& result_metadata,
+                                TensorHandle& result,
+                                const BufferArena* arena) const {
+  const size_t num_args = args.size();
+  if (implementation_ == nullptr || num_args > kStackArguments) return false;
+  AsyncValue* values[kStackArguments];
+  const Tensor* tensors[kStackArguments];
+  const TensorMetadata* arg_metadata[kStackArguments];
+  for (size_t i = 0; i < num_args; ++i) {
+    if (!ConcreteArgument(*args.data()[i], device_, *implementation_,
+                          values[i], tensors[i], arg_metadata[i])) {
+      return false;
+    }
+  }
+  tracing::ScopedTrace trace = OpTrace(*entry_, *implementation_);
+  InvokeConcrete(exec_ctx, values, tensors, args, consumed_arguments, attrs,
+                 result_metadata, result, arena);
+  return true;
+}
+
 
 //===--- CoreRuntime ------------------------------------------------------===//
 

@@ -112,8 +112,25 @@ class CoreRuntimeOp {
                    uint64_t consumed_arguments, const OpAttrsRef& attrs,
                    TensorHandle& result, ShapeMemo& memo,
                    const BufferArena* arena = nullptr) const;
+  // The same with the result's metadata already known (a caller that
+  // remembers the shapes of a whole sequence of ops for its arguments'
+  // shapes): the shape function does not run. `result_metadata` must be
+  // what it would answer, and outlive the call.
+  bool RunConcrete(const ExecutionContext& exec_ctx,
+                   absl::Span<const TensorHandle* const> args,
+                   uint64_t consumed_arguments, const OpAttrsRef& attrs,
+                   const TensorMetadata& result_metadata, TensorHandle& result,
+                   const BufferArena* arena = nullptr) const;
 
  private:
+  // RunConcrete's call of the op, its arguments checked.
+  void InvokeConcrete(const ExecutionContext& exec_ctx,
+                      AsyncValue* const* values, const Tensor* const* tensors,
+                      absl::Span<const TensorHandle* const> args,
+                      uint64_t consumed_arguments, const OpAttrsRef& attrs,
+                      const TensorMetadata& result_metadata,
+                      TensorHandle& result, const BufferArena* arena) const;
+
   const OpEntry* entry_ = nullptr;
   const OpImplementation* implementation_ = nullptr;
   Device* device_ = nullptr;  // Owned by the DeviceManager.
