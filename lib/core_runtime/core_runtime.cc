@@ -286,6 +286,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ConcreteArgument(
   return true;
 }
 
+// ConcreteArgument for each of `args` (at most kStackArguments).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ConcreteArguments(
+    absl::Span<const TensorHandle* const> args, Device* device,
+    const OpImplementation& implementation, AsyncValue** values,
+    const Tensor** tensors, const TensorMetadata** metadata) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!ConcreteArgument(*args.data()[i], device, implementation, values[i],
+                          tensors[i], metadata[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The scope of one registry op in a Chrome trace (verbose level), opened
 // by whichever path runs it.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline tracing::ScopedTrace OpTrace(
@@ -743,11 +757,9 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
   AsyncValue* values[kStackArguments];
   const Tensor* tensors[kStackArguments];
   const TensorMetadata* arg_metadata[kStackArguments];
-  for (size_t i = 0; i < num_args; ++i) {
-    if (!ConcreteArgument(*args.data()[i], device_, *implementation_,
-                          values[i], tensors[i], arg_metadata[i])) {
-      return false;
-    }
+  if (!ConcreteArguments(args, device_, *implementation_, values, tensors,
+                         arg_metadata)) {
+    return false;
   }
   tracing::ScopedTrace trace = OpTrace(*entry_, *implementation_);
   const auto arg_metadata_span = absl::MakeConstSpan(arg_metadata, num_args);
@@ -785,11 +797,9 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
   AsyncValue* values[kStackArguments];
   const Tensor* tensors[kStackArguments];
   const TensorMetadata* arg_metadata[kStackArguments];
-  for (size_t i = 0; i < num_args; ++i) {
-    if (!ConcreteArgument(*args.data()[i], device_, *implementation_,
-                          values[i], tensors[i], arg_metadata[i])) {
-      return false;
-    }
+  if (!ConcreteArguments(args, device_, *implementation_, values, tensors,
+                         arg_metadata)) {
+    return false;
   }
   tracing::ScopedTrace trace = OpTrace(*entry_, *implementation_);
   InvokeConcrete(exec_ctx, values, tensors, args, consumed_arguments, attrs,
