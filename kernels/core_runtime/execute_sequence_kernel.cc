@@ -54,6 +54,7 @@ struct SequenceStep {
 
 struct ExecuteSequenceState final : KernelState {
   absl::Status status;  // Of the attributes; the kernel fails if not OK.
+  absl::Status ops_status;  // The first op `handler` could not prepare.
   OpHandler* handler = nullptr;  // Of the first call: `steps` ran on it.
   size_t num_arguments = 0;      // Handles, after the handler operand.
   std::vector<uint32_t> operands;  // Arguments, then each op's result.
@@ -159,6 +160,7 @@ absl::Status Prepare(AsyncKernelFrame* frame, OpHandler* handler,
     }
     step.op = CoreRuntime::GetOrCreate(frame->GetHostContext())
                   .MakeOp(step.op_name, handler);
+    if (!step.op.ok() && state.ops_status.ok()) state.ops_status = step.op.status();
   }
   if (next_operand != state.operands.size()) {
     return invalid("op_operand_counts do not match op_operands");
@@ -237,12 +239,8 @@ void ExecuteSequence(AsyncKernelFrame* frame) {
       if (!op.ok()) return frame->ReportError(op.status());
       other_ops.push_back(*std::move(op));
     }
-  } else {
-    for (size_t s = 0; s < state->num_steps; ++s) {
-      if (!state->steps[s].op.ok()) {
-        return frame->ReportError(state->steps[s].op.status());
-      }
-    }
+  } else if (!state->ops_status.ok()) {
+    return frame->ReportError(state->ops_status);
   }
 
   const ExecutionContext& exec_ctx = frame->GetExecutionContext();
