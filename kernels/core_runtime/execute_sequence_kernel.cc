@@ -160,7 +160,9 @@ absl::Status Prepare(AsyncKernelFrame* frame, OpHandler* handler,
     }
     step.op = CoreRuntime::GetOrCreate(frame->GetHostContext())
                   .MakeOp(step.op_name, handler);
-    if (!step.op.ok() && state.ops_status.ok()) state.ops_status = step.op.status();
+    if (!step.op.ok() && state.ops_status.ok()) {
+      state.ops_status = step.op.status();
+    }
   }
   if (next_operand != state.operands.size()) {
     return invalid("op_operand_counts do not match op_operands");
