@@ -8,12 +8,13 @@
 
 // conv -> conv (input and residual) -> max_pool -> global_average_pool ->
 // flatten: the chain stays in oneDNN's layout up to the global pooling,
-// whose user (flatten) reads plain tensors.
+// whose user (flatten) reads plain tensors. It holds a depthwise
+// convolution, so its convolutions compute in blocked layouts.
 // CHECK-LABEL: func.func @chain
 func.func @chain(%x: tensor<1x8x4x4xf32>, %w: tensor<8x8x3x3xf32>, %dw: tensor<8x1x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x8xf32> {
-  // CHECK: %[[A:.*]] = nn.conv %arg0, %arg1, %arg3 {activation = "relu", pads = [1, 1, 1, 1], result_layout = "onednn"}
+  // CHECK: %[[A:.*]] = nn.conv %arg0, %arg1, %arg3 {activation = "relu", compute_layout = "blocked", pads = [1, 1, 1, 1], result_layout = "onednn"}
   %a = nn.conv %x, %w, %b {activation = "relu", pads = [1, 1, 1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32>
-  // CHECK: %[[B:.*]] = nn.conv %[[A]], %arg2, %arg3, %[[A]] {group = 8 : i64, pads = [1, 1, 1, 1], result_layout = "onednn"}
+  // CHECK: %[[B:.*]] = nn.conv %[[A]], %arg2, %arg3, %[[A]] {compute_layout = "blocked", group = 8 : i64, pads = [1, 1, 1, 1], result_layout = "onednn"}
   %c = nn.conv %a, %dw, %b, %a {group = 8 : i64, pads = [1, 1, 1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   // CHECK: %[[P:.*]] = nn.max_pool %[[B]] {kernel_shape = [2, 2], result_layout = "onednn", strides = [2, 2]}
   %p = nn.max_pool %c {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf32>
@@ -41,10 +42,10 @@ func.func @edges(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<1x
 // A chain holding a Winograd candidate (ungrouped 3x3, stride 1, channels
 // in multiples of 16) computes in blocked layouts: compute_layout =
 // "blocked" on its candidates and 1x1 convolutions (not on the others:
-// strided, depthwise; pooling follows its input). A chain without a
-// candidate keeps oneDNN's choice.
+// strided; pooling follows its input). A chain without a candidate keeps
+// oneDNN's choice.
 // CHECK-LABEL: func.func @blocked_chains
-func.func @blocked_chains(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, %w3: tensor<16x16x3x3xf32>, %dw: tensor<16x1x3x3xf32>, %s2: tensor<16x16x3x3xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) {
+func.func @blocked_chains(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, %w3: tensor<16x16x3x3xf32>, %s2: tensor<16x16x3x3xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) {
   // CHECK: %[[A:.*]] = nn.conv %arg0, %arg1 {compute_layout = "blocked", result_layout = "onednn"}
   // Without Winograd: direct kernels, no blocked layouts.
   // DIRECT-LABEL: func.func @blocked_chains
@@ -54,18 +55,40 @@ func.func @blocked_chains(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, 
   %a = nn.conv %x, %w1 : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
   // CHECK: %[[B:.*]] = nn.conv %[[A]], %arg2 {compute_layout = "blocked", pads = [1, 1, 1, 1], result_layout = "onednn"}
   %b = nn.conv %a, %w3 {pads = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
-  // CHECK: nn.conv %[[B]], %arg3 {group = 16 : i64, pads = [1, 1, 1, 1], result_layout = "onednn"}
-  %c = nn.conv %b, %dw {group = 16 : i64, pads = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32>
-  // CHECK: nn.max_pool %{{.*}} {kernel_shape = [2, 2], strides = [2, 2]}
-  %p = nn.max_pool %c {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
-  // CHECK: nn.conv %[[B]], %arg4 {pads = [1, 1, 1, 1], strides = [2, 2]} :
+  // CHECK: nn.max_pool %[[B]] {kernel_shape = [2, 2], strides = [2, 2]}
+  %p = nn.max_pool %b {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  // CHECK: nn.conv %[[B]], %arg3 {pads = [1, 1, 1, 1], strides = [2, 2]} :
   %q = nn.conv %b, %s2 {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x4x4xf32>
   // No candidate: a 3x3 with stride 2 and a 1x1.
-  // CHECK: %[[D:.*]] = nn.conv %arg0, %arg4 {result_layout = "onednn", strides = [2, 2]}
+  // CHECK: %[[D:.*]] = nn.conv %arg0, %arg3 {result_layout = "onednn", strides = [2, 2]}
   %d = nn.conv %x, %s2 {strides = [2, 2]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x3x3xf32>
   // CHECK: nn.conv %[[D]], %arg1 {pads = [0, 0, 1, 1]} :
   %e = nn.conv %d, %w1 {pads = [0, 0, 1, 1]} : (tensor<1x16x3x3xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x4x4xf32>
   return %p, %e, %q : tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>
+}
+
+// A chain holding a depthwise convolution (MobileNet's inverted residuals)
+// computes in blocked layouts on every convolution, the strided stem
+// included, with or without Winograd; a grouped convolution that is not
+// depthwise makes no chain blocked.
+// CHECK-LABEL: func.func @depthwise_chains
+// DIRECT-LABEL: func.func @depthwise_chains
+func.func @depthwise_chains(%x: tensor<1x3x8x8xf32>, %stem: tensor<16x3x3x3xf32>, %dw: tensor<16x1x3x3xf32>, %w1: tensor<24x16x1x1xf32>, %g2: tensor<16x8x3x3xf32>) -> (tensor<1x24x4x4xf32>, tensor<1x16x4x4xf32>) {
+  // CHECK: %[[S:.*]] = nn.conv %arg0, %arg1 {compute_layout = "blocked", pads = [1, 1, 1, 1], result_layout = "onednn", strides = [2, 2]}
+  // DIRECT: %[[S:.*]] = nn.conv %arg0, %arg1 {algorithm = "direct", compute_layout = "blocked", pads = [1, 1, 1, 1], result_layout = "onednn", strides = [2, 2]}
+  %s = nn.conv %x, %stem {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x4x4xf32>
+  // CHECK: %[[D:.*]] = nn.conv %[[S]], %arg2 {compute_layout = "blocked", group = 16 : i64, pads = [1, 1, 1, 1], result_layout = "onednn"}
+  // DIRECT: %[[D:.*]] = nn.conv %[[S]], %arg2 {algorithm = "direct", compute_layout = "blocked", group = 16 : i64, pads = [1, 1, 1, 1], result_layout = "onednn"}
+  %d = nn.conv %s, %dw {group = 16 : i64, pads = [1, 1, 1, 1]} : (tensor<1x16x4x4xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x4x4xf32>
+  // CHECK: nn.conv %[[D]], %arg3 {compute_layout = "blocked"} :
+  // DIRECT: nn.conv %[[D]], %arg3 {algorithm = "direct", compute_layout = "blocked"} :
+  %p = nn.conv %d, %w1 : (tensor<1x16x4x4xf32>, tensor<24x16x1x1xf32>) -> tensor<1x24x4x4xf32>
+  // Two groups of 8 channels: not depthwise.
+  // CHECK: %[[G:.*]] = nn.conv %arg0, %arg1 {pads = [1, 1, 1, 1], result_layout = "onednn", strides = [2, 2]}
+  %t = nn.conv %x, %stem {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x4x4xf32>
+  // CHECK: nn.conv %[[G]], %arg4 {group = 2 : i64, pads = [1, 1, 1, 1]} :
+  %g = nn.conv %t, %g2 {group = 2 : i64, pads = [1, 1, 1, 1]} : (tensor<1x16x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
+  return %p, %g : tensor<1x24x4x4xf32>, tensor<1x16x4x4xf32>
 }
 
 // The compiled chain runs (graph_mode.mlir checks such values).

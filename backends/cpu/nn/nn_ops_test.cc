@@ -29,6 +29,7 @@ namespace asyncrt::nn {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class NnOpsTest : public EagerOpTest {};
 
@@ -547,6 +548,77 @@ TEST_F(NnOpsTest, ConvWinogradAndBlockedLayouts) {
     EXPECT_THAT(status.message(),
                 HasSubstr(absl::StrCat("nn.conv: unknown ", name,
                                        " \"fastest\"")));
+  }
+}
+
+// compute_layout = "blocked" on the convolutions of MobileNet-like chains
+// (what -nn-assign-layouts sets where a chain holds a depthwise
+// convolution): depthwise convolutions (stride 1 and 2) and 1x1 ones over
+// channels that are not a multiple of 16 (padded nChw16c) compute in
+// blocked layouts on AVX-512; a grouped convolution that is not depthwise
+// gets oneDNN's choice, not one forced on its groups. All agree with the
+// definition, and none runs oneDNN's reference code.
+TEST_F(NnOpsTest, ConvBlockedDepthwiseAndPaddedChannels) {
+  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+  const int avx512 = static_cast<int>(dnnl::cpu_isa::avx512_core);
+  const bool has_avx512 = (isa & avx512) == avx512;
+  struct Case {
+    const char* name;
+    ConvCase conv;
+    const char* kernel;  // The oneDNN kernel on AVX-512.
+    bool blocked;        // Whether the result must be in nChw16c there.
+  };
+  const Case cases[] = {
+      {"depthwise", {1, 32, 9, 9, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, true},
+       "jit_dw", true},
+      {"depthwise strided",
+       {1, 48, 9, 9, 48, 3, 3, 48, 2, 1, 1, 1, 1, 1, true}, "jit_dw", true},
+      {"1x1 to 24 channels", {1, 32, 5, 5, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, true},
+       "jit_1x1", true},
+      {"four groups", {1, 32, 5, 5, 32, 3, 3, 4, 1, 1, 1, 1, 1, 1, true},
+       "convolution", false},
+  };
+  int seed = 60;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const ConvCase& p = c.conv;
+    const int oh = (p.h + p.pad_top + p.pad_bottom - p.kh) / p.stride + 1;
+    const int ow = (p.w + p.pad_left + p.pad_right - p.kw) / p.stride + 1;
+    const std::vector<float> x = Random(p.c * p.h * p.w, seed++);
+    const std::vector<float> w =
+        Random(p.m * (p.c / p.group) * p.kh * p.kw, seed++);
+    const std::vector<float> bias = Random(p.m, seed++);
+    std::vector<float> expected = NaiveConv(p, x, w, bias, oh, ow);
+    for (float& v : expected) v = std::clamp(v, 0.0f, 6.0f);
+    OpAttrs attrs;
+    attrs.SetArray<int64_t>("pads",
+                            {p.pad_top, p.pad_left, p.pad_bottom, p.pad_right});
+    attrs.SetArray<int64_t>("strides", {p.stride, p.stride});
+    attrs.Set("group", int64_t{p.group});
+    attrs.SetString("activation", "clip");
+    attrs.Set("activation_alpha", 0.0f);
+    attrs.Set("activation_beta", 6.0f);
+    attrs.SetString("compute_layout", "blocked");
+    const std::vector<Tensor32> args = {
+        {{1, p.c, p.h, p.w}, x},
+        {{p.m, p.c / p.group, p.kh, p.kw}, w},
+        {{p.m}, bias}};
+    dnnl::set_verbose(1);
+    testing::internal::CaptureStdout();
+    auto result = Run("nn.conv", args, attrs, /*read_only=*/0b110);
+    const std::string log = testing::internal::GetCapturedStdout();
+    dnnl::set_verbose(0);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ExpectNear(result->values, expected, 1e-4f);
+    if (has_avx512) {
+      EXPECT_THAT(log, Not(HasSubstr(",ref"))) << log;
+      EXPECT_THAT(log, HasSubstr(c.kernel)) << log;
+      if (c.blocked) {
+        EXPECT_TRUE(absl::StrContains(log, "dst_f32::blocked:aBcd16b") ||
+                    absl::StrContains(log, "dst_f32:p:blocked:aBcd16b"))
+            << log;
+      }
+    }
   }
 }
 

@@ -16,9 +16,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/algorithm/container.h"
 #include "absl/base/casts.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "asyncrt/backends/nn_ops.h"
@@ -521,14 +523,13 @@ bool HasAvx512() {
 }
 
 // The layout a convolution computes `dims` (N x C x H x W) in: nChw16c
-// when the plan asks for blocked layouts, on AVX-512, for an ungrouped
-// convolution and C a multiple of 16; else oneDNN's choice. oneDNN alone
-// picks nhwc, a few percent faster for direct convolutions; but its
-// Winograd kernels take only nChw16c, and a chain holding them in one
-// layout needs no reorder on each side of each of them.
-memory::desc ConvLayout(const memory::dims& dims, const ConvPlan& plan) {
-  if (plan.blocked_layout && HasAvx512() && plan.group == 1 &&
-      dims.size() == 4 && dims[1] % 16 == 0) {
+// when `blocked` on AVX-512 for 16 channels or more (padded up to a
+// multiple of 16); else oneDNN's choice. oneDNN alone picks nhwc;
+// but its Winograd kernels take only nChw16c, its blocked depthwise and
+// few-channel 1x1 kernels are faster (nn_layout.cc), and a chain held in
+// one layout needs no reorder between its ops.
+memory::desc ConvLayout(const memory::dims& dims, bool blocked) {
+  if (blocked && HasAvx512() && dims.size() == 4 && dims[1] >= 16) {
     return memory::desc(dims, memory::data_type::f32,
                         memory::format_tag::nChw16c);
   }
@@ -575,22 +576,36 @@ ConvPrimitives MakeConvPrimitives(const memory::dims& x_dims,
                         memory::format_tag::any);
   };
   dnnl::primitive_attr attr = plan.Attr();
-  auto describe = [&](dnnl::algorithm algorithm) {
+  // Blocked layouts as the plan asks, for ungrouped and depthwise
+  // convolutions (other groups may not fill whole 16-channel blocks).
+  const bool blocked = plan.blocked_layout &&
+                       (plan.group == 1 || plan.group == x_dims[1]);
+  auto describe = [&](dnnl::algorithm algorithm, bool blocked) {
     return dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(
             dnnl::prop_kind::forward_inference, algorithm,
-            ConvLayout(x_dims, plan), any(conv.w_md), conv.bias_md,
-            ConvLayout(out_dims, plan), plan.window.strides,
+            ConvLayout(x_dims, blocked), any(conv.w_md), conv.bias_md,
+            ConvLayout(out_dims, blocked), plan.window.strides,
             plan.window.dilations, plan.window.pad_begin, plan.window.pad_end),
         attr, CpuEngine());
   };
+  // In order of preference; the next when oneDNN has no kernel for one
+  // (Winograd: some paddings and post-ops) or only its reference code
+  // (blocked layouts for some shapes: many times slower than nhwc).
   const dnnl::algorithm algorithm = ConvAlgorithm(x_dims, w_dims, plan);
-  try {
-    conv.pd = describe(algorithm);
-  } catch (const dnnl::error&) {
-    // No Winograd kernel for this configuration (padding, post-ops).
-    if (algorithm == dnnl::algorithm::convolution_direct) throw;
-    conv.pd = describe(dnnl::algorithm::convolution_direct);
+  const std::pair<dnnl::algorithm, bool> choices[] = {
+      {algorithm, blocked},
+      {dnnl::algorithm::convolution_direct, blocked},
+      {dnnl::algorithm::convolution_direct, false}};
+  for (size_t i = 0; i < std::size(choices); ++i) {
+    const bool last = i + 1 == std::size(choices);
+    try {
+      conv.pd = describe(choices[i].first, choices[i].second);
+    } catch (const dnnl::error&) {
+      if (last) throw;
+      continue;
+    }
+    if (last || !absl::StartsWith(conv.pd.impl_info_str(), "ref")) break;
   }
   conv.primitive = dnnl::convolution_forward(conv.pd);
   conv.src_md = conv.pd.src_desc();
