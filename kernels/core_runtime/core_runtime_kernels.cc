@@ -243,6 +243,7 @@ struct ExecuteOpState final : KernelState {
   OpHandler* handler = nullptr;
   absl::StatusOr<CoreRuntimeOp> op = absl::UnknownError("not prepared");
   ShapeMemo memo;  // The prepared op's shape answers at this site.
+  OpSiteCache site_cache;  // The prepared op's own, at this site.
 };
 
 // corert.executeop's common case in one pass (CoreRuntimeOp::RunConcrete,
@@ -279,7 +280,8 @@ bool RunConcreteSite(AsyncKernelFrame* frame, ExecuteOpState& state,
                              : local.emplace();
   if (!state.op->RunConcrete(frame->GetExecutionContext(),
                              absl::MakeConstSpan(args, num_args - 1), consumed,
-                             *state.attrs, result, state.memo, arena)) {
+                             *state.attrs, result, state.memo, arena,
+                             &state.site_cache)) {
     return false;
   }
   // What was given up is not read again.

@@ -722,7 +722,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CoreRuntimeOp::InvokeConcrete(const Exe
                                    const OpAttrsRef& attrs,
                                    const TensorMetadata& result_metadata,
                                    TensorHandle& result,
-                                   const BufferArena* arena) const {
+                                   const BufferArena* arena,
+                                   OpSiteCache* site_cache) const {
   const size_t num_args = args.size();
   RCReference<AsyncValue> output;
   OpInvocation invocation{exec_ctx,
@@ -737,6 +738,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CoreRuntimeOp::InvokeConcrete(const Exe
                           /*may_take_arguments=*/true};
   invocation.arena = arena;
   invocation.device = device_;
+  invocation.site_cache = site_cache;
   InvokeTakingArguments(entry_->name, *implementation_, invocation, args);
   result.Reset(device_, result_metadata, std::move(output));
 }
@@ -745,8 +747,8 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
                                 absl::Span<const TensorHandle* const> args,
                                 uint64_t consumed_arguments,
                                 const OpAttrsRef& attrs, TensorHandle& result,
-                                ShapeMemo& memo,
-                                const BufferArena* arena) const {
+                                ShapeMemo& memo, const BufferArena* arena,
+                                OpSiteCache* site_cache) const {
   // RunConcreteOp for one result, with the shape answer looked up: what a
   // program knows that an eager caller does not.
   const size_t num_args = args.size();
@@ -781,7 +783,7 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
     result_metadata = &*computed;
   }
   InvokeConcrete(exec_ctx, values, tensors, args, consumed_arguments, attrs,
-                 *result_metadata, result, arena);
+                 *result_metadata, result, arena, site_cache);
   return true;
 }
 
@@ -791,7 +793,8 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
                                 const OpAttrsRef& attrs,
                                 const TensorMetadata& result_metadata,
                                 TensorHandle& result,
-                                const BufferArena* arena) const {
+                                const BufferArena* arena,
+                                OpSiteCache* site_cache) const {
   const size_t num_args = args.size();
   if (implementation_ == nullptr || num_args > kStackArguments) return false;
   AsyncValue* values[kStackArguments];
@@ -803,7 +806,7 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
   }
   tracing::ScopedTrace trace = OpTrace(*entry_, *implementation_);
   InvokeConcrete(exec_ctx, values, tensors, args, consumed_arguments, attrs,
-                 result_metadata, result, arena);
+                 result_metadata, result, arena, site_cache);
   return true;
 }
 

@@ -19,6 +19,8 @@
 
 #include "absl/strings/match.h"
 #include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/core_runtime/op_site_cache.h"
+#include "asyncrt/core_runtime/shape_memo.h"
 #include "asyncrt/runtime/runtime.h"
 #include "backends/cpu/nn/nn_test_util.h"
 #include "backends/cpu/nn/onednn_util.h"
@@ -620,6 +622,85 @@ TEST_F(NnOpsTest, ConvBlockedDepthwiseAndPaddedChannels) {
       }
     }
   }
+}
+
+// A program's convolution site (corert.executeop, an op of
+// corert.execute_sequence) keeps its first call's preparation in the
+// site's OpSiteCache; later calls take it only with the same input layout
+// and the same constant weights and bias, and get their own results in
+// every case: other inputs, other weights, other shapes, writable weights.
+TEST_F(NnOpsTest, ConvSiteKeepsItsPreparation) {
+  absl::StatusOr<CoreRuntimeOp> op = cpu_->MakeOp("nn.conv");
+  ASSERT_TRUE(op.ok()) << op.status();
+  ShapeMemo memo;
+  OpSiteCache site;
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  attrs.SetString("activation", "relu");
+  const OpAttrsRef frozen = attrs.Freeze();
+  auto run = [&](const Tensor32& x, const Tensor32& w, bool constant_w,
+                 const Tensor32& bias) -> absl::StatusOr<Tensor32> {
+    absl::StatusOr<TensorHandle> handles[] = {Handle(x), Handle(w, constant_w),
+                                              Handle(bias, true)};
+    for (const auto& handle : handles) {
+      if (!handle.ok()) return handle.status();
+    }
+    const TensorHandle* args[] = {&*handles[0], &*handles[1], &*handles[2]};
+    TensorHandle result;
+    EXPECT_TRUE(op->RunConcrete(*exec_ctx_, args, /*consumed_arguments=*/0,
+                                frozen, result, memo, /*arena=*/nullptr,
+                                &site));
+    return Read(result);
+  };
+  auto expected = [](const ConvCase& p, const Tensor32& x, const Tensor32& w,
+                     const Tensor32& bias) {
+    std::vector<float> out = NaiveConv(p, x.values, w.values, bias.values,
+                                       p.h, p.w);
+    for (float& v : out) v = std::max(v, 0.0f);
+    return out;
+  };
+  const ConvCase small{1, 16, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
+  const ConvCase large{1, 16, 9, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
+  const Tensor32 x1{{1, 16, 6, 6}, Random(576, 70)};
+  const Tensor32 x2{{1, 16, 6, 6}, Random(576, 71)};
+  const Tensor32 x3{{1, 16, 9, 7}, Random(1008, 72)};
+  const Tensor32 w1{{16, 16, 3, 3}, Random(2304, 73)};
+  const Tensor32 w2{{16, 16, 3, 3}, Random(2304, 74)};
+  const Tensor32 bias{{16}, Random(16, 75)};
+  // The constants are made once, as a program's are: the same buffers at
+  // every call of the site.
+  absl::StatusOr<TensorHandle> w1_handle = Handle(w1, true);
+  absl::StatusOr<TensorHandle> bias_handle = Handle(bias, true);
+  ASSERT_TRUE(w1_handle.ok() && bias_handle.ok());
+  auto run_constant = [&](const Tensor32& x) -> absl::StatusOr<Tensor32> {
+    absl::StatusOr<TensorHandle> x_handle = Handle(x);
+    if (!x_handle.ok()) return x_handle.status();
+    const TensorHandle* args[] = {&*x_handle, &*w1_handle, &*bias_handle};
+    TensorHandle result;
+    EXPECT_TRUE(op->RunConcrete(*exec_ctx_, args, /*consumed_arguments=*/0,
+                                frozen, result, memo, /*arena=*/nullptr,
+                                &site));
+    return Read(result);
+  };
+  auto first = run_constant(x1);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ExpectNear(first->values, expected(small, x1, w1, bias), 1e-4f);
+  EXPECT_FALSE(site.empty());
+  auto second = run_constant(x2);  // The site's preparation.
+  ASSERT_TRUE(second.ok()) << second.status();
+  ExpectNear(second->values, expected(small, x2, w1, bias), 1e-4f);
+  auto reshaped = run_constant(x3);  // Another input shape.
+  ASSERT_TRUE(reshaped.ok()) << reshaped.status();
+  ExpectNear(reshaped->values, expected(large, x3, w1, bias), 1e-4f);
+  auto other_weights = run(x1, w2, true, bias);
+  ASSERT_TRUE(other_weights.ok()) << other_weights.status();
+  ExpectNear(other_weights->values, expected(small, x1, w2, bias), 1e-4f);
+  auto writable_weights = run(x2, w2, false, bias);
+  ASSERT_TRUE(writable_weights.ok()) << writable_weights.status();
+  ExpectNear(writable_weights->values, expected(small, x2, w2, bias), 1e-4f);
+  auto again = run_constant(x1);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->values, first->values);
 }
 
 // Constant weights (read-only buffers) take the paths that reorder them

@@ -15,7 +15,6 @@
 #include <optional>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -890,7 +889,7 @@ void Gemm(OpInvocation& invocation) {
           return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(
               dnnl::matmul::desc(a_md, b_md, y_md), attr, CpuEngine())));
         });
-    std::unordered_map<int, memory> args = {
+    PrimitiveArgs args = {
         {DNNL_ARG_SRC, Wrap(a_md, Data(invocation, 0))},
         {DNNL_ARG_WEIGHTS, Wrap(b_md, Data(invocation, 1))},
         {DNNL_ARG_DST, Wrap(y_md, y)}};

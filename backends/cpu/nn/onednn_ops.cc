@@ -1,10 +1,11 @@
-// The heavy nn.* ops on oneDNN: nn.matmul, nn.conv and the pooling ops.
+// The heavy nn.* ops on oneDNN: nn.matmul and nn.conv (pooling is in
+// onednn_pool.cc, nn.conv_transpose in onednn_conv_transpose.cc).
 //
-// Each call describes its operands in plain row-major layouts and asks
-// oneDNN for the primitive; oneDNN's primitive cache makes a repeated
-// shape cheap. (Creating primitives and weight reorders once per compiled
-// model, and blocked layouts between consecutive ops, come with model
-// compilation: docs/nn_ops.md.)
+// Primitives are made once per configuration (ConfigCache) and constant
+// weights reordered once into the layouts they prefer; a program's
+// convolution site keeps its plan, primitives and constant operands for
+// its next calls (PreparedConv, OpSiteCache). Results may stay in oneDNN's
+// layouts between consecutive ops (OneDnnTensor, docs/nn_ops.md).
 //
 // Threading: Debian's oneDNN runs its primitives on OpenMP; see
 // docs/nn_ops.md for how the runtime keeps its workers and OpenMP teams
@@ -37,11 +38,6 @@ using dnnl::memory;
 
 memory::dims ToDnnl(absl::Span<const int64_t> dims) {
   return memory::dims(dims.begin(), dims.end());
-}
-
-// Dimensions in a cache key: "2x3x4".
-std::string DimsKey(absl::Span<const int64_t> dims) {
-  return absl::StrJoin(dims, "x");
 }
 
 // What the model compiler fuses after a convolution or a matmul, run as
@@ -294,92 +290,18 @@ void Matmul(OpInvocation& invocation) {
                        : dnnl::matmul::desc(a_md, b_md, out_md),
               post_ops.Attr(), CpuEngine())));
         });
-    std::unordered_map<int, memory> args = {
+    PrimitiveArgs args = {
         {DNNL_ARG_SRC, Wrap(a_md, a.data())},
         {DNNL_ARG_WEIGHTS, Wrap(b_md, b.data())},
         {DNNL_ARG_DST, Wrap(out_md, result->data())}};
     if (has_bias) {
-      args.emplace(DNNL_ARG_BIAS,
+      args.emplace_back(DNNL_ARG_BIAS,
                    Wrap(bias_md, static_cast<const DenseHostTensor&>(
                                      invocation.argument(2))
                                      .data()));
     }
     return PrimitiveStep{matmul, std::move(args)};
   });
-}
-
-//===--- nn.conv and pooling: spatial windows -----------------------------===//
-
-// The window of a convolution or pooling op over N, C, spatial... input
-// (1-D and 2-D; 1-D runs as 2-D with a height of 1).
-struct Window {
-  memory::dims kernel, strides, dilations /* oneDNN's: ONNX's - 1 */, pad_begin,
-      pad_end, output;
-};
-
-// ONNX's window attributes: kernel_shape (pooling), strides, dilations,
-// pads ([begin..., end...]) and auto_pad (NOTSET, VALID, SAME_UPPER,
-// SAME_LOWER); `kernel` the spatial extent.
-absl::StatusOr<Window> MakeWindow(absl::string_view op, const OpAttrs& attrs,
-                                  absl::Span<const int64_t> input_spatial,
-                                  const Dims& kernel) {
-  const size_t rank = input_spatial.size();
-  absl::StatusOr<Dims> strides = IntArray(op, attrs, "strides", rank, 1);
-  absl::StatusOr<Dims> dilations = IntArray(op, attrs, "dilations", rank, 1);
-  absl::StatusOr<Dims> pads = IntArray(op, attrs, "pads", 2 * rank, 0);
-  for (const auto* status :
-       {&strides.status(), &dilations.status(), &pads.status()}) {
-    if (!status->ok()) return *status;
-  }
-  const std::string auto_pad(attrs.GetString("auto_pad").value_or("NOTSET"));
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER") {
-    return OpError(op, absl::StrCat("unknown auto_pad '", auto_pad, "'"));
-  }
-  Window window;
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t in = input_spatial[i], k = kernel[i];
-    const int64_t s = (*strides)[i], d = (*dilations)[i];
-    if (k < 1 || s < 1 || d < 1) {
-      return OpError(op, "kernel, strides and dilations must be positive");
-    }
-    const int64_t extent = (k - 1) * d + 1;
-    int64_t begin = (*pads)[i], end = (*pads)[i + rank];
-    if (begin < 0 || end < 0) return OpError(op, "pads must be >= 0");
-    if (auto_pad == "VALID") {
-      begin = end = 0;
-    } else if (auto_pad != "NOTSET") {
-      const int64_t out = (in + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - in);
-      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end = total - begin;
-    }
-    const int64_t out = (in + begin + end - extent) / s + 1;
-    if (in + begin + end < extent) {
-      return OpError(op, absl::StrCat("the window (", extent,
-                                      ") is larger than the padded input (",
-                                      in + begin + end, ")"));
-    }
-    window.kernel.push_back(k);
-    window.strides.push_back(s);
-    window.dilations.push_back(d - 1);
-    window.pad_begin.push_back(begin);
-    window.pad_end.push_back(end);
-    window.output.push_back(out);
-  }
-  // 1-D as 2-D: a leading spatial dimension of 1.
-  if (rank == 1) {
-    for (memory::dims* dims :
-         {&window.kernel, &window.strides, &window.dilations, &window.pad_begin,
-          &window.pad_end, &window.output}) {
-      dims->insert(dims->begin(), dims == &window.dilations ||
-                                          dims == &window.pad_begin ||
-                                          dims == &window.pad_end
-                                      ? 0
-                                      : 1);
-    }
-  }
-  return window;
 }
 
 // nn.conv(x, w[, bias[, sum]]): ONNX Conv. w is M x C/group x kernel...
@@ -502,14 +424,6 @@ ConfigCache<ConvPrimitives>& ConvCache() {
   return *cache;
 }
 
-
-// A reorder from `from` to `to`, or none if they are the same layout.
-std::optional<dnnl::reorder> ReorderIfNeeded(const memory::desc& from,
-                                             const memory::desc& to) {
-  if (from == to) return std::nullopt;
-  return dnnl::reorder(dnnl::reorder::primitive_desc(
-      CpuEngine(), from, CpuEngine(), to, PrimitiveAttr()));
-}
 
 // Whether oneDNN runs on AVX-512 here: its f32 convolutions are fastest in
 // nChw16c (a 16-float register of channels), and it has Winograd kernels.
@@ -677,55 +591,126 @@ const DenseHostTensor* PlainArgument(OpInvocation& invocation,
   return &keep.back()->get<DenseHostTensor>();
 }
 
-// The result of a convolution or pooling in oneDNN's layout `desc`: the
-// buffer plan's slot if it has one (PlaceSum skips the copy when the plan
-// put the result over its fused sum), else the fused sum's buffer
-// (argument `sum_index`, if >= 0) when the op alone holds it in that
-// layout (computed in place), else a new buffer. Null after FailAll if
-// the allocation fails. A slot over a sum in another layout is not taken:
-// oneDNN adds a sum in place only in the result's own layout.
-RCReference<HostBuffer> OneDnnResultBuffer(OpInvocation& invocation,
-                                           absl::string_view op,
-                                           const memory::desc& desc,
-                                           int sum_index,
-                                           const OneDnnOperand* sum = nullptr) {
-  if (RCReference<HostBuffer> planned =
-          invocation.PlannedResultBuffer(desc.get_size())) {
-    if (sum == nullptr || sum->data != planned->data() || sum->desc == desc) {
-      return planned;
-    }
-  }
-  if (sum_index >= 0 && (invocation.unshared_arguments >> sum_index & 1)) {
-    const Tensor& sum = invocation.argument(sum_index);
-    if (sum.tensor_type() == OneDnnTensor::Type()) {
-      const auto& onednn = static_cast<const OneDnnTensor&>(sum);
-      if (onednn.desc() == desc && onednn.buffer()->IsUnique() &&
-          !onednn.buffer()->IsReadOnly() && !onednn.buffer()->IsPlanned()) {
-        return onednn.buffer();
-      }
-    }
-  }
-  RCReference<HostBuffer> buffer = HostBuffer::CreateUninitialized(
-      desc.get_size(), kTensorAlignment, *invocation.host()->allocator());
-  if (!buffer) {
-    FailAll(invocation, op,
-            absl::StrCat("cannot allocate ", invocation.result_metadata[0]
-                                                 .shape.DebugString()));
-  }
-  return buffer;
+// What a convolution needs besides its call's arguments: the plan, the
+// primitives and, when the weights and bias are read-only buffers (a
+// model's constants), those operands in the primitive's layouts. Made per
+// call by PrepareConv; a program's op site keeps the one of its first call
+// (OpSiteCache) and takes it again for calls whose input has the same
+// layout and whose weights and bias are the same buffers, without the
+// plan, the cache keys and their lookups.
+struct PreparedConv {
+  ConvPlan plan;
+  bool onednn_result = false;
+  std::shared_ptr<const ConvPrimitives> conv;
+  // What the site's calls must match.
+  memory::desc x_desc;  // The input's layout and dimensions.
+  Dims w_dims;
+  // Set only for read-only weights and bias: held, so that their addresses
+  // name them while the site lives, and the operands made from them.
+  RCReference<HostBuffer> weights_buffer, bias_buffer;
+  memory weights;  // In conv->weights_md.
+  memory bias;     // conv->bias_md over bias_buffer, if any.
+
+  bool constant_operands() const { return static_cast<bool>(weights_buffer); }
+};
+
+// The tag of PreparedConv entries in an OpSiteCache.
+constexpr char kConvSiteTag = 0;
+
+// The dense tensor argument `index` if it has a read-only buffer.
+const DenseHostTensor* ReadOnlyDense(const OpInvocation& invocation,
+                                     size_t index) {
+  const Tensor& tensor = invocation.argument(index);
+  if (tensor.tensor_type() != DenseHostTensorType()) return nullptr;
+  const auto& dense = static_cast<const DenseHostTensor&>(tensor);
+  return dense.buffer() && dense.buffer()->IsReadOnly() ? &dense : nullptr;
 }
 
-// The op's result once its steps ran: the plain tensor if it computed one,
-// else a OneDnnTensor of `buffer` in the layout `desc`.
-void SetResult(OpInvocation& invocation,
-               AsyncValueRef<DenseHostTensor> plain_result,
-               const memory::desc& desc, RCReference<HostBuffer> buffer) {
-  if (plain_result) {
-    invocation.results[0] = std::move(plain_result);
-    return;
+// The site's prepared convolution if this call may take it: the same input
+// layout and dimensions, the same weights and bias buffers.
+const PreparedConv* SitePreparedConv(const OpInvocation& invocation,
+                                     const OneDnnOperand& src) {
+  if (invocation.site_cache == nullptr) return nullptr;
+  const PreparedConv* site =
+      invocation.site_cache->Find<PreparedConv>(&kConvSiteTag);
+  if (site == nullptr || !(site->x_desc == src.desc)) return nullptr;
+  const DenseHostTensor* w = ReadOnlyDense(invocation, 1);
+  if (w == nullptr || w->buffer().get() != site->weights_buffer.get() ||
+      w->shape().GetDimensions() != absl::MakeConstSpan(site->w_dims)) {
+    return nullptr;
   }
-  invocation.results[0] = MakeAvailableAsyncValueRef<OneDnnTensor>(
-      invocation.result_metadata[0], desc, std::move(buffer));
+  const bool has_bias = invocation.arguments.size() >= 3;
+  if (has_bias != static_cast<bool>(site->bias_buffer)) return nullptr;
+  if (has_bias) {
+    const DenseHostTensor* bias = ReadOnlyDense(invocation, 2);
+    if (bias == nullptr || bias->buffer().get() != site->bias_buffer.get()) {
+      return nullptr;
+    }
+  }
+  return site;
+}
+
+// A convolution prepared for this call, and kept by its site when it may
+// be (read-only weights and bias); null after FailAll.
+std::shared_ptr<const PreparedConv> PrepareConv(OpInvocation& invocation,
+                                                const OneDnnOperand& src,
+                                                const memory::dims& x_dims,
+                                                const DenseHostTensor& w,
+                                                const DenseHostTensor* bias) {
+  constexpr absl::string_view kOp = "nn.conv";
+  const size_t num_args = invocation.arguments.size();
+  const bool has_bias = bias != nullptr;
+  auto prepared = std::make_shared<PreparedConv>();
+  const TensorMetadata* arg_metadata[4] = {};
+  for (size_t i = 0; i < num_args; ++i) {
+    arg_metadata[i] = &invocation.argument(i).metadata();
+  }
+  prepared->plan =
+      *PlanConv(ArgumentMetadata(absl::MakeConstSpan(arg_metadata, num_args)),
+                invocation.attrs);
+  const ConvPlan& plan = prepared->plan;
+  absl::StatusOr<bool> onednn_result = WantsOneDnnResult(kOp, invocation.attrs);
+  if (!onednn_result.ok()) {
+    FailAll(invocation, kOp, onednn_result.status().message());
+    return nullptr;
+  }
+  prepared->onednn_result = *onednn_result;
+  const memory::dims out_dims = Spatial2d(plan.result);
+  const std::string key = absl::StrCat(
+      DimsKey(invocation.argument(0).shape().GetDimensions()), "|",
+      DimsKey(w.shape().GetDimensions()), "|", has_bias, "|", plan.group, "|",
+      DimsKey(plan.window.strides), "|", DimsKey(plan.window.dilations), "|",
+      DimsKey(plan.window.pad_begin), "|", DimsKey(plan.window.pad_end), "|",
+      plan.Key(), "|", plan.allow_winograd, "|", plan.blocked_layout);
+  prepared->conv = ConvCache().GetOrCreate(key, [&] {
+    return MakeConvPrimitives(x_dims, Spatial2d(w.shape().GetDimensions()),
+                              out_dims, plan, has_bias);
+  });
+  // Constant weights are reordered into the primitive's layout once, not
+  // per call; a site keeps them with the bias.
+  const ConvPrimitives& conv = *prepared->conv;
+  const bool constant =
+      w.buffer() && w.buffer()->IsReadOnly() &&
+      (!has_bias || (bias->buffer() && bias->buffer()->IsReadOnly()));
+  if (!constant) return prepared;
+  prepared->x_desc = src.desc;
+  const auto w_dims = w.shape().GetDimensions();
+  prepared->w_dims.assign(w_dims.begin(), w_dims.end());
+  prepared->weights_buffer = w.buffer();
+  prepared->weights =
+      conv.weights_reorder
+          ? CachedReorderedWeights(key, *w.buffer(), w.buffer(),
+                                   Wrap(conv.w_md, w.data()), conv.weights_md,
+                                   *conv.weights_reorder)
+          : Wrap(conv.w_md, w.data());
+  if (has_bias) {
+    prepared->bias_buffer = bias->buffer();
+    prepared->bias = Wrap(conv.bias_md, bias->data());
+  }
+  if (invocation.site_cache != nullptr && invocation.site_cache->empty()) {
+    invocation.site_cache->Set<PreparedConv>(&kConvSiteTag, prepared);
+  }
+  return prepared;
 }
 
 void Conv(OpInvocation& invocation) {
@@ -733,78 +718,66 @@ void Conv(OpInvocation& invocation) {
   constexpr absl::string_view kOp = "nn.conv";
   const size_t num_args = invocation.arguments.size();
   const bool has_bias = num_args >= 3;
-  const TensorMetadata* arg_metadata[4] = {};
-  for (size_t i = 0; i < num_args; ++i) {
-    arg_metadata[i] = &invocation.argument(i).metadata();
-  }
-  ConvPlan plan =
-      *PlanConv(ArgumentMetadata(absl::MakeConstSpan(arg_metadata, num_args)),
-                invocation.attrs);
-  // x and the sum may come in oneDNN's layouts; weights and bias are
-  // constants, read as plain tensors.
-  std::vector<RCReference<AsyncValue>> converted;
-  const DenseHostTensor* w = PlainArgument(invocation, kOp, 1, converted);
-  if (!w) return;
-  const DenseHostTensor* bias =
-      has_bias ? PlainArgument(invocation, kOp, 2, converted) : nullptr;
-  if (has_bias && !bias) return;
+  const bool has_sum = num_args == 4;
   const Tensor& x = invocation.argument(0);
   const memory::dims x_dims = Spatial2d(x.shape().GetDimensions());
-  const memory::dims out_dims = Spatial2d(plan.result);
   absl::StatusOr<OneDnnOperand> src_operand = GetOneDnnOperand(kOp, x, x_dims);
-  absl::StatusOr<OneDnnOperand> sum_operand =
-      plan.has_sum ? GetOneDnnOperand(kOp, invocation.argument(3), out_dims)
-                   : OneDnnOperand{};
-  absl::StatusOr<bool> onednn_result = WantsOneDnnResult(kOp, invocation.attrs);
-  for (const absl::Status* status : {&src_operand.status(),
-                                     &sum_operand.status(),
-                                     &onednn_result.status()}) {
-    if (!status->ok()) return FailAll(invocation, kOp, status->message());
-  }
-  // A plain result (also for an empty one: oneDNN takes no zero-sized
-  // memory): a fused sum nobody else holds becomes it in place.
-  AsyncValueRef<DenseHostTensor> plain_result;
-  if (!*onednn_result ||
-      invocation.result_metadata[0].shape.GetNumElements() == 0) {
-    plain_result = PrimitiveResult(
-        invocation, kOp,
-        plan.has_sum && invocation.argument(3).tensor_type() ==
-                            DenseHostTensorType()
-            ? 0b1000
-            : 0);
-    if (!plain_result) return;
+  if (!src_operand.ok()) {
+    return FailAll(invocation, kOp, src_operand.status().message());
   }
   try {
-    const std::string key = absl::StrCat(
-        DimsKey(x.shape().GetDimensions()), "|",
-        DimsKey(w->shape().GetDimensions()), "|", has_bias, "|", plan.group,
-        "|", DimsKey(plan.window.strides), "|", DimsKey(plan.window.dilations),
-        "|", DimsKey(plan.window.pad_begin), "|",
-        DimsKey(plan.window.pad_end), "|", plan.Key(), "|",
-        plan.allow_winograd, "|", plan.blocked_layout);
-    std::shared_ptr<const ConvPrimitives> conv =
-        ConvCache().GetOrCreate(key, [&] {
-          return MakeConvPrimitives(
-              x_dims, Spatial2d(w->shape().GetDimensions()), out_dims, plan,
-              has_bias);
-        });
-    // Constant weights are reordered into the primitive's layout once, not
-    // per call.
+    // The site's preparation, or this call's. Weights and bias are read as
+    // plain tensors (converted if they are not dense); x and the sum may
+    // come in oneDNN's layouts.
+    std::vector<RCReference<AsyncValue>> converted;
+    std::shared_ptr<const PreparedConv> made;
+    const PreparedConv* prepared = SitePreparedConv(invocation, *src_operand);
+    const DenseHostTensor* w = nullptr;
+    const DenseHostTensor* bias = nullptr;
+    if (prepared == nullptr) {
+      w = PlainArgument(invocation, kOp, 1, converted);
+      if (!w) return;
+      bias = has_bias ? PlainArgument(invocation, kOp, 2, converted) : nullptr;
+      if (has_bias && !bias) return;
+      made = PrepareConv(invocation, *src_operand, x_dims, *w, bias);
+      if (!made) return;
+      prepared = made.get();
+    }
+    const ConvPlan& plan = prepared->plan;
+    const ConvPrimitives& conv = *prepared->conv;
+    const memory::dims out_dims = Spatial2d(plan.result);
+    absl::StatusOr<OneDnnOperand> sum_operand =
+        has_sum ? GetOneDnnOperand(kOp, invocation.argument(3), out_dims)
+                : OneDnnOperand{};
+    if (!sum_operand.ok()) {
+      return FailAll(invocation, kOp, sum_operand.status().message());
+    }
+    // A plain result (also for an empty one: oneDNN takes no zero-sized
+    // memory): a fused sum nobody else holds becomes it in place.
+    AsyncValueRef<DenseHostTensor> plain_result;
+    if (!prepared->onednn_result ||
+        invocation.result_metadata[0].shape.GetNumElements() == 0) {
+      plain_result = PrimitiveResult(
+          invocation, kOp,
+          has_sum && invocation.argument(3).tensor_type() ==
+                         DenseHostTensorType()
+              ? 0b1000
+              : 0);
+      if (!plain_result) return;
+    }
     std::vector<PrimitiveStep> steps;
-    memory src = InLayout(steps, *src_operand, conv->src_md, conv->x_md,
-                          conv->src_reorder);
+    memory src = InLayout(steps, *src_operand, conv.src_md, conv.x_md,
+                          conv.src_reorder);
     memory weights =
-        conv->weights_reorder && w->buffer() && w->buffer()->IsReadOnly()
-            ? CachedReorderedWeights(key, *w->buffer(), w->buffer(),
-                                     Wrap(conv->w_md, w->data()),
-                                     conv->weights_md, *conv->weights_reorder)
-            : InLayout(steps, OneDnnOperand{conv->w_md, w->data()},
-                       conv->weights_md, conv->w_md, conv->weights_reorder);
+        prepared->constant_operands()
+            ? prepared->weights
+            : InLayout(steps, OneDnnOperand{conv.w_md, w->data()},
+                       conv.weights_md, conv.w_md, conv.weights_reorder);
     RCReference<HostBuffer> onednn_buffer;
     memory dst, out;
-    if (plain_result && plan.has_sum && !conv->dst_reorder &&
+    if (plain_result && has_sum && !conv.dst_reorder &&
         sum_operand->data == plain_result->data() &&
-        sum_operand->desc != conv->out_md) {
+        sum_operand->desc != conv.out_md) {
       // The plan put the result over a sum in another layout.
       plain_result = DenseHostTensor::MakeUninitializedAsyncValue(
           invocation.result_metadata[0], *invocation.host()->allocator());
@@ -813,196 +786,33 @@ void Conv(OpInvocation& invocation) {
       }
     }
     if (plain_result) {
-      out = Wrap(conv->out_md, plain_result->data());
-      dst = conv->dst_reorder ? memory(conv->dst_md, CpuEngine()) : out;
+      out = Wrap(conv.out_md, plain_result->data());
+      dst = conv.dst_reorder ? memory(conv.dst_md, CpuEngine()) : out;
     } else {
-      onednn_buffer = OneDnnResultBuffer(
-          invocation, kOp, conv->dst_md, plan.has_sum ? 3 : -1,
-          plan.has_sum ? &*sum_operand : nullptr);
+      onednn_buffer = OneDnnResultBuffer(invocation, kOp, conv.dst_md,
+                                         has_sum ? 3 : -1,
+                                         has_sum ? &*sum_operand : nullptr);
       if (!onednn_buffer) return;
-      dst = Wrap(conv->dst_md, onednn_buffer->data());
+      dst = Wrap(conv.dst_md, onednn_buffer->data());
     }
-    if (plan.has_sum) PlaceSum(steps, *sum_operand, dst, *conv);
-    std::unordered_map<int, memory> args = {
+    if (has_sum) PlaceSum(steps, *sum_operand, dst, conv);
+    PrimitiveArgs args = {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-    if (has_bias) args.emplace(DNNL_ARG_BIAS, Wrap(conv->bias_md, bias->data()));
-    steps.push_back({conv->primitive, std::move(args)});
-    if (plain_result && conv->dst_reorder) {
+    if (has_bias) {
+      args.emplace_back(DNNL_ARG_BIAS, prepared->constant_operands()
+                                      ? prepared->bias
+                                      : Wrap(conv.bias_md, bias->data()));
+    }
+    steps.push_back({conv.primitive, std::move(args)});
+    if (plain_result && conv.dst_reorder) {
       steps.push_back(
-          {*conv->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
+          {*conv.dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
     }
     ExecutePrimitives(steps);
-    SetResult(invocation, std::move(plain_result), conv->dst_md,
+    SetResult(invocation, std::move(plain_result), conv.dst_md,
               std::move(onednn_buffer));
   } catch (const dnnl::error& error) {
     FailAll(invocation, kOp, absl::StrCat("oneDNN: ", error.what()));
-  }
-}
-
-//===--- Pooling ----------------------------------------------------------===//
-
-enum class PoolKind { kMax, kAverage, kGlobalAverage };
-
-absl::StatusOr<Window> PlanPool(absl::string_view op, PoolKind kind,
-                                const TensorShape& x, const OpAttrs& attrs) {
-  if (absl::Status status = CheckSpatialInput(op, x); !status.ok()) {
-    return status;
-  }
-  const auto spatial = x.GetDimensions().subspan(2);
-  if (kind == PoolKind::kGlobalAverage) {
-    return MakeWindow(op, OpAttrs(), spatial,
-                      Dims(spatial.begin(), spatial.end()));
-  }
-  auto kernel = attrs.GetIntegerArray("kernel_shape");
-  if (!kernel || kernel->size() != spatial.size()) {
-    return OpError(op,
-                   "needs kernel_shape with one value per spatial dimension");
-  }
-  if (attrs.GetInteger("ceil_mode").value_or(0) != 0) {
-    return OpError(op, "ceil_mode = 1 is not supported");
-  }
-  return MakeWindow(op, attrs, spatial, Dims(kernel->begin(), kernel->end()));
-}
-
-template <PoolKind kKind>
-absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
-                          absl::Span<TensorMetadata> results);
-
-absl::string_view PoolName(PoolKind kind) {
-  switch (kind) {
-    case PoolKind::kMax:
-      return "nn.max_pool";
-    case PoolKind::kAverage:
-      return "nn.average_pool";
-    case PoolKind::kGlobalAverage:
-      return "nn.global_average_pool";
-  }
-  return "";
-}
-
-template <PoolKind kKind>
-absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
-                          absl::Span<TensorMetadata> results) {
-  const absl::string_view op = PoolName(kKind);
-  if (args.size() != 1 || results.size() != 1) {
-    return OpError(op, "takes 1 argument and has 1 result");
-  }
-  if (absl::Status status = RequireFloat(op, args); !status.ok()) {
-    return status;
-  }
-  absl::StatusOr<Window> window = PlanPool(op, kKind, args[0].shape, attrs);
-  if (!window.ok()) return window.status();
-  if (auto layout = WantsOneDnnResult(op, attrs); !layout.ok()) {
-    return layout.status();
-  }
-  Dims dims = {args[0].shape.GetDimensionSize(0),
-               args[0].shape.GetDimensionSize(1)};
-  const size_t skip = args[0].shape.GetRank() == 3 ? 1 : 0;
-  for (size_t i = skip; i < window->output.size(); ++i) {
-    dims.push_back(window->output[i]);
-  }
-  results[0] = TensorMetadata(args[0].dtype, dims);
-  return absl::OkStatus();
-}
-
-// A pooling's primitives for one configuration.
-struct PoolPrimitives {
-  dnnl::pooling_v2_forward::primitive_desc pd;
-  dnnl::pooling_v2_forward primitive;
-  memory::desc dst_md;  // pd's, queried once.
-  // From dst_md to the plain layout, when they differ.
-  std::optional<dnnl::reorder> to_plain;
-};
-
-ConfigCache<PoolPrimitives>& PoolCache() {
-  static auto* cache = new ConfigCache<PoolPrimitives>(1024);
-  return *cache;
-}
-
-template <PoolKind kKind>
-void Pool(OpInvocation& invocation) {
-  if (RefuseHalf(invocation, PoolName(kKind))) return;
-  const absl::string_view op = PoolName(kKind);
-  const Tensor& x = invocation.argument(0);
-  Window window = *PlanPool(op, kKind, x.shape(), invocation.attrs);
-  const memory::dims x_dims = Spatial2d(x.shape().GetDimensions());
-  const memory::dims out_dims =
-      Spatial2d(invocation.result_metadata[0].shape.GetDimensions());
-  absl::StatusOr<OneDnnOperand> src = GetOneDnnOperand(op, x, x_dims);
-  if (!src.ok()) return FailAll(invocation, op, src.status().message());
-  absl::StatusOr<bool> onednn_result = WantsOneDnnResult(op, invocation.attrs);
-  if (!onednn_result.ok()) {
-    return FailAll(invocation, op, onednn_result.status().message());
-  }
-  AsyncValueRef<DenseHostTensor> plain_result;
-  if (!*onednn_result ||
-      invocation.result_metadata[0].shape.GetNumElements() == 0) {
-    plain_result = PrimitiveResult(invocation, op);
-    if (!plain_result) return;
-  }
-  // ONNX AveragePool excludes padding from the average unless
-  // count_include_pad = 1.
-  const dnnl::algorithm algorithm =
-      kKind == PoolKind::kMax ? dnnl::algorithm::pooling_max
-      : invocation.attrs.GetInteger("count_include_pad").value_or(0) != 0
-          ? dnnl::algorithm::pooling_avg_include_padding
-          : dnnl::algorithm::pooling_avg_exclude_padding;
-  try {
-    // The result in the input's layout family (oneDNN picks it from the
-    // source), then reordered if a plain one was asked for. Made once per
-    // configuration (the source's layout included).
-    const std::string key = absl::StrCat(
-        static_cast<int>(algorithm), "|", DimsKey(x_dims), "|",
-        OneDnnLayoutName(src->desc), "|", DimsKey(out_dims), "|",
-        DimsKey(window.strides), "|", DimsKey(window.kernel), "|",
-        DimsKey(window.dilations), "|", DimsKey(window.pad_begin), "|",
-        DimsKey(window.pad_end));
-    auto make = [&] {
-      PoolPrimitives made;
-      made.pd = dnnl::pooling_v2_forward::primitive_desc(
-          dnnl::pooling_v2_forward::desc(
-              dnnl::prop_kind::forward_inference, algorithm, src->desc,
-              memory::desc(out_dims, memory::data_type::f32,
-                           memory::format_tag::any),
-              window.strides, window.kernel, window.dilations,
-              window.pad_begin, window.pad_end),
-          PrimitiveAttr(), CpuEngine());
-      made.primitive = dnnl::pooling_v2_forward(made.pd);
-      made.dst_md = made.pd.dst_desc();
-      made.to_plain = ReorderIfNeeded(made.dst_md, PlainF32(out_dims));
-      return made;
-    };
-    // An opaque source layout, which the key does not tell apart, is made
-    // afresh.
-    std::shared_ptr<const PoolPrimitives> pool =
-        OneDnnLayoutName(src->desc) == "opaque"
-            ? std::make_shared<const PoolPrimitives>(make())
-            : PoolCache().GetOrCreate(key, make);
-    std::vector<PrimitiveStep> steps;
-    RCReference<HostBuffer> onednn_buffer;
-    if (plain_result) {
-      memory out = Wrap(PlainF32(out_dims), plain_result->data());
-      memory dst = pool->to_plain ? memory(pool->dst_md, CpuEngine()) : out;
-      steps.push_back({pool->primitive,
-                       {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
-                        {DNNL_ARG_DST, dst}}});
-      if (pool->to_plain) {
-        steps.push_back(
-            {*pool->to_plain, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
-      }
-    } else {
-      onednn_buffer = OneDnnResultBuffer(invocation, op, pool->dst_md, -1);
-      if (!onednn_buffer) return;
-      steps.push_back({pool->primitive,
-                       {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
-                        {DNNL_ARG_DST,
-                         Wrap(pool->dst_md, onednn_buffer->data())}}});
-    }
-    ExecutePrimitives(steps);
-    SetResult(invocation, std::move(plain_result), pool->dst_md,
-              std::move(onednn_buffer));
-  } catch (const dnnl::error& error) {
-    FailAll(invocation, op, absl::StrCat("oneDNN: ", error.what()));
   }
 }
 
@@ -1016,17 +826,7 @@ void RegisterOneDnnOps(OpRegistry& registry) {
   RegisterOneDnnTensor();
   registry.AddDispatch("nn.conv", "cpu", Conv, kOpAcceptsRegisteredHost);
   RegisterConvTransposeOp(registry);
-  registry.AddOp("nn.max_pool", PoolMetadata<PoolKind::kMax>);
-  registry.AddDispatch("nn.max_pool", "cpu", Pool<PoolKind::kMax>,
-                       kOpAcceptsRegisteredHost);
-  registry.AddOp("nn.average_pool", PoolMetadata<PoolKind::kAverage>);
-  registry.AddDispatch("nn.average_pool", "cpu", Pool<PoolKind::kAverage>,
-                       kOpAcceptsRegisteredHost);
-  registry.AddOp("nn.global_average_pool",
-                 PoolMetadata<PoolKind::kGlobalAverage>);
-  registry.AddDispatch("nn.global_average_pool", "cpu",
-                       Pool<PoolKind::kGlobalAverage>,
-                       kOpAcceptsRegisteredHost);
+  RegisterPoolOps(registry);
 }
 
 }  // namespace asyncrt::nn

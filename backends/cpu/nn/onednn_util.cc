@@ -13,7 +13,9 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "asyncrt/backends/nn_ops.h"
+#include "asyncrt/host_context/host_context.h"
 
 namespace asyncrt::nn {
 namespace {
@@ -275,7 +277,7 @@ PrimitiveStep ConstantWeightsMatmul(const std::string& key,
                      {{DNNL_ARG_SRC, Wrap(a_md, a)},
                       {DNNL_ARG_WEIGHTS, weights},
                       {DNNL_ARG_DST, Wrap(dst_md, dst)}}};
-  if (bias != nullptr) step.args.emplace(DNNL_ARG_BIAS, Wrap(bias_md, bias));
+  if (bias != nullptr) step.args.emplace_back(DNNL_ARG_BIAS, Wrap(bias_md, bias));
   return step;
 }
 
@@ -286,5 +288,121 @@ int MaxConcurrentPrimitives() {
 void ResetMaxConcurrentPrimitives() {
   max_running.store(0, std::memory_order_relaxed);
 }
+
+std::string DimsKey(absl::Span<const int64_t> dims) {
+  return absl::StrJoin(dims, "x");
+}
+
+std::optional<dnnl::reorder> ReorderIfNeeded(const dnnl::memory::desc& from,
+                                             const dnnl::memory::desc& to) {
+  if (from == to) return std::nullopt;
+  return dnnl::reorder(dnnl::reorder::primitive_desc(
+      CpuEngine(), from, CpuEngine(), to, PrimitiveAttr()));
+}
+
+absl::StatusOr<Window> MakeWindow(absl::string_view op, const OpAttrs& attrs,
+                                  absl::Span<const int64_t> input_spatial,
+                                  const Dims& kernel) {
+  const size_t rank = input_spatial.size();
+  absl::StatusOr<Dims> strides = IntArray(op, attrs, "strides", rank, 1);
+  absl::StatusOr<Dims> dilations = IntArray(op, attrs, "dilations", rank, 1);
+  absl::StatusOr<Dims> pads = IntArray(op, attrs, "pads", 2 * rank, 0);
+  for (const auto* status :
+       {&strides.status(), &dilations.status(), &pads.status()}) {
+    if (!status->ok()) return *status;
+  }
+  const std::string auto_pad(attrs.GetString("auto_pad").value_or("NOTSET"));
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER") {
+    return OpError(op, absl::StrCat("unknown auto_pad '", auto_pad, "'"));
+  }
+  Window window;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t in = input_spatial[i], k = kernel[i];
+    const int64_t s = (*strides)[i], d = (*dilations)[i];
+    if (k < 1 || s < 1 || d < 1) {
+      return OpError(op, "kernel, strides and dilations must be positive");
+    }
+    const int64_t extent = (k - 1) * d + 1;
+    int64_t begin = (*pads)[i], end = (*pads)[i + rank];
+    if (begin < 0 || end < 0) return OpError(op, "pads must be >= 0");
+    if (auto_pad == "VALID") {
+      begin = end = 0;
+    } else if (auto_pad != "NOTSET") {
+      const int64_t out = (in + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - in);
+      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    }
+    const int64_t out = (in + begin + end - extent) / s + 1;
+    if (in + begin + end < extent) {
+      return OpError(op, absl::StrCat("the window (", extent,
+                                      ") is larger than the padded input (",
+                                      in + begin + end, ")"));
+    }
+    window.kernel.push_back(k);
+    window.strides.push_back(s);
+    window.dilations.push_back(d - 1);
+    window.pad_begin.push_back(begin);
+    window.pad_end.push_back(end);
+    window.output.push_back(out);
+  }
+  // 1-D as 2-D: a leading spatial dimension of 1.
+  if (rank == 1) {
+    for (dnnl::memory::dims* dims :
+         {&window.kernel, &window.strides, &window.dilations, &window.pad_begin,
+          &window.pad_end, &window.output}) {
+      dims->insert(dims->begin(), dims == &window.dilations ||
+                                          dims == &window.pad_begin ||
+                                          dims == &window.pad_end
+                                      ? 0
+                                      : 1);
+    }
+  }
+  return window;
+}
+
+RCReference<HostBuffer> OneDnnResultBuffer(OpInvocation& invocation,
+                                           absl::string_view op,
+                                           const dnnl::memory::desc& desc,
+                                           int sum_index,
+                                           const OneDnnOperand* sum) {
+  if (RCReference<HostBuffer> planned =
+          invocation.PlannedResultBuffer(desc.get_size())) {
+    if (sum == nullptr || sum->data != planned->data() || sum->desc == desc) {
+      return planned;
+    }
+  }
+  if (sum_index >= 0 && (invocation.unshared_arguments >> sum_index & 1)) {
+    const Tensor& sum = invocation.argument(sum_index);
+    if (sum.tensor_type() == OneDnnTensor::Type()) {
+      const auto& onednn = static_cast<const OneDnnTensor&>(sum);
+      if (onednn.desc() == desc && onednn.buffer()->IsUnique() &&
+          !onednn.buffer()->IsReadOnly() && !onednn.buffer()->IsPlanned()) {
+        return onednn.buffer();
+      }
+    }
+  }
+  RCReference<HostBuffer> buffer = HostBuffer::CreateUninitialized(
+      desc.get_size(), kTensorAlignment, *invocation.host()->allocator());
+  if (!buffer) {
+    FailAll(invocation, op,
+            absl::StrCat("cannot allocate ", invocation.result_metadata[0]
+                                                 .shape.DebugString()));
+  }
+  return buffer;
+}
+
+void SetResult(OpInvocation& invocation,
+               AsyncValueRef<DenseHostTensor> plain_result,
+               const dnnl::memory::desc& desc, RCReference<HostBuffer> buffer) {
+  if (plain_result) {
+    invocation.results[0] = std::move(plain_result);
+    return;
+  }
+  invocation.results[0] = MakeAvailableAsyncValueRef<OneDnnTensor>(
+      invocation.result_metadata[0], desc, std::move(buffer));
+}
+
 
 }  // namespace asyncrt::nn

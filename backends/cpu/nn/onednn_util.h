@@ -8,15 +8,18 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "backends/cpu/nn/nn_util.h"
+#include "backends/cpu/nn/onednn_tensor.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace asyncrt::nn {
@@ -121,9 +124,13 @@ dnnl::primitive CachedPrimitive(const std::string& key, Make make) {
 }
 
 // One primitive and its arguments.
+// A primitive's arguments (DNNL_ARG_*, memory), inline: a step is built on
+// every call.
+using PrimitiveArgs = absl::InlinedVector<std::pair<int, dnnl::memory>, 5>;
+
 struct PrimitiveStep {
   dnnl::primitive primitive;
-  std::unordered_map<int, dnnl::memory> args;
+  PrimitiveArgs args;
 };
 
 // An integer array attribute of `size` values, `fallback` each if absent;
@@ -147,6 +154,52 @@ absl::Status CheckConvOperands(absl::string_view op, ArgumentMetadata args);
 // nn.conv_transpose (onednn_conv_transpose.cc), registered by
 // RegisterOneDnnOps.
 void RegisterConvTransposeOp(OpRegistry& registry);
+
+// Dimensions in a cache key: "2x3x4".
+std::string DimsKey(absl::Span<const int64_t> dims);
+
+// A reorder from `from` to `to`, or none if they are the same layout.
+std::optional<dnnl::reorder> ReorderIfNeeded(const dnnl::memory::desc& from,
+                                             const dnnl::memory::desc& to);
+
+// The window of a convolution or pooling op over N, C, spatial... input
+// (1-D and 2-D; 1-D runs as 2-D with a height of 1).
+struct Window {
+  dnnl::memory::dims kernel, strides,
+      dilations /* oneDNN's: ONNX's - 1 */, pad_begin, pad_end, output;
+};
+
+// ONNX's window attributes: kernel_shape (pooling), strides, dilations,
+// pads ([begin..., end...]) and auto_pad (NOTSET, VALID, SAME_UPPER,
+// SAME_LOWER); `kernel` the spatial extent.
+absl::StatusOr<Window> MakeWindow(absl::string_view op, const OpAttrs& attrs,
+                                  absl::Span<const int64_t> input_spatial,
+                                  const Dims& kernel);
+
+// The result of a convolution or pooling in oneDNN's layout `desc`: the
+// buffer plan's slot if it has one (PlaceSum skips the copy when the plan
+// put the result over its fused sum), else the fused sum's buffer
+// (argument `sum_index`, if >= 0) when the op alone holds it in that
+// layout (computed in place), else a new buffer. Null after FailAll if
+// the allocation fails. A slot over a sum in another layout is not taken:
+// oneDNN adds a sum in place only in the result's own layout.
+RCReference<HostBuffer> OneDnnResultBuffer(OpInvocation& invocation,
+                                           absl::string_view op,
+                                           const dnnl::memory::desc& desc,
+                                           int sum_index,
+                                           const OneDnnOperand* sum = nullptr);
+
+// The op's result once its steps ran: the plain tensor if it computed one,
+// else a OneDnnTensor of `buffer` in the layout `desc`.
+void SetResult(OpInvocation& invocation,
+               AsyncValueRef<DenseHostTensor> plain_result,
+               const dnnl::memory::desc& desc,
+               RCReference<HostBuffer> buffer);
+
+// nn.max_pool, nn.average_pool and nn.global_average_pool
+// (onednn_pool.cc), registered by RegisterOneDnnOps.
+void RegisterPoolOps(OpRegistry& registry);
+
 
 // Hands the pages of a read-only constant (a model's weights) back to the
 // kernel once an op computes from a reordered copy of it instead: pages

@@ -106,12 +106,15 @@ class CoreRuntimeOp {
   // returns true; returns false having done nothing otherwise (the caller
   // takes the call above). `memo` is the site's: the shape function runs
   // only for argument metadata it has not seen, so `attrs` must be the
-  // same at every call with one memo.
+  // same at every call with one memo. `site_cache` (may be null; borrowed
+  // for the call) is the site's cache for the op's implementation
+  // (op_site_cache.h), under the same condition.
   bool RunConcrete(const ExecutionContext& exec_ctx,
                    absl::Span<const TensorHandle* const> args,
                    uint64_t consumed_arguments, const OpAttrsRef& attrs,
                    TensorHandle& result, ShapeMemo& memo,
-                   const BufferArena* arena = nullptr) const;
+                   const BufferArena* arena = nullptr,
+                   OpSiteCache* site_cache = nullptr) const;
   // The same with the result's metadata already known (a caller that
   // remembers the shapes of a whole sequence of ops for its arguments'
   // shapes): the shape function does not run. `result_metadata` must be
@@ -120,7 +123,8 @@ class CoreRuntimeOp {
                    absl::Span<const TensorHandle* const> args,
                    uint64_t consumed_arguments, const OpAttrsRef& attrs,
                    const TensorMetadata& result_metadata, TensorHandle& result,
-                   const BufferArena* arena = nullptr) const;
+                   const BufferArena* arena = nullptr,
+                   OpSiteCache* site_cache = nullptr) const;
 
  private:
   // RunConcrete's call of the op, its arguments checked.
@@ -129,7 +133,8 @@ class CoreRuntimeOp {
                       absl::Span<const TensorHandle* const> args,
                       uint64_t consumed_arguments, const OpAttrsRef& attrs,
                       const TensorMetadata& result_metadata,
-                      TensorHandle& result, const BufferArena* arena) const;
+                      TensorHandle& result, const BufferArena* arena,
+                      OpSiteCache* site_cache) const;
 
   const OpEntry* entry_ = nullptr;
   const OpImplementation* implementation_ = nullptr;

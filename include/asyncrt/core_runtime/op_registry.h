@@ -44,6 +44,7 @@
 #include "absl/types/span.h"
 #include "asyncrt/core_runtime/buffer_arena.h"
 #include "asyncrt/core_runtime/op_attrs.h"
+#include "asyncrt/core_runtime/op_site_cache.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/host_context/chain.h"
 #include "asyncrt/host_context/device.h"
@@ -118,6 +119,10 @@ struct OpInvocation {
   Device* device = nullptr;
   // What the implementation was registered with (OpImplementation::data).
   const void* implementation_data = nullptr;
+  // The program op site's cache (op_site_cache.h), where the implementation
+  // may keep what it prepared for the site's next calls; null for eager
+  // calls. Borrowed for the dispatch call.
+  OpSiteCache* site_cache = nullptr;
 
   const Tensor& argument(size_t index) const {
     return *argument_tensors[index];

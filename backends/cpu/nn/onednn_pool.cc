@@ -1,0 +1,202 @@
+// The pooling ops on oneDNN: nn.max_pool, nn.average_pool and
+// nn.global_average_pool (see nn_ops.h). They read their input in the
+// layout it comes in (plain or a OneDnnTensor's) and give their result in
+// that layout family or plain, as `result_layout` asks.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "asyncrt/backends/nn_ops.h"
+#include "backends/cpu/nn/nn_util.h"
+#include "backends/cpu/nn/onednn_tensor.h"
+#include "backends/cpu/nn/onednn_util.h"
+
+namespace asyncrt::nn {
+namespace {
+
+using dnnl::memory;
+
+enum class PoolKind { kMax, kAverage, kGlobalAverage };
+
+absl::StatusOr<Window> PlanPool(absl::string_view op, PoolKind kind,
+                                const TensorShape& x, const OpAttrs& attrs) {
+  if (absl::Status status = CheckSpatialInput(op, x); !status.ok()) {
+    return status;
+  }
+  const auto spatial = x.GetDimensions().subspan(2);
+  if (kind == PoolKind::kGlobalAverage) {
+    return MakeWindow(op, OpAttrs(), spatial,
+                      Dims(spatial.begin(), spatial.end()));
+  }
+  auto kernel = attrs.GetIntegerArray("kernel_shape");
+  if (!kernel || kernel->size() != spatial.size()) {
+    return OpError(op,
+                   "needs kernel_shape with one value per spatial dimension");
+  }
+  if (attrs.GetInteger("ceil_mode").value_or(0) != 0) {
+    return OpError(op, "ceil_mode = 1 is not supported");
+  }
+  return MakeWindow(op, attrs, spatial, Dims(kernel->begin(), kernel->end()));
+}
+
+template <PoolKind kKind>
+absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                          absl::Span<TensorMetadata> results);
+
+absl::string_view PoolName(PoolKind kind) {
+  switch (kind) {
+    case PoolKind::kMax:
+      return "nn.max_pool";
+    case PoolKind::kAverage:
+      return "nn.average_pool";
+    case PoolKind::kGlobalAverage:
+      return "nn.global_average_pool";
+  }
+  return "";
+}
+
+template <PoolKind kKind>
+absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                          absl::Span<TensorMetadata> results) {
+  const absl::string_view op = PoolName(kKind);
+  if (args.size() != 1 || results.size() != 1) {
+    return OpError(op, "takes 1 argument and has 1 result");
+  }
+  if (absl::Status status = RequireFloat(op, args); !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<Window> window = PlanPool(op, kKind, args[0].shape, attrs);
+  if (!window.ok()) return window.status();
+  if (auto layout = WantsOneDnnResult(op, attrs); !layout.ok()) {
+    return layout.status();
+  }
+  Dims dims = {args[0].shape.GetDimensionSize(0),
+               args[0].shape.GetDimensionSize(1)};
+  const size_t skip = args[0].shape.GetRank() == 3 ? 1 : 0;
+  for (size_t i = skip; i < window->output.size(); ++i) {
+    dims.push_back(window->output[i]);
+  }
+  results[0] = TensorMetadata(args[0].dtype, dims);
+  return absl::OkStatus();
+}
+
+// A pooling's primitives for one configuration.
+struct PoolPrimitives {
+  dnnl::pooling_v2_forward::primitive_desc pd;
+  dnnl::pooling_v2_forward primitive;
+  memory::desc dst_md;  // pd's, queried once.
+  // From dst_md to the plain layout, when they differ.
+  std::optional<dnnl::reorder> to_plain;
+};
+
+ConfigCache<PoolPrimitives>& PoolCache() {
+  static auto* cache = new ConfigCache<PoolPrimitives>(1024);
+  return *cache;
+}
+
+template <PoolKind kKind>
+void Pool(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, PoolName(kKind))) return;
+  const absl::string_view op = PoolName(kKind);
+  const Tensor& x = invocation.argument(0);
+  Window window = *PlanPool(op, kKind, x.shape(), invocation.attrs);
+  const memory::dims x_dims = Spatial2d(x.shape().GetDimensions());
+  const memory::dims out_dims =
+      Spatial2d(invocation.result_metadata[0].shape.GetDimensions());
+  absl::StatusOr<OneDnnOperand> src = GetOneDnnOperand(op, x, x_dims);
+  if (!src.ok()) return FailAll(invocation, op, src.status().message());
+  absl::StatusOr<bool> onednn_result = WantsOneDnnResult(op, invocation.attrs);
+  if (!onednn_result.ok()) {
+    return FailAll(invocation, op, onednn_result.status().message());
+  }
+  AsyncValueRef<DenseHostTensor> plain_result;
+  if (!*onednn_result ||
+      invocation.result_metadata[0].shape.GetNumElements() == 0) {
+    plain_result = PrimitiveResult(invocation, op);
+    if (!plain_result) return;
+  }
+  // ONNX AveragePool excludes padding from the average unless
+  // count_include_pad = 1.
+  const dnnl::algorithm algorithm =
+      kKind == PoolKind::kMax ? dnnl::algorithm::pooling_max
+      : invocation.attrs.GetInteger("count_include_pad").value_or(0) != 0
+          ? dnnl::algorithm::pooling_avg_include_padding
+          : dnnl::algorithm::pooling_avg_exclude_padding;
+  try {
+    // The result in the input's layout family (oneDNN picks it from the
+    // source), then reordered if a plain one was asked for. Made once per
+    // configuration (the source's layout included).
+    const std::string key = absl::StrCat(
+        static_cast<int>(algorithm), "|", DimsKey(x_dims), "|",
+        OneDnnLayoutName(src->desc), "|", DimsKey(out_dims), "|",
+        DimsKey(window.strides), "|", DimsKey(window.kernel), "|",
+        DimsKey(window.dilations), "|", DimsKey(window.pad_begin), "|",
+        DimsKey(window.pad_end));
+    auto make = [&] {
+      PoolPrimitives made;
+      made.pd = dnnl::pooling_v2_forward::primitive_desc(
+          dnnl::pooling_v2_forward::desc(
+              dnnl::prop_kind::forward_inference, algorithm, src->desc,
+              memory::desc(out_dims, memory::data_type::f32,
+                           memory::format_tag::any),
+              window.strides, window.kernel, window.dilations,
+              window.pad_begin, window.pad_end),
+          PrimitiveAttr(), CpuEngine());
+      made.primitive = dnnl::pooling_v2_forward(made.pd);
+      made.dst_md = made.pd.dst_desc();
+      made.to_plain = ReorderIfNeeded(made.dst_md, PlainF32(out_dims));
+      return made;
+    };
+    // An opaque source layout, which the key does not tell apart, is made
+    // afresh.
+    std::shared_ptr<const PoolPrimitives> pool =
+        OneDnnLayoutName(src->desc) == "opaque"
+            ? std::make_shared<const PoolPrimitives>(make())
+            : PoolCache().GetOrCreate(key, make);
+    std::vector<PrimitiveStep> steps;
+    RCReference<HostBuffer> onednn_buffer;
+    if (plain_result) {
+      memory out = Wrap(PlainF32(out_dims), plain_result->data());
+      memory dst = pool->to_plain ? memory(pool->dst_md, CpuEngine()) : out;
+      steps.push_back({pool->primitive,
+                       {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
+                        {DNNL_ARG_DST, dst}}});
+      if (pool->to_plain) {
+        steps.push_back(
+            {*pool->to_plain, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
+      }
+    } else {
+      onednn_buffer = OneDnnResultBuffer(invocation, op, pool->dst_md, -1);
+      if (!onednn_buffer) return;
+      steps.push_back({pool->primitive,
+                       {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
+                        {DNNL_ARG_DST,
+                         Wrap(pool->dst_md, onednn_buffer->data())}}});
+    }
+    ExecutePrimitives(steps);
+    SetResult(invocation, std::move(plain_result), pool->dst_md,
+              std::move(onednn_buffer));
+  } catch (const dnnl::error& error) {
+    FailAll(invocation, op, absl::StrCat("oneDNN: ", error.what()));
+  }
+}
+
+}  // namespace
+
+void RegisterPoolOps(OpRegistry& registry) {
+  registry.AddOp("nn.max_pool", PoolMetadata<PoolKind::kMax>);
+  registry.AddDispatch("nn.max_pool", "cpu", Pool<PoolKind::kMax>,
+                       kOpAcceptsRegisteredHost);
+  registry.AddOp("nn.average_pool", PoolMetadata<PoolKind::kAverage>);
+  registry.AddDispatch("nn.average_pool", "cpu", Pool<PoolKind::kAverage>,
+                       kOpAcceptsRegisteredHost);
+  registry.AddOp("nn.global_average_pool",
+                 PoolMetadata<PoolKind::kGlobalAverage>);
+  registry.AddDispatch("nn.global_average_pool", "cpu",
+                       Pool<PoolKind::kGlobalAverage>,
+                       kOpAcceptsRegisteredHost);
+}
+
+}  // namespace asyncrt::nn
