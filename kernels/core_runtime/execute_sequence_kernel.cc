@@ -42,7 +42,7 @@ struct SequenceStep {
   OpAttrsRef attrs;
   absl::StatusOr<CoreRuntimeOp> op = absl::UnknownError("not prepared");
   ShapeMemo memo;  // This op's shape answers at this site.
-  OpSiteCache site_cache;  // This op's implementation's, at this site.
+  OpSiteCache site_cache;      // This op's implementation's, at this site.
   uint32_t first_operand = 0;  // Into ExecuteSequenceState::operands.
   uint32_t num_operands = 0;
   // Bit k: operand k is its value's last read in the sequence (once per
@@ -315,8 +315,8 @@ void ExecuteSequence(AsyncKernelFrame* frame) {
         shapes != nullptr
             ? op.RunConcrete(exec_ctx, step_args, consumed, step.attrs,
                              shapes[s], *result, arena, &step.site_cache)
-            : op.RunConcrete(exec_ctx, step_args, consumed, step.attrs,
-                             *result, step.memo, arena, &step.site_cache);
+            : op.RunConcrete(exec_ctx, step_args, consumed, step.attrs, *result,
+                             step.memo, arena, &step.site_cache);
     if (!ran) {
       op(exec_ctx, step_args, consumed, step.attrs, absl::MakeSpan(result, 1),
          nullptr, arena);

@@ -714,16 +714,12 @@ void CoreRuntimeOp::operator()(const ExecutionContext& exec_ctx,
 }
 
 // Inlined into both RunConcrete overloads: it is most of their work.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CoreRuntimeOp::InvokeConcrete(const ExecutionContext& exec_ctx,
-                                   AsyncValue* const* values,
-                                   const Tensor* const* tensors,
-                                   absl::Span<const TensorHandle* const> args,
-                                   uint64_t consumed_arguments,
-                                   const OpAttrsRef& attrs,
-                                   const TensorMetadata& result_metadata,
-                                   TensorHandle& result,
-                                   const BufferArena* arena,
-                                   OpSiteCache* site_cache) const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CoreRuntimeOp::InvokeConcrete(
+    const ExecutionContext& exec_ctx, AsyncValue* const* values,
+    const Tensor* const* tensors, absl::Span<const TensorHandle* const> args,
+    uint64_t consumed_arguments, const OpAttrsRef& attrs,
+    const TensorMetadata& result_metadata, TensorHandle& result,
+    const BufferArena* arena, OpSiteCache* site_cache) const {
   const size_t num_args = args.size();
   RCReference<AsyncValue> output;
   OpInvocation invocation{exec_ctx,
@@ -792,8 +788,7 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
                                 uint64_t consumed_arguments,
                                 const OpAttrsRef& attrs,
                                 const TensorMetadata& result_metadata,
-                                TensorHandle& result,
-                                const BufferArena* arena,
+                                TensorHandle& result, const BufferArena* arena,
                                 OpSiteCache* site_cache) const {
   const size_t num_args = args.size();
   if (implementation_ == nullptr || num_args > kStackArguments) return false;
@@ -809,7 +804,6 @@ bool CoreRuntimeOp::RunConcrete(const ExecutionContext& exec_ctx,
                  result_metadata, result, arena, site_cache);
   return true;
 }
-
 
 //===--- CoreRuntime ------------------------------------------------------===//
 

@@ -4,8 +4,8 @@
 #include "asyncrt/backends/nn_ops.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <omp.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -571,14 +571,22 @@ TEST_F(NnOpsTest, ConvBlockedDepthwiseAndPaddedChannels) {
     bool blocked;        // Whether the result must be in nChw16c there.
   };
   const Case cases[] = {
-      {"depthwise", {1, 32, 9, 9, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, true},
-       "jit_dw", true},
+      {"depthwise",
+       {1, 32, 9, 9, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, true},
+       "jit_dw",
+       true},
       {"depthwise strided",
-       {1, 48, 9, 9, 48, 3, 3, 48, 2, 1, 1, 1, 1, 1, true}, "jit_dw", true},
-      {"1x1 to 24 channels", {1, 32, 5, 5, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, true},
-       "jit_1x1", true},
-      {"four groups", {1, 32, 5, 5, 32, 3, 3, 4, 1, 1, 1, 1, 1, 1, true},
-       "convolution", false},
+       {1, 48, 9, 9, 48, 3, 3, 48, 2, 1, 1, 1, 1, 1, true},
+       "jit_dw",
+       true},
+      {"1x1 to 24 channels",
+       {1, 32, 5, 5, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, true},
+       "jit_1x1",
+       true},
+      {"four groups",
+       {1, 32, 5, 5, 32, 3, 3, 4, 1, 1, 1, 1, 1, 1, true},
+       "convolution",
+       false},
   };
   int seed = 60;
   for (const Case& c : cases) {
@@ -601,10 +609,9 @@ TEST_F(NnOpsTest, ConvBlockedDepthwiseAndPaddedChannels) {
     attrs.Set("activation_alpha", 0.0f);
     attrs.Set("activation_beta", 6.0f);
     attrs.SetString("compute_layout", "blocked");
-    const std::vector<Tensor32> args = {
-        {{1, p.c, p.h, p.w}, x},
-        {{p.m, p.c / p.group, p.kh, p.kw}, w},
-        {{p.m}, bias}};
+    const std::vector<Tensor32> args = {{{1, p.c, p.h, p.w}, x},
+                                        {{p.m, p.c / p.group, p.kh, p.kw}, w},
+                                        {{p.m}, bias}};
     dnnl::set_verbose(1);
     testing::internal::CaptureStdout();
     auto result = Run("nn.conv", args, attrs, /*read_only=*/0b110);
@@ -654,8 +661,8 @@ TEST_F(NnOpsTest, ConvSiteKeepsItsPreparation) {
   };
   auto expected = [](const ConvCase& p, const Tensor32& x, const Tensor32& w,
                      const Tensor32& bias) {
-    std::vector<float> out = NaiveConv(p, x.values, w.values, bias.values,
-                                       p.h, p.w);
+    std::vector<float> out =
+        NaiveConv(p, x.values, w.values, bias.values, p.h, p.w);
     for (float& v : out) v = std::max(v, 0.0f);
     return out;
   };

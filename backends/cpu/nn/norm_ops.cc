@@ -889,10 +889,9 @@ void Gemm(OpInvocation& invocation) {
           return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(
               dnnl::matmul::desc(a_md, b_md, y_md), attr, CpuEngine())));
         });
-    PrimitiveArgs args = {
-        {DNNL_ARG_SRC, Wrap(a_md, Data(invocation, 0))},
-        {DNNL_ARG_WEIGHTS, Wrap(b_md, Data(invocation, 1))},
-        {DNNL_ARG_DST, Wrap(y_md, y)}};
+    PrimitiveArgs args = {{DNNL_ARG_SRC, Wrap(a_md, Data(invocation, 0))},
+                          {DNNL_ARG_WEIGHTS, Wrap(b_md, Data(invocation, 1))},
+                          {DNNL_ARG_DST, Wrap(y_md, y)}};
     return PrimitiveStep{matmul, std::move(args)};
   });
 }

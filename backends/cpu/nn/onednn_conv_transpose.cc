@@ -185,15 +185,14 @@ void ConvTranspose(OpInvocation& invocation) {
             dnnl::algorithm::deconvolution_direct, x_md, w_md, bias_md, out_md,
             plan.strides, plan.dilations, plan.pad_l, plan.pad_r),
         PrimitiveAttr(), CpuEngine());
-    PrimitiveArgs args = {
-        {DNNL_ARG_SRC, Wrap(x_md, x.data())},
-        {DNNL_ARG_WEIGHTS, Wrap(w_md, w.data())},
-        {DNNL_ARG_DST, Wrap(out_md, result->data())}};
+    PrimitiveArgs args = {{DNNL_ARG_SRC, Wrap(x_md, x.data())},
+                          {DNNL_ARG_WEIGHTS, Wrap(w_md, w.data())},
+                          {DNNL_ARG_DST, Wrap(out_md, result->data())}};
     if (has_bias) {
       args.emplace_back(DNNL_ARG_BIAS,
-                   Wrap(bias_md, static_cast<const DenseHostTensor&>(
-                                     invocation.argument(2))
-                                     .data()));
+                        Wrap(bias_md, static_cast<const DenseHostTensor&>(
+                                          invocation.argument(2))
+                                          .data()));
     }
     return PrimitiveStep{dnnl::deconvolution_forward(pd), std::move(args)};
   });

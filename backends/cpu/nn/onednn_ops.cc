@@ -290,15 +290,14 @@ void Matmul(OpInvocation& invocation) {
                        : dnnl::matmul::desc(a_md, b_md, out_md),
               post_ops.Attr(), CpuEngine())));
         });
-    PrimitiveArgs args = {
-        {DNNL_ARG_SRC, Wrap(a_md, a.data())},
-        {DNNL_ARG_WEIGHTS, Wrap(b_md, b.data())},
-        {DNNL_ARG_DST, Wrap(out_md, result->data())}};
+    PrimitiveArgs args = {{DNNL_ARG_SRC, Wrap(a_md, a.data())},
+                          {DNNL_ARG_WEIGHTS, Wrap(b_md, b.data())},
+                          {DNNL_ARG_DST, Wrap(out_md, result->data())}};
     if (has_bias) {
       args.emplace_back(DNNL_ARG_BIAS,
-                   Wrap(bias_md, static_cast<const DenseHostTensor&>(
-                                     invocation.argument(2))
-                                     .data()));
+                        Wrap(bias_md, static_cast<const DenseHostTensor&>(
+                                          invocation.argument(2))
+                                          .data()));
     }
     return PrimitiveStep{matmul, std::move(args)};
   });
@@ -424,7 +423,6 @@ ConfigCache<ConvPrimitives>& ConvCache() {
   return *cache;
 }
 
-
 // Whether oneDNN runs on AVX-512 here: its f32 convolutions are fastest in
 // nChw16c (a 16-float register of channels), and it has Winograd kernels.
 bool HasAvx512() {
@@ -492,8 +490,8 @@ ConvPrimitives MakeConvPrimitives(const memory::dims& x_dims,
   dnnl::primitive_attr attr = plan.Attr();
   // Blocked layouts as the plan asks, for ungrouped and depthwise
   // convolutions (other groups may not fill whole 16-channel blocks).
-  const bool blocked = plan.blocked_layout &&
-                       (plan.group == 1 || plan.group == x_dims[1]);
+  const bool blocked =
+      plan.blocked_layout && (plan.group == 1 || plan.group == x_dims[1]);
   auto describe = [&](dnnl::algorithm algorithm, bool blocked) {
     return dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(
@@ -757,17 +755,17 @@ void Conv(OpInvocation& invocation) {
     AsyncValueRef<DenseHostTensor> plain_result;
     if (!prepared->onednn_result ||
         invocation.result_metadata[0].shape.GetNumElements() == 0) {
-      plain_result = PrimitiveResult(
-          invocation, kOp,
-          has_sum && invocation.argument(3).tensor_type() ==
-                         DenseHostTensorType()
-              ? 0b1000
-              : 0);
+      plain_result =
+          PrimitiveResult(invocation, kOp,
+                          has_sum && invocation.argument(3).tensor_type() ==
+                                         DenseHostTensorType()
+                              ? 0b1000
+                              : 0);
       if (!plain_result) return;
     }
     std::vector<PrimitiveStep> steps;
-    memory src = InLayout(steps, *src_operand, conv.src_md, conv.x_md,
-                          conv.src_reorder);
+    memory src =
+        InLayout(steps, *src_operand, conv.src_md, conv.x_md, conv.src_reorder);
     memory weights =
         prepared->constant_operands()
             ? prepared->weights
@@ -789,9 +787,9 @@ void Conv(OpInvocation& invocation) {
       out = Wrap(conv.out_md, plain_result->data());
       dst = conv.dst_reorder ? memory(conv.dst_md, CpuEngine()) : out;
     } else {
-      onednn_buffer = OneDnnResultBuffer(invocation, kOp, conv.dst_md,
-                                         has_sum ? 3 : -1,
-                                         has_sum ? &*sum_operand : nullptr);
+      onednn_buffer =
+          OneDnnResultBuffer(invocation, kOp, conv.dst_md, has_sum ? 3 : -1,
+                             has_sum ? &*sum_operand : nullptr);
       if (!onednn_buffer) return;
       dst = Wrap(conv.dst_md, onednn_buffer->data());
     }
@@ -800,8 +798,8 @@ void Conv(OpInvocation& invocation) {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (has_bias) {
       args.emplace_back(DNNL_ARG_BIAS, prepared->constant_operands()
-                                      ? prepared->bias
-                                      : Wrap(conv.bias_md, bias->data()));
+                                           ? prepared->bias
+                                           : Wrap(conv.bias_md, bias->data()));
     }
     steps.push_back({conv.primitive, std::move(args)});
     if (plain_result && conv.dst_reorder) {

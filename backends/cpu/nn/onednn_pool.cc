@@ -128,12 +128,12 @@ void Pool(OpInvocation& invocation) {
     // The result in the input's layout family (oneDNN picks it from the
     // source), then reordered if a plain one was asked for. Made once per
     // configuration (the source's layout included).
-    const std::string key = absl::StrCat(
-        static_cast<int>(algorithm), "|", DimsKey(x_dims), "|",
-        OneDnnLayoutName(src->desc), "|", DimsKey(out_dims), "|",
-        DimsKey(window.strides), "|", DimsKey(window.kernel), "|",
-        DimsKey(window.dilations), "|", DimsKey(window.pad_begin), "|",
-        DimsKey(window.pad_end));
+    const std::string key =
+        absl::StrCat(static_cast<int>(algorithm), "|", DimsKey(x_dims), "|",
+                     OneDnnLayoutName(src->desc), "|", DimsKey(out_dims), "|",
+                     DimsKey(window.strides), "|", DimsKey(window.kernel), "|",
+                     DimsKey(window.dilations), "|", DimsKey(window.pad_begin),
+                     "|", DimsKey(window.pad_end));
     auto make = [&] {
       PoolPrimitives made;
       made.pd = dnnl::pooling_v2_forward::primitive_desc(
@@ -141,8 +141,8 @@ void Pool(OpInvocation& invocation) {
               dnnl::prop_kind::forward_inference, algorithm, src->desc,
               memory::desc(out_dims, memory::data_type::f32,
                            memory::format_tag::any),
-              window.strides, window.kernel, window.dilations,
-              window.pad_begin, window.pad_end),
+              window.strides, window.kernel, window.dilations, window.pad_begin,
+              window.pad_end),
           PrimitiveAttr(), CpuEngine());
       made.primitive = dnnl::pooling_v2_forward(made.pd);
       made.dst_md = made.pd.dst_desc();
@@ -160,9 +160,9 @@ void Pool(OpInvocation& invocation) {
     if (plain_result) {
       memory out = Wrap(PlainF32(out_dims), plain_result->data());
       memory dst = pool->to_plain ? memory(pool->dst_md, CpuEngine()) : out;
-      steps.push_back({pool->primitive,
-                       {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
-                        {DNNL_ARG_DST, dst}}});
+      steps.push_back(
+          {pool->primitive,
+           {{DNNL_ARG_SRC, Wrap(src->desc, src->data)}, {DNNL_ARG_DST, dst}}});
       if (pool->to_plain) {
         steps.push_back(
             {*pool->to_plain, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
@@ -170,10 +170,10 @@ void Pool(OpInvocation& invocation) {
     } else {
       onednn_buffer = OneDnnResultBuffer(invocation, op, pool->dst_md, -1);
       if (!onednn_buffer) return;
-      steps.push_back({pool->primitive,
-                       {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
-                        {DNNL_ARG_DST,
-                         Wrap(pool->dst_md, onednn_buffer->data())}}});
+      steps.push_back(
+          {pool->primitive,
+           {{DNNL_ARG_SRC, Wrap(src->desc, src->data)},
+            {DNNL_ARG_DST, Wrap(pool->dst_md, onednn_buffer->data())}}});
     }
     ExecutePrimitives(steps);
     SetResult(invocation, std::move(plain_result), pool->dst_md,

@@ -277,7 +277,8 @@ PrimitiveStep ConstantWeightsMatmul(const std::string& key,
                      {{DNNL_ARG_SRC, Wrap(a_md, a)},
                       {DNNL_ARG_WEIGHTS, weights},
                       {DNNL_ARG_DST, Wrap(dst_md, dst)}}};
-  if (bias != nullptr) step.args.emplace_back(DNNL_ARG_BIAS, Wrap(bias_md, bias));
+  if (bias != nullptr)
+    step.args.emplace_back(DNNL_ARG_BIAS, Wrap(bias_md, bias));
   return step;
 }
 
@@ -387,8 +388,8 @@ RCReference<HostBuffer> OneDnnResultBuffer(OpInvocation& invocation,
       desc.get_size(), kTensorAlignment, *invocation.host()->allocator());
   if (!buffer) {
     FailAll(invocation, op,
-            absl::StrCat("cannot allocate ", invocation.result_metadata[0]
-                                                 .shape.DebugString()));
+            absl::StrCat("cannot allocate ",
+                         invocation.result_metadata[0].shape.DebugString()));
   }
   return buffer;
 }
@@ -403,6 +404,5 @@ void SetResult(OpInvocation& invocation,
   invocation.results[0] = MakeAvailableAsyncValueRef<OneDnnTensor>(
       invocation.result_metadata[0], desc, std::move(buffer));
 }
-
 
 }  // namespace asyncrt::nn

@@ -165,8 +165,8 @@ std::optional<dnnl::reorder> ReorderIfNeeded(const dnnl::memory::desc& from,
 // The window of a convolution or pooling op over N, C, spatial... input
 // (1-D and 2-D; 1-D runs as 2-D with a height of 1).
 struct Window {
-  dnnl::memory::dims kernel, strides,
-      dilations /* oneDNN's: ONNX's - 1 */, pad_begin, pad_end, output;
+  dnnl::memory::dims kernel, strides, dilations /* oneDNN's: ONNX's - 1 */,
+      pad_begin, pad_end, output;
 };
 
 // ONNX's window attributes: kernel_shape (pooling), strides, dilations,
@@ -193,13 +193,11 @@ RCReference<HostBuffer> OneDnnResultBuffer(OpInvocation& invocation,
 // else a OneDnnTensor of `buffer` in the layout `desc`.
 void SetResult(OpInvocation& invocation,
                AsyncValueRef<DenseHostTensor> plain_result,
-               const dnnl::memory::desc& desc,
-               RCReference<HostBuffer> buffer);
+               const dnnl::memory::desc& desc, RCReference<HostBuffer> buffer);
 
 // nn.max_pool, nn.average_pool and nn.global_average_pool
 // (onednn_pool.cc), registered by RegisterOneDnnOps.
 void RegisterPoolOps(OpRegistry& registry);
-
 
 // Hands the pages of a read-only constant (a model's weights) back to the
 // kernel once an op computes from a reordered copy of it instead: pages
