@@ -12,6 +12,7 @@
 #include "asyncrt/support/block_cache.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/memory_map_test_util.h"
 
 namespace asyncrt {
 namespace {
@@ -127,6 +128,33 @@ TEST(HostAllocatorTest, LargeBlocksComeBackMostRecentlyFreedFirst) {
   allocator->DeallocateBytes(large, 10 * kMiB);
 }
 
+// Blocks of 2 MiB or more (a model's activations, a function's planned
+// arena) are made of whole 2 MiB pages advised for transparent huge
+// pages; smaller large blocks are not.
+TEST(HostAllocatorTest, LargeBlocksAskForHugePages) {
+  if (!kBlockCacheEnabled) {
+    GTEST_SKIP() << "the block caches are off in this build (sanitizers)";
+  }
+  if (!memory_test::TransparentHugePagesAvailable()) {
+    GTEST_SKIP() << "transparent huge pages are off on this machine";
+  }
+  auto allocator = CreateMallocAllocator();
+  constexpr size_t kMiB = size_t{1} << 20;
+  void* huge = allocator->AllocateBytes(6 * kMiB, 64);
+  void* small = allocator->AllocateBytes(kMiB, 64);
+  ASSERT_NE(huge, nullptr);
+  ASSERT_NE(small, nullptr);
+  std::memset(huge, 0x5A, 6 * kMiB);
+  std::memset(small, 0x5B, kMiB);
+  EXPECT_TRUE(memory_test::AdvisedHugePages(huge))
+      << memory_test::MappingField(huge, "VmFlags").value_or("no mapping");
+  EXPECT_TRUE(memory_test::AdvisedHugePages(static_cast<char*>(huge) + 5 * kMiB));
+  EXPECT_FALSE(memory_test::AdvisedHugePages(small))
+      << memory_test::MappingField(small, "VmFlags").value_or("no mapping");
+  allocator->DeallocateBytes(huge, 6 * kMiB);
+  allocator->DeallocateBytes(small, kMiB);
+}
+
 TEST(BlockCacheTest, ClassesAndReuse) {
   using Cache = BlockCache<64, 4, 2>;
   EXPECT_EQ(Cache::ClassOf(0), 0u);
@@ -162,7 +190,7 @@ TEST(HostAllocatorTest, TypedHelpers) {
 }
 
 TEST(HostAllocatorTest, ProfiledCountsAndPrints) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   {
     auto allocator = CreateProfiledAllocator(CreateMallocAllocator());
     void* a = allocator->AllocateBytes(100, 8);
@@ -178,7 +206,7 @@ TEST(HostAllocatorTest, ProfiledCountsAndPrints) {
     EXPECT_EQ(stats.live_bytes, 0);
   }
   EXPECT_THAT(
-      testing::internal::GetCapturedStderr(),
+      ::testing::internal::GetCapturedStderr(),
       HasSubstr("HostAllocator profile: 2 allocations, 150 peak bytes"));
 }
 
@@ -209,21 +237,21 @@ TEST(HostAllocatorDeathTest, LeakCheckReportsAndExitsWithOne) {
         allocator->AllocateBytes(12, 4);
         allocator.reset();
       },
-      testing::ExitedWithCode(1),
+      ::testing::ExitedWithCode(1),
       "Memory leak detected: 2 alive allocations, 16 alive bytes");
 }
 
 TEST(HostAllocatorTest, LeakCheckIsSilentWithoutLeaks) {
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   {
     auto allocator = CreateLeakCheckAllocator(CreateMallocAllocator());
     allocator->DeallocateBytes(allocator->AllocateBytes(8, 8), 8);
   }
-  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
 }
 
 TEST(HostAllocatorTest, FixedSizeLogsAndRefuses) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   auto allocator = CreateFixedSizeAllocator(1024);
   void* a = allocator->AllocateBytes(1000, 8);
   ASSERT_NE(a, nullptr);
@@ -232,7 +260,7 @@ TEST(HostAllocatorTest, FixedSizeLogsAndRefuses) {
   void* b = allocator->AllocateBytes(100, 8);
   ASSERT_NE(b, nullptr);
   allocator->DeallocateBytes(b, 100);
-  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
             "Allocating 1000 bytes. 24 remaining.\n"
             "Attempted to allocate 100 bytes. However current capacity is "
             "only 24.\n"
@@ -243,7 +271,7 @@ TEST(HostAllocatorTest, FixedSizeLogsAndRefuses) {
 TEST(HostAllocatorTest, CreateByName) {
   for (const char* name : {"malloc", "profiled_allocator",
                            "leak_check_allocator", "test_fixed_size_1k"}) {
-    testing::internal::CaptureStderr();
+    ::testing::internal::CaptureStderr();
     {
       auto allocator = CreateHostAllocator(name);
       ASSERT_TRUE(allocator.ok()) << name;
@@ -251,7 +279,7 @@ TEST(HostAllocatorTest, CreateByName) {
       EXPECT_NE(ptr, nullptr);
       (*allocator)->DeallocateBytes(ptr, 8);
     }
-    testing::internal::GetCapturedStderr();
+    ::testing::internal::GetCapturedStderr();
   }
   auto bad = CreateHostAllocator("jemalloc");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);

@@ -25,6 +25,7 @@
 #include "backends/cpu/nn/nn_test_util.h"
 #include "backends/cpu/nn/onednn_util.h"
 #include "gmock/gmock.h"
+#include "testing/memory_map_test_util.h"
 #include "gtest/gtest.h"
 
 namespace asyncrt::nn {
@@ -760,6 +761,46 @@ TEST(ReleaseConstantPagesTest, DropsMappedPagesAndKeepsTheBytes) {
   ReleaseConstantPages(*buffer);
   EXPECT_LT(ResidentKb(mapped), 1024);
   EXPECT_EQ(std::memcmp(mapped, bytes.data(), kSize), 0);
+}
+
+// Weights reordered once for a primitive are packed into memory advised
+// for transparent huge pages, hold their values, and stay valid while the
+// caller holds them.
+TEST(CachedReorderedWeightsTest, LiveOnHugePagesWhileHeld) {
+  constexpr int64_t kO = 64, kI = 32;
+  std::vector<float> values(kO * kI * 9);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.25f * i;
+  auto buffer = HostBuffer::CreateFromExternal(values.data(),
+                                               values.size() * sizeof(float),
+                                               [](void*, size_t) {});
+  buffer->MarkReadOnly();
+  const dnnl::memory::desc plain({kO, kI, 3, 3}, dnnl::memory::data_type::f32,
+                                 dnnl::memory::format_tag::oihw);
+  const dnnl::memory::desc blocked({kO, kI, 3, 3},
+                                   dnnl::memory::data_type::f32,
+                                   dnnl::memory::format_tag::OIhw16i16o);
+  dnnl::memory source(plain, CpuEngine(), values.data());
+  dnnl::reorder to_blocked(source, dnnl::memory(blocked, CpuEngine()));
+  std::shared_ptr<const ReorderedWeights> reordered = CachedReorderedWeights(
+      "huge-pages-test", *buffer, buffer, source, blocked, to_blocked);
+  ASSERT_NE(reordered, nullptr);
+  const void* data = reordered->weights.get_data_handle();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % 64, 0u);
+  if (memory_test::TransparentHugePagesAvailable()) {
+    EXPECT_TRUE(memory_test::AdvisedHugePages(data))
+        << memory_test::MappingField(data, "VmFlags").value_or("no mapping");
+  }
+  // The same entry again, and its values back in the plain layout.
+  EXPECT_EQ(CachedReorderedWeights("huge-pages-test", *buffer, buffer, source,
+                                   blocked, to_blocked),
+            reordered);
+  std::vector<float> back(values.size());
+  dnnl::memory plain_copy(plain, CpuEngine(), back.data());
+  dnnl::stream stream(CpuEngine());
+  dnnl::memory kept = reordered->weights;  // A handle to the same memory.
+  dnnl::reorder(kept, plain_copy).execute(stream, kept, plain_copy);
+  stream.wait();
+  EXPECT_EQ(back, values);
 }
 
 TEST_F(NnOpsTest, ConstantWeightsGiveTheSameResults) {

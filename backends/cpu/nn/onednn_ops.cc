@@ -606,7 +606,8 @@ struct PreparedConv {
   // Set only for read-only weights and bias: held, so that their addresses
   // name them while the site lives, and the operands made from them.
   RCReference<HostBuffer> weights_buffer, bias_buffer;
-  memory weights;  // In conv->weights_md.
+  std::shared_ptr<const ReorderedWeights> reordered;  // If reordered.
+  memory weights;  // In conv->weights_md (over `reordered` if reordered).
   memory bias;     // conv->bias_md over bias_buffer, if any.
 
   bool constant_operands() const { return static_cast<bool>(weights_buffer); }
@@ -695,12 +696,14 @@ std::shared_ptr<const PreparedConv> PrepareConv(OpInvocation& invocation,
   const auto w_dims = w.shape().GetDimensions();
   prepared->w_dims.assign(w_dims.begin(), w_dims.end());
   prepared->weights_buffer = w.buffer();
-  prepared->weights =
-      conv.weights_reorder
-          ? CachedReorderedWeights(key, *w.buffer(), w.buffer(),
-                                   Wrap(conv.w_md, w.data()), conv.weights_md,
-                                   *conv.weights_reorder)
-          : Wrap(conv.w_md, w.data());
+  if (conv.weights_reorder) {
+    prepared->reordered = CachedReorderedWeights(
+        key, *w.buffer(), w.buffer(), Wrap(conv.w_md, w.data()),
+        conv.weights_md, *conv.weights_reorder);
+    prepared->weights = prepared->reordered->weights;
+  } else {
+    prepared->weights = Wrap(conv.w_md, w.data());
+  }
   if (has_bias) {
     prepared->bias_buffer = bias->buffer();
     prepared->bias = Wrap(conv.bias_md, bias->data());

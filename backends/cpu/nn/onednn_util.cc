@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -203,33 +204,85 @@ void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {
 }
 
 namespace {
-// A read-only tensor's weights reordered for a primitive. Holding the
-// source buffer keeps its address from being reused while the entry exists.
-struct ReorderedWeights {
-  RCReference<HostBuffer> source;
-  dnnl::memory weights;
+
+// Constants reordered for oneDNN are packed one after the other into
+// chunks on transparent huge pages (2 MiB-aligned, MADV_HUGEPAGE): a
+// model's weights then take one TLB entry per 2 MiB instead of one per
+// 4 KiB page, and at most the last, partly written huge page of a chunk
+// is memory they do not use. MobileNetV2's 14 MB of weights are read on every call; on
+// huge pages (with its activations, host_allocator.cc) it ran 10% faster
+// on one core. A chunk is freed with the last constant in it.
+class ConstantChunks {
+ public:
+  static constexpr size_t kHugePage = size_t{2} << 20;
+  // Address space reserved per chunk: pages are resident only once
+  // written, so the unused end of a chunk costs no memory.
+  static constexpr size_t kChunk = size_t{32} << 20;
+
+  static ConstantChunks& Get() {
+    static auto* chunks = new ConstantChunks;  // Never destroyed.
+    return *chunks;
+  }
+
+  // `size` bytes, 64-byte aligned, held by the returned pointer. Throws
+  // dnnl::error if memory runs out (the caller's op fails).
+  std::shared_ptr<void> Allocate(size_t size) {
+    size = (size + 63) & ~size_t{63};
+    if (size > kChunk / 2) {
+      // Larger constants take a chunk of their own.
+      auto chunk = std::make_shared<Chunk>(
+          (size + kHugePage - 1) & ~(kHugePage - 1));
+      return std::shared_ptr<void>(chunk, chunk->data);
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (current_ == nullptr || used_ + size > kChunk) {
+      current_ = std::make_shared<Chunk>(kChunk);
+      used_ = 0;
+    }
+    void* data = current_->data + used_;
+    used_ += size;
+    return std::shared_ptr<void>(current_, data);  // Holds the chunk.
+  }
+
+ private:
+  struct Chunk {
+    explicit Chunk(size_t size)
+        : data(static_cast<char*>(std::aligned_alloc(kHugePage, size))) {
+      if (data == nullptr) {
+        throw dnnl::error(dnnl_out_of_memory, "constant weights");
+      }
+#ifdef MADV_HUGEPAGE
+      madvise(data, size, MADV_HUGEPAGE);
+#endif
+    }
+    ~Chunk() { std::free(data); }
+    char* const data;
+  };
+
+  std::mutex mutex_;
+  std::shared_ptr<Chunk> current_;  // Guarded by mutex_.
+  size_t used_ = 0;                 // Guarded by mutex_.
 };
+
 }  // namespace
 
-dnnl::memory CachedReorderedWeights(const std::string& key,
-                                    const HostBuffer& weights,
-                                    const RCReference<HostBuffer>& owner,
-                                    const dnnl::memory& source,
-                                    const dnnl::memory::desc& wanted,
-                                    const dnnl::reorder& reorder) {
+std::shared_ptr<const ReorderedWeights> CachedReorderedWeights(
+    const std::string& key, const HostBuffer& weights,
+    const RCReference<HostBuffer>& owner, const dnnl::memory& source,
+    const dnnl::memory::desc& wanted, const dnnl::reorder& reorder) {
   static auto* cache = new ConfigCache<ReorderedWeights>(1024);
-  return cache
-      ->GetOrCreate(
-          absl::StrCat(reinterpret_cast<uintptr_t>(&weights), "|", key),
-          [&] {
-            dnnl::memory reordered(wanted, CpuEngine());
-            PrimitiveStep step{
-                reorder, {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, reordered}}};
-            ExecutePrimitives(absl::MakeConstSpan(&step, 1));
-            ReleaseConstantPages(weights);
-            return ReorderedWeights{owner.CopyRef(), reordered};
-          })
-      ->weights;
+  return cache->GetOrCreate(
+      absl::StrCat(reinterpret_cast<uintptr_t>(&weights), "|", key), [&] {
+        std::shared_ptr<void> storage =
+            ConstantChunks::Get().Allocate(wanted.get_size());
+        dnnl::memory reordered(wanted, CpuEngine(), storage.get());
+        PrimitiveStep step{
+            reorder, {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, reordered}}};
+        ExecutePrimitives(absl::MakeConstSpan(&step, 1));
+        ReleaseConstantPages(weights);
+        return ReorderedWeights{owner.CopyRef(), std::move(storage),
+                                reordered};
+      });
 }
 
 namespace {
@@ -268,15 +321,18 @@ PrimitiveStep ConstantWeightsMatmul(const std::string& key,
     return made;
   });
   dnnl::memory weights = Wrap(b_md, b.data());
+  std::shared_ptr<const ReorderedWeights> reordered;
   if (matmul->weights_reorder) {
-    weights = CachedReorderedWeights(key, *b.buffer(), b.buffer(), weights,
-                                     matmul->pd.weights_desc(),
-                                     *matmul->weights_reorder);
+    reordered = CachedReorderedWeights(key, *b.buffer(), b.buffer(), weights,
+                                       matmul->pd.weights_desc(),
+                                       *matmul->weights_reorder);
+    weights = reordered->weights;
   }
   PrimitiveStep step{matmul->primitive,
                      {{DNNL_ARG_SRC, Wrap(a_md, a)},
                       {DNNL_ARG_WEIGHTS, weights},
                       {DNNL_ARG_DST, Wrap(dst_md, dst)}}};
+  step.hold = std::move(reordered);
   if (bias != nullptr)
     step.args.emplace_back(DNNL_ARG_BIAS, Wrap(bias_md, bias));
   return step;

@@ -131,6 +131,9 @@ using PrimitiveArgs = absl::InlinedVector<std::pair<int, dnnl::memory>, 5>;
 struct PrimitiveStep {
   dnnl::primitive primitive;
   PrimitiveArgs args;
+  // Keeps memory that `args` point into (cached constants) alive for the
+  // step, whatever happens to the cache meanwhile.
+  std::shared_ptr<const void> hold;
 };
 
 // An integer array attribute of `size` values, `fallback` each if absent;
@@ -214,16 +217,24 @@ void ReleaseConstantPages(const HostBuffer& buffer);
 // Throws dnnl::error.
 void ExecutePrimitives(absl::Span<const PrimitiveStep> steps);
 
+// A read-only tensor's weights reordered for a primitive.
+struct ReorderedWeights {
+  // Held: its address names the cache entry, so it is not reused.
+  RCReference<HostBuffer> source;
+  std::shared_ptr<void> storage;  // The reordered bytes, on huge pages.
+  dnnl::memory weights;           // Over `storage` (which it does not own).
+};
+
 // The weights in `source` (a read-only tensor's: a model's constant) in the
 // layout `wanted` through `reorder`, reordered once per (buffer, `key`) and
 // cached; the original's pages go back to the kernel once reordered.
-// `owner` (the buffer) is held while the entry exists. Thread-safe.
-dnnl::memory CachedReorderedWeights(const std::string& key,
-                                    const HostBuffer& weights,
-                                    const RCReference<HostBuffer>& owner,
-                                    const dnnl::memory& source,
-                                    const dnnl::memory::desc& wanted,
-                                    const dnnl::reorder& reorder);
+// `owner` (the buffer) is held while the entry exists. The caller holds the
+// result while a primitive reads its weights (an entry may leave the cache
+// meanwhile). Thread-safe; throws dnnl::error.
+std::shared_ptr<const ReorderedWeights> CachedReorderedWeights(
+    const std::string& key, const HostBuffer& weights,
+    const RCReference<HostBuffer>& owner, const dnnl::memory& source,
+    const dnnl::memory::desc& wanted, const dnnl::reorder& reorder);
 
 // A matmul by constant weights (a read-only tensor: a linear layer's),
 // src (`a_md`) x weights [K, N] stored as `b_md` (+ a bias of 1 x N) ->
