@@ -26,8 +26,7 @@ inline std::optional<std::string> MappingField(const void* address,
     if (dash != std::string::npos && space != std::string::npos &&
         dash < space && line.find(':') > space) {
       const uintptr_t begin = std::strtoull(line.c_str(), nullptr, 16);
-      const uintptr_t end =
-          std::strtoull(line.c_str() + dash + 1, nullptr, 16);
+      const uintptr_t end = std::strtoull(line.c_str() + dash + 1, nullptr, 16);
       inside = begin <= at && at < end;
     } else if (inside && line.rfind(field + ":", 0) == 0) {
       return line.substr(field.size() + 1);

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <vector>

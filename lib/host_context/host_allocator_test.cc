@@ -148,7 +148,8 @@ TEST(HostAllocatorTest, LargeBlocksAskForHugePages) {
   std::memset(small, 0x5B, kMiB);
   EXPECT_TRUE(memory_test::AdvisedHugePages(huge))
       << memory_test::MappingField(huge, "VmFlags").value_or("no mapping");
-  EXPECT_TRUE(memory_test::AdvisedHugePages(static_cast<char*>(huge) + 5 * kMiB));
+  EXPECT_TRUE(
+      memory_test::AdvisedHugePages(static_cast<char*>(huge) + 5 * kMiB));
   EXPECT_FALSE(memory_test::AdvisedHugePages(small))
       << memory_test::MappingField(small, "VmFlags").value_or("no mapping");
   allocator->DeallocateBytes(huge, 6 * kMiB);

@@ -25,8 +25,8 @@
 #include "backends/cpu/nn/nn_test_util.h"
 #include "backends/cpu/nn/onednn_util.h"
 #include "gmock/gmock.h"
-#include "testing/memory_map_test_util.h"
 #include "gtest/gtest.h"
+#include "testing/memory_map_test_util.h"
 
 namespace asyncrt::nn {
 namespace {
@@ -770,14 +770,12 @@ TEST(CachedReorderedWeightsTest, LiveOnHugePagesWhileHeld) {
   constexpr int64_t kO = 64, kI = 32;
   std::vector<float> values(kO * kI * 9);
   for (size_t i = 0; i < values.size(); ++i) values[i] = 0.25f * i;
-  auto buffer = HostBuffer::CreateFromExternal(values.data(),
-                                               values.size() * sizeof(float),
-                                               [](void*, size_t) {});
+  auto buffer = HostBuffer::CreateFromExternal(
+      values.data(), values.size() * sizeof(float), [](void*, size_t) {});
   buffer->MarkReadOnly();
   const dnnl::memory::desc plain({kO, kI, 3, 3}, dnnl::memory::data_type::f32,
                                  dnnl::memory::format_tag::oihw);
-  const dnnl::memory::desc blocked({kO, kI, 3, 3},
-                                   dnnl::memory::data_type::f32,
+  const dnnl::memory::desc blocked({kO, kI, 3, 3}, dnnl::memory::data_type::f32,
                                    dnnl::memory::format_tag::OIhw16i16o);
   dnnl::memory source(plain, CpuEngine(), values.data());
   dnnl::reorder to_blocked(source, dnnl::memory(blocked, CpuEngine()));

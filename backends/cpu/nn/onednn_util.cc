@@ -209,9 +209,9 @@ namespace {
 // chunks on transparent huge pages (2 MiB-aligned, MADV_HUGEPAGE): a
 // model's weights then take one TLB entry per 2 MiB instead of one per
 // 4 KiB page, and at most the last, partly written huge page of a chunk
-// is memory they do not use. MobileNetV2's 14 MB of weights are read on every call; on
-// huge pages (with its activations, host_allocator.cc) it ran 10% faster
-// on one core. A chunk is freed with the last constant in it.
+// is memory they do not use. MobileNetV2's 14 MB of weights are read on every
+// call; on huge pages (with its activations, host_allocator.cc) it ran 10%
+// faster on one core. A chunk is freed with the last constant in it.
 class ConstantChunks {
  public:
   static constexpr size_t kHugePage = size_t{2} << 20;
@@ -230,8 +230,8 @@ class ConstantChunks {
     size = (size + 63) & ~size_t{63};
     if (size > kChunk / 2) {
       // Larger constants take a chunk of their own.
-      auto chunk = std::make_shared<Chunk>(
-          (size + kHugePage - 1) & ~(kHugePage - 1));
+      auto chunk =
+          std::make_shared<Chunk>((size + kHugePage - 1) & ~(kHugePage - 1));
       return std::shared_ptr<void>(chunk, chunk->data);
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -276,12 +276,11 @@ std::shared_ptr<const ReorderedWeights> CachedReorderedWeights(
         std::shared_ptr<void> storage =
             ConstantChunks::Get().Allocate(wanted.get_size());
         dnnl::memory reordered(wanted, CpuEngine(), storage.get());
-        PrimitiveStep step{
-            reorder, {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, reordered}}};
+        PrimitiveStep step{reorder,
+                           {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, reordered}}};
         ExecutePrimitives(absl::MakeConstSpan(&step, 1));
         ReleaseConstantPages(weights);
-        return ReorderedWeights{owner.CopyRef(), std::move(storage),
-                                reordered};
+        return ReorderedWeights{owner.CopyRef(), std::move(storage), reordered};
       });
 }
 
