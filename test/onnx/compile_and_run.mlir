@@ -11,6 +11,13 @@
 // RUN: not asyncrt-run %t.bef 2>&1 | FileCheck %s --check-prefix=NO-INPUT
 // RUN: not asyncrt-run %t.bef --input=%t.bef 2>&1 | FileCheck %s --check-prefix=BAD-INPUT
 // RUN: asyncrt-compile %onnx_data/node/test_relu/model.onnx -emit-mlir | FileCheck %s --check-prefix=MLIR
+// asyncrt-run links the runtime only: an .onnx or .mlir model is compiled by
+// asyncrt-compile, whose diagnostics it passes on.
+// RUN: sh -c 'ldd "$(command -v asyncrt-run)"' | FileCheck %s --check-prefix=LINKS
+// RUN: not asyncrt-run %S/../../tools/asyncrt-run/CMakeLists.txt 2>&1 | FileCheck %s --check-prefix=NOT-A-MODEL
+// RUN: not asyncrt-run 2>&1 | FileCheck %s --check-prefix=NO-MODEL
+// RUN: not asyncrt-run %t.bef --iterations=many 2>&1 | FileCheck %s --check-prefix=BAD-OPTION
+// RUN: not asyncrt-run %t.bef --frobnicate 2>&1 | FileCheck %s --check-prefix=UNKNOWN-OPTION
 // --help lists the tools' own options, not those of the LLVM libraries.
 // RUN: asyncrt-run --help | FileCheck %s --check-prefix=HELP
 // RUN: asyncrt-compile --help | FileCheck %s --check-prefix=HELP
@@ -26,3 +33,11 @@
 // NO-INPUT: asyncrt-run: 'main' takes 1 inputs; 0 given with --input
 // BAD-INPUT: asyncrt-run: {{.*}}.bef: not a serialized ONNX TensorProto
 // MLIR: corert.executeop({{.*}}) "nn.relu"
+// LINKS: linux-vdso
+// LINKS-NOT: libLLVM
+// LINKS-NOT: libMLIR
+// NOT-A-MODEL: error:
+// NOT-A-MODEL: asyncrt-run: cannot compile '{{.*}}CMakeLists.txt' ({{.*}}asyncrt-compile failed)
+// NO-MODEL: asyncrt-run: no model given
+// BAD-OPTION: asyncrt-run: --iterations takes an integer, not 'many'
+// UNKNOWN-OPTION: asyncrt-run: unknown option '--frobnicate' (see --help)
