@@ -90,8 +90,8 @@ absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
   auto integer = [](absl::string_view name, absl::string_view text,
                     int& out) -> absl::Status {
     if (!absl::SimpleAtoi(text, &out)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", name, " takes an integer, not '", text, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " takes an integer, not '", text, "'"));
     }
     return absl::OkStatus();
   };
@@ -211,19 +211,18 @@ absl::Status CompileToBef(const std::string& path,
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   pid_t pid;
-  const int spawned =
-      posix_spawnp(&pid, compiler.c_str(), nullptr, nullptr, argv.data(),
-                   environ);
+  const int spawned = posix_spawnp(&pid, compiler.c_str(), nullptr, nullptr,
+                                   argv.data(), environ);
   if (spawned != 0) {
-    return absl::NotFoundError(absl::StrCat(
-        "cannot run ", compiler, " to compile '", path,
-        "': ", std::strerror(spawned)));
+    return absl::NotFoundError(absl::StrCat("cannot run ", compiler,
+                                            " to compile '", path,
+                                            "': ", std::strerror(spawned)));
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
-      return absl::InternalError(absl::StrCat("waiting for ", compiler, ": ",
-                                              std::strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat("waiting for ", compiler, ": ", std::strerror(errno)));
     }
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -282,8 +281,8 @@ int Run(const Options& o) {
             .string();
     const int fd = mkstemps(temporary.data(), 4);
     if (fd < 0) {
-      return Fail(absl::StrCat("cannot make a temporary file: ",
-                               std::strerror(errno)));
+      return Fail(
+          absl::StrCat("cannot make a temporary file: ", std::strerror(errno)));
     }
     close(fd);
     bef_path = temporary;
