@@ -96,7 +96,7 @@ class LargeBlockCache {
     // Whole 2 MiB pages, aligned, on transparent huge pages where the
     // kernel has them: a model's activations then take a TLB entry per
     // 2 MiB instead of 512 (with the reordered weights on huge pages too,
-    // MobileNetV2 ran 10% faster on one core). Kept for reuse like any
+    // MobileNetV2 ran 3-6% faster on one core). Kept for reuse like any
     // block, so they are faulted in once.
     *size = (bytes + kHugePage - 1) & ~(kHugePage - 1);
     void* data = std::aligned_alloc(kHugePage, *size);
