@@ -182,6 +182,51 @@ bool EitherOperand(mlir::Operation* op, Match match, mlir::Value& other) {
   return false;
 }
 
+// mul(x, hard_sigmoid(x)) with hard_sigmoid's alpha 1/6 and beta 1/2 (how
+// PyTorch exports hardswish before opset 14, MobileNetV3's activation) ->
+// hard_swish(x): the activation of x's convolution or matmul when nothing
+// else reads x (oneDNN's hardswish post-op), else one nn.hard_swish.
+struct FuseHardSwish : public mlir::OpRewritePattern<nn::MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(
+      nn::MulOp mul, mlir::PatternRewriter& rewriter) const override {
+    for (int i = 0; i < 2; ++i) {
+      auto sigmoid = mul->getOperand(i).getDefiningOp<nn::HardSigmoidOp>();
+      mlir::Value x = mul->getOperand(1 - i);
+      if (!sigmoid || sigmoid->getOperand(0) != x || !sigmoid->hasOneUse() ||
+          x.getType() != mul.getType() ||
+          !Near(FloatOr(sigmoid, "alpha", 0.2f), 1.0f / 6.0f) ||
+          !Near(FloatOr(sigmoid, "beta", 0.5f), 0.5f)) {
+        continue;
+      }
+      mlir::Operation* producer = x.getDefiningOp();
+      const bool fold =
+          producer && mlir::isa<nn::ConvOp, nn::MatMulOp>(producer) &&
+          !producer->hasAttr("activation") &&
+          llvm::all_of(producer->getUsers(), [&](mlir::Operation* user) {
+            return user == mul.getOperation() || user == sigmoid.getOperation();
+          });
+      if (fold) {
+        rewriter.modifyOpInPlace(producer, [&] {
+          producer->setAttr("activation",
+                            rewriter.getStringAttr("hard_swish"));
+        });
+        rewriter.replaceOp(mul, x);
+      } else {
+        mlir::OperationState state(mul->getLoc(),
+                                   nn::HardSwishOp::getOperationName());
+        state.addOperands(x);
+        state.addTypes(mul.getType());
+        rewriter.replaceOp(mul, rewriter.create(state)->getResults());
+      }
+      rewriter.eraseOp(sigmoid);
+      return mlir::success();
+    }
+    return mlir::failure();
+  }
+};
+
 // add(matmul(x, w), bias) with bias a constant of one value per column
 // -> matmul(x, w, bias) (a linear layer, as torch exports it on 3-D input).
 struct FuseMatmulBias : public mlir::OpRewritePattern<nn::AddOp> {
@@ -450,7 +495,8 @@ class NnFusionPass
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
     patterns.add<FoldBatchNormIntoConv, FuseActivation, FuseResidualAdd,
-                 FuseGelu, FuseLayerNorm, FuseMatmulBias>(&getContext());
+                 FuseGelu, FuseHardSwish, FuseLayerNorm, FuseMatmulBias>(
+        &getContext());
     if (mlir::failed(
             mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       signalPassFailure();

@@ -185,7 +185,8 @@ inline int NormalizeAxis(int64_t axis, int rank) {
 }
 
 // The fused activation of nn.matmul and nn.conv (`activation`: none,
-// relu, leaky_relu, clip, gelu, linear; `activation_alpha`, `_beta`):
+// relu, leaky_relu, clip, gelu, hard_swish, linear; `activation_alpha`,
+// `_beta`):
 // kIdentity for none; false (status set) for another.
 inline bool FusedActivation(OpCall& op, UnaryOp* activation, float* alpha,
                             float* beta) {
@@ -202,6 +203,8 @@ inline bool FusedActivation(OpCall& op, UnaryOp* activation, float* alpha,
     *activation = UnaryOp::kClip;
   } else if (name == "gelu") {
     *activation = UnaryOp::kGelu;
+  } else if (name == "hard_swish") {
+    *activation = UnaryOp::kHardSwish;
   } else if (name == "linear") {
     *activation = UnaryOp::kLinear;
   } else {

@@ -41,6 +41,31 @@ func.func @not_fused(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %bias: te
   return %c, %r, %e : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
 
+// hardswish as PyTorch exports it before opset 14, x * hard_sigmoid(x)
+// with alpha 1/6: a convolution's activation when nothing else reads its
+// result, else one nn.hard_swish. Not for another alpha, nor for a
+// hard_sigmoid of another value (MobileNetV3's squeeze-and-excite scale).
+// CHECK-LABEL: func.func @hard_swish
+func.func @hard_swish(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %y: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  // CHECK: %[[C:.*]] = nn.conv %arg0, %arg1 {activation = "hard_swish"}
+  %c = nn.conv %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %cs = nn.hard_sigmoid %c {alpha = 0.166666672 : f32, beta = 5.000000e-01 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %ch = nn.mul %c, %cs : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: %[[H:.*]] = nn.hard_swish %arg2
+  %ys = nn.hard_sigmoid %y {alpha = 0.166666672 : f32, beta = 5.000000e-01 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %yh = nn.mul %ys, %y : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: %[[S:.*]] = nn.hard_sigmoid %arg2 {alpha = 2.000000e-01 : f32}
+  // CHECK: %[[M:.*]] = nn.mul %arg2, %[[S]]
+  %zs = nn.hard_sigmoid %y {alpha = 0.2 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %zh = nn.mul %y, %zs : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: %[[E:.*]] = nn.hard_sigmoid %arg0 {alpha
+  // CHECK: %[[F:.*]] = nn.mul %arg2, %[[E]]
+  %es = nn.hard_sigmoid %x {alpha = 0.166666672 : f32, beta = 5.000000e-01 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %eh = nn.mul %y, %es : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: return %[[C]], %[[H]], %[[M]], %[[F]]
+  return %ch, %yh, %zh, %eh : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
+
 // GELU and layer normalization as PyTorch exports them.
 // CHECK-LABEL: func.func @gelu_layer_norm
 func.func @gelu_layer_norm(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {

@@ -455,6 +455,10 @@ TEST_F(NnOpsTest, ConvFusesSumAndActivation) {
          [](float v, float a, float) { return v > 0 ? v : a * v; }},
         {"clip", -0.5f, 0.5f,
          [](float v, float lo, float hi) { return std::clamp(v, lo, hi); }},
+        {"hard_swish", 0, 0,
+         [](float v, float, float) {
+           return v * std::clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
+         }},
     };
     for (const Activation& activation : activations) {
       SCOPED_TRACE(activation.name);
