@@ -209,8 +209,7 @@ struct FuseHardSwish : public mlir::OpRewritePattern<nn::MulOp> {
           });
       if (fold) {
         rewriter.modifyOpInPlace(producer, [&] {
-          producer->setAttr("activation",
-                            rewriter.getStringAttr("hard_swish"));
+          producer->setAttr("activation", rewriter.getStringAttr("hard_swish"));
         });
         rewriter.replaceOp(mul, x);
       } else {
