@@ -715,6 +715,68 @@ TEST_F(NnOpsTest, ConvSiteKeepsItsPreparation) {
   EXPECT_EQ(again->values, first->values);
 }
 
+// Several calls of a program run one convolution site at once: the first
+// to finish preparing publishes its preparation, the others take it or
+// their own, and every call gets its own input's result (run under
+// ThreadSanitizer with the sanitizer suites).
+TEST_F(NnOpsTest, ConvSiteSharedByThreads) {
+  absl::StatusOr<CoreRuntimeOp> op = cpu_->MakeOp("nn.conv");
+  ASSERT_TRUE(op.ok()) << op.status();
+  ShapeMemo memo;
+  OpSiteCache site;
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  const OpAttrsRef frozen = attrs.Freeze();
+  const ConvCase p{1, 16, 5, 5, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
+  const Tensor32 w{{16, 16, 3, 3}, Random(2304, 80)};
+  const Tensor32 bias{{16}, Random(16, 81)};
+  absl::StatusOr<TensorHandle> w_handle = Handle(w, true);
+  absl::StatusOr<TensorHandle> bias_handle = Handle(bias, true);
+  ASSERT_TRUE(w_handle.ok() && bias_handle.ok());
+  constexpr int kThreads = 4, kCalls = 20;
+  std::vector<Tensor32> inputs;
+  std::vector<std::vector<float>> expected;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back({{1, 16, 5, 5}, Random(400, 90 + t)});
+    expected.push_back(
+        NaiveConv(p, inputs.back().values, w.values, bias.values, 5, 5));
+  }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int call = 0; call < kCalls; ++call) {
+        absl::StatusOr<TensorHandle> x = Handle(inputs[t]);
+        if (!x.ok()) {
+          ++mismatches[t];
+          continue;
+        }
+        const TensorHandle* args[] = {&*x, &*w_handle, &*bias_handle};
+        TensorHandle result;
+        if (!op->RunConcrete(*exec_ctx_, args, /*consumed_arguments=*/0, frozen,
+                             result, memo, /*arena=*/nullptr, &site)) {
+          ++mismatches[t];
+          continue;
+        }
+        absl::StatusOr<Tensor32> values = Read(result);
+        if (!values.ok() || values->values.size() != expected[t].size()) {
+          ++mismatches[t];
+          continue;
+        }
+        for (size_t i = 0; i < expected[t].size(); ++i) {
+          if (std::abs(values->values[i] - expected[t][i]) > 1e-4f) {
+            ++mismatches[t];
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_FALSE(site.empty());
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << t;
+}
+
 // Constant weights (read-only buffers) take the paths that reorder them
 // once into oneDNN's preferred layout and reuse them: the results must be
 // those of plain weights, call after call.
