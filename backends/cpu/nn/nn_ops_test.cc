@@ -715,6 +715,50 @@ TEST_F(NnOpsTest, ConvSiteKeepsItsPreparation) {
   EXPECT_EQ(again->values, first->values);
 }
 
+// A pooling site keeps its primitives for its first input's layout and
+// dimensions; another input shape at the same site is prepared afresh.
+TEST_F(NnOpsTest, PoolSiteKeepsItsPrimitives) {
+  absl::StatusOr<CoreRuntimeOp> op = cpu_->MakeOp("nn.max_pool");
+  ASSERT_TRUE(op.ok()) << op.status();
+  ShapeMemo memo;
+  OpSiteCache site;
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>("kernel_shape", {2, 2});
+  attrs.SetArray<int64_t>("strides", {2, 2});
+  const OpAttrsRef frozen = attrs.Freeze();
+  auto run = [&](const Tensor32& x) -> absl::StatusOr<Tensor32> {
+    absl::StatusOr<TensorHandle> handle = Handle(x);
+    if (!handle.ok()) return handle.status();
+    const TensorHandle* args[] = {&*handle};
+    TensorHandle result;
+    EXPECT_TRUE(op->RunConcrete(*exec_ctx_, args, /*consumed_arguments=*/0,
+                                frozen, result, memo, /*arena=*/nullptr,
+                                &site));
+    return Read(result);
+  };
+  // Max over each 2x2 window of a C x H x W input.
+  auto expected = [](const Tensor32& x) {
+    const int64_t c = x.shape[1], h = x.shape[2], w = x.shape[3];
+    std::vector<float> out;
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t i = 0; i + 1 < h; i += 2)
+        for (int64_t j = 0; j + 1 < w; j += 2) {
+          const float* p = &x.values[(k * h + i) * w + j];
+          out.push_back(std::max({p[0], p[1], p[w], p[w + 1]}));
+        }
+    return out;
+  };
+  const Tensor32 a{{1, 3, 4, 4}, Random(48, 100)};
+  const Tensor32 b{{1, 3, 4, 4}, Random(48, 101)};
+  const Tensor32 c{{1, 3, 6, 8}, Random(144, 102)};
+  for (const Tensor32* x : {&a, &b, &c, &a}) {
+    absl::StatusOr<Tensor32> result = run(*x);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->values, expected(*x));
+    EXPECT_FALSE(site.empty());
+  }
+}
+
 // Several calls of a program run one convolution site at once: the first
 // to finish preparing publishes its preparation, the others take it or
 // their own, and every call gets its own input's result (run under

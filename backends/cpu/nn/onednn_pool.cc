@@ -96,27 +96,28 @@ ConfigCache<PoolPrimitives>& PoolCache() {
   return *cache;
 }
 
+// What a program's pooling site keeps (OpSiteCache): the primitives made
+// for the input layout and dimensions of its first call, which later calls
+// with that input take without the plan, the key and its lookup.
+struct PreparedPool {
+  memory::desc x_desc;
+  bool onednn_result = false;
+  std::shared_ptr<const PoolPrimitives> pool;
+};
+
+// The tag of PreparedPool entries in an OpSiteCache.
+constexpr char kPoolSiteTag = 0;
+
+// The primitives of a pooling of `src` in `kKind`'s algorithm, made once per
+// configuration; null after FailAll.
 template <PoolKind kKind>
-void Pool(OpInvocation& invocation) {
-  if (RefuseHalf(invocation, PoolName(kKind))) return;
+std::shared_ptr<const PoolPrimitives> MakePool(OpInvocation& invocation,
+                                               const OneDnnOperand& src,
+                                               const memory::dims& out_dims) {
   const absl::string_view op = PoolName(kKind);
   const Tensor& x = invocation.argument(0);
   Window window = *PlanPool(op, kKind, x.shape(), invocation.attrs);
   const memory::dims x_dims = Spatial2d(x.shape().GetDimensions());
-  const memory::dims out_dims =
-      Spatial2d(invocation.result_metadata[0].shape.GetDimensions());
-  absl::StatusOr<OneDnnOperand> src = GetOneDnnOperand(op, x, x_dims);
-  if (!src.ok()) return FailAll(invocation, op, src.status().message());
-  absl::StatusOr<bool> onednn_result = WantsOneDnnResult(op, invocation.attrs);
-  if (!onednn_result.ok()) {
-    return FailAll(invocation, op, onednn_result.status().message());
-  }
-  AsyncValueRef<DenseHostTensor> plain_result;
-  if (!*onednn_result ||
-      invocation.result_metadata[0].shape.GetNumElements() == 0) {
-    plain_result = PrimitiveResult(invocation, op);
-    if (!plain_result) return;
-  }
   // ONNX AveragePool excludes padding from the average unless
   // count_include_pad = 1.
   const dnnl::algorithm algorithm =
@@ -124,37 +125,78 @@ void Pool(OpInvocation& invocation) {
       : invocation.attrs.GetInteger("count_include_pad").value_or(0) != 0
           ? dnnl::algorithm::pooling_avg_include_padding
           : dnnl::algorithm::pooling_avg_exclude_padding;
+  // The result in the input's layout family (oneDNN picks it from the
+  // source), then reordered if a plain one was asked for. Made once per
+  // configuration (the source's layout included).
+  const std::string layout = OneDnnLayoutName(src.desc);
+  const std::string key = absl::StrCat(
+      static_cast<int>(algorithm), "|", DimsKey(x_dims), "|", layout, "|",
+      DimsKey(out_dims), "|", DimsKey(window.strides), "|",
+      DimsKey(window.kernel), "|", DimsKey(window.dilations), "|",
+      DimsKey(window.pad_begin), "|", DimsKey(window.pad_end));
+  auto make = [&] {
+    PoolPrimitives made;
+    made.pd = dnnl::pooling_v2_forward::primitive_desc(
+        dnnl::pooling_v2_forward::desc(
+            dnnl::prop_kind::forward_inference, algorithm, src.desc,
+            memory::desc(out_dims, memory::data_type::f32,
+                         memory::format_tag::any),
+            window.strides, window.kernel, window.dilations, window.pad_begin,
+            window.pad_end),
+        PrimitiveAttr(), CpuEngine());
+    made.primitive = dnnl::pooling_v2_forward(made.pd);
+    made.dst_md = made.pd.dst_desc();
+    made.to_plain = ReorderIfNeeded(made.dst_md, PlainF32(out_dims));
+    return made;
+  };
+  // An opaque source layout, which the key does not tell apart, is made
+  // afresh.
+  return layout == "opaque" ? std::make_shared<const PoolPrimitives>(make())
+                            : PoolCache().GetOrCreate(key, make);
+}
+
+template <PoolKind kKind>
+void Pool(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, PoolName(kKind))) return;
+  const absl::string_view op = PoolName(kKind);
+  const Tensor& x = invocation.argument(0);
+  const memory::dims x_dims = Spatial2d(x.shape().GetDimensions());
+  const memory::dims out_dims =
+      Spatial2d(invocation.result_metadata[0].shape.GetDimensions());
+  absl::StatusOr<OneDnnOperand> src = GetOneDnnOperand(op, x, x_dims);
+  if (!src.ok()) return FailAll(invocation, op, src.status().message());
   try {
-    // The result in the input's layout family (oneDNN picks it from the
-    // source), then reordered if a plain one was asked for. Made once per
-    // configuration (the source's layout included).
-    const std::string key =
-        absl::StrCat(static_cast<int>(algorithm), "|", DimsKey(x_dims), "|",
-                     OneDnnLayoutName(src->desc), "|", DimsKey(out_dims), "|",
-                     DimsKey(window.strides), "|", DimsKey(window.kernel), "|",
-                     DimsKey(window.dilations), "|", DimsKey(window.pad_begin),
-                     "|", DimsKey(window.pad_end));
-    auto make = [&] {
-      PoolPrimitives made;
-      made.pd = dnnl::pooling_v2_forward::primitive_desc(
-          dnnl::pooling_v2_forward::desc(
-              dnnl::prop_kind::forward_inference, algorithm, src->desc,
-              memory::desc(out_dims, memory::data_type::f32,
-                           memory::format_tag::any),
-              window.strides, window.kernel, window.dilations, window.pad_begin,
-              window.pad_end),
-          PrimitiveAttr(), CpuEngine());
-      made.primitive = dnnl::pooling_v2_forward(made.pd);
-      made.dst_md = made.pd.dst_desc();
-      made.to_plain = ReorderIfNeeded(made.dst_md, PlainF32(out_dims));
-      return made;
-    };
-    // An opaque source layout, which the key does not tell apart, is made
-    // afresh.
-    std::shared_ptr<const PoolPrimitives> pool =
-        OneDnnLayoutName(src->desc) == "opaque"
-            ? std::make_shared<const PoolPrimitives>(make())
-            : PoolCache().GetOrCreate(key, make);
+    const PreparedPool* site =
+        invocation.site_cache != nullptr
+            ? invocation.site_cache->Find<PreparedPool>(&kPoolSiteTag)
+            : nullptr;
+    if (site != nullptr && !(site->x_desc == src->desc)) site = nullptr;
+    std::shared_ptr<const PoolPrimitives> pool;
+    bool onednn_result;
+    if (site != nullptr) {
+      pool = site->pool;
+      onednn_result = site->onednn_result;
+    } else {
+      absl::StatusOr<bool> wants_onednn =
+          WantsOneDnnResult(op, invocation.attrs);
+      if (!wants_onednn.ok()) {
+        return FailAll(invocation, op, wants_onednn.status().message());
+      }
+      onednn_result = *wants_onednn;
+      pool = MakePool<kKind>(invocation, *src, out_dims);
+      if (invocation.site_cache != nullptr && invocation.site_cache->empty() &&
+          OneDnnLayoutName(src->desc) != "opaque") {
+        invocation.site_cache->Set<PreparedPool>(
+            &kPoolSiteTag, std::make_shared<const PreparedPool>(
+                               PreparedPool{src->desc, onednn_result, pool}));
+      }
+    }
+    AsyncValueRef<DenseHostTensor> plain_result;
+    if (!onednn_result ||
+        invocation.result_metadata[0].shape.GetNumElements() == 0) {
+      plain_result = PrimitiveResult(invocation, op);
+      if (!plain_result) return;
+    }
     std::vector<PrimitiveStep> steps;
     RCReference<HostBuffer> onednn_buffer;
     if (plain_result) {
