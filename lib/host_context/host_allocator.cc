@@ -35,19 +35,9 @@ namespace {
 // happened to raise glibc's threshold: then every call page-faults its
 // whole working set again (2,600 faults per MobileNetV2 call, 3x its
 // latency). A process-wide LargeBlockCache keeps them instead.
-// Asks the kernel to back [data, data + size) with transparent huge pages
-// (honoured where THP is "madvise" or "always"; a no-op elsewhere).
-void AdviseHugePages(void* data, size_t size) {
-#ifdef MADV_HUGEPAGE
-  madvise(data, size, MADV_HUGEPAGE);
-#endif
-}
-
 class LargeBlockCache {
  public:
   static constexpr size_t kMinBytes = size_t{64} << 10;
-  // Blocks of this size or more are made of whole huge pages.
-  static constexpr size_t kHugePage = size_t{2} << 20;
   // Freed blocks kept at most, in bytes, over all sizes.
   static constexpr size_t kMaxCachedBytes = size_t{512} << 20;
   // Freed blocks looked at (most recently freed first) for one that fits.
@@ -89,19 +79,16 @@ class LargeBlockCache {
         }
       }
     }
-    if (bytes < kHugePage) {
+    if (bytes < kHugePageSize) {
       *size = bytes;
       return std::malloc(bytes);
     }
-    // Whole 2 MiB pages, aligned, on transparent huge pages where the
-    // kernel has them: a model's activations then take a TLB entry per
-    // 2 MiB instead of 512 (with the reordered weights on huge pages too,
-    // MobileNetV2 ran 3-6% faster on one core). Kept for reuse like any
-    // block, so they are faulted in once.
-    *size = (bytes + kHugePage - 1) & ~(kHugePage - 1);
-    void* data = std::aligned_alloc(kHugePage, *size);
-    if (data != nullptr) AdviseHugePages(data, *size);
-    return data;
+    // Blocks of 2 MiB or more are whole huge pages: a model's activations
+    // then take a TLB entry per 2 MiB instead of 512 (with the reordered
+    // weights on huge pages too, MobileNetV2 ran 3-6% faster on one core).
+    // Kept for reuse like any block, so they are faulted in once.
+    *size = (bytes + kHugePageSize - 1) & ~(kHugePageSize - 1);
+    return AllocateHugePages(*size);
   }
 
   // Takes back a block of `bytes` from Allocate. Thread-safe.
@@ -323,6 +310,15 @@ class FixedSizeAllocator final : public HostAllocator {
 };
 
 }  // namespace
+
+void* AllocateHugePages(size_t size) {
+  size = (size + kHugePageSize - 1) & ~(kHugePageSize - 1);
+  void* data = std::aligned_alloc(kHugePageSize, size);
+#ifdef MADV_HUGEPAGE
+  if (data != nullptr) madvise(data, size, MADV_HUGEPAGE);
+#endif
+  return data;
+}
 
 std::unique_ptr<HostAllocator> CreateMallocAllocator() {
   return std::make_unique<MallocAllocator>();

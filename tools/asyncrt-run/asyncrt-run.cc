@@ -232,38 +232,26 @@ absl::Status CompileToBef(const std::string& path,
   return absl::OkStatus();
 }
 
-int Run(const Options& o) {
+int Run(const Options& flags) {
   using namespace asyncrt;  // NOLINT: a tool's main file.
-  const std::string& model_path = o.model_path;
-  const std::vector<std::string>& input_paths = o.input_paths;
-  const std::string& output_dir = o.output_dir;
-  const std::string& function_name = o.function_name;
-  const bool benchmark = o.benchmark;
-  const int warmup = o.warmup;
-  const int iterations = o.iterations;
-  const int threads = o.threads;
-  const std::string& threading = o.threading;
-  const bool json = o.json;
-  const std::string& work_queue = o.work_queue;
-  const std::string& trace_file = o.trace_file;
-  if (threading != "latency" && threading != "throughput") {
+  if (flags.threading != "latency" && flags.threading != "throughput") {
     return Fail("--threading must be latency or throughput");
   }
-  nn::SetThreading(threading == "latency" ? nn::Threading::kLatency
-                                          : nn::Threading::kThroughput);
-  if (threads > 0) nn::SetTeamSize(threads);
+  nn::SetThreading(flags.threading == "latency" ? nn::Threading::kLatency
+                                                : nn::Threading::kThroughput);
+  if (flags.threads > 0) nn::SetTeamSize(flags.threads);
   RuntimeOptions options;
   // Latency: the calling thread runs every op (the single-threaded queue)
   // and each oneDNN primitive gets the OpenMP team: no handoff to a worker
   // and back (6-8 context switches a MobileNetV2 call, 8% of its latency),
   // and no worker spinning on the team's cores.
   // Throughput: a worker per thread, one thread per primitive.
-  options.work_queue =
-      !work_queue.empty()       ? std::string(work_queue)
-      : threading == "latency" ? "s"
-      : threads > 0 ? absl::StrCat("mstd:", static_cast<int>(threads))
-                    : "mstd";
-  options.trace_file = trace_file;
+  options.work_queue = !flags.work_queue.empty()      ? flags.work_queue
+                       : flags.threading == "latency" ? "s"
+                       : flags.threads > 0
+                           ? absl::StrCat("mstd:", flags.threads)
+                           : "mstd";
+  options.trace_file = flags.trace_file;
   auto runtime = Runtime::Create(options);
   if (!runtime.ok()) return Fail(std::string(runtime.status().message()));
   CoreRuntime& core = (*runtime)->core_runtime();
@@ -271,11 +259,12 @@ int Run(const Options& o) {
   const Clock::time_point load_start = Clock::now();
   // A BEF file is mapped as it is; a model in another form is compiled to
   // a temporary one first, removed once mapped.
-  std::string bef_path = model_path;
-  if (!std::filesystem::exists(model_path)) {
-    return Fail(absl::StrCat("cannot read '", model_path, "'"));
+  std::string bef_path = flags.model_path;
+  if (!std::filesystem::exists(flags.model_path)) {
+    return Fail(absl::StrCat("cannot read '", flags.model_path, "'"));
   }
-  if (!IsBefFile(model_path) && !absl::EndsWith(model_path, ".bef")) {
+  if (!IsBefFile(flags.model_path) &&
+      !absl::EndsWith(flags.model_path, ".bef")) {
     std::string temporary =
         (std::filesystem::temp_directory_path() / "asyncrt-run-XXXXXX.bef")
             .string();
@@ -286,32 +275,32 @@ int Run(const Options& o) {
     }
     close(fd);
     bef_path = temporary;
-    if (absl::Status compiled = CompileToBef(model_path, bef_path);
+    if (absl::Status compiled = CompileToBef(flags.model_path, bef_path);
         !compiled.ok()) {
       std::filesystem::remove(bef_path);
       return Fail(std::string(compiled.message()));
     }
   }
   auto program = (*runtime)->LoadProgramFile(bef_path);
-  if (bef_path != model_path) std::filesystem::remove(bef_path);
+  if (bef_path != flags.model_path) std::filesystem::remove(bef_path);
   if (!program.ok()) return Fail(std::string(program.status().message()));
   const double load_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - load_start)
           .count();
-  const Function* function = (*program)->GetFunction(function_name);
+  const Function* function = (*program)->GetFunction(flags.function_name);
   if (function == nullptr) {
-    return Fail(absl::StrCat("no function '", std::string(function_name),
-                             "' in ", std::string(model_path)));
+    return Fail(absl::StrCat("no function '", flags.function_name, "' in ",
+                             flags.model_path));
   }
-  if (function->num_arguments() != input_paths.size()) {
-    return Fail(absl::StrCat("'", std::string(function_name), "' takes ",
+  if (function->num_arguments() != flags.input_paths.size()) {
+    return Fail(absl::StrCat("'", flags.function_name, "' takes ",
                              function->num_arguments(), " inputs; ",
-                             input_paths.size(), " given with --input"));
+                             flags.input_paths.size(), " given with --input"));
   }
 
   std::vector<AsyncValueRef<TensorHandle>> inputs;
   std::vector<AsyncValue*> arguments;
-  for (const std::string& path : input_paths) {
+  for (const std::string& path : flags.input_paths) {
     bool ok;
     std::string bytes = ReadFile(path, ok);
     if (!ok) return Fail(absl::StrCat("cannot read '", path, "'"));
@@ -358,30 +347,30 @@ int Run(const Options& o) {
   if (std::string error = call(tensors, results); !error.empty()) {
     return Fail(error);
   }
-  if (!output_dir.empty()) {
-    std::filesystem::create_directories(std::string(output_dir));
+  if (!flags.output_dir.empty()) {
+    std::filesystem::create_directories(flags.output_dir);
     for (size_t i = 0; i < tensors.size(); ++i) {
       auto bytes = SerializeOnnxTensor(*tensors[i], absl::StrCat("output_", i));
       if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
-      std::string path =
-          absl::StrCat(std::string(output_dir), "/output_", i, ".pb");
+      std::string path = absl::StrCat(flags.output_dir, "/output_", i, ".pb");
       std::ofstream(path, std::ios::binary) << *bytes;
     }
-  } else if (!benchmark) {
+  } else if (!flags.benchmark) {
     for (size_t i = 0; i < tensors.size(); ++i) {
       std::printf("output %zu: %s\n", i, tensors[i]->ToString().c_str());
     }
   }
-  if (!benchmark) return 0;
+  if (!flags.benchmark) return 0;
 
-  for (int i = 1; i < warmup; ++i) {  // The first call above warmed up too.
+  for (int i = 1; i < flags.warmup;
+       ++i) {  // The first call above warmed up too.
     if (std::string error = call(tensors, results); !error.empty()) {
       return Fail(error);
     }
   }
   std::vector<double> latencies_ms;
   const Clock::time_point start = Clock::now();
-  for (int i = 0; i < iterations; ++i) {
+  for (int i = 0; i < flags.iterations; ++i) {
     const Clock::time_point call_start = Clock::now();
     if (std::string error = call(tensors, results); !error.empty()) {
       return Fail(error);
@@ -396,8 +385,8 @@ int Run(const Options& o) {
   const double p50 = Percentile(latencies_ms, 0.5);
   const double p90 = Percentile(latencies_ms, 0.9);
   const double p99 = Percentile(latencies_ms, 0.99);
-  const double throughput = iterations / total_s;
-  if (json) {
+  const double throughput = flags.iterations / total_s;
+  if (flags.json) {
     std::printf(
         "{\"load_ms\": %.3f, \"p50_ms\": %.3f, \"p90_ms\": %.3f, "
         "\"p99_ms\": %.3f, \"calls_per_s\": %.3f, \"peak_rss_bytes\": %ld}\n",
@@ -406,7 +395,7 @@ int Run(const Options& o) {
     std::printf("load (compile and load): %.1f ms\n", load_ms);
     std::printf(
         "latency over %d calls: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
-        static_cast<int>(iterations), p50, p90, p99);
+        flags.iterations, p50, p90, p99);
     std::printf("throughput: %.1f calls/s\n", throughput);
     std::printf("peak resident memory: %.1f MiB\n", PeakRss() / 1048576.0);
   }

@@ -34,7 +34,44 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class NnOpsTest : public EagerOpTest {};
+class NnOpsTest : public EagerOpTest {
+ protected:
+  // Runs `op` eagerly as Run() does, with oneDNN's verbose log of its
+  // executions (kernel names and layouts) in `log`.
+  absl::StatusOr<Tensor32> RunLogged(const std::string& op,
+                                     const std::vector<Tensor32>& args,
+                                     const OpAttrs& attrs, uint64_t read_only,
+                                     std::string* log) {
+    dnnl::set_verbose(1);
+    ::testing::internal::CaptureStdout();
+    absl::StatusOr<Tensor32> result = Run(op, args, attrs, read_only);
+    *log = ::testing::internal::GetCapturedStdout();
+    dnnl::set_verbose(0);
+    return result;
+  }
+
+  // Runs `op` on `args` as a program's op site does (RunConcrete with the
+  // site's shape memo and OpSiteCache); an error if it does not take that
+  // path.
+  absl::StatusOr<Tensor32> RunAtSite(const CoreRuntimeOp& op,
+                                     std::vector<const TensorHandle*> args,
+                                     const OpAttrsRef& attrs, ShapeMemo& memo,
+                                     OpSiteCache& site) {
+    TensorHandle result;
+    if (!op.RunConcrete(*exec_ctx_, args, /*consumed_arguments=*/0, attrs,
+                        result, memo, /*arena=*/nullptr, &site)) {
+      return absl::InternalError("not run as a program site");
+    }
+    return Read(result);
+  }
+};
+
+// Whether oneDNN runs its AVX-512 kernels here.
+bool OneDnnHasAvx512() {
+  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+  const int avx512 = static_cast<int>(dnnl::cpu_isa::avx512_core);
+  return (isa & avx512) == avx512;
+}
 
 std::vector<float> Random(size_t count, unsigned seed) {
   std::mt19937 generator(seed);
@@ -514,9 +551,7 @@ TEST_F(NnOpsTest, ConvWinogradAndBlockedLayouts) {
   const std::vector<Tensor32> args = {
       {{1, 32, 10, 10}, x}, {{32, 32, 3, 3}, w}, {{32}, bias},
       {{1, 32, 10, 10}, sum}};
-  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
-  const int avx512 = static_cast<int>(dnnl::cpu_isa::avx512_core);
-  const bool has_avx512 = (isa & avx512) == avx512;
+  const bool has_avx512 = OneDnnHasAvx512();
   for (const std::string algorithm : {"auto", "direct"}) {
     SCOPED_TRACE(algorithm);
     OpAttrs attrs;
@@ -524,12 +559,8 @@ TEST_F(NnOpsTest, ConvWinogradAndBlockedLayouts) {
     attrs.SetString("activation", "relu");
     attrs.SetString("compute_layout", "blocked");
     attrs.SetString("algorithm", algorithm);
-    // oneDNN's verbose mode names the kernel of each execution on stdout.
-    dnnl::set_verbose(1);
-    testing::internal::CaptureStdout();
-    auto result = Run("nn.conv", args, attrs, /*read_only=*/0b0110);
-    const std::string log = testing::internal::GetCapturedStdout();
-    dnnl::set_verbose(0);
+    std::string log;
+    auto result = RunLogged("nn.conv", args, attrs, /*read_only=*/0b0110, &log);
     ASSERT_TRUE(result.ok()) << result.status();
     ExpectNear(result->values, expected, 1e-4f);
     if (has_avx512) {
@@ -566,9 +597,7 @@ TEST_F(NnOpsTest, ConvWinogradAndBlockedLayouts) {
 // gets oneDNN's choice, not one forced on its groups. All agree with the
 // definition, and none runs oneDNN's reference code.
 TEST_F(NnOpsTest, ConvBlockedDepthwiseAndPaddedChannels) {
-  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
-  const int avx512 = static_cast<int>(dnnl::cpu_isa::avx512_core);
-  const bool has_avx512 = (isa & avx512) == avx512;
+  const bool has_avx512 = OneDnnHasAvx512();
   struct Case {
     const char* name;
     ConvCase conv;
@@ -617,11 +646,8 @@ TEST_F(NnOpsTest, ConvBlockedDepthwiseAndPaddedChannels) {
     const std::vector<Tensor32> args = {{{1, p.c, p.h, p.w}, x},
                                         {{p.m, p.c / p.group, p.kh, p.kw}, w},
                                         {{p.m}, bias}};
-    dnnl::set_verbose(1);
-    testing::internal::CaptureStdout();
-    auto result = Run("nn.conv", args, attrs, /*read_only=*/0b110);
-    const std::string log = testing::internal::GetCapturedStdout();
-    dnnl::set_verbose(0);
+    std::string log;
+    auto result = RunLogged("nn.conv", args, attrs, /*read_only=*/0b110, &log);
     ASSERT_TRUE(result.ok()) << result.status();
     ExpectNear(result->values, expected, 1e-4f);
     if (has_avx512) {
@@ -657,12 +683,8 @@ TEST_F(NnOpsTest, ConvSiteKeepsItsPreparation) {
     for (const auto& handle : handles) {
       if (!handle.ok()) return handle.status();
     }
-    const TensorHandle* args[] = {&*handles[0], &*handles[1], &*handles[2]};
-    TensorHandle result;
-    EXPECT_TRUE(op->RunConcrete(*exec_ctx_, args, /*consumed_arguments=*/0,
-                                frozen, result, memo, /*arena=*/nullptr,
-                                &site));
-    return Read(result);
+    return RunAtSite(*op, {&*handles[0], &*handles[1], &*handles[2]}, frozen,
+                     memo, site);
   };
   auto expected = [](const ConvCase& p, const Tensor32& x, const Tensor32& w,
                      const Tensor32& bias) {
@@ -687,12 +709,8 @@ TEST_F(NnOpsTest, ConvSiteKeepsItsPreparation) {
   auto run_constant = [&](const Tensor32& x) -> absl::StatusOr<Tensor32> {
     absl::StatusOr<TensorHandle> x_handle = Handle(x);
     if (!x_handle.ok()) return x_handle.status();
-    const TensorHandle* args[] = {&*x_handle, &*w1_handle, &*bias_handle};
-    TensorHandle result;
-    EXPECT_TRUE(op->RunConcrete(*exec_ctx_, args, /*consumed_arguments=*/0,
-                                frozen, result, memo, /*arena=*/nullptr,
-                                &site));
-    return Read(result);
+    return RunAtSite(*op, {&*x_handle, &*w1_handle, &*bias_handle}, frozen,
+                     memo, site);
   };
   auto first = run_constant(x1);
   ASSERT_TRUE(first.ok()) << first.status();
@@ -729,12 +747,7 @@ TEST_F(NnOpsTest, PoolSiteKeepsItsPrimitives) {
   auto run = [&](const Tensor32& x) -> absl::StatusOr<Tensor32> {
     absl::StatusOr<TensorHandle> handle = Handle(x);
     if (!handle.ok()) return handle.status();
-    const TensorHandle* args[] = {&*handle};
-    TensorHandle result;
-    EXPECT_TRUE(op->RunConcrete(*exec_ctx_, args, /*consumed_arguments=*/0,
-                                frozen, result, memo, /*arena=*/nullptr,
-                                &site));
-    return Read(result);
+    return RunAtSite(*op, {&*handle}, frozen, memo, site);
   };
   // Max over each 2x2 window of a C x H x W input.
   auto expected = [](const Tensor32& x) {
@@ -795,14 +808,8 @@ TEST_F(NnOpsTest, ConvSiteSharedByThreads) {
           ++mismatches[t];
           continue;
         }
-        const TensorHandle* args[] = {&*x, &*w_handle, &*bias_handle};
-        TensorHandle result;
-        if (!op->RunConcrete(*exec_ctx_, args, /*consumed_arguments=*/0, frozen,
-                             result, memo, /*arena=*/nullptr, &site)) {
-          ++mismatches[t];
-          continue;
-        }
-        absl::StatusOr<Tensor32> values = Read(result);
+        absl::StatusOr<Tensor32> values = RunAtSite(
+            *op, {&*x, &*w_handle, &*bias_handle}, frozen, memo, site);
         if (!values.ok() || values->values.size() != expected[t].size()) {
           ++mismatches[t];
           continue;

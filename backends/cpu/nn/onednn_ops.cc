@@ -651,17 +651,14 @@ const PreparedConv* SitePreparedConv(const OpInvocation& invocation,
   return site;
 }
 
-// A convolution prepared for this call, and kept by its site when it may
-// be (read-only weights and bias); null after FailAll.
-std::shared_ptr<const PreparedConv> PrepareConv(OpInvocation& invocation,
-                                                const OneDnnOperand& src,
-                                                const memory::dims& x_dims,
-                                                const DenseHostTensor& w,
-                                                const DenseHostTensor* bias) {
+// Prepares `prepared` for this call, and gives the site a copy when it may
+// keep it (read-only weights and bias); false after FailAll.
+bool PrepareConv(OpInvocation& invocation, const OneDnnOperand& src,
+                 const memory::dims& x_dims, const DenseHostTensor& w,
+                 const DenseHostTensor* bias, PreparedConv* prepared) {
   constexpr absl::string_view kOp = "nn.conv";
   const size_t num_args = invocation.arguments.size();
   const bool has_bias = bias != nullptr;
-  auto prepared = std::make_shared<PreparedConv>();
   const TensorMetadata* arg_metadata[4] = {};
   for (size_t i = 0; i < num_args; ++i) {
     arg_metadata[i] = &invocation.argument(i).metadata();
@@ -673,7 +670,7 @@ std::shared_ptr<const PreparedConv> PrepareConv(OpInvocation& invocation,
   absl::StatusOr<bool> onednn_result = WantsOneDnnResult(kOp, invocation.attrs);
   if (!onednn_result.ok()) {
     FailAll(invocation, kOp, onednn_result.status().message());
-    return nullptr;
+    return false;
   }
   prepared->onednn_result = *onednn_result;
   const memory::dims out_dims = Spatial2d(plan.result);
@@ -693,7 +690,7 @@ std::shared_ptr<const PreparedConv> PrepareConv(OpInvocation& invocation,
   const bool constant =
       w.buffer() && w.buffer()->IsReadOnly() &&
       (!has_bias || (bias->buffer() && bias->buffer()->IsReadOnly()));
-  if (!constant) return prepared;
+  if (!constant) return true;
   prepared->x_desc = src.desc;
   const auto w_dims = w.shape().GetDimensions();
   prepared->w_dims.assign(w_dims.begin(), w_dims.end());
@@ -711,9 +708,10 @@ std::shared_ptr<const PreparedConv> PrepareConv(OpInvocation& invocation,
     prepared->bias = Wrap(conv.bias_md, bias->data());
   }
   if (invocation.site_cache != nullptr && invocation.site_cache->empty()) {
-    invocation.site_cache->Set<PreparedConv>(&kConvSiteTag, prepared);
+    invocation.site_cache->Set<PreparedConv>(
+        &kConvSiteTag, std::make_shared<const PreparedConv>(*prepared));
   }
-  return prepared;
+  return true;
 }
 
 void Conv(OpInvocation& invocation) {
@@ -733,7 +731,7 @@ void Conv(OpInvocation& invocation) {
     // plain tensors (converted if they are not dense); x and the sum may
     // come in oneDNN's layouts.
     std::vector<RCReference<AsyncValue>> converted;
-    std::shared_ptr<const PreparedConv> made;
+    std::optional<PreparedConv> made;  // This call's, if not the site's.
     const PreparedConv* prepared = SitePreparedConv(invocation, *src_operand);
     const DenseHostTensor* w = nullptr;
     const DenseHostTensor* bias = nullptr;
@@ -742,9 +740,11 @@ void Conv(OpInvocation& invocation) {
       if (!w) return;
       bias = has_bias ? PlainArgument(invocation, kOp, 2, converted) : nullptr;
       if (has_bias && !bias) return;
-      made = PrepareConv(invocation, *src_operand, x_dims, *w, bias);
-      if (!made) return;
-      prepared = made.get();
+      if (!PrepareConv(invocation, *src_operand, x_dims, *w, bias,
+                       &made.emplace())) {
+        return;
+      }
+      prepared = &*made;
     }
     const ConvPlan& plan = prepared->plan;
     const ConvPrimitives& conv = *prepared->conv;

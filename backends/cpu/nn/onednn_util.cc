@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "asyncrt/backends/nn_ops.h"
+#include "asyncrt/host_context/host_allocator.h"
 #include "asyncrt/host_context/host_context.h"
 
 namespace asyncrt::nn {
@@ -214,7 +215,6 @@ namespace {
 // faster on one core. A chunk is freed with the last constant in it.
 class ConstantChunks {
  public:
-  static constexpr size_t kHugePage = size_t{2} << 20;
   // Address space reserved per chunk: pages are resident only once
   // written, so the unused end of a chunk costs no memory.
   static constexpr size_t kChunk = size_t{32} << 20;
@@ -230,8 +230,7 @@ class ConstantChunks {
     size = (size + 63) & ~size_t{63};
     if (size > kChunk / 2) {
       // Larger constants take a chunk of their own.
-      auto chunk =
-          std::make_shared<Chunk>((size + kHugePage - 1) & ~(kHugePage - 1));
+      auto chunk = std::make_shared<Chunk>(size);
       return std::shared_ptr<void>(chunk, chunk->data);
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -247,13 +246,10 @@ class ConstantChunks {
  private:
   struct Chunk {
     explicit Chunk(size_t size)
-        : data(static_cast<char*>(std::aligned_alloc(kHugePage, size))) {
+        : data(static_cast<char*>(AllocateHugePages(size))) {
       if (data == nullptr) {
         throw dnnl::error(dnnl_out_of_memory, "constant weights");
       }
-#ifdef MADV_HUGEPAGE
-      madvise(data, size, MADV_HUGEPAGE);
-#endif
     }
     ~Chunk() { std::free(data); }
     char* const data;

@@ -133,7 +133,7 @@ struct PrimitiveStep {
   PrimitiveArgs args;
   // Keeps memory that `args` point into (cached constants) alive for the
   // step, whatever happens to the cache meanwhile.
-  std::shared_ptr<const void> hold;
+  std::shared_ptr<const void> hold = nullptr;
 };
 
 // An integer array attribute of `size` values, `fallback` each if absent;

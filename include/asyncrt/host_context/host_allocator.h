@@ -64,6 +64,15 @@ class HostAllocator {
 
 std::unique_ptr<HostAllocator> CreateMallocAllocator();
 
+// The size of a transparent huge page on x86-64.
+inline constexpr size_t kHugePageSize = size_t{2} << 20;
+
+// `size` bytes (rounded up to whole huge pages), aligned to a huge page and
+// advised for transparent huge pages (MADV_HUGEPAGE: one TLB entry per
+// 2 MiB where THP is "madvise" or "always"; ordinary pages elsewhere);
+// null if memory runs out. Free with std::free. Thread-safe.
+void* AllocateHugePages(size_t size);
+
 // Wraps `allocator` and prints its statistics to stderr when destroyed.
 std::unique_ptr<HostAllocator> CreateProfiledAllocator(
     std::unique_ptr<HostAllocator> allocator);
