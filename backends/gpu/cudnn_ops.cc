@@ -704,6 +704,12 @@ void PoolKernel(AsyncRT_KernelContext* context, void* data,
     op.Unsupported("dilated pooling");
     return;
   }
+  // The output size rounded up adds end padding, which cuDNN's symmetric
+  // pooling windows cannot have.
+  if (op.Int("ceil_mode", 0) != 0) {
+    op.Unsupported("ceil_mode = 1");
+    return;
+  }
   const cudnnPoolingMode_t mode =
       max ? CUDNN_POOLING_MAX
       : op.Int("count_include_pad", 0) != 0

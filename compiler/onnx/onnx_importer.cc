@@ -152,7 +152,19 @@ mlir::Value Importer::Materialize(const std::string& name, GraphValue& value) {
   auto type = mlir::cast<mlir::RankedTensorType>(TensorType(tensor));
   mlir::ElementsAttr attr;
   llvm::ArrayRef<char> bytes(tensor.bytes.data(), tensor.bytes.size());
-  if (tensor.NumElements() > kInlineConstantElements) {
+  // One repeated value (ConstantOfShape, Dropout's mask): a splat, however
+  // large. Initializers stay resources, as weights are.
+  const size_t element_size = DTypeSize(tensor.dtype);
+  bool splat = !value.initializer && tensor.NumElements() > 1;
+  for (size_t i = element_size; splat && i < bytes.size(); i += element_size) {
+    splat = std::memcmp(&bytes[i], bytes.data(), element_size) == 0;
+  }
+  if (splat && tensor.dtype == DType::kI1) {
+    attr = mlir::DenseElementsAttr::get(type, bytes[0] != 0);
+  } else if (splat) {
+    attr = mlir::DenseElementsAttr::getFromRawBuffer(
+        type, bytes.take_front(element_size));
+  } else if (tensor.NumElements() > kInlineConstantElements) {
     // Aligned for the widest vector loads; the name is a hint made unique.
     attr = mlir::DenseResourceElementsAttr::get(
         type,
@@ -405,6 +417,14 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     mlir::FailureOr<GraphValue> value = ImportConstantNode(node);
     if (mlir::failed(value)) return mlir::failure();
     results.push_back(*std::move(value));
+  } else if (node.op_type() == "Range") {
+    mlir::FailureOr<GraphValue> value = ImportRange(node);
+    if (mlir::failed(value)) return mlir::failure();
+    results.push_back(*std::move(value));
+  } else if (node.op_type() == "Dropout") {
+    auto values = ImportDropout(node);
+    if (mlir::failed(values)) return mlir::failure();
+    results = *std::move(values);
   } else if (node.op_type() == "SoftmaxCrossEntropyLoss") {
     auto values = ImportSoftmaxCrossEntropyLoss(node);
     if (mlir::failed(values)) return mlir::failure();

@@ -202,6 +202,13 @@ class Importer {
   // nn.negative_log_likelihood_loss: the loss and the log probabilities.
   mlir::FailureOr<std::vector<GraphValue>> ImportSoftmaxCrossEntropyLoss(
       const onnx::NodeProto& node);
+  // Range of constant inputs, as a constant; an error for others (its size
+  // would depend on values).
+  mlir::FailureOr<GraphValue> ImportRange(const onnx::NodeProto& node);
+  // Dropout at inference (or with a ratio of 0): its input and, if asked
+  // for, an all-true mask; an error in training mode with a ratio above 0.
+  mlir::FailureOr<std::vector<GraphValue>> ImportDropout(
+      const onnx::NodeProto& node);
   // A Constant or ConstantOfShape node's value.
   mlir::FailureOr<GraphValue> ImportConstantNode(const onnx::NodeProto& node);
   // Makes `value` known under a new name no graph value has (for values

@@ -11,6 +11,8 @@
 #include "asyncrt/dialects/register_dialects.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "onnx/onnx_pb.h"
@@ -19,6 +21,7 @@ namespace asyncrt {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // y = relu(conv(x, w, b)) + x, with initializers w and b.
 onnx::ModelProto SampleModel() {
@@ -98,6 +101,19 @@ class OnnxImporterTest : public ::testing::Test {
   std::string Import(const onnx::ModelProto& model) {
     return Import(model.SerializeAsString());
   }
+  // The imported module's text, or "" with the diagnostic in ADD_FAILURE.
+  std::string ImportedText(const onnx::ModelProto& model) {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        ImportOnnxModel(model.SerializeAsString(), "test.onnx", context_.get());
+    if (!module) {
+      ADD_FAILURE() << Import(model);
+      return "";
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return text;
+  }
 
   std::unique_ptr<mlir::MLIRContext> context_;
 };
@@ -129,6 +145,105 @@ TEST_F(OnnxImporterTest, VariadicElementwiseOps) {
   node->add_input("c");
   node->add_input("");
   EXPECT_THAT(Import(model), HasSubstr("node 'relu' (Sum): input 1 is empty"));
+}
+
+// A scalar Constant node named `name` of `type` holding `bytes`.
+void AddScalarConstant(onnx::GraphProto& graph, const std::string& name,
+                       onnx::TensorProto::DataType type,
+                       const std::string& bytes) {
+  onnx::NodeProto* node = graph.add_node();
+  node->set_op_type("Constant");
+  node->add_output(name);
+  onnx::AttributeProto* value = node->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(type);
+  value->mutable_t()->set_raw_data(bytes);
+}
+
+std::string FloatBytes(float value) {
+  return std::string(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+// The sample's relu reads `x + Range(start, limit, delta)` (swin_t's
+// relative positions come from Range of shapes).
+onnx::ModelProto RangeModel(float start, float limit, float delta) {
+  onnx::ModelProto model = SampleModel();
+  onnx::GraphProto& graph = *model.mutable_graph();
+  onnx::GraphProto nodes;
+  AddScalarConstant(nodes, "start", onnx::TensorProto::FLOAT,
+                    FloatBytes(start));
+  AddScalarConstant(nodes, "limit", onnx::TensorProto::FLOAT,
+                    FloatBytes(limit));
+  AddScalarConstant(nodes, "delta", onnx::TensorProto::FLOAT,
+                    FloatBytes(delta));
+  onnx::NodeProto* range = nodes.add_node();
+  range->set_name("range");
+  range->set_op_type("Range");
+  for (const char* name : {"start", "limit", "delta"}) range->add_input(name);
+  range->add_output("positions");
+  onnx::NodeProto* add = nodes.add_node();
+  add->set_op_type("Add");
+  add->add_input("c");
+  add->add_input("positions");
+  add->add_output("shifted");
+  // Conv, the new nodes, then relu (now reading them) and the final add.
+  for (int i = 1; i < graph.node_size(); ++i) *nodes.add_node() = graph.node(i);
+  graph.mutable_node()->DeleteSubrange(1, graph.node_size() - 1);
+  for (const onnx::NodeProto& node : nodes.node()) *graph.add_node() = node;
+  for (onnx::NodeProto& node : *graph.mutable_node()) {
+    if (node.op_type() == "Relu") node.set_input(0, "shifted");
+  }
+  return model;
+}
+
+TEST_F(OnnxImporterTest, RangeOfConstantsIsAConstant) {
+  EXPECT_THAT(ImportedText(RangeModel(0.5f, 2.25f, 0.5f)),
+              HasSubstr("nn.constant dense<[5.000000e-01, 1.000000e+00, "
+                        "1.500000e+00, 2.000000e+00]> : tensor<4xf32>"));
+  // Downwards; an empty range where the delta points away from the limit.
+  EXPECT_EQ(Import(RangeModel(4, 0, -1)), "");
+  EXPECT_THAT(Import(RangeModel(0, 4, -1)),
+              HasSubstr("shapes [1, 2, 4, 4] and [0] do not broadcast"));
+  EXPECT_THAT(Import(RangeModel(0, 4, 0)),
+              HasSubstr("node 'range' (Range): delta must not be 0"));
+  onnx::ModelProto from_input = RangeModel(0, 4, 1);
+  from_input.mutable_graph()->mutable_node(4)->set_input(1, "x");
+  EXPECT_THAT(Import(from_input),
+              HasSubstr("input 1 (limit) must be a constant at compile time"));
+}
+
+// Dropout at inference is its input, and its mask (opset 10 on) all true;
+// in training mode with a ratio of 0 too. Training with a ratio above 0
+// would draw random masks.
+TEST_F(OnnxImporterTest, DropoutAtInference) {
+  onnx::ModelProto model = SampleModel();
+  onnx::GraphProto& graph = *model.mutable_graph();
+  AddScalarConstant(graph, "ratio", onnx::TensorProto::FLOAT, FloatBytes(0));
+  AddScalarConstant(graph, "training", onnx::TensorProto::BOOL,
+                    std::string(1, '\1'));
+  onnx::NodeProto* dropout = graph.add_node();
+  dropout->set_name("dropout");
+  dropout->set_op_type("Dropout");
+  for (const char* name : {"y", "ratio", "training"}) dropout->add_input(name);
+  dropout->add_output("dropped");
+  dropout->add_output("mask");
+  graph.mutable_output(0)->set_name("dropped");
+  *graph.add_output() = graph.output(0);
+  graph.mutable_output(1)->set_name("mask");
+  graph.mutable_output(1)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::BOOL);
+  const std::string text = ImportedText(model);
+  EXPECT_THAT(text, HasSubstr("nn.constant dense<true> : tensor<1x2x4x4xi1>"));
+  EXPECT_THAT(text, Not(HasSubstr("identity")));
+
+  graph.mutable_node(graph.node_size() - 3)
+      ->mutable_attribute(0)
+      ->mutable_t()
+      ->set_raw_data(FloatBytes(0.25f));
+  EXPECT_THAT(Import(model),
+              HasSubstr("node 'dropout' (Dropout): training mode (random "
+                        "masks, ratio 0.25) is not supported"));
 }
 
 TEST_F(OnnxImporterTest, MalformedModelsAreNamedErrors) {

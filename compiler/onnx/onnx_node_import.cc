@@ -1,5 +1,6 @@
 // What each ONNX op becomes: the runtime op, its operands and attributes
 // (see onnx_importer_internal.h).
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -222,22 +223,9 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     }
     return CopyAttributes(node, {"axis", "largest", "sorted"}, spec);
   }
-  if (type == "Identity" || type == "Dropout") {
+  if (type == "Identity") {
     spec.op_name = "nn.identity";
     take_inputs(1);
-    if (type == "Dropout") {
-      if (node.output_size() > 1 && !node.output(1).empty()) {
-        return Error(node) << "the mask output is not supported";
-      }
-      if (node.input_size() > 2 && !node.input(2).empty()) {
-        auto training = ConstantInput(node, 2, "training_mode");
-        if (mlir::failed(training)) return mlir::failure();
-        if (Scalar(**training).value_or(1) != 0) {
-          return Error(node) << "training mode is not supported";
-        }
-      }
-      return CopyAttributes(node, {"seed", "is_test", "ratio"}, spec);
-    }
     return CopyAttributes(node, {}, spec);
   }
   if (type == "Clip") {
@@ -531,6 +519,139 @@ mlir::FailureOr<GraphValue> Importer::ImportVariadic(
   }();
   for (const std::string& name : temporaries) values_.erase(name);
   return result;
+}
+
+mlir::FailureOr<GraphValue> Importer::ImportRange(const onnx::NodeProto& node) {
+  // The result's length depends on the inputs' values, which static shapes
+  // need at compile time: exported models compute them from shapes, which
+  // import folds to constants.
+  const ConstTensor* inputs[3];
+  static constexpr const char* kNames[] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; ++i) {
+    if (Input(node, i) == nullptr) return Error(node) << "needs 3 inputs";
+    auto value = ConstantInput(node, i, kNames[i]);
+    if (mlir::failed(value)) return mlir::failure();
+    inputs[i] = *value;
+    if (inputs[i]->NumElements() != 1) {
+      return Error(node) << "input " << i << " (" << kNames[i]
+                         << ") must be a scalar";
+    }
+    if (inputs[i]->dtype != inputs[0]->dtype) {
+      return Error(node) << "inputs must have one dtype";
+    }
+  }
+  if (node.attribute_size() > 0) {
+    return Error(node) << "attribute '" << node.attribute(0).name()
+                       << "' is not supported";
+  }
+  const DType dtype = inputs[0]->dtype;
+  auto fill = [&]<typename T>(T) -> mlir::FailureOr<GraphValue> {
+    T start, limit, delta;
+    std::memcpy(&start, inputs[0]->bytes.data(), sizeof(T));
+    std::memcpy(&limit, inputs[1]->bytes.data(), sizeof(T));
+    std::memcpy(&delta, inputs[2]->bytes.data(), sizeof(T));
+    if (delta == 0) return Error(node) << "delta must not be 0";
+    const double count =
+        std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
+                  static_cast<double>(delta));
+    if (!(count < (1 << 28))) {
+      return Error(node) << "the range has too many elements";
+    }
+    ConstTensor tensor;
+    tensor.dtype = dtype;
+    tensor.dims = {std::max<int64_t>(0, static_cast<int64_t>(count))};
+    tensor.bytes.resize(tensor.dims[0] * sizeof(T));
+    // start + i * delta, as ONNX defines each element (not a running sum).
+    for (int64_t i = 0; i < tensor.dims[0]; ++i) {
+      const T value = static_cast<T>(start + static_cast<T>(i) * delta);
+      std::memcpy(&tensor.bytes[i * sizeof(T)], &value, sizeof(T));
+    }
+    GraphValue result;
+    result.constant = std::make_shared<ConstTensor>(std::move(tensor));
+    return result;
+  };
+  switch (dtype) {
+    case DType::kF32:
+      return fill(float{});
+    case DType::kF64:
+      return fill(double{});
+    case DType::kI16:
+      return fill(int16_t{});
+    case DType::kI32:
+      return fill(int32_t{});
+    case DType::kI64:
+      return fill(int64_t{});
+    default:
+      return Error(node) << "unsupported dtype "
+                         << std::string(DTypeName(dtype));
+  }
+}
+
+mlir::FailureOr<std::vector<GraphValue>> Importer::ImportDropout(
+    const onnx::NodeProto& node) {
+  const GraphValue* input = Input(node, 0);
+  if (input == nullptr) return Error(node) << "needs an input";
+  double ratio = 0.5;
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.name() == "ratio") {
+      ratio = attribute.f();
+    } else if (attribute.name() != "seed" && attribute.name() != "is_test") {
+      return Error(node) << "attribute '" << attribute.name()
+                         << "' is not supported";
+    }
+  }
+  // From opset 12 the ratio and the mode are inputs; training is off by
+  // default. With it off, or with a ratio of 0, nothing is dropped: the
+  // output is the input and the mask all true. Training with a ratio above
+  // 0 draws random masks, which a compiled inference model does not.
+  bool training = false;
+  if (node.input_size() > 2 && !node.input(2).empty()) {
+    auto mode = ConstantInput(node, 2, "training_mode");
+    if (mlir::failed(mode)) return mlir::failure();
+    std::optional<double> on = Scalar(**mode);
+    if ((*mode)->dtype == DType::kI1 && (*mode)->NumElements() == 1) {
+      on = (*mode)->bytes[0] != 0 ? 1 : 0;
+    }
+    if (!on) return Error(node) << "training_mode must be one boolean";
+    training = *on != 0;
+  }
+  if (training && node.input_size() > 1 && !node.input(1).empty()) {
+    auto given = ConstantInput(node, 1, "ratio");
+    if (mlir::failed(given)) return mlir::failure();
+    std::optional<double> value = Scalar(**given);
+    if (!value) return Error(node) << "ratio must be one number";
+    ratio = *value;
+  }
+  if (training && ratio != 0) {
+    return Error(node) << "training mode (random masks, ratio "
+                       << absl::StrCat(ratio) << ") is not supported";
+  }
+  std::vector<GraphValue> results = {*input};
+  if (node.output_size() < 2 || node.output(1).empty()) return results;
+  ConstTensor mask;
+  if (input->constant) {
+    mask.dims = input->constant->dims;
+  } else {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(input->value.getType());
+    if (!type || !type.hasStaticShape()) {
+      return Error(node) << "the mask output needs a static input shape";
+    }
+    mask.dims.assign(type.getShape().begin(), type.getShape().end());
+  }
+  // A boolean mask from opset 10; before, one of the input's type (f32).
+  mask.dtype = opset_ >= 10 ? DType::kI1 : DType::kF32;
+  const int64_t count = mask.NumElements();
+  if (mask.dtype == DType::kI1) {
+    mask.bytes.assign(count, 1);
+  } else {
+    std::vector<float> ones(count, 1.0f);
+    mask.bytes.resize(count * sizeof(float));
+    std::memcpy(mask.bytes.data(), ones.data(), mask.bytes.size());
+  }
+  GraphValue mask_value;
+  mask_value.constant = std::make_shared<ConstTensor>(std::move(mask));
+  results.push_back(std::move(mask_value));
+  return results;
 }
 
 mlir::FailureOr<std::vector<GraphValue>>

@@ -1023,6 +1023,43 @@ TEST_F(NnOpsTest, Pooling) {
   EXPECT_THAT(missing.status().message(), HasSubstr("kernel_shape"));
 }
 
+// ceil_mode (GoogLeNet's and SqueezeNet's pooling): the output size rounds
+// up, the last window is cut by the input's end, and a window may not start
+// in the end padding.
+TEST_F(NnOpsTest, PoolingCeilMode) {
+  Tensor32 x{{1, 1, 4, 4},
+             {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+  OpAttrs ceil;
+  ceil.SetArray<int64_t>("kernel_shape", {3, 3});
+  ceil.SetArray<int64_t>("strides", {2, 2});
+  ceil.Set("ceil_mode", int64_t{1});
+  auto max = Run("nn.max_pool", {x}, ceil);
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_EQ(max->shape, (std::vector<int64_t>{1, 1, 2, 2}));  // floor: 1 x 1
+  EXPECT_EQ(max->values, (std::vector<float>{11, 12, 15, 16}));
+  auto average = Run("nn.average_pool", {x}, ceil);
+  ASSERT_TRUE(average.ok()) << average.status();
+  EXPECT_EQ(average->values, (std::vector<float>{6, 7.5, 12, 13.5}));
+
+  // 1-D, 5 wide, kernel 2, stride 2, pads 1 and 1: floor gives 3 windows;
+  // ceil's fourth would start at padded index 6, in the end padding.
+  Tensor32 row{{1, 1, 5}, {1, 2, 3, 4, 5}};
+  OpAttrs edge;
+  edge.SetArray<int64_t>("kernel_shape", {2});
+  edge.SetArray<int64_t>("strides", {2});
+  edge.SetArray<int64_t>("pads", {1, 1});
+  edge.Set("ceil_mode", int64_t{1});
+  auto edge_max = Run("nn.max_pool", {row}, edge);
+  ASSERT_TRUE(edge_max.ok()) << edge_max.status();
+  EXPECT_EQ(edge_max->values, (std::vector<float>{1, 3, 5}));
+
+  // An average counting padding would count the added end padding too.
+  ceil.Set("count_include_pad", int64_t{1});
+  auto counted = Run("nn.average_pool", {x}, ceil);
+  ASSERT_FALSE(counted.ok());
+  EXPECT_THAT(counted.status().message(), HasSubstr("count_include_pad"));
+}
+
 //===--- ConvTranspose and Resize -----------------------------------------===//
 // (ONNX's node tests check their values in onnx_backend_test.)
 

@@ -35,10 +35,41 @@ absl::StatusOr<Window> PlanPool(absl::string_view op, PoolKind kind,
     return OpError(op,
                    "needs kernel_shape with one value per spatial dimension");
   }
-  if (attrs.GetInteger("ceil_mode").value_or(0) != 0) {
-    return OpError(op, "ceil_mode = 1 is not supported");
+  absl::StatusOr<Window> window =
+      MakeWindow(op, attrs, spatial, Dims(kernel->begin(), kernel->end()));
+  if (!window.ok() || attrs.GetInteger("ceil_mode").value_or(0) == 0) {
+    return window;
   }
-  return MakeWindow(op, attrs, spatial, Dims(kernel->begin(), kernel->end()));
+  // ceil_mode rounds the output size up: one more window where the last
+  // stride leaves input uncovered, unless that window would start in the
+  // end padding (ONNX's and PyTorch's rule). It becomes extra end padding,
+  // which max pooling and averages that exclude padding ignore; an average
+  // counting padding would count it too, where PyTorch counts only the
+  // explicit pads, so that case is an error rather than a different result.
+  const bool counts_padding =
+      kind == PoolKind::kAverage &&
+      attrs.GetInteger("count_include_pad").value_or(0) != 0;
+  const size_t first = window->output.size() - spatial.size();  // 1-D as 2-D
+  for (size_t i = first; i < window->output.size(); ++i) {
+    const int64_t in = spatial[i - first], s = window->strides[i];
+    const int64_t extent =
+        (window->kernel[i] - 1) * (window->dilations[i] + 1) + 1;
+    const int64_t span =
+        in + window->pad_begin[i] + window->pad_end[i] - extent;
+    int64_t out = (span + s - 1) / s + 1;
+    if ((out - 1) * s >= in + window->pad_begin[i]) --out;
+    const int64_t extra = (out - 1) * s + extent -
+                          (in + window->pad_begin[i] + window->pad_end[i]);
+    if (extra <= 0) continue;
+    if (counts_padding) {
+      return OpError(op,
+                     "ceil_mode = 1 with count_include_pad = 1 is not "
+                     "supported where the last window passes the padding");
+    }
+    window->pad_end[i] += extra;
+    window->output[i] = out;
+  }
+  return window;
 }
 
 template <PoolKind kKind>
