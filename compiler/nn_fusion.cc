@@ -50,7 +50,8 @@ float FloatOr(mlir::Operation* op, llvm::StringRef name, float fallback) {
   return fallback;
 }
 
-// relu / leaky_relu / clip / gelu of a convolution or matmul, and its
+// relu / leaky_relu / clip / gelu / sigmoid / tanh of a convolution or
+// matmul, and its
 // product with or quotient by a constant scalar, become the producer's
 // `activation` (a oneDNN eltwise post-op; "linear" for the scaling).
 struct FuseActivation : public mlir::RewritePattern {
@@ -62,7 +63,8 @@ struct FuseActivation : public mlir::RewritePattern {
       mlir::Operation* op, mlir::PatternRewriter& rewriter) const override {
     mlir::Value input;
     std::optional<float> scale;
-    if (mlir::isa<nn::ReluOp, nn::LeakyReluOp, nn::ClipOp, nn::GeluOp>(op)) {
+    if (mlir::isa<nn::ReluOp, nn::LeakyReluOp, nn::ClipOp, nn::GeluOp,
+                  nn::SigmoidOp, nn::TanhOp>(op)) {
       input = op->getOperand(0);
     } else if (mlir::isa<nn::DivOp>(op)) {
       input = op->getOperand(0);
@@ -103,6 +105,10 @@ struct FuseActivation : public mlir::RewritePattern {
                 FloatOr(op, "max", std::numeric_limits<float>::max())));
       } else if (mlir::isa<nn::GeluOp>(op)) {
         set("activation", rewriter.getStringAttr("gelu"));
+      } else if (mlir::isa<nn::SigmoidOp>(op)) {
+        set("activation", rewriter.getStringAttr("sigmoid"));
+      } else if (mlir::isa<nn::TanhOp>(op)) {
+        set("activation", rewriter.getStringAttr("tanh"));
       } else {
         set("activation", rewriter.getStringAttr("linear"));
         set("activation_alpha", rewriter.getF32FloatAttr(*scale));
@@ -219,6 +225,40 @@ struct FuseHardSwish : public mlir::OpRewritePattern<nn::MulOp> {
         state.addTypes(mul.getType());
         rewriter.replaceOp(mul, rewriter.create(state)->getResults());
       }
+      rewriter.eraseOp(sigmoid);
+      return mlir::success();
+    }
+    return mlir::failure();
+  }
+};
+
+// mul(x, sigmoid(x)) (SiLU, how PyTorch exports EfficientNet's and
+// EfficientNetV2's activation) -> the `swish` activation of x's convolution
+// or matmul when nothing else reads x (oneDNN's swish post-op, one pass
+// over the result instead of a reorder, a sigmoid and a product). Where x
+// has other readers the pair stays for -nn-fuse-elementwise.
+struct FuseSwish : public mlir::OpRewritePattern<nn::MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(
+      nn::MulOp mul, mlir::PatternRewriter& rewriter) const override {
+    for (int i = 0; i < 2; ++i) {
+      auto sigmoid = mul->getOperand(i).getDefiningOp<nn::SigmoidOp>();
+      mlir::Value x = mul->getOperand(1 - i);
+      mlir::Operation* producer = x.getDefiningOp();
+      if (!sigmoid || sigmoid->getOperand(0) != x || !sigmoid->hasOneUse() ||
+          x.getType() != mul.getType() || !producer ||
+          !mlir::isa<nn::ConvOp, nn::MatMulOp>(producer) ||
+          producer->hasAttr("activation") ||
+          !llvm::all_of(producer->getUsers(), [&](mlir::Operation* user) {
+            return user == mul.getOperation() || user == sigmoid.getOperation();
+          })) {
+        continue;
+      }
+      rewriter.modifyOpInPlace(producer, [&] {
+        producer->setAttr("activation", rewriter.getStringAttr("swish"));
+      });
+      rewriter.replaceOp(mul, x);
       rewriter.eraseOp(sigmoid);
       return mlir::success();
     }
@@ -493,9 +533,10 @@ class NnFusionPass
 
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
-    patterns.add<FoldBatchNormIntoConv, FuseActivation, FuseResidualAdd,
-                 FuseGelu, FuseHardSwish, FuseLayerNorm, FuseMatmulBias>(
-        &getContext());
+    patterns
+        .add<FoldBatchNormIntoConv, FuseActivation, FuseResidualAdd, FuseGelu,
+             FuseHardSwish, FuseLayerNorm, FuseMatmulBias, FuseSwish>(
+            &getContext());
     if (mlir::failed(
             mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       signalPassFailure();

@@ -98,6 +98,8 @@ __device__ __forceinline__ float ApplyUnary(UnaryOp op, float x, float alpha,
       return cosf(x);
     case UnaryOp::kLinear:
       return alpha * x + beta;
+    case UnaryOp::kSilu:
+      return x / (1.f + expf(-x));
   }
   return x;
 }

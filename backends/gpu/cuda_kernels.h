@@ -53,6 +53,7 @@ enum class UnaryOp : int {
   kSin,
   kCos,
   kLinear,  // alpha * x + beta
+  kSilu,    // x * sigmoid(x), the fused "swish" activation
 };
 
 enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };

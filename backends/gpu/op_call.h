@@ -185,7 +185,8 @@ inline int NormalizeAxis(int64_t axis, int rank) {
 }
 
 // The fused activation of nn.matmul and nn.conv (`activation`: none,
-// relu, leaky_relu, clip, gelu, hard_swish, linear; `activation_alpha`,
+// relu, leaky_relu, clip, gelu, hard_swish, sigmoid, tanh, swish, linear;
+// `activation_alpha`,
 // `_beta`):
 // kIdentity for none; false (status set) for another.
 inline bool FusedActivation(OpCall& op, UnaryOp* activation, float* alpha,
@@ -205,6 +206,12 @@ inline bool FusedActivation(OpCall& op, UnaryOp* activation, float* alpha,
     *activation = UnaryOp::kGelu;
   } else if (name == "hard_swish") {
     *activation = UnaryOp::kHardSwish;
+  } else if (name == "sigmoid") {
+    *activation = UnaryOp::kSigmoid;
+  } else if (name == "tanh") {
+    *activation = UnaryOp::kTanh;
+  } else if (name == "swish") {
+    *activation = UnaryOp::kSilu;
   } else if (name == "linear") {
     *activation = UnaryOp::kLinear;
   } else {

@@ -66,6 +66,33 @@ func.func @hard_swish(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %y: tens
   return %ch, %yh, %zh, %eh : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
 
+// SiLU as PyTorch exports it, x * sigmoid(x) (EfficientNet): a
+// convolution's or matmul's swish activation when nothing else reads its
+// result; a sigmoid alone becomes the sigmoid activation. A pair on a value
+// with other readers stays (for -nn-fuse-elementwise).
+// CHECK-LABEL: func.func @swish
+func.func @swish(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %a: tensor<4x8xf32>, %b: tensor<8x8xf32>) -> (tensor<1x2x4x4xf32>, tensor<4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  // CHECK: %[[C:.*]] = nn.conv %arg0, %arg1 {activation = "swish"}
+  %c = nn.conv %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %cs = nn.sigmoid %c : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %cm = nn.mul %cs, %c : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: %[[M:.*]] = nn.matmul %arg2, %arg3 {activation = "swish"}
+  %m = nn.matmul %a, %b : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %ms = nn.sigmoid %m : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %mm = nn.mul %m, %ms : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK: %[[G:.*]] = nn.conv %[[C]], %arg1 {activation = "sigmoid"}
+  %g = nn.conv %cm, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %gs = nn.sigmoid %g : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: %[[K:.*]] = nn.conv %[[C]], %arg1 :
+  // CHECK: %[[KS:.*]] = nn.sigmoid %[[K]]
+  // CHECK: %[[KM:.*]] = nn.mul %[[K]], %[[KS]]
+  %k = nn.conv %cm, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %ks = nn.sigmoid %k : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %km = nn.mul %k, %ks : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: return %[[C]], %[[M]], %[[G]], %[[KM]], %[[K]]
+  return %cm, %mm, %gs, %km, %k : tensor<1x2x4x4xf32>, tensor<4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
+
 // GELU and layer normalization as PyTorch exports them.
 // CHECK-LABEL: func.func @gelu_layer_norm
 func.func @gelu_layer_norm(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {

@@ -313,6 +313,8 @@ TEST_F(NnOpsTest, MatmulFusesSumAndActivation) {
       {"linear", 0.125f, 0.5f,
        [](float v, float alpha, float beta) { return alpha * v + beta; }},
       {"relu", 0, 0, [](float v, float, float) { return v > 0 ? v : 0; }},
+      {"swish", 0, 0,
+       [](float v, float, float) { return v / (1.0f + std::exp(-v)); }},
   };
   for (const Activation& activation : activations) {
     for (uint64_t read_only : {0b0, 0b110}) {
@@ -373,10 +375,10 @@ TEST_F(NnOpsTest, MatmulFusesSumAndActivation) {
   EXPECT_THAT(wrong_sum.status().message(),
               HasSubstr("nn.matmul: sum [3, 5] is not the result's shape"));
   OpAttrs unknown;
-  unknown.SetString("activation", "swish");
+  unknown.SetString("activation", "mish");
   auto bad = Run("nn.matmul", {{{3, 5}, Random(15, 96)}, {{5, 4}, b}}, unknown);
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("unknown activation 'swish'"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("unknown activation 'mish'"));
 }
 
 //===--- Conv -------------------------------------------------------------===//
@@ -496,6 +498,11 @@ TEST_F(NnOpsTest, ConvFusesSumAndActivation) {
          [](float v, float, float) {
            return v * std::clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
          }},
+        {"sigmoid", 0, 0,
+         [](float v, float, float) { return 1.0f / (1.0f + std::exp(-v)); }},
+        {"tanh", 0, 0, [](float v, float, float) { return std::tanh(v); }},
+        {"swish", 0, 0,
+         [](float v, float, float) { return v / (1.0f + std::exp(-v)); }},
     };
     for (const Activation& activation : activations) {
       SCOPED_TRACE(activation.name);
@@ -521,12 +528,12 @@ TEST_F(NnOpsTest, ConvFusesSumAndActivation) {
     }
   }
   OpAttrs unknown;
-  unknown.SetString("activation", "swish");
+  unknown.SetString("activation", "mish");
   auto bad = Run("nn.conv",
                  {{{1, 1, 3, 3}, Random(9, 44)}, {{1, 1, 1, 1}, Random(1, 45)}},
                  unknown);
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("unknown activation 'swish'"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("unknown activation 'mish'"));
   auto wrong_sum = Run("nn.conv", {{{1, 1, 3, 3}, Random(9, 46)},
                                    {{1, 1, 1, 1}, Random(1, 47)},
                                    {{1}, Random(1, 48)},

@@ -45,8 +45,9 @@ memory::dims ToDnnl(absl::Span<const int64_t> dims) {
 // result's shape: a residual connection) is added to the result, then
 // `activation` is applied: "relu", "leaky_relu" (slope
 // `activation_alpha`), "clip" (between `activation_alpha` and
-// `activation_beta`), "gelu" (with erf), "hard_swish" or "linear"
-// (`activation_alpha` * x + `activation_beta`, a division by a constant).
+// `activation_beta`), "gelu" (with erf), "hard_swish", "sigmoid", "tanh",
+// "swish" (x * sigmoid(x), SiLU) or "linear" (`activation_alpha` * x +
+// `activation_beta`, a division by a constant).
 struct PostOps {
   bool has_sum = false;
   std::optional<dnnl::algorithm> activation;
@@ -92,6 +93,13 @@ absl::Status PlanActivation(absl::string_view op, const OpAttrs& attrs,
     post_ops.activation = dnnl::algorithm::eltwise_gelu_erf;
   } else if (*name == "hard_swish") {  // x * clip(x / 6 + 1/2, 0, 1)
     post_ops.activation = dnnl::algorithm::eltwise_hardswish;
+  } else if (*name == "sigmoid") {
+    post_ops.activation = dnnl::algorithm::eltwise_logistic;
+  } else if (*name == "tanh") {
+    post_ops.activation = dnnl::algorithm::eltwise_tanh;
+  } else if (*name == "swish") {  // x * sigmoid(alpha * x), alpha 1
+    post_ops.activation = dnnl::algorithm::eltwise_swish;
+    post_ops.alpha = 1.0f;
   } else if (*name == "linear") {
     post_ops.activation = dnnl::algorithm::eltwise_linear;
     post_ops.alpha = FloatAttr(attrs, "activation_alpha", 1.0f);
