@@ -25,6 +25,22 @@ constant folding on):
                [8, 3, 224, 224]. For the batch-8 benchmark
                (benchmarks/models/run_model_bench.py); exported only when
                named in --models.
+  resnet18_bn  torchvision ResNet-18 with its BatchNormalization nodes kept
+               (the compiler folds them).
+
+Other architectures, small, for what they bring that the three above do
+not (the model test's wider net; not benchmarked):
+
+  squeezenet         torchvision SqueezeNet 1.1: pooling with ceil_mode.
+  efficientnet_b0    torchvision EfficientNet-B0: SiLU (x * sigmoid(x))
+                     and squeeze-and-excite blocks.
+  mobilenetv3_small  torchvision MobileNetV3-small: hardswish and
+                     hardsigmoid as exported before opset 14.
+  swin_tiny          torchvision's Swin Transformer at a small size (embed
+                     32, depths 2-2, heads 2-4, window 7, 10 classes, input
+                     [1, 3, 112, 112]): shifted windows (Range, ScatterND,
+                     Roll as Slice/Concat), Dropout with its mask output,
+                     LayerNorm, GELU, attention.
 
 Why random weights: nothing may be downloaded (no pretrained checkpoints),
 and an importer test only needs the graph structure, real-sized tensors and
@@ -156,11 +172,22 @@ MODELS = {
     # compiler folds them.
     "resnet18_bn": (lambda: torchvision.models.resnet18(weights=None),
                     (1, 3, 224, 224)),
+    "squeezenet": (lambda: torchvision.models.squeezenet1_1(weights=None),
+                   (1, 3, 224, 224)),
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(
+        weights=None), (1, 3, 224, 224)),
+    "mobilenetv3_small": (lambda: torchvision.models.mobilenet_v3_small(
+        weights=None), (1, 3, 224, 224)),
+    "swin_tiny": (lambda: torchvision.models.swin_transformer.SwinTransformer(
+        patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
+        window_size=[7, 7], num_classes=10), (1, 3, 112, 112)),
 }
 # Models exported without PyTorch's own batch-norm folding.
 UNFOLDED_BATCH_NORM = ("resnet18_bn",)
 # What --models exports by default (the model test's set).
-DEFAULT_MODELS = ("resnet50", "mobilenetv2", "bert", "resnet18_bn")
+DEFAULT_MODELS = ("resnet50", "mobilenetv2", "bert", "resnet18_bn",
+                  "squeezenet", "efficientnet_b0", "mobilenetv3_small",
+                  "swin_tiny")
 
 
 def randomize(model, input_shape):
