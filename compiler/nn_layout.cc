@@ -12,21 +12,49 @@
 namespace asyncrt::compiler {
 namespace {
 
+// Whether `op` is x * s scaling the channels of x (a squeeze-and-excite
+// block's gate): f32 of static shapes, x [N, C, H, W] and s [N or 1, C, 1,
+// 1], either operand. The runtime runs it as oneDNN's binary primitive on
+// the layouts both come in (backends/cpu/nn/onednn_binary.cc).
+bool IsChannelScale(mlir::Operation* op) {
+  if (!mlir::isa<nn::MulOp>(op)) return false;
+  auto type = [](mlir::Value value) {
+    auto ranked = mlir::dyn_cast<mlir::RankedTensorType>(value.getType());
+    return ranked && ranked.hasStaticShape() && ranked.getRank() == 4 &&
+                   ranked.getElementType().isF32()
+               ? ranked
+               : mlir::RankedTensorType();
+  };
+  for (int i = 0; i < 2; ++i) {
+    auto x = type(op->getOperand(i)), s = type(op->getOperand(1 - i));
+    if (x && s && x == op->getResult(0).getType() &&
+        (s.getDimSize(0) == x.getDimSize(0) || s.getDimSize(0) == 1) &&
+        s.getDimSize(1) == x.getDimSize(1) && s.getDimSize(2) == 1 &&
+        s.getDimSize(3) == 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // The ops on oneDNN that read a OneDnnTensor as it is (the runtime's
 // kOpAcceptsRegisteredHost ops) and can produce one.
 bool IsLayoutOp(mlir::Operation* op) {
   return mlir::isa<nn::ConvOp, nn::MaxPoolOp, nn::AveragePoolOp,
-                   nn::GlobalAveragePoolOp>(op);
+                   nn::GlobalAveragePoolOp>(op) ||
+         IsChannelScale(op);
 }
 
 // Whether `use` reads its value in oneDNN's layout without a reorder of
-// its own: a convolution's input or fused sum, a pooling's input. (A
-// convolution's weights and bias are constants, read plain.)
+// its own: a convolution's input or fused sum, a pooling's input, either
+// operand of a channel scaling. (A convolution's weights and bias are
+// constants, read plain.)
 bool TakesOneDnnLayout(mlir::OpOperand& use) {
   mlir::Operation* user = use.getOwner();
   if (mlir::isa<nn::ConvOp>(user)) {
     return use.getOperandNumber() == 0 || use.getOperandNumber() == 3;
   }
+  if (IsChannelScale(user)) return true;
   return IsLayoutOp(user) && use.getOperandNumber() == 0;
 }
 

@@ -91,6 +91,33 @@ func.func @depthwise_chains(%x: tensor<1x3x8x8xf32>, %stem: tensor<16x3x3x3xf32>
   return %p, %g : tensor<1x24x4x4xf32>, tensor<1x16x4x4xf32>
 }
 
+// A squeeze-and-excite block (EfficientNet, MobileNetV3): the depthwise
+// result feeds a global pooling and the channel scaling x * s, which keeps
+// the layout of both operands (oneDNN's binary primitive) and hands its
+// product to the projection on. The chain is one: every convolution is
+// blocked. A product that is not a channel scaling (s of another shape)
+// takes no oneDNN layout.
+// CHECK-LABEL: func.func @squeeze_excite
+func.func @squeeze_excite(%x: tensor<1x16x4x4xf32>, %dw: tensor<16x1x3x3xf32>, %fc1: tensor<4x16x1x1xf32>, %fc2: tensor<16x4x1x1xf32>, %w: tensor<24x16x1x1xf32>, %row: tensor<1x1x1x4xf32>) -> (tensor<1x24x4x4xf32>, tensor<1x16x4x4xf32>) {
+  // CHECK: %[[D:.*]] = nn.conv %arg0, %arg1 {activation = "swish", compute_layout = "blocked", group = 16 : i64, pads = [1, 1, 1, 1], result_layout = "onednn"}
+  %d = nn.conv %x, %dw {activation = "swish", group = 16 : i64, pads = [1, 1, 1, 1]} : (tensor<1x16x4x4xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x4x4xf32>
+  // CHECK: %[[P:.*]] = nn.global_average_pool %[[D]] {result_layout = "onednn"}
+  %p = nn.global_average_pool %d : (tensor<1x16x4x4xf32>) -> tensor<1x16x1x1xf32>
+  // CHECK: %[[F:.*]] = nn.conv %[[P]], %arg2 {activation = "swish", compute_layout = "blocked", result_layout = "onednn"}
+  %f = nn.conv %p, %fc1 {activation = "swish"} : (tensor<1x16x1x1xf32>, tensor<4x16x1x1xf32>) -> tensor<1x4x1x1xf32>
+  // CHECK: %[[S:.*]] = nn.conv %[[F]], %arg3 {activation = "sigmoid", compute_layout = "blocked", result_layout = "onednn"}
+  %s = nn.conv %f, %fc2 {activation = "sigmoid"} : (tensor<1x4x1x1xf32>, tensor<16x4x1x1xf32>) -> tensor<1x16x1x1xf32>
+  // CHECK: %[[M:.*]] = nn.mul %[[S]], %[[D]] {result_layout = "onednn"}
+  %m = nn.mul %s, %d : (tensor<1x16x1x1xf32>, tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  // CHECK: nn.conv %[[M]], %arg4 {compute_layout = "blocked"} :
+  %y = nn.conv %m, %w : (tensor<1x16x4x4xf32>, tensor<24x16x1x1xf32>) -> tensor<1x24x4x4xf32>
+  // CHECK: %[[E:.*]] = nn.conv %arg0, %arg1 {compute_layout = "blocked", group = 16 : i64, pads = [1, 1, 1, 1]} :
+  // CHECK: nn.mul %[[E]], %arg5 :
+  %e = nn.conv %x, %dw {group = 16 : i64, pads = [1, 1, 1, 1]} : (tensor<1x16x4x4xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x4x4xf32>
+  %r = nn.mul %e, %row : (tensor<1x16x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x16x4x4xf32>
+  return %y, %r : tensor<1x24x4x4xf32>, tensor<1x16x4x4xf32>
+}
+
 // The compiled chain runs (graph_mode.mlir checks such values).
 // EXEC-NOT: error
 // EXEC: 'main' returned !corert.tensorhandle value

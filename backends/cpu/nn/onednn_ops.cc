@@ -838,6 +838,7 @@ void RegisterOneDnnOps(OpRegistry& registry) {
   registry.AddDispatch("nn.conv", "cpu", Conv, kOpAcceptsRegisteredHost);
   RegisterConvTransposeOp(registry);
   RegisterPoolOps(registry);
+  RegisterOneDnnMul(registry);
 }
 
 }  // namespace asyncrt::nn

@@ -202,6 +202,10 @@ void SetResult(OpInvocation& invocation,
 // (onednn_pool.cc), registered by RegisterOneDnnOps.
 void RegisterPoolOps(OpRegistry& registry);
 
+// Lets nn.mul take OneDnnTensors (onednn_binary.cc): wraps the CPU
+// implementation already registered. Registered by RegisterOneDnnOps.
+void RegisterOneDnnMul(OpRegistry& registry);
+
 // Hands the pages of a read-only constant (a model's weights) back to the
 // kernel once an op computes from a reordered copy of it instead: pages
 // mapped from a BEF file leave the resident set (and are read from the

@@ -1,0 +1,256 @@
+// nn.mul on OneDnnTensors. A squeeze-and-excite block (EfficientNet,
+// MobileNetV3) scales the channels of a depthwise convolution's result by
+// a gate computed from it, x [N, C, H, W] * s [N or 1, C, 1, 1], and hands
+// the product to a 1x1 convolution. Done on plain tensors, that splits the
+// block's channel-blocked chain in three with reorders between; here it is
+// oneDNN's binary primitive over x's layout (s broadcast over the spatial
+// dimensions), so x, s and the product keep the layouts -nn-assign-layouts
+// chose. Any other nn.mul that receives a OneDnnTensor (the compiler plans
+// none) gets plain copies of it and runs the elementwise kernel.
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "asyncrt/backends/nn_ops.h"
+#include "asyncrt/host_context/host_context.h"
+#include "backends/cpu/nn/nn_util.h"
+#include "backends/cpu/nn/onednn_tensor.h"
+#include "backends/cpu/nn/onednn_util.h"
+
+namespace asyncrt::nn {
+namespace {
+
+using dnnl::memory;
+
+constexpr absl::string_view kMul = "nn.mul";
+
+// The CPU implementation of nn.mul that MulOnOneDnnLayouts wraps.
+struct WrappedMul {
+  OpDispatchFn dispatch = nullptr;
+  const void* data = nullptr;
+};
+
+// Whether `scale` scales the channels of `x`: both 4-D, scale [N or 1, C,
+// 1, 1] for x [N, C, H, W].
+bool IsChannelScale(const TensorShape& x, const TensorShape& scale) {
+  if (x.GetRank() != 4 || scale.GetRank() != 4) return false;
+  return (scale.GetDimensionSize(0) == x.GetDimensionSize(0) ||
+          scale.GetDimensionSize(0) == 1) &&
+         scale.GetDimensionSize(1) == x.GetDimensionSize(1) &&
+         scale.GetDimensionSize(2) == 1 && scale.GetDimensionSize(3) == 1;
+}
+
+memory::dims DimsOf(const Tensor& tensor) {
+  auto dims = tensor.shape().GetDimensions();
+  return memory::dims(dims.begin(), dims.end());
+}
+
+// oneDNN's description of a channel scale `scale_dims` in the layout
+// family of `x` (oneDNN's binary primitive has JIT kernels only where src1
+// is laid out like src0: a plain scale against a blocked x ran its
+// reference code, 20-50x slower), or nullopt for layouts not named here.
+std::optional<memory::desc> ScaleDescLike(const memory::desc& x,
+                                          const memory::dims& scale_dims) {
+  static constexpr std::pair<const char*, memory::format_tag> kTags[] = {
+      {"abcd", memory::format_tag::abcd},
+      {"acdb", memory::format_tag::acdb},
+      {"aBcd16b", memory::format_tag::aBcd16b},
+      {"aBcd8b", memory::format_tag::aBcd8b},
+      {"aBcd4b", memory::format_tag::aBcd4b}};
+  const std::string layout = OneDnnLayoutName(x);
+  for (const auto& [name, tag] : kTags) {
+    if (layout == name) {
+      return memory::desc(scale_dims, memory::data_type::f32, tag);
+    }
+  }
+  return std::nullopt;
+}
+
+// The scale's elements in `wanted` (one of ScaleDescLike's layouts) from
+// its plain values: the same bytes unless channel blocks pad it, then the
+// padding is zeros. `storage` holds them when they are copied.
+const void* ScaleInLayout(const memory::desc& wanted,
+                          const memory::dims& scale_dims, const float* plain,
+                          std::vector<float>& storage) {
+  const size_t count = wanted.get_size() / sizeof(float);
+  const int64_t batch = scale_dims[0], channels = scale_dims[1];
+  if (count == static_cast<size_t>(batch * channels)) return plain;
+  // [N, C, 1, 1] channel-blocked: each image's C values, padded to a whole
+  // number of blocks.
+  const int64_t padded = static_cast<int64_t>(count) / batch;
+  storage.assign(count, 0.0f);
+  for (int64_t n = 0; n < batch; ++n) {
+    std::copy_n(plain + n * channels, channels, storage.data() + n * padded);
+  }
+  return storage.data();
+}
+
+// x * scale with oneDNN's binary primitive: the result in x's layout when
+// `result_layout` asks for oneDNN's, else plain.
+void ScaleChannels(OpInvocation& invocation, int x_index) {
+  const Tensor& x = invocation.argument(x_index);
+  const Tensor& scale = invocation.argument(1 - x_index);
+  const memory::dims x_dims = DimsOf(x), scale_dims = DimsOf(scale);
+  absl::StatusOr<OneDnnOperand> src = GetOneDnnOperand(kMul, x, x_dims);
+  absl::StatusOr<OneDnnOperand> factor =
+      GetOneDnnOperand(kMul, scale, scale_dims);
+  absl::StatusOr<bool> onednn_result =
+      WantsOneDnnResult(kMul, invocation.attrs);
+  for (const absl::Status* status :
+       {&src.status(), &factor.status(), &onednn_result.status()}) {
+    if (!status->ok()) return FailAll(invocation, kMul, status->message());
+  }
+  try {
+    // The scale in x's layout family.
+    std::vector<float> plain_scale, scale_storage;
+    if (std::optional<memory::desc> wanted =
+            ScaleDescLike(src->desc, scale_dims);
+        wanted && !(*wanted == factor->desc)) {
+      const float* plain = static_cast<const float*>(factor->data);
+      if (scale.tensor_type() == OneDnnTensor::Type()) {
+        plain_scale.resize(scale.NumElements());
+        ReorderToPlain(static_cast<const OneDnnTensor&>(scale),
+                       plain_scale.data());
+        plain = plain_scale.data();
+      }
+      factor = OneDnnOperand{
+          *wanted, ScaleInLayout(*wanted, scale_dims, plain, scale_storage)};
+    }
+    // The product in x's layout (oneDNN's JIT kernels write no other), then
+    // reordered if a plain result was asked for.
+    const memory::desc& dst_md = src->desc;
+    const std::string src_layout = OneDnnLayoutName(src->desc);
+    const std::string factor_layout = OneDnnLayoutName(factor->desc);
+    auto make = [&] {
+      return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(
+          dnnl::binary::desc(dnnl::algorithm::binary_mul, src->desc,
+                             factor->desc, dst_md),
+          PrimitiveAttr(), CpuEngine())));
+    };
+    // Opaque layouts, which their names do not tell apart, are made afresh.
+    dnnl::primitive binary =
+        src_layout == "opaque" || factor_layout == "opaque"
+            ? make()
+            : CachedPrimitive(
+                  absl::StrCat(DimsKey(x_dims), "|", src_layout, "|",
+                               DimsKey(scale_dims), "|", factor_layout),
+                  make);
+    AsyncValueRef<DenseHostTensor> plain_result;
+    RCReference<HostBuffer> onednn_buffer;
+    std::vector<PrimitiveStep> steps;
+    memory dst;
+    if (*onednn_result && x.NumElements() > 0) {
+      onednn_buffer = OneDnnResultBuffer(invocation, kMul, dst_md, -1);
+      if (!onednn_buffer) return;
+      dst = Wrap(dst_md, onednn_buffer->data());
+    } else {
+      plain_result = PrimitiveResult(invocation, kMul);
+      if (!plain_result) return;
+      memory out = Wrap(PlainF32(x_dims), plain_result->data());
+      if (dst_md == out.get_desc()) {
+        dst = out;
+      } else {
+        auto make_reorder = [&] {
+          return dnnl::primitive(dnnl::reorder(
+              dnnl::reorder::primitive_desc(CpuEngine(), dst_md, CpuEngine(),
+                                            out.get_desc(), PrimitiveAttr())));
+        };
+        dnnl::primitive to_plain =
+            src_layout == "opaque"
+                ? make_reorder()
+                : CachedPrimitive(
+                      absl::StrCat(DimsKey(x_dims), "|", src_layout),
+                      make_reorder);
+        dst = memory(dst_md, CpuEngine());
+        steps.push_back({to_plain, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
+      }
+    }
+    steps.insert(
+        steps.begin(),
+        PrimitiveStep{binary,
+                      {{DNNL_ARG_SRC_0, Wrap(src->desc, src->data)},
+                       {DNNL_ARG_SRC_1, Wrap(factor->desc, factor->data)},
+                       {DNNL_ARG_DST, dst}}});
+    ExecutePrimitives(steps);
+    SetResult(invocation, std::move(plain_result), dst_md,
+              std::move(onednn_buffer));
+  } catch (const dnnl::error& error) {
+    FailAll(invocation, kMul, absl::StrCat("oneDNN: ", error.what()));
+  }
+}
+
+// The wrapped kernel on plain copies of the OneDnnTensor arguments.
+void MulOnPlainCopies(OpInvocation& invocation, const WrappedMul& wrapped) {
+  std::array<AsyncValueRef<DenseHostTensor>, 2> copies;
+  std::array<const Tensor*, 2> tensors = {&invocation.argument(0),
+                                          &invocation.argument(1)};
+  for (int i = 0; i < 2; ++i) {
+    if (tensors[i]->tensor_type() != OneDnnTensor::Type()) continue;
+    const auto& onednn = static_cast<const OneDnnTensor&>(*tensors[i]);
+    copies[i] = DenseHostTensor::MakeUninitializedAsyncValue(
+        onednn.metadata(), *invocation.host()->allocator());
+    if (!copies[i]) {
+      return FailAll(
+          invocation, kMul,
+          absl::StrCat("cannot allocate ", onednn.shape().DebugString()));
+    }
+    try {
+      ReorderToPlain(onednn, copies[i]->data());
+    } catch (const dnnl::error& error) {
+      return FailAll(invocation, kMul, absl::StrCat("oneDNN: ", error.what()));
+    }
+    tensors[i] = &copies[i].get();
+  }
+  // The copies are the op's own: the kernel must not take the originals'
+  // buffers for its result.
+  const absl::Span<const Tensor* const> original = invocation.argument_tensors;
+  const uint64_t unshared = invocation.unshared_arguments;
+  invocation.argument_tensors = tensors;
+  invocation.unshared_arguments = 0;
+  invocation.implementation_data = wrapped.data;
+  wrapped.dispatch(invocation);
+  invocation.argument_tensors = original;
+  invocation.unshared_arguments = unshared;
+}
+
+void MulOnOneDnnLayouts(OpInvocation& invocation) {
+  const auto& wrapped =
+      *static_cast<const WrappedMul*>(invocation.implementation_data);
+  const Tensor& a = invocation.argument(0);
+  const Tensor& b = invocation.argument(1);
+  const bool a_onednn = a.tensor_type() == OneDnnTensor::Type();
+  const bool b_onednn = b.tensor_type() == OneDnnTensor::Type();
+  if (!a_onednn && !b_onednn) {
+    invocation.implementation_data = wrapped.data;
+    return wrapped.dispatch(invocation);
+  }
+  if (a.dtype() == DType::kF32 && b.dtype() == DType::kF32) {
+    if (IsChannelScale(a.shape(), b.shape())) {
+      return ScaleChannels(invocation, 0);
+    }
+    if (IsChannelScale(b.shape(), a.shape())) {
+      return ScaleChannels(invocation, 1);
+    }
+  }
+  MulOnPlainCopies(invocation, wrapped);
+}
+
+}  // namespace
+
+void RegisterOneDnnMul(OpRegistry& registry) {
+  const OpEntry* entry = registry.Find(kMul);
+  const OpImplementation* cpu =
+      entry != nullptr ? entry->FindImplementation("cpu") : nullptr;
+  if (cpu == nullptr || cpu->dispatch == MulOnOneDnnLayouts) return;
+  // One per registry it wraps in, living as long as the process.
+  auto* wrapped = new WrappedMul{cpu->dispatch, cpu->data};
+  registry.AddDispatch(kMul, "cpu", MulOnOneDnnLayouts,
+                       kOpAcceptsRegisteredHost, wrapped);
+}
+
+}  // namespace asyncrt::nn
