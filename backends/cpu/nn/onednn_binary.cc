@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/backends/nn_ops.h"
 #include "asyncrt/host_context/host_context.h"
@@ -90,9 +91,19 @@ const void* ScaleInLayout(const memory::desc& wanted,
   return storage.data();
 }
 
+// A channel scaling's binary primitive for one configuration.
+struct ScalePrimitive {
+  dnnl::primitive primitive;
+  // Whether oneDNN has only its reference code for it (channel blocks of 8
+  // under AVX-512, from grouped convolutions): many times slower than
+  // reordering to plain and back.
+  bool reference = false;
+};
+
 // x * scale with oneDNN's binary primitive: the result in x's layout when
-// `result_layout` asks for oneDNN's, else plain.
-void ScaleChannels(OpInvocation& invocation, int x_index) {
+// `result_layout` asks for oneDNN's, else plain. False, with nothing done,
+// where oneDNN has only its reference code for the layouts.
+bool ScaleChannels(OpInvocation& invocation, int x_index) {
   const Tensor& x = invocation.argument(x_index);
   const Tensor& scale = invocation.argument(1 - x_index);
   const memory::dims x_dims = DimsOf(x), scale_dims = DimsOf(scale);
@@ -103,7 +114,10 @@ void ScaleChannels(OpInvocation& invocation, int x_index) {
       WantsOneDnnResult(kMul, invocation.attrs);
   for (const absl::Status* status :
        {&src.status(), &factor.status(), &onednn_result.status()}) {
-    if (!status->ok()) return FailAll(invocation, kMul, status->message());
+    if (!status->ok()) {
+      FailAll(invocation, kMul, status->message());
+      return true;
+    }
   }
   try {
     // The scale in x's layout family.
@@ -127,30 +141,34 @@ void ScaleChannels(OpInvocation& invocation, int x_index) {
     const std::string src_layout = OneDnnLayoutName(src->desc);
     const std::string factor_layout = OneDnnLayoutName(factor->desc);
     auto make = [&] {
-      return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(
+      dnnl::binary::primitive_desc pd(
           dnnl::binary::desc(dnnl::algorithm::binary_mul, src->desc,
                              factor->desc, dst_md),
-          PrimitiveAttr(), CpuEngine())));
+          PrimitiveAttr(), CpuEngine());
+      return ScalePrimitive{dnnl::binary(pd),
+                            absl::StartsWith(pd.impl_info_str(), "ref")};
     };
     // Opaque layouts, which their names do not tell apart, are made afresh.
-    dnnl::primitive binary =
+    static auto* cache = new ConfigCache<ScalePrimitive>(1024);
+    std::shared_ptr<const ScalePrimitive> binary =
         src_layout == "opaque" || factor_layout == "opaque"
-            ? make()
-            : CachedPrimitive(
+            ? std::make_shared<const ScalePrimitive>(make())
+            : cache->GetOrCreate(
                   absl::StrCat(DimsKey(x_dims), "|", src_layout, "|",
                                DimsKey(scale_dims), "|", factor_layout),
                   make);
+    if (binary->reference) return false;
     AsyncValueRef<DenseHostTensor> plain_result;
     RCReference<HostBuffer> onednn_buffer;
     std::vector<PrimitiveStep> steps;
     memory dst;
     if (*onednn_result && x.NumElements() > 0) {
       onednn_buffer = OneDnnResultBuffer(invocation, kMul, dst_md, -1);
-      if (!onednn_buffer) return;
+      if (!onednn_buffer) return true;
       dst = Wrap(dst_md, onednn_buffer->data());
     } else {
       plain_result = PrimitiveResult(invocation, kMul);
-      if (!plain_result) return;
+      if (!plain_result) return true;
       memory out = Wrap(PlainF32(x_dims), plain_result->data());
       if (dst_md == out.get_desc()) {
         dst = out;
@@ -172,7 +190,7 @@ void ScaleChannels(OpInvocation& invocation, int x_index) {
     }
     steps.insert(
         steps.begin(),
-        PrimitiveStep{binary,
+        PrimitiveStep{binary->primitive,
                       {{DNNL_ARG_SRC_0, Wrap(src->desc, src->data)},
                        {DNNL_ARG_SRC_1, Wrap(factor->desc, factor->data)},
                        {DNNL_ARG_DST, dst}}});
@@ -182,6 +200,7 @@ void ScaleChannels(OpInvocation& invocation, int x_index) {
   } catch (const dnnl::error& error) {
     FailAll(invocation, kMul, absl::StrCat("oneDNN: ", error.what()));
   }
+  return true;
 }
 
 // The wrapped kernel on plain copies of the OneDnnTensor arguments.
@@ -230,11 +249,11 @@ void MulOnOneDnnLayouts(OpInvocation& invocation) {
     return wrapped.dispatch(invocation);
   }
   if (a.dtype() == DType::kF32 && b.dtype() == DType::kF32) {
-    if (IsChannelScale(a.shape(), b.shape())) {
-      return ScaleChannels(invocation, 0);
+    if (IsChannelScale(a.shape(), b.shape()) && ScaleChannels(invocation, 0)) {
+      return;
     }
-    if (IsChannelScale(b.shape(), a.shape())) {
-      return ScaleChannels(invocation, 1);
+    if (IsChannelScale(b.shape(), a.shape()) && ScaleChannels(invocation, 1)) {
+      return;
     }
   }
   MulOnPlainCopies(invocation, wrapped);

@@ -51,6 +51,23 @@ class OneDnnMulTest : public EagerOpTest {
     return Execute("nn.conv", std::move(args), attrs);
   }
 
+  // `x` through an identity 1x1 convolution of groups of 8 channels (as
+  // RegNet's): a OneDnnTensor in 8-channel blocks, for which oneDNN 2.6 has
+  // no JIT binary kernel under AVX-512.
+  TensorHandle EightChannelBlocks(const Tensor32& x) {
+    const int64_t channels = x.shape[1];
+    std::vector<float> identity(channels * 8, 0.0f);
+    for (int64_t c = 0; c < channels; ++c) identity[c * 8 + c % 8] = 1.0f;
+    OpAttrs attrs;
+    attrs.SetString("result_layout", "onednn");
+    attrs.SetString("compute_layout", "blocked");
+    attrs.Set("group", channels / 8);
+    std::vector<TensorHandle> args;
+    args.push_back(Make(x));
+    args.push_back(Make({{channels, 8, 1, 1}, identity}, true));
+    return Execute("nn.conv", std::move(args), attrs);
+  }
+
   // nn.mul of `a` and `b` with `attrs`, read back plain, with oneDNN's
   // verbose log of the run in `log`.
   absl::StatusOr<Tensor32> Multiply(TensorHandle a, TensorHandle b,
@@ -111,6 +128,25 @@ TEST_F(OneDnnMulTest, ChannelScaleKeepsTheBlockedLayout) {
       }
     }
   }
+}
+
+// Where oneDNN has only its reference binary kernel for x's layout, the
+// product is computed on plain copies instead (RegNetY ran 5x slower).
+TEST_F(OneDnnMulTest, NoReferenceKernel) {
+  const Tensor32 x{{1, 32, 6, 6}, Random(32 * 36, 7)};
+  const Tensor32 s{{1, 32, 1, 1}, Random(32, 8)};
+  absl::StatusOr<Tensor32> expected = Run("nn.mul", {x, s});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  OpAttrs attrs;
+  attrs.SetString("result_layout", "onednn");
+  std::string log, type;
+  TensorHandle grouped = EightChannelBlocks(x);
+  ASSERT_NE(core_->Await(grouped), nullptr);
+  absl::StatusOr<Tensor32> product =
+      Multiply(std::move(grouped), Make(s), attrs, &log, &type);
+  ASSERT_TRUE(product.ok()) << product.status();
+  EXPECT_EQ(product->values, expected->values);
+  EXPECT_THAT(log, Not(HasSubstr("binary,ref"))) << log;
 }
 
 // Other products with a OneDnnTensor (operands of one shape, broadcasting
