@@ -36,6 +36,8 @@ not (the model test's wider net; not benchmarked):
                      and squeeze-and-excite blocks.
   mobilenetv3_small  torchvision MobileNetV3-small: hardswish and
                      hardsigmoid as exported before opset 14.
+  regnet_y_400mf     torchvision RegNetY-400MF: grouped convolutions (8
+                     channels a group) with squeeze-and-excite.
   swin_tiny          torchvision's Swin Transformer at a small size (embed
                      32, depths 2-2, heads 2-4, window 7, 10 classes, input
                      [1, 3, 112, 112]): shifted windows (Range, ScatterND,
@@ -178,6 +180,8 @@ MODELS = {
         weights=None), (1, 3, 224, 224)),
     "mobilenetv3_small": (lambda: torchvision.models.mobilenet_v3_small(
         weights=None), (1, 3, 224, 224)),
+    "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(
+        weights=None), (1, 3, 224, 224)),
     "swin_tiny": (lambda: torchvision.models.swin_transformer.SwinTransformer(
         patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
         window_size=[7, 7], num_classes=10), (1, 3, 112, 112)),
@@ -187,7 +191,7 @@ UNFOLDED_BATCH_NORM = ("resnet18_bn",)
 # What --models exports by default (the model test's set).
 DEFAULT_MODELS = ("resnet50", "mobilenetv2", "bert", "resnet18_bn",
                   "squeezenet", "efficientnet_b0", "mobilenetv3_small",
-                  "swin_tiny")
+                  "regnet_y_400mf", "swin_tiny")
 
 
 def randomize(model, input_shape):

@@ -1,9 +1,9 @@
 #!/bin/bash
 # The model test: exports ResNet-50, MobileNetV2, the BERT encoder and the
 # smaller architectures of export_models.py (SqueezeNet, EfficientNet-B0,
-# MobileNetV3-small, a small Swin Transformer) with PyTorch (cached in
-# MODELS_DIR, see export_models.py), then runs each through AsyncRT against
-# PyTorch's outputs.
+# MobileNetV3-small, RegNetY-400MF, a small Swin Transformer) with PyTorch
+# (cached in MODELS_DIR, see export_models.py), then runs each through
+# AsyncRT against PyTorch's outputs.
 #
 #   run_model_test.sh ONNX_BACKEND_TEST MODELS_DIR
 #
