@@ -1,6 +1,9 @@
 #include "backends/cpu/nn/copy_util.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "asyncrt/tensor/dtype.h"
@@ -58,6 +61,105 @@ void FillRun(char* dst, int64_t n, const char* value, size_t element_size) {
   }
 }
 
+namespace {
+
+// Copies of this many bytes or more are split over the OpenMP team
+// (ParallelRanges): below it, waking the team costs more than it saves.
+constexpr int64_t kParallelBytes = 64 * 1024;
+
+// The element offsets under `strides` of flat position `position` of the
+// row-major index space `dims`.
+template <size_t N>
+std::array<int64_t, N> OffsetsOf(int64_t position, const Dims& dims,
+                                 const std::array<const Dims*, N>& strides) {
+  std::array<int64_t, N> offsets = {};
+  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+    const int64_t index = position % dims[d];
+    position /= dims[d];
+    for (size_t k = 0; k < N; ++k) offsets[k] += index * (*strides[k])[d];
+  }
+  return offsets;
+}
+
+// Transposes the 8x8 block of floats whose rows start at `src` (`src_row`
+// floats apart) into the rows at `dst` (`dst_row` apart): eight loads, 24
+// shuffles, eight stores.
+__attribute__((target("avx2"))) void Transpose8x8(const float* src,
+                                                  int64_t src_row, float* dst,
+                                                  int64_t dst_row) {
+  __m256 r[8], t[8];
+  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(src + k * src_row);
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    r[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int k = 0; k < 4; ++k) {
+    _mm256_storeu_ps(dst + k * dst_row,
+                     _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
+    _mm256_storeu_ps(dst + (k + 4) * dst_row,
+                     _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
+  }
+}
+
+// Whether Transpose8x8 may run here.
+bool HasAvx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+
+// A transposition of 4-byte elements: src rows contiguous along dimension
+// `along_src` and dst rows along `along_dst` (the two dimensions swap).
+// Copied in 8x8 blocks transposed in registers (the strided copy it
+// replaces moved one element per load and store); bands of 8 rows of src
+// (times the other dimensions) are split over the team.
+void CopyTransposed32(const char* src, const Dims& ss, char* dst,
+                      const Dims& ds, const Dims& dims, int along_src,
+                      int along_dst) {
+  Dims outer, outer_ss, outer_ds;
+  for (int d = 0; d < static_cast<int>(dims.size()); ++d) {
+    if (d == along_src || d == along_dst) continue;
+    outer.push_back(dims[d]);
+    outer_ss.push_back(ss[d]);
+    outer_ds.push_back(ds[d]);
+  }
+  // src[b][a] -> dst[a][b]: a runs along src rows, b along dst rows.
+  const int64_t n_a = dims[along_src], n_b = dims[along_dst];
+  const int64_t src_row = ss[along_dst], dst_row = ds[along_src];
+  const int64_t bands = (n_b + 7) / 8;
+  const int64_t units = Product(outer, 0, outer.size()) * bands;
+  ParallelRanges(units, std::max<int64_t>(1, kParallelBytes / (8 * n_a * 4)),
+                 [&](int64_t begin, int64_t end) {
+                   const float* from = reinterpret_cast<const float*>(src);
+                   float* to = reinterpret_cast<float*>(dst);
+                   for (int64_t unit = begin; unit < end; ++unit) {
+                     const auto [so, dof] = OffsetsOf<2>(
+                         unit / bands, outer, {&outer_ss, &outer_ds});
+                     const int64_t b0 = unit % bands * 8;
+                     const int64_t b1 = std::min(b0 + 8, n_b);
+                     int64_t a0 = 0;
+                     if (b1 - b0 == 8) {
+                       for (; a0 + 8 <= n_a; a0 += 8) {
+                         Transpose8x8(from + so + b0 * src_row + a0, src_row,
+                                      to + dof + a0 * dst_row + b0, dst_row);
+                       }
+                     }
+                     for (int64_t a = a0; a < n_a; ++a) {  // What blocks leave.
+                       for (int64_t b = b0; b < b1; ++b) {
+                         to[dof + a * dst_row + b] = from[so + b * src_row + a];
+                       }
+                     }
+                   }
+                 });
+}
+
+}  // namespace
+
 // Copies the view `shape` of `src` (element strides `src_strides`, any
 // sign, 0 to broadcast) to `dst` (strides `dst_strides`). Dimensions
 // contiguous in both are merged first, so a dense view is one memcpy.
@@ -80,11 +182,51 @@ void CopyView(const char* src, const Dims& src_strides, char* dst,
     }
   }
   if (dims.empty()) return (void)std::memcpy(dst, src, element_size);
+  const int inner = static_cast<int>(dims.size()) - 1;
+  // Floats contiguous along the inner dimension on one side and along
+  // another one on the other: a transposition, copied in 8x8 blocks.
+  if (element_size == 4 && (ss[inner] == 1) != (ds[inner] == 1) &&
+      dims[inner] >= 8 && HasAvx2()) {
+    const Dims& other = ss[inner] == 1 ? ds : ss;
+    for (int d = 0; d < inner; ++d) {
+      if (other[d] == 1 && dims[d] >= 8) {
+        return ss[inner] == 1
+                   ? CopyTransposed32(src, ss, dst, ds, dims, inner, d)
+                   : CopyTransposed32(src, ss, dst, ds, dims, d, inner);
+      }
+    }
+  }
+  // Rows along the inner dimension, split over the team.
   const int64_t size = static_cast<int64_t>(element_size);
-  ForEachRow<2>(dims, {ss, ds}, [&](const std::array<int64_t, 2>& offset) {
-    CopyRun(src + offset[0] * size, ss.back(), dst + offset[1] * size,
-            ds.back(), dims.back(), element_size);
-  });
+  const Dims outer(dims.begin(), dims.end() - 1);
+  const int64_t row_bytes = dims.back() * size;
+  ParallelRanges(Product(outer, 0, outer.size()),
+                 std::max<int64_t>(1, kParallelBytes / row_bytes),
+                 [&](int64_t begin, int64_t end) {
+                   // The first row's offsets by division, the next ones by an
+                   // odometer over the outer dimensions.
+                   auto [so, dof] = OffsetsOf<2>(begin, outer, {&ss, &ds});
+                   Dims index(outer.size());
+                   for (int64_t position = begin,
+                                d = static_cast<int64_t>(outer.size()) - 1;
+                        d >= 0; --d) {
+                     index[d] = position % outer[d];
+                     position /= outer[d];
+                   }
+                   for (int64_t row = begin; row < end; ++row) {
+                     CopyRun(src + so * size, ss.back(), dst + dof * size,
+                             ds.back(), dims.back(), element_size);
+                     for (int d = static_cast<int>(outer.size()) - 1; d >= 0;
+                          --d) {
+                       so += ss[d];
+                       dof += ds[d];
+                       if (++index[d] < outer[d]) break;
+                       so -= ss[d] * outer[d];
+                       dof -= ds[d] * outer[d];
+                       index[d] = 0;
+                     }
+                   }
+                 });
 }
 
 }  // namespace asyncrt::nn

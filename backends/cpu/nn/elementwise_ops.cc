@@ -88,6 +88,22 @@ absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
   return absl::OkStatus();
 }
 
+// Elementwise ops over this many elements or more split them over the
+// OpenMP team (ParallelRanges); smaller ones run inline.
+constexpr int64_t kElementwiseGrain = 32 * 1024;
+
+// Runs part(begin, end) over [0, n): inline when n is small (no call
+// through ParallelRanges for the many small tensors of eager code), else
+// in parts of at least `grain`.
+template <typename Part>
+void InParts(int64_t n, int64_t grain, Part part) {
+  if (n < 2 * grain) {
+    part(int64_t{0}, n);
+  } else {
+    ParallelRanges(n, grain, part);
+  }
+}
+
 // out[i] = f(a[i], b[i]) over `out_shape`, a and b read through their
 // broadcast strides. `out` may alias an argument of the result's shape.
 template <typename T, typename R, typename F>
@@ -104,33 +120,50 @@ void BroadcastLoop(const T* a, const Dims& stride_a, const T* b,
   const int64_t inner = out_shape.GetDimensionSize(rank - 1);
   const int64_t step_a = stride_a[rank - 1];
   const int64_t step_b = stride_b[rank - 1];
-  Dims index(rank - 1, 0);
-  int64_t offset_a = 0, offset_b = 0;
-  for (int64_t row = 0; row < count / inner; ++row) {
-    const T* ra = a + offset_a;
-    const T* rb = b + offset_b;
-    R* ro = out + row * inner;
+  // Columns [j0, j1) of one row.
+  auto row_part = [&](const T* ra, const T* rb, R* ro, int64_t j0, int64_t j1) {
     if (step_a == 1 && step_b == 1) {
-      for (int64_t j = 0; j < inner; ++j) ro[j] = f(ra[j], rb[j]);
+      for (int64_t j = j0; j < j1; ++j) ro[j] = f(ra[j], rb[j]);
     } else if (step_a == 1) {
       const T vb = rb[0];
-      for (int64_t j = 0; j < inner; ++j) ro[j] = f(ra[j], vb);
+      for (int64_t j = j0; j < j1; ++j) ro[j] = f(ra[j], vb);
     } else if (step_b == 1) {
       const T va = ra[0];
-      for (int64_t j = 0; j < inner; ++j) ro[j] = f(va, rb[j]);
+      for (int64_t j = j0; j < j1; ++j) ro[j] = f(va, rb[j]);
     } else {
-      std::fill_n(ro, inner, f(ra[0], rb[0]));
+      std::fill(ro + j0, ro + j1, f(ra[0], rb[0]));
     }
-    // Next row: an odometer over the outer dimensions.
-    for (int d = rank - 2; d >= 0; --d) {
-      offset_a += stride_a[d];
-      offset_b += stride_b[d];
-      if (++index[d] < out_shape.GetDimensionSize(d)) break;
-      offset_a -= stride_a[d] * index[d];
-      offset_b -= stride_b[d] * index[d];
-      index[d] = 0;
-    }
+  };
+  const int64_t rows = count / inner;
+  if (rows == 1) {  // One row: split it.
+    InParts(inner, kElementwiseGrain,
+            [&](int64_t j0, int64_t j1) { row_part(a, b, out, j0, j1); });
+    return;
   }
+  InParts(rows, std::max<int64_t>(1, kElementwiseGrain / inner),
+          [&](int64_t begin, int64_t end) {
+            // The first row's index by division, the next by an odometer
+            // over the outer dimensions.
+            Dims index(rank - 1, 0);
+            int64_t offset_a = 0, offset_b = 0;
+            for (int64_t position = begin, d = rank - 2; d >= 0; --d) {
+              index[d] = position % out_shape.GetDimensionSize(d);
+              position /= out_shape.GetDimensionSize(d);
+              offset_a += index[d] * stride_a[d];
+              offset_b += index[d] * stride_b[d];
+            }
+            for (int64_t row = begin; row < end; ++row) {
+              row_part(a + offset_a, b + offset_b, out + row * inner, 0, inner);
+              for (int d = rank - 2; d >= 0; --d) {
+                offset_a += stride_a[d];
+                offset_b += stride_b[d];
+                if (++index[d] < out_shape.GetDimensionSize(d)) break;
+                offset_a -= stride_a[d] * index[d];
+                offset_b -= stride_b[d] * index[d];
+                index[d] = 0;
+              }
+            }
+          });
 }
 
 // The op `f` (a generic lambda) on arguments of type T, giving R.
@@ -348,8 +381,10 @@ void UnaryAs(OpInvocation& invocation, absl::string_view op, F f) {
   if (!result) return;
   const T* in = x.elements<T>().data();
   R* out = result->elements<R>().data();
-  const int64_t count = x.shape().GetNumElements();
-  for (int64_t i = 0; i < count; ++i) out[i] = f(in[i]);
+  InParts(x.shape().GetNumElements(), kElementwiseGrain,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);
+          });
   invocation.results[0] = std::move(result);
 }
 

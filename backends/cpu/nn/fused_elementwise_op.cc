@@ -216,34 +216,45 @@ void FusedElementwise(OpInvocation& invocation) {
       }
     }
   }
-  // Written before read: no need to zero them. A chain's few slots fit on
-  // the stack (16 KiB); more come from the heap.
-  constexpr int32_t kStackSlots = 8;
-  alignas(64) float stack_slots[kStackSlots * kBlock];
-  std::unique_ptr<float[]> heap_slots;
-  float* slots = stack_slots;
-  if (num_slots > kStackSlots) {
-    heap_slots = std::make_unique_for_overwrite<float[]>(
-        static_cast<size_t>(num_slots) * kBlock);
-    slots = heap_slots.get();
-  }
-
-  for (int64_t start = 0; start < n; start += kBlock) {
-    const int64_t count = std::min(kBlock, n - start);
-    auto value = [&](int32_t index) -> const float* {
-      if (index < 0) return nullptr;
-      if (index < static_cast<int32_t>(num_inputs)) {
-        return broadcast[index] ? inputs[index] : inputs[index] + start;
-      }
-      return slots + slot_of[index - num_inputs] * kBlock;
-    };
-    for (size_t k = 0; k < num_ops; ++k) {
-      const Instruction& instruction = (*program)[k];
-      float* destination =
-          k + 1 == num_ops ? out + start : slots + slot_of[k] * kBlock;
-      Run(instruction, value(instruction.operands[0]),
-          value(instruction.operands[1]), destination, count);
+  // Blocks split over the team for large tensors (ParallelRanges), each
+  // part with its own slots: written before read, no need to zero them. A
+  // chain's few slots fit on the stack (16 KiB); more come from the heap.
+  const int64_t num_blocks = (n + kBlock - 1) / kBlock;
+  auto run_blocks = [&](int64_t first_block, int64_t end_block) {
+    constexpr int32_t kStackSlots = 8;
+    alignas(64) float stack_slots[kStackSlots * kBlock];
+    std::unique_ptr<float[]> heap_slots;
+    float* slots = stack_slots;
+    if (num_slots > kStackSlots) {
+      heap_slots = std::make_unique_for_overwrite<float[]>(
+          static_cast<size_t>(num_slots) * kBlock);
+      slots = heap_slots.get();
     }
+    for (int64_t block = first_block; block < end_block; ++block) {
+      const int64_t start = block * kBlock;
+      const int64_t count = std::min(kBlock, n - start);
+      auto value = [&](int32_t index) -> const float* {
+        if (index < 0) return nullptr;
+        if (index < static_cast<int32_t>(num_inputs)) {
+          return broadcast[index] ? inputs[index] : inputs[index] + start;
+        }
+        return slots + slot_of[index - num_inputs] * kBlock;
+      };
+      for (size_t k = 0; k < num_ops; ++k) {
+        const Instruction& instruction = (*program)[k];
+        float* destination =
+            k + 1 == num_ops ? out + start : slots + slot_of[k] * kBlock;
+        Run(instruction, value(instruction.operands[0]),
+            value(instruction.operands[1]), destination, count);
+      }
+    }
+  };
+  // 64 blocks (32K elements) a part at least.
+  constexpr int64_t kGrainBlocks = 64;
+  if (num_blocks < 2 * kGrainBlocks) {
+    run_blocks(0, num_blocks);
+  } else {
+    ParallelRanges(num_blocks, kGrainBlocks, run_blocks);
   }
   invocation.results[0] = std::move(result);
 }

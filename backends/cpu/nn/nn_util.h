@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -135,6 +136,16 @@ decltype(auto) DispatchRealNumber(DType dtype, F&& f) {
 
 // Normalizes an axis in [-rank, rank) to [0, rank); error otherwise.
 absl::StatusOr<int> NormalizeAxis(absl::string_view op, int64_t axis, int rank);
+
+// Runs body(begin, end) over contiguous parts of [0, n) that together cover
+// it, each of at least `grain` items: on the calling thread's OpenMP team
+// in latency mode (one full team at a time, as oneDNN's primitives run:
+// nn::SetThreading), on the calling thread alone in throughput mode or
+// when n < 2 * grain. For the ops outside oneDNN (copies, normalization,
+// elementwise), which otherwise run on one thread while the team waits.
+// `body` must not throw or run oneDNN primitives. Blocks until done.
+void ParallelRanges(int64_t n, int64_t grain,
+                    absl::FunctionRef<void(int64_t, int64_t)> body);
 
 }  // namespace asyncrt::nn
 

@@ -349,28 +349,38 @@ void LayerNorm(OpInvocation& invocation) {
   const float* in_data = x.elements<float>().data();
   float* out_data = result->elements<float>().data();
   const int64_t size = plan->size;
-  for (int64_t r = 0; r < plan->rows && size > 0; ++r) {
-    const float* in = in_data + r * size;
-    float* out = out_data + r * size;
-    // One pass in double: sum and sum of squares.
-    double sum, sum_sq;
-    RowMoments(in, size, sum, sum_sq);
-    const double mean = sum / size;
-    const double variance = std::max(0.0, sum_sq / size - mean * mean);
-    const float m = static_cast<float>(mean);
-    const float inv = static_cast<float>(1.0 / std::sqrt(variance + epsilon));
-    if (means) {
-      means->elements<float>()[r] = m;
-      inverses->elements<float>()[r] = inv;
-    }
-    if (has_bias) {
-      ForRow(out, size,
-             [&](int64_t j) { return (in[j] - m) * inv * scale[j] + bias[j]; });
-    } else {
-      ForRow(out, size,
-             [&](int64_t j) { return (in[j] - m) * inv * scale[j]; });
-    }
-  }
+  float* row_means = means ? means->elements<float>().data() : nullptr;
+  float* row_inverses = means ? inverses->elements<float>().data() : nullptr;
+  // Rows split over the team: 16K elements a part at least.
+  ParallelRanges(
+      size > 0 ? plan->rows : 0,
+      std::max<int64_t>(1, 16384 / std::max<int64_t>(size, 1)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const float* in = in_data + r * size;
+          float* out = out_data + r * size;
+          // One pass in double: sum and sum of squares.
+          double sum, sum_sq;
+          RowMoments(in, size, sum, sum_sq);
+          const double mean = sum / size;
+          const double variance = std::max(0.0, sum_sq / size - mean * mean);
+          const float m = static_cast<float>(mean);
+          const float inv =
+              static_cast<float>(1.0 / std::sqrt(variance + epsilon));
+          if (row_means) {
+            row_means[r] = m;
+            row_inverses[r] = inv;
+          }
+          if (has_bias) {
+            ForRow(out, size, [&](int64_t j) {
+              return (in[j] - m) * inv * scale[j] + bias[j];
+            });
+          } else {
+            ForRow(out, size,
+                   [&](int64_t j) { return (in[j] - m) * inv * scale[j]; });
+          }
+        }
+      });
   invocation.results[0] = std::move(result);
   if (means) {
     invocation.results[1] = std::move(means);

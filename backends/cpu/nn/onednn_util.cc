@@ -165,6 +165,27 @@ int UseCurrentTeam() {
   return team;
 }
 
+void ParallelRanges(int64_t n, int64_t grain,
+                    absl::FunctionRef<void(int64_t, int64_t)> body) {
+  const int team = GetThreading() == Threading::kThroughput ? 1 : FullTeam();
+  const int64_t parts =
+      std::min<int64_t>(team, n / std::max<int64_t>(grain, 1));
+  if (parts <= 1) {
+    if (n > 0) body(0, n);
+    return;
+  }
+  // One full team at a time, as for the primitives.
+  std::lock_guard<std::mutex> lock(LatencyMutex());
+#pragma omp parallel num_threads(static_cast <int>(parts))
+  {
+    const int64_t thread = omp_get_thread_num();
+    const int64_t threads = omp_get_num_threads();
+    const int64_t begin = n * thread / threads;
+    const int64_t end = n * (thread + 1) / threads;
+    if (begin < end) body(begin, end);
+  }
+}
+
 void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {
   // A thread may serve both modes over its life.
   UseCurrentTeam();

@@ -1,6 +1,7 @@
 // Tests of the shape and data-movement nn.* ops through the eager API:
 // values and shapes against hand-computed expectations for several dtypes,
 // buffer sharing for the view ops, and errors that name the op.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -212,6 +213,49 @@ TEST_F(ShapeOpsTest, Transpose) {
   EXPECT_THAT(Error("nn.transpose", {x}, Ints("perm", {1, 0})),
               HasSubstr("nn.transpose: perm [1, 0] is not a permutation of "
                         "rank 3"));
+}
+
+// Every permutation of a rank-4 float tensor whose dimensions take whole
+// 8x8 blocks and leave edges (the blocked transposition path), and of
+// 64-bit elements (the strided copy), against the index arithmetic.
+TEST_F(ShapeOpsTest, TransposeEveryPermutationInBlocksAndEdges) {
+  const std::vector<int64_t> shape = {3, 17, 2, 24};
+  const AnyTensor x = IotaF32(shape);
+  std::vector<int64_t> perm = {0, 1, 2, 3};
+  do {
+    SCOPED_TRACE(testing::Message()
+                 << "perm " << perm[0] << perm[1] << perm[2] << perm[3]);
+    OpAttrs attrs;
+    attrs.SetArray<int64_t>("perm", perm);
+    auto y = Run("nn.transpose", {x}, attrs);
+    ASSERT_TRUE(y.ok()) << y.status();
+    const std::vector<float> got = y->template values<float>();
+    std::vector<int64_t> out_shape(4), strides = {17 * 2 * 24, 2 * 24, 24, 1};
+    for (int d = 0; d < 4; ++d) out_shape[d] = shape[perm[d]];
+    ASSERT_EQ(y->shape, out_shape);
+    int64_t position = 0;
+    bool all_equal = true;
+    for (int64_t a = 0; a < out_shape[0]; ++a)
+      for (int64_t b = 0; b < out_shape[1]; ++b)
+        for (int64_t c = 0; c < out_shape[2]; ++c)
+          for (int64_t d = 0; d < out_shape[3]; ++d) {
+            const int64_t source = a * strides[perm[0]] + b * strides[perm[1]] +
+                                   c * strides[perm[2]] + d * strides[perm[3]];
+            all_equal &= got[position++] == static_cast<float>(source);
+          }
+    EXPECT_TRUE(all_equal);
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  // 64-bit elements of a 16 x 9 matrix.
+  AnyTensor matrix{DType::kI64, {16, 9}, std::vector<char>(144 * 8)};
+  for (int64_t i = 0; i < 144; ++i) {
+    std::memcpy(matrix.bytes.data() + i * 8, &i, 8);
+  }
+  auto transposed = Run("nn.transpose", {matrix});
+  ASSERT_TRUE(transposed.ok()) << transposed.status();
+  const std::vector<int64_t> got = transposed->template values<int64_t>();
+  for (int64_t i = 0; i < 9; ++i) {
+    for (int64_t j = 0; j < 16; ++j) ASSERT_EQ(got[i * 16 + j], j * 9 + i);
+  }
 }
 
 TEST_F(ShapeOpsTest, Expand) {

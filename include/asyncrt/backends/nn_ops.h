@@ -26,7 +26,10 @@ enum class Threading {
   // One primitive at a time gets the whole OpenMP team (OMP_NUM_THREADS,
   // else every core): the lowest latency for one request. A worker that
   // reaches a primitive while another runs waits for it (briefly blocking
-  // that worker) instead of starting a second team.
+  // that worker) instead of starting a second team. The CPU kernels
+  // outside oneDNN (copies and transpositions, elementwise ops and fused
+  // chains of 32K elements or more, layer normalization) split large
+  // tensors over the same team, under the same rule.
   kLatency,
   // Each primitive runs on its calling thread alone, and primitives on
   // different workers run at once: the most requests per second when

@@ -1,0 +1,152 @@
+// The kernels outside oneDNN that split large tensors over the OpenMP team
+// in latency mode (ParallelRanges: copies and transpositions, elementwise
+// ops with and without broadcasting, fused elementwise chains, layer
+// normalization) give the same bits on a team of four as on one thread,
+// and the values the definition gives.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "asyncrt/backends/nn_ops.h"
+#include "backends/cpu/nn/nn_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace asyncrt::nn {
+namespace {
+
+std::vector<float> Random(size_t count, unsigned seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float& value : values) value = distribution(generator);
+  return values;
+}
+
+int64_t Count(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  return count;
+}
+
+class ParallelOpsTest : public EagerOpTest {
+ protected:
+  ~ParallelOpsTest() override { SetTeamSize(0); }
+
+  // `op` on a team of one, then of four (more parts than this machine may
+  // have cores: the split, not the speed, is under test); both results,
+  // which must be equal to the bit.
+  std::vector<float> OnOneAndFour(const std::string& op,
+                                  const std::vector<Tensor32>& args,
+                                  const OpAttrs& attrs = OpAttrs()) {
+    SetTeamSize(1);
+    absl::StatusOr<Tensor32> one = Run(op, args, attrs);
+    SetTeamSize(4);
+    absl::StatusOr<Tensor32> four = Run(op, args, attrs);
+    SetTeamSize(0);
+    EXPECT_TRUE(one.ok()) << one.status();
+    EXPECT_TRUE(four.ok()) << four.status();
+    if (!one.ok() || !four.ok()) return {};
+    EXPECT_EQ(one->shape, four->shape);
+    EXPECT_EQ(one->values.size(), four->values.size());
+    EXPECT_EQ(std::memcmp(one->values.data(), four->values.data(),
+                          one->values.size() * sizeof(float)),
+              0)
+        << op;
+    return four->values;
+  }
+};
+
+TEST_F(ParallelOpsTest, ElementwiseWithAndWithoutBroadcasting) {
+  const std::vector<int64_t> shape = {4, 300, 128};
+  const Tensor32 x{shape, Random(Count(shape), 1)};
+  const Tensor32 y{shape, Random(Count(shape), 2)};
+  const Tensor32 row{{1, 1, 128}, Random(128, 3)};
+  const Tensor32 column{{4, 300, 1}, Random(1200, 4)};
+  std::vector<float> sum = OnOneAndFour("nn.add", {x, y});
+  std::vector<float> scaled = OnOneAndFour("nn.mul", {x, row});
+  std::vector<float> shifted = OnOneAndFour("nn.sub", {column, x});
+  std::vector<float> relu = OnOneAndFour("nn.relu", {x});
+  ASSERT_EQ(sum.size(), x.values.size());
+  for (int64_t i = 0; i < Count(shape); ++i) {
+    ASSERT_EQ(sum[i], x.values[i] + y.values[i]);
+    ASSERT_EQ(scaled[i], x.values[i] * row.values[i % 128]);
+    ASSERT_EQ(shifted[i], column.values[i / 128] - x.values[i]);
+    ASSERT_EQ(relu[i], x.values[i] > 0 ? x.values[i] : 0.0f);
+  }
+  // One long row is split too.
+  const Tensor32 long_row{{100000}, Random(100000, 5)};
+  std::vector<float> doubled = OnOneAndFour("nn.add", {long_row, long_row});
+  ASSERT_EQ(doubled.size(), 100000u);
+  for (int64_t i = 0; i < 100000; ++i) {
+    ASSERT_EQ(doubled[i], 2 * long_row.values[i]);
+  }
+}
+
+TEST_F(ParallelOpsTest, TranspositionsAndCopies) {
+  const std::vector<int64_t> shape = {2, 96, 56, 57};
+  const Tensor32 x{shape, Random(Count(shape), 6)};
+  for (const std::vector<int64_t>& perm : std::vector<std::vector<int64_t>>{
+           {0, 2, 3, 1}, {0, 3, 1, 2}, {1, 0, 2, 3}, {3, 2, 1, 0}}) {
+    OpAttrs attrs;
+    attrs.SetArray<int64_t>("perm", perm);
+    std::vector<float> y = OnOneAndFour("nn.transpose", {x}, attrs);
+    ASSERT_EQ(y.size(), x.values.size());
+    const int64_t strides[] = {96 * 56 * 57, 56 * 57, 57, 1};
+    const int64_t out[] = {shape[perm[0]], shape[perm[1]], shape[perm[2]],
+                           shape[perm[3]]};
+    int64_t position = 0;
+    for (int64_t a = 0; a < out[0]; ++a)
+      for (int64_t b = 0; b < out[1]; ++b)
+        for (int64_t c = 0; c < out[2]; ++c)
+          for (int64_t d = 0; d < out[3]; ++d) {
+            const int64_t source = a * strides[perm[0]] + b * strides[perm[1]] +
+                                   c * strides[perm[2]] + d * strides[perm[3]];
+            ASSERT_EQ(y[position++], x.values[source]);
+          }
+  }
+}
+
+TEST_F(ParallelOpsTest, FusedChainAndLayerNorm) {
+  const std::vector<int64_t> shape = {512, 384};
+  const Tensor32 x{shape, Random(Count(shape), 7)};
+  const Tensor32 y{shape, Random(Count(shape), 8)};
+  // relu(x + y) * x.
+  OpAttrs chain;
+  chain.SetArray<int64_t>("ops", {0, 10, 2});
+  chain.SetArray<int64_t>("operands", {0, 1, 2, -1, 3, 0});
+  std::vector<float> fused =
+      OnOneAndFour("nn.fused_elementwise", {x, y}, chain);
+  ASSERT_EQ(fused.size(), x.values.size());
+  for (int64_t i = 0; i < Count(shape); ++i) {
+    const float sum = x.values[i] + y.values[i];
+    ASSERT_EQ(fused[i], (sum > 0 ? sum : 0.0f) * x.values[i]);
+  }
+  const Tensor32 scale{{384}, Random(384, 9)};
+  const Tensor32 bias{{384}, Random(384, 10)};
+  OpAttrs last_axis;
+  last_axis.Set("axis", int64_t{-1});
+  std::vector<float> normalized =
+      OnOneAndFour("nn.layer_normalization", {x, scale, bias}, last_axis);
+  ASSERT_EQ(normalized.size(), x.values.size());
+  for (int64_t r = 0; r < 512; r += 97) {
+    double mean = 0, square = 0;
+    for (int64_t j = 0; j < 384; ++j) mean += x.values[r * 384 + j];
+    mean /= 384;
+    for (int64_t j = 0; j < 384; ++j) {
+      square += (x.values[r * 384 + j] - mean) * (x.values[r * 384 + j] - mean);
+    }
+    const double inverse = 1.0 / std::sqrt(square / 384 + 1e-5);
+    for (int64_t j = 0; j < 384; ++j) {
+      ASSERT_NEAR(normalized[r * 384 + j],
+                  (x.values[r * 384 + j] - mean) * inverse * scale.values[j] +
+                      bias.values[j],
+                  1e-4);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace asyncrt::nn
