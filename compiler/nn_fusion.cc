@@ -188,6 +188,22 @@ bool EitherOperand(mlir::Operation* op, Match match, mlir::Value& other) {
   return false;
 }
 
+// The convolution or matmul computing `x` when `mul` and `gate` (x * g(x))
+// are its only readers and it has no activation yet: x * g(x) can become
+// its activation. Null otherwise.
+mlir::Operation* GatedPostOpProducer(mlir::Value x, mlir::Operation* mul,
+                                     mlir::Operation* gate) {
+  mlir::Operation* producer = x.getDefiningOp();
+  if (!producer || !mlir::isa<nn::ConvOp, nn::MatMulOp>(producer) ||
+      producer->hasAttr("activation") ||
+      !llvm::all_of(producer->getUsers(), [&](mlir::Operation* user) {
+        return user == mul || user == gate;
+      })) {
+    return nullptr;
+  }
+  return producer;
+}
+
 // mul(x, hard_sigmoid(x)) with hard_sigmoid's alpha 1/6 and beta 1/2 (how
 // PyTorch exports hardswish before opset 14, MobileNetV3's activation) ->
 // hard_swish(x): the activation of x's convolution or matmul when nothing
@@ -206,14 +222,7 @@ struct FuseHardSwish : public mlir::OpRewritePattern<nn::MulOp> {
           !Near(FloatOr(sigmoid, "beta", 0.5f), 0.5f)) {
         continue;
       }
-      mlir::Operation* producer = x.getDefiningOp();
-      const bool fold =
-          producer && mlir::isa<nn::ConvOp, nn::MatMulOp>(producer) &&
-          !producer->hasAttr("activation") &&
-          llvm::all_of(producer->getUsers(), [&](mlir::Operation* user) {
-            return user == mul.getOperation() || user == sigmoid.getOperation();
-          });
-      if (fold) {
+      if (mlir::Operation* producer = GatedPostOpProducer(x, mul, sigmoid)) {
         rewriter.modifyOpInPlace(producer, [&] {
           producer->setAttr("activation", rewriter.getStringAttr("hard_swish"));
         });
@@ -245,16 +254,12 @@ struct FuseSwish : public mlir::OpRewritePattern<nn::MulOp> {
     for (int i = 0; i < 2; ++i) {
       auto sigmoid = mul->getOperand(i).getDefiningOp<nn::SigmoidOp>();
       mlir::Value x = mul->getOperand(1 - i);
-      mlir::Operation* producer = x.getDefiningOp();
       if (!sigmoid || sigmoid->getOperand(0) != x || !sigmoid->hasOneUse() ||
-          x.getType() != mul.getType() || !producer ||
-          !mlir::isa<nn::ConvOp, nn::MatMulOp>(producer) ||
-          producer->hasAttr("activation") ||
-          !llvm::all_of(producer->getUsers(), [&](mlir::Operation* user) {
-            return user == mul.getOperation() || user == sigmoid.getOperation();
-          })) {
+          x.getType() != mul.getType()) {
         continue;
       }
+      mlir::Operation* producer = GatedPostOpProducer(x, mul, sigmoid);
+      if (producer == nullptr) continue;
       rewriter.modifyOpInPlace(producer, [&] {
         producer->setAttr("activation", rewriter.getStringAttr("swish"));
       });

@@ -74,11 +74,7 @@ bool OneDnnHasAvx512() {
 }
 
 std::vector<float> Random(size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float& value : values) value = distribution(generator);
-  return values;
+  return RandomFloats(count, seed);
 }
 
 void ExpectNear(const std::vector<float>& actual,

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ struct Tensor32 {
   std::vector<int64_t> shape;
   std::vector<float> values;
 };
+
+// `count` floats uniform in [-1, 1) from seed `seed`.
+inline std::vector<float> RandomFloats(size_t count, unsigned seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float& value : values) value = distribution(generator);
+  return values;
+}
 
 class EagerOpTest : public ::testing::Test {
  protected:

@@ -3,7 +3,6 @@
 // JIT binary kernel (never its reference code), whatever layout the scale
 // comes in; any other product with a OneDnnTensor is computed on plain
 // copies. Every result against the plain elementwise kernel.
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,14 +18,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::vector<float> Random(size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float& value : values) value = distribution(generator);
-  return values;
-}
 
 class OneDnnMulTest : public EagerOpTest {
  protected:
@@ -94,8 +85,8 @@ class OneDnnMulTest : public EagerOpTest {
 // pad the blocks.
 TEST_F(OneDnnMulTest, ChannelScaleKeepsTheBlockedLayout) {
   for (int64_t channels : {16, 24, 40}) {
-    const Tensor32 x{{1, channels, 5, 5}, Random(channels * 25, 1)};
-    const Tensor32 s{{1, channels, 1, 1}, Random(channels, 2)};
+    const Tensor32 x{{1, channels, 5, 5}, RandomFloats(channels * 25, 1)};
+    const Tensor32 s{{1, channels, 1, 1}, RandomFloats(channels, 2)};
     absl::StatusOr<Tensor32> expected = Run("nn.mul", {x, s});
     ASSERT_TRUE(expected.ok()) << expected.status();
     for (bool scale_blocked : {false, true}) {
@@ -133,8 +124,8 @@ TEST_F(OneDnnMulTest, ChannelScaleKeepsTheBlockedLayout) {
 // Where oneDNN has only its reference binary kernel for x's layout, the
 // product is computed on plain copies instead (RegNetY ran 5x slower).
 TEST_F(OneDnnMulTest, NoReferenceKernel) {
-  const Tensor32 x{{1, 32, 6, 6}, Random(32 * 36, 7)};
-  const Tensor32 s{{1, 32, 1, 1}, Random(32, 8)};
+  const Tensor32 x{{1, 32, 6, 6}, RandomFloats(32 * 36, 7)};
+  const Tensor32 s{{1, 32, 1, 1}, RandomFloats(32, 8)};
   absl::StatusOr<Tensor32> expected = Run("nn.mul", {x, s});
   ASSERT_TRUE(expected.ok()) << expected.status();
   OpAttrs attrs;
@@ -153,9 +144,9 @@ TEST_F(OneDnnMulTest, NoReferenceKernel) {
 // over a spatial dimension) run the elementwise kernel on plain copies;
 // nn.mul of dense tensors is unchanged.
 TEST_F(OneDnnMulTest, OtherProductsRunOnPlainCopies) {
-  const Tensor32 x{{1, 16, 3, 4}, Random(192, 3)};
-  const Tensor32 same{{1, 16, 3, 4}, Random(192, 4)};
-  const Tensor32 row{{1, 1, 1, 4}, Random(4, 5)};
+  const Tensor32 x{{1, 16, 3, 4}, RandomFloats(192, 3)};
+  const Tensor32 same{{1, 16, 3, 4}, RandomFloats(192, 4)};
+  const Tensor32 row{{1, 1, 1, 4}, RandomFloats(4, 5)};
   for (const Tensor32* other : {&same, &row}) {
     absl::StatusOr<Tensor32> expected = Run("nn.mul", {x, *other});
     ASSERT_TRUE(expected.ok()) << expected.status();
@@ -175,7 +166,7 @@ TEST_F(OneDnnMulTest, OtherProductsRunOnPlainCopies) {
   bad.SetString("result_layout", "nhwc");
   std::string log, type;
   absl::StatusOr<Tensor32> refused = Multiply(
-      Blocked(x), Make({{1, 16, 1, 1}, Random(16, 6)}), bad, &log, &type);
+      Blocked(x), Make({{1, 16, 1, 1}, RandomFloats(16, 6)}), bad, &log, &type);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(),
               HasSubstr("nn.mul: unknown result_layout 'nhwc'"));

@@ -5,7 +5,6 @@
 // and the values the definition gives.
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -16,14 +15,6 @@
 
 namespace asyncrt::nn {
 namespace {
-
-std::vector<float> Random(size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float& value : values) value = distribution(generator);
-  return values;
-}
 
 int64_t Count(const std::vector<int64_t>& shape) {
   int64_t count = 1;
@@ -61,10 +52,10 @@ class ParallelOpsTest : public EagerOpTest {
 
 TEST_F(ParallelOpsTest, ElementwiseWithAndWithoutBroadcasting) {
   const std::vector<int64_t> shape = {4, 300, 128};
-  const Tensor32 x{shape, Random(Count(shape), 1)};
-  const Tensor32 y{shape, Random(Count(shape), 2)};
-  const Tensor32 row{{1, 1, 128}, Random(128, 3)};
-  const Tensor32 column{{4, 300, 1}, Random(1200, 4)};
+  const Tensor32 x{shape, RandomFloats(Count(shape), 1)};
+  const Tensor32 y{shape, RandomFloats(Count(shape), 2)};
+  const Tensor32 row{{1, 1, 128}, RandomFloats(128, 3)};
+  const Tensor32 column{{4, 300, 1}, RandomFloats(1200, 4)};
   std::vector<float> sum = OnOneAndFour("nn.add", {x, y});
   std::vector<float> scaled = OnOneAndFour("nn.mul", {x, row});
   std::vector<float> shifted = OnOneAndFour("nn.sub", {column, x});
@@ -77,7 +68,7 @@ TEST_F(ParallelOpsTest, ElementwiseWithAndWithoutBroadcasting) {
     ASSERT_EQ(relu[i], x.values[i] > 0 ? x.values[i] : 0.0f);
   }
   // One long row is split too.
-  const Tensor32 long_row{{100000}, Random(100000, 5)};
+  const Tensor32 long_row{{100000}, RandomFloats(100000, 5)};
   std::vector<float> doubled = OnOneAndFour("nn.add", {long_row, long_row});
   ASSERT_EQ(doubled.size(), 100000u);
   for (int64_t i = 0; i < 100000; ++i) {
@@ -87,7 +78,7 @@ TEST_F(ParallelOpsTest, ElementwiseWithAndWithoutBroadcasting) {
 
 TEST_F(ParallelOpsTest, TranspositionsAndCopies) {
   const std::vector<int64_t> shape = {2, 96, 56, 57};
-  const Tensor32 x{shape, Random(Count(shape), 6)};
+  const Tensor32 x{shape, RandomFloats(Count(shape), 6)};
   for (const std::vector<int64_t>& perm : std::vector<std::vector<int64_t>>{
            {0, 2, 3, 1}, {0, 3, 1, 2}, {1, 0, 2, 3}, {3, 2, 1, 0}}) {
     OpAttrs attrs;
@@ -111,8 +102,8 @@ TEST_F(ParallelOpsTest, TranspositionsAndCopies) {
 
 TEST_F(ParallelOpsTest, FusedChainAndLayerNorm) {
   const std::vector<int64_t> shape = {512, 384};
-  const Tensor32 x{shape, Random(Count(shape), 7)};
-  const Tensor32 y{shape, Random(Count(shape), 8)};
+  const Tensor32 x{shape, RandomFloats(Count(shape), 7)};
+  const Tensor32 y{shape, RandomFloats(Count(shape), 8)};
   // relu(x + y) * x.
   OpAttrs chain;
   chain.SetArray<int64_t>("ops", {0, 10, 2});
@@ -124,8 +115,8 @@ TEST_F(ParallelOpsTest, FusedChainAndLayerNorm) {
     const float sum = x.values[i] + y.values[i];
     ASSERT_EQ(fused[i], (sum > 0 ? sum : 0.0f) * x.values[i]);
   }
-  const Tensor32 scale{{384}, Random(384, 9)};
-  const Tensor32 bias{{384}, Random(384, 10)};
+  const Tensor32 scale{{384}, RandomFloats(384, 9)};
+  const Tensor32 bias{{384}, RandomFloats(384, 10)};
   OpAttrs last_axis;
   last_axis.Set("axis", int64_t{-1});
   std::vector<float> normalized =
