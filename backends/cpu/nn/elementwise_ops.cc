@@ -104,6 +104,47 @@ void InParts(int64_t n, int64_t grain, Part part) {
   }
 }
 
+// BroadcastLoop on one thread: the many small tensors of eager code take
+// this loop, as it was before large ones were split (a row lambda per part
+// cost 12% on 1,024 floats).
+template <typename T, typename R, typename F>
+void BroadcastLoopSerial(const T* a, const Dims& stride_a, const T* b,
+                         const Dims& stride_b, R* out,
+                         const TensorShape& out_shape, F f) {
+  const int rank = out_shape.GetRank();
+  const int64_t count = out_shape.GetNumElements();
+  const int64_t inner = out_shape.GetDimensionSize(rank - 1);
+  const int64_t step_a = stride_a[rank - 1];
+  const int64_t step_b = stride_b[rank - 1];
+  Dims index(rank - 1, 0);
+  int64_t offset_a = 0, offset_b = 0;
+  for (int64_t row = 0; row < count / inner; ++row) {
+    const T* ra = a + offset_a;
+    const T* rb = b + offset_b;
+    R* ro = out + row * inner;
+    if (step_a == 1 && step_b == 1) {
+      for (int64_t j = 0; j < inner; ++j) ro[j] = f(ra[j], rb[j]);
+    } else if (step_a == 1) {
+      const T vb = rb[0];
+      for (int64_t j = 0; j < inner; ++j) ro[j] = f(ra[j], vb);
+    } else if (step_b == 1) {
+      const T va = ra[0];
+      for (int64_t j = 0; j < inner; ++j) ro[j] = f(va, rb[j]);
+    } else {
+      std::fill_n(ro, inner, f(ra[0], rb[0]));
+    }
+    // Next row: an odometer over the outer dimensions.
+    for (int d = rank - 2; d >= 0; --d) {
+      offset_a += stride_a[d];
+      offset_b += stride_b[d];
+      if (++index[d] < out_shape.GetDimensionSize(d)) break;
+      offset_a -= stride_a[d] * index[d];
+      offset_b -= stride_b[d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+
 // out[i] = f(a[i], b[i]) over `out_shape`, a and b read through their
 // broadcast strides. `out` may alias an argument of the result's shape.
 template <typename T, typename R, typename F>
@@ -116,6 +157,9 @@ void BroadcastLoop(const T* a, const Dims& stride_a, const T* b,
   if (rank == 0) {
     out[0] = f(a[0], b[0]);
     return;
+  }
+  if (count < 2 * kElementwiseGrain) {
+    return BroadcastLoopSerial(a, stride_a, b, stride_b, out, out_shape, f);
   }
   const int64_t inner = out_shape.GetDimensionSize(rank - 1);
   const int64_t step_a = stride_a[rank - 1];
@@ -381,10 +425,14 @@ void UnaryAs(OpInvocation& invocation, absl::string_view op, F f) {
   if (!result) return;
   const T* in = x.elements<T>().data();
   R* out = result->elements<R>().data();
-  InParts(x.shape().GetNumElements(), kElementwiseGrain,
-          [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);
-          });
+  const int64_t count = x.shape().GetNumElements();
+  if (count < 2 * kElementwiseGrain) {  // Small: the plain loop.
+    for (int64_t i = 0; i < count; ++i) out[i] = f(in[i]);
+  } else {
+    ParallelRanges(count, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);
+    });
+  }
   invocation.results[0] = std::move(result);
 }
 
