@@ -71,10 +71,13 @@ inline std::optional<std::vector<int64_t>> Integers(const ConstTensor& tensor) {
   return values;
 }
 
-// The value of a one-element constant as a double (f32, f64, integers).
+// The value of a one-element constant as a double (f32, f64, integers,
+// booleans as 0 or 1).
 inline std::optional<double> Scalar(const ConstTensor& tensor) {
   if (tensor.NumElements() != 1) return std::nullopt;
   switch (tensor.dtype) {
+    case DType::kI1:
+      return tensor.bytes[0] != 0 ? 1.0 : 0.0;
     case DType::kF32: {
       float v;
       std::memcpy(&v, tensor.bytes.data(), 4);

@@ -609,9 +609,6 @@ mlir::FailureOr<std::vector<GraphValue>> Importer::ImportDropout(
     auto mode = ConstantInput(node, 2, "training_mode");
     if (mlir::failed(mode)) return mlir::failure();
     std::optional<double> on = Scalar(**mode);
-    if ((*mode)->dtype == DType::kI1 && (*mode)->NumElements() == 1) {
-      on = (*mode)->bytes[0] != 0 ? 1 : 0;
-    }
     if (!on) return Error(node) << "training_mode must be one boolean";
     training = *on != 0;
   }

@@ -198,34 +198,16 @@ void CopyView(const char* src, const Dims& src_strides, char* dst,
   }
   // Rows along the inner dimension, split over the team.
   const int64_t size = static_cast<int64_t>(element_size);
-  const Dims outer(dims.begin(), dims.end() - 1);
   const int64_t row_bytes = dims.back() * size;
-  ParallelRanges(Product(outer, 0, outer.size()),
+  ParallelRanges(Product(dims, 0, dims.size() - 1),
                  std::max<int64_t>(1, kParallelBytes / row_bytes),
                  [&](int64_t begin, int64_t end) {
-                   // The first row's offsets by division, the next ones by an
-                   // odometer over the outer dimensions.
-                   auto [so, dof] = OffsetsOf<2>(begin, outer, {&ss, &ds});
-                   Dims index(outer.size());
-                   for (int64_t position = begin,
-                                d = static_cast<int64_t>(outer.size()) - 1;
-                        d >= 0; --d) {
-                     index[d] = position % outer[d];
-                     position /= outer[d];
-                   }
-                   for (int64_t row = begin; row < end; ++row) {
-                     CopyRun(src + so * size, ss.back(), dst + dof * size,
-                             ds.back(), dims.back(), element_size);
-                     for (int d = static_cast<int>(outer.size()) - 1; d >= 0;
-                          --d) {
-                       so += ss[d];
-                       dof += ds[d];
-                       if (++index[d] < outer[d]) break;
-                       so -= ss[d] * outer[d];
-                       dof -= ds[d] * outer[d];
-                       index[d] = 0;
-                     }
-                   }
+                   ForEachRowIn<2>(dims, {ss, ds}, begin, end,
+                                   [&](const std::array<int64_t, 2>& offset) {
+                                     CopyRun(src + offset[0] * size, ss.back(),
+                                             dst + offset[1] * size, ds.back(),
+                                             dims.back(), element_size);
+                                   });
                  });
 }
 

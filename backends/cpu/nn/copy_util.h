@@ -7,6 +7,7 @@
 #ifndef ASYNCRT_BACKENDS_CPU_NN_COPY_UTIL_H_
 #define ASYNCRT_BACKENDS_CPU_NN_COPY_UTIL_H_
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -67,14 +68,22 @@ void CopyView(const char* src, const Dims& src_strides, char* dst,
               const Dims& dst_strides, absl::Span<const int64_t> shape,
               size_t element_size);
 
-// Calls `row(offsets)` for each row (index of all but the last dimension)
-// of `dims`, offsets[k] being the row's first element under strides[k].
+// Calls `row(offsets)` for rows [begin, end) (row: an index of all but the
+// last dimension, row-major) of `dims`, offsets[k] being the row's first
+// element under strides[k]. The first row's index comes by division, the
+// next ones by an odometer.
 template <size_t N, typename F>
-void ForEachRow(const Dims& dims, const std::array<Dims, N>& strides, F row) {
+void ForEachRowIn(const Dims& dims, const std::array<Dims, N>& strides,
+                  int64_t begin, int64_t end, F row) {
   const int rank = static_cast<int>(dims.size());
   Dims index(rank, 0);
   std::array<int64_t, N> offsets = {};
-  for (int64_t r = Product(dims, 0, rank - 1); r > 0; --r) {
+  for (int64_t position = begin, d = rank - 2; d >= 0; --d) {
+    index[d] = position % dims[d];
+    position /= dims[d];
+    for (size_t k = 0; k < N; ++k) offsets[k] += index[d] * strides[k][d];
+  }
+  for (int64_t r = begin; r < end; ++r) {
     row(offsets);
     // An odometer over the outer dimensions.
     for (int d = rank - 2; d >= 0; --d) {
@@ -84,6 +93,13 @@ void ForEachRow(const Dims& dims, const std::array<Dims, N>& strides, F row) {
       index[d] = 0;
     }
   }
+}
+
+// ForEachRowIn over every row of `dims`.
+template <size_t N, typename F>
+void ForEachRow(const Dims& dims, const std::array<Dims, N>& strides, F row) {
+  ForEachRowIn(dims, strides, 0,
+               Product(dims, 0, std::max<size_t>(dims.size(), 1) - 1), row);
 }
 
 }  // namespace asyncrt::nn

@@ -4,6 +4,7 @@
 // Loops are written so that GCC vectorizes the contiguous inner dimension;
 // broadcasting walks the outer dimensions once per row, not per element.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "asyncrt/backends/nn_ops.h"
+#include "backends/cpu/nn/copy_util.h"
 #include "backends/cpu/nn/nn_util.h"
 #include "backends/cpu/nn/onednn_util.h"
 
@@ -92,21 +94,27 @@ absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
 // OpenMP team (ParallelRanges); smaller ones run inline.
 constexpr int64_t kElementwiseGrain = 32 * 1024;
 
-// Runs part(begin, end) over [0, n): inline when n is small (no call
-// through ParallelRanges for the many small tensors of eager code), else
-// in parts of at least `grain`.
-template <typename Part>
-void InParts(int64_t n, int64_t grain, Part part) {
-  if (n < 2 * grain) {
-    part(int64_t{0}, n);
+// out[j] = f(a[j * step_a], b[j * step_b]) for j < n: one row, each
+// operand stepping by 1 or, broadcast, by 0.
+template <typename T, typename R, typename F>
+inline void BroadcastRow(const T* a, int64_t step_a, const T* b, int64_t step_b,
+                         R* out, int64_t n, F f) {
+  if (step_a == 1 && step_b == 1) {
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j], b[j]);
+  } else if (step_a == 1) {
+    const T vb = b[0];
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j], vb);
+  } else if (step_b == 1) {
+    const T va = a[0];
+    for (int64_t j = 0; j < n; ++j) out[j] = f(va, b[j]);
   } else {
-    ParallelRanges(n, grain, part);
+    std::fill_n(out, n, f(a[0], b[0]));
   }
 }
 
 // BroadcastLoop on one thread: the many small tensors of eager code take
-// this loop, as it was before large ones were split (a row lambda per part
-// cost 12% on 1,024 floats).
+// this loop, as it was before large ones were split (going through a row
+// callback per part cost 12% on 1,024 floats).
 template <typename T, typename R, typename F>
 void BroadcastLoopSerial(const T* a, const Dims& stride_a, const T* b,
                          const Dims& stride_b, R* out,
@@ -119,20 +127,8 @@ void BroadcastLoopSerial(const T* a, const Dims& stride_a, const T* b,
   Dims index(rank - 1, 0);
   int64_t offset_a = 0, offset_b = 0;
   for (int64_t row = 0; row < count / inner; ++row) {
-    const T* ra = a + offset_a;
-    const T* rb = b + offset_b;
-    R* ro = out + row * inner;
-    if (step_a == 1 && step_b == 1) {
-      for (int64_t j = 0; j < inner; ++j) ro[j] = f(ra[j], rb[j]);
-    } else if (step_a == 1) {
-      const T vb = rb[0];
-      for (int64_t j = 0; j < inner; ++j) ro[j] = f(ra[j], vb);
-    } else if (step_b == 1) {
-      const T va = ra[0];
-      for (int64_t j = 0; j < inner; ++j) ro[j] = f(va, rb[j]);
-    } else {
-      std::fill_n(ro, inner, f(ra[0], rb[0]));
-    }
+    BroadcastRow(a + offset_a, step_a, b + offset_b, step_b, out + row * inner,
+                 inner, f);
     // Next row: an odometer over the outer dimensions.
     for (int d = rank - 2; d >= 0; --d) {
       offset_a += stride_a[d];
@@ -164,50 +160,26 @@ void BroadcastLoop(const T* a, const Dims& stride_a, const T* b,
   const int64_t inner = out_shape.GetDimensionSize(rank - 1);
   const int64_t step_a = stride_a[rank - 1];
   const int64_t step_b = stride_b[rank - 1];
-  // Columns [j0, j1) of one row.
-  auto row_part = [&](const T* ra, const T* rb, R* ro, int64_t j0, int64_t j1) {
-    if (step_a == 1 && step_b == 1) {
-      for (int64_t j = j0; j < j1; ++j) ro[j] = f(ra[j], rb[j]);
-    } else if (step_a == 1) {
-      const T vb = rb[0];
-      for (int64_t j = j0; j < j1; ++j) ro[j] = f(ra[j], vb);
-    } else if (step_b == 1) {
-      const T va = ra[0];
-      for (int64_t j = j0; j < j1; ++j) ro[j] = f(va, rb[j]);
-    } else {
-      std::fill(ro + j0, ro + j1, f(ra[0], rb[0]));
-    }
-  };
   const int64_t rows = count / inner;
   if (rows == 1) {  // One row: split it.
-    InParts(inner, kElementwiseGrain,
-            [&](int64_t j0, int64_t j1) { row_part(a, b, out, j0, j1); });
+    ParallelRanges(inner, kElementwiseGrain, [&](int64_t j0, int64_t j1) {
+      BroadcastRow(a + j0 * step_a, step_a, b + j0 * step_b, step_b, out + j0,
+                   j1 - j0, f);
+    });
     return;
   }
-  InParts(rows, std::max<int64_t>(1, kElementwiseGrain / inner),
-          [&](int64_t begin, int64_t end) {
-            // The first row's index by division, the next by an odometer
-            // over the outer dimensions.
-            Dims index(rank - 1, 0);
-            int64_t offset_a = 0, offset_b = 0;
-            for (int64_t position = begin, d = rank - 2; d >= 0; --d) {
-              index[d] = position % out_shape.GetDimensionSize(d);
-              position /= out_shape.GetDimensionSize(d);
-              offset_a += index[d] * stride_a[d];
-              offset_b += index[d] * stride_b[d];
-            }
-            for (int64_t row = begin; row < end; ++row) {
-              row_part(a + offset_a, b + offset_b, out + row * inner, 0, inner);
-              for (int d = rank - 2; d >= 0; --d) {
-                offset_a += stride_a[d];
-                offset_b += stride_b[d];
-                if (++index[d] < out_shape.GetDimensionSize(d)) break;
-                offset_a -= stride_a[d] * index[d];
-                offset_b -= stride_b[d] * index[d];
-                index[d] = 0;
-              }
-            }
-          });
+  const auto shape = out_shape.GetDimensions();
+  const Dims dims(shape.begin(), shape.end());
+  const std::array<Dims, 3> strides = {stride_a, stride_b, DenseStrides(dims)};
+  ParallelRanges(rows, std::max<int64_t>(1, kElementwiseGrain / inner),
+                 [&](int64_t begin, int64_t end) {
+                   ForEachRowIn<3>(dims, strides, begin, end,
+                                   [&](const std::array<int64_t, 3>& offset) {
+                                     BroadcastRow(a + offset[0], step_a,
+                                                  b + offset[1], step_b,
+                                                  out + offset[2], inner, f);
+                                   });
+                 });
 }
 
 // The op `f` (a generic lambda) on arguments of type T, giving R.

@@ -18,7 +18,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/backends/nn_ops.h"
-#include "asyncrt/host_context/host_context.h"
 #include "backends/cpu/nn/nn_util.h"
 #include "backends/cpu/nn/onednn_tensor.h"
 #include "backends/cpu/nn/onednn_util.h"
@@ -121,17 +120,15 @@ bool ScaleChannels(OpInvocation& invocation, int x_index) {
   }
   try {
     // The scale in x's layout family.
-    std::vector<float> plain_scale, scale_storage;
+    std::vector<float> scale_storage;
+    std::vector<RCReference<AsyncValue>> converted;
     if (std::optional<memory::desc> wanted =
             ScaleDescLike(src->desc, scale_dims);
         wanted && !(*wanted == factor->desc)) {
-      const float* plain = static_cast<const float*>(factor->data);
-      if (scale.tensor_type() == OneDnnTensor::Type()) {
-        plain_scale.resize(scale.NumElements());
-        ReorderToPlain(static_cast<const OneDnnTensor&>(scale),
-                       plain_scale.data());
-        plain = plain_scale.data();
-      }
+      const DenseHostTensor* plain_scale =
+          PlainArgument(invocation, kMul, 1 - x_index, converted);
+      if (plain_scale == nullptr) return true;
+      const float* plain = plain_scale->elements<float>().data();
       factor = OneDnnOperand{
           *wanted, ScaleInLayout(*wanted, scale_dims, plain, scale_storage)};
     }
@@ -205,25 +202,11 @@ bool ScaleChannels(OpInvocation& invocation, int x_index) {
 
 // The wrapped kernel on plain copies of the OneDnnTensor arguments.
 void MulOnPlainCopies(OpInvocation& invocation, const WrappedMul& wrapped) {
-  std::array<AsyncValueRef<DenseHostTensor>, 2> copies;
-  std::array<const Tensor*, 2> tensors = {&invocation.argument(0),
-                                          &invocation.argument(1)};
-  for (int i = 0; i < 2; ++i) {
-    if (tensors[i]->tensor_type() != OneDnnTensor::Type()) continue;
-    const auto& onednn = static_cast<const OneDnnTensor&>(*tensors[i]);
-    copies[i] = DenseHostTensor::MakeUninitializedAsyncValue(
-        onednn.metadata(), *invocation.host()->allocator());
-    if (!copies[i]) {
-      return FailAll(
-          invocation, kMul,
-          absl::StrCat("cannot allocate ", onednn.shape().DebugString()));
-    }
-    try {
-      ReorderToPlain(onednn, copies[i]->data());
-    } catch (const dnnl::error& error) {
-      return FailAll(invocation, kMul, absl::StrCat("oneDNN: ", error.what()));
-    }
-    tensors[i] = &copies[i].get();
+  std::vector<RCReference<AsyncValue>> converted;
+  std::array<const Tensor*, 2> tensors;
+  for (size_t i = 0; i < 2; ++i) {
+    tensors[i] = PlainArgument(invocation, kMul, i, converted);
+    if (tensors[i] == nullptr) return;
   }
   // The copies are the op's own: the kernel must not take the originals'
   // buffers for its result.

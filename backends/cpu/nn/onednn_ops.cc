@@ -575,30 +575,6 @@ void PlaceSum(std::vector<PrimitiveStep>& steps, const OneDnnOperand& sum,
       {reorder, {{DNNL_ARG_FROM, Wrap(sum.desc, sum.data)}, {DNNL_ARG_TO, dst}}});
 }
 
-// Argument `index` of `invocation` as a DenseHostTensor: the argument, or a
-// conversion of it that `keep` holds. Null after FailAll if it converts to
-// none.
-const DenseHostTensor* PlainArgument(OpInvocation& invocation,
-                                     absl::string_view op, size_t index,
-                                     std::vector<RCReference<AsyncValue>>& keep) {
-  const Tensor& tensor = invocation.argument(index);
-  if (tensor.tensor_type() == DenseHostTensorType()) {
-    return static_cast<const DenseHostTensor*>(&tensor);
-  }
-  Device& host = invocation.host()->host_device();
-  RCReference<AsyncValue> converted = ConvertTensor(
-      tensor, host, host, DenseHostTensorType(), invocation.exec_ctx);
-  if (!converted->IsAvailable() || converted->IsError() ||
-      !converted->IsType<DenseHostTensor>()) {
-    FailAll(invocation, op,
-            absl::StrCat("argument ", index, " (", tensor.tensor_type().name(),
-                         ") does not convert to a DenseHostTensor"));
-    return nullptr;
-  }
-  keep.push_back(std::move(converted));
-  return &keep.back()->get<DenseHostTensor>();
-}
-
 // What a convolution needs besides its call's arguments: the plan, the
 // primitives and, when the weights and bias are read-only buffers (a
 // model's constants), those operands in the primitive's layouts. Made per

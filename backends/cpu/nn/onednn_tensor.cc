@@ -38,6 +38,10 @@ std::string OneDnnLayoutName(const dnnl::memory::desc& desc) {
   return name;
 }
 
+namespace {
+
+// Copies `tensor`'s elements into `out` in the plain (row-major) layout.
+// Throws dnnl::error.
 void ReorderToPlain(const OneDnnTensor& tensor, void* out) {
   if (tensor.NumElements() == 0) return;
   const dnnl::memory::desc plain = PlainF32(tensor.desc().dims());
@@ -62,8 +66,6 @@ void ReorderToPlain(const OneDnnTensor& tensor, void* out) {
 
 // A reorder into the plain layout: what every op that does not know
 // OneDnnTensors reads.
-namespace {
-
 RCReference<AsyncValue> OneDnnToDense(const Tensor& src, const Device&,
                                       const Device&, TensorType,
                                       const ExecutionContext& exec_ctx) {

@@ -73,10 +73,6 @@ absl::StatusOr<OneDnnOperand> GetOneDnnOperand(absl::string_view op,
                                                const Tensor& tensor,
                                                const dnnl::memory::dims& dims);
 
-// Copies `tensor`'s elements into `out` in the plain (row-major) layout.
-// Throws dnnl::error.
-void ReorderToPlain(const OneDnnTensor& tensor, void* out);
-
 // The result layout an op was asked for: false for the plain row-major
 // layout (no `result_layout`, or "plain"), true for "onednn"; an error
 // naming `op` for anything else.

@@ -18,6 +18,7 @@
 #include "asyncrt/backends/nn_ops.h"
 #include "asyncrt/host_context/host_allocator.h"
 #include "asyncrt/host_context/host_context.h"
+#include "asyncrt/tensor/conversion_registry.h"
 
 namespace asyncrt::nn {
 namespace {
@@ -163,6 +164,27 @@ int UseCurrentTeam() {
       GetThreading() == Threading::kThroughput ? 1 : FullTeam();
   if (omp_get_max_threads() != team) omp_set_num_threads(team);
   return team;
+}
+
+const DenseHostTensor* PlainArgument(
+    OpInvocation& invocation, absl::string_view op, size_t index,
+    std::vector<RCReference<AsyncValue>>& keep) {
+  const Tensor& tensor = invocation.argument(index);
+  if (tensor.tensor_type() == DenseHostTensorType()) {
+    return static_cast<const DenseHostTensor*>(&tensor);
+  }
+  Device& host = invocation.host()->host_device();
+  RCReference<AsyncValue> converted = ConvertTensor(
+      tensor, host, host, DenseHostTensorType(), invocation.exec_ctx);
+  if (!converted->IsAvailable() || converted->IsError() ||
+      !converted->IsType<DenseHostTensor>()) {
+    FailAll(invocation, op,
+            absl::StrCat("argument ", index, " (", tensor.tensor_type().name(),
+                         ") does not convert to a DenseHostTensor"));
+    return nullptr;
+  }
+  keep.push_back(std::move(converted));
+  return &keep.back()->get<DenseHostTensor>();
 }
 
 void ParallelRanges(int64_t n, int64_t grain,

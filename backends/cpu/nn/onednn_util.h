@@ -202,6 +202,13 @@ void SetResult(OpInvocation& invocation,
 // (onednn_pool.cc), registered by RegisterOneDnnOps.
 void RegisterPoolOps(OpRegistry& registry);
 
+// Argument `index` of `invocation` as a DenseHostTensor: the argument, or a
+// conversion of it (a OneDnnTensor's reorder) that `keep` holds. Null after
+// FailAll if it converts to none.
+const DenseHostTensor* PlainArgument(
+    OpInvocation& invocation, absl::string_view op, size_t index,
+    std::vector<RCReference<AsyncValue>>& keep);
+
 // Lets nn.mul take OneDnnTensors (onednn_binary.cc): wraps the CPU
 // implementation already registered. Registered by RegisterOneDnnOps.
 void RegisterOneDnnMul(OpRegistry& registry);
