@@ -27,8 +27,10 @@ DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
 # runtime) but only recommends it, and we install without recommends.
 # OpenBLAS: libtorch's matmul peer uses the system BLAS, by default the
 # reference one.
-BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev libopenblas0-pthread nodejs npm \
-              wrk nginx-light
+# Node.js from another source (NodeSource's package bundles npm) conflicts
+# with Debian's npm package: take Debian's only where there is no npm.
+BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev libopenblas0-pthread \
+              wrk nginx-light $(if $(shell command -v npm),,nodejs npm)
 
 CMAKE_COMMON := -G Ninja $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 RUNTIME_ONLY := -DASYNCRT_RUNTIME_ONLY=ON -DASYNCRT_BUILD_BENCHMARKS=OFF
