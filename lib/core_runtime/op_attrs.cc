@@ -481,10 +481,9 @@ std::string OpAttrs::DebugString() const {
   return out;
 }
 
-OpAttrsRef::OpAttrsRef() {
-  // Ops without attributes are the common case: share one empty set.
-  static Holder* const empty = new Holder(OpAttrs());
-  holder_ = FormRef(empty);
+const OpAttrs& OpAttrsRef::Empty() {
+  static const OpAttrs* const empty = new OpAttrs();
+  return *empty;
 }
 OpAttrsRef::OpAttrsRef(OpAttrs attrs)
     : holder_(MakeRef<Holder>(std::move(attrs))) {}

@@ -228,13 +228,17 @@ class OpAttrs {
 // A frozen, immutable, refcounted OpAttrs: copying shares it.
 class OpAttrsRef {
  public:
-  OpAttrsRef();  // Empty attributes.
+  // Empty attributes, the common case: no holder, so making, copying and
+  // dropping one touches no shared reference count.
+  OpAttrsRef() = default;
   explicit OpAttrsRef(OpAttrs attrs);
-  const OpAttrs& get() const { return holder_->attrs; }
-  const OpAttrs* operator->() const { return &holder_->attrs; }
-  const OpAttrs& operator*() const { return holder_->attrs; }
+  const OpAttrs& get() const { return holder_ ? holder_->attrs : Empty(); }
+  const OpAttrs* operator->() const { return &get(); }
+  const OpAttrs& operator*() const { return get(); }
 
  private:
+  static const OpAttrs& Empty();
+
   struct Holder : ReferenceCounted<Holder> {
     explicit Holder(OpAttrs a) : attrs(std::move(a)) {}
     const OpAttrs attrs;
