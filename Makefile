@@ -19,7 +19,7 @@ CTEST_JOBS ?= $(JOBS)
 DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
         libgmock-dev libbenchmark-dev llvm-22-dev libmlir-22-dev \
         mlir-22-tools llvm-22-tools python3-psutil clang libclang-rt-14-dev \
-        libdnnl-dev libonnx-dev libonnx-testdata libprotobuf-dev \
+        libdnnl-dev libeigen3-dev libonnx-dev libonnx-testdata libprotobuf-dev \
         python3-torch python3-torchvision python3-onnx libopenblas0-pthread \
         ocl-icd-opencl-dev libboost-dev rapidjson-dev curl \
         libgrpc++-dev protobuf-compiler-grpc protobuf-compiler python3-yaml
@@ -29,7 +29,7 @@ DEPS := cmake ninja-build ccache g++ python3 libabsl-dev libgtest-dev \
 # reference one.
 # Node.js from another source (NodeSource's package bundles npm) conflicts
 # with Debian's npm package: take Debian's only where there is no npm.
-BENCH_DEPS := libeigen3-dev libtbb-dev libtorch-dev libopenblas0-pthread \
+BENCH_DEPS := libtbb-dev libtorch-dev libopenblas0-pthread \
               wrk nginx-light $(if $(shell command -v npm),,nodejs npm)
 
 CMAKE_COMMON := -G Ninja $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)

@@ -16,6 +16,7 @@
 #include "backends/cpu/nn/copy_util.h"
 #include "backends/cpu/nn/nn_util.h"
 #include "backends/cpu/nn/onednn_util.h"
+#include "backends/cpu/nn/vector_math.h"
 
 namespace asyncrt::nn {
 namespace {
@@ -413,6 +414,26 @@ void Unary(OpInvocation& invocation, absl::string_view op, F f) {
   UnaryAs<float, float>(invocation, op, f);
 }
 
+// A f32 op of vector_math.h, split over the team as UnaryAs splits.
+void UnaryVector(OpInvocation& invocation, absl::string_view op,
+                 VectorFunction function) {
+  const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
+  AsyncValueRef<DenseHostTensor> result =
+      AllocateResult(invocation, op, invocation.result_metadata[0], 0b1);
+  if (!result) return;
+  const float* in = x.elements<float>().data();
+  float* out = result->elements<float>().data();
+  const int64_t count = x.shape().GetNumElements();
+  if (count < 2 * kElementwiseGrain) {
+    ApplyVectorFunction(function, in, out, count);
+  } else {
+    ParallelRanges(count, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      ApplyVectorFunction(function, in + begin, out + begin, end - begin);
+    });
+  }
+  invocation.results[0] = std::move(result);
+}
+
 // A unary op of any real dtype; `f` is a generic lambda.
 template <typename F>
 void UnaryReal(OpInvocation& invocation, absl::string_view op, F f) {
@@ -590,9 +611,19 @@ void RegisterElementwiseOps(OpRegistry& registry) {
 #define ASYNCRT_NN_UNARY_WITH(NAME, SETUP, EXPR) \
   ASYNCRT_NN_UNARY_OF(NAME, UnaryKind::kFloat, Unary, SETUP, EXPR)
 #define ASYNCRT_NN_UNARY(NAME, EXPR) ASYNCRT_NN_UNARY_WITH(NAME, (void)0, EXPR)
+  // f32 ops vectorized by vector_math.h.
+#define ASYNCRT_NN_UNARY_VECTOR(NAME, FUNCTION)                          \
+  registry.AddOp("nn." NAME, [](ArgumentMetadata args, const OpAttrs&,   \
+                                absl::Span<TensorMetadata> results) {    \
+    return UnaryMetadata("nn." NAME, args, results, UnaryKind::kFloat);  \
+  });                                                                    \
+  registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) { \
+    if (RefuseHalf(invocation, "nn." NAME)) return;                      \
+    UnaryVector(invocation, "nn." NAME, FUNCTION);                       \
+  })
   ASYNCRT_NN_UNARY("relu", x > 0 ? x : 0.0f);
   ASYNCRT_NN_UNARY("sigmoid", Sigmoid(x));
-  ASYNCRT_NN_UNARY("tanh", std::tanh(x));
+  ASYNCRT_NN_UNARY_VECTOR("tanh", VectorFunction::kTanh);
   ASYNCRT_NN_UNARY("exp", std::exp(x));
   ASYNCRT_NN_UNARY("log", std::log(x));
   ASYNCRT_NN_UNARY("sqrt", std::sqrt(x));
@@ -632,9 +663,9 @@ void RegisterElementwiseOps(OpRegistry& registry) {
       const bool negative = attrs.GetInteger("detect_negative").value_or(1);
       const bool positive = attrs.GetInteger("detect_positive").value_or(1),
       std::isinf(x) && (x > 0 ? positive : negative));
-  ASYNCRT_NN_UNARY("erf", std::erf(x));
+  ASYNCRT_NN_UNARY_VECTOR("erf", VectorFunction::kErf);
   // Exact (erf) GELU, as torch.nn.GELU() and ONNX Gelu by default.
-  ASYNCRT_NN_UNARY("gelu", 0.5f * x * (1.0f + std::erf(x * 0.70710678f)));
+  ASYNCRT_NN_UNARY_VECTOR("gelu", VectorFunction::kGelu);
   // Ops with attributes read them once per call, before the loop.
   ASYNCRT_NN_UNARY_WITH("leaky_relu",
                         const float alpha = FloatAttr(attrs, "alpha", 0.01f),

@@ -16,6 +16,7 @@
 #include "asyncrt/backends/fused_elementwise.h"
 #include "asyncrt/backends/nn_ops.h"
 #include "backends/cpu/nn/nn_util.h"
+#include "backends/cpu/nn/vector_math.h"
 
 namespace asyncrt::nn {
 namespace {
@@ -125,6 +126,11 @@ ASYNCRT_FUSED_CLONES void Run(const Instruction& instruction, const float* a,
       out[i] = EXPR;                  \
     }                                 \
     return;
+// The nn ops' own vectorized functions (vector_math.h), bit for bit.
+#define ASYNCRT_VECTOR(CODE, FUNCTION)        \
+  case CODE:                                  \
+    ApplyVectorFunction(FUNCTION, a, out, n); \
+    return;
     ASYNCRT_BINARY(0, x + y)
     ASYNCRT_BINARY(1, x - y)
     ASYNCRT_BINARY(2, x * y)
@@ -137,10 +143,11 @@ ASYNCRT_FUSED_CLONES void Run(const Instruction& instruction, const float* a,
     ASYNCRT_UNARY(13, std::exp(x))
     ASYNCRT_UNARY(14, std::log(x))
     ASYNCRT_UNARY(15, std::sqrt(x))
-    ASYNCRT_UNARY(16, std::tanh(x))
+    ASYNCRT_VECTOR(16, VectorFunction::kTanh)
     ASYNCRT_UNARY(17, Sigmoid(x))
-    ASYNCRT_UNARY(18, std::erf(x))
-    ASYNCRT_UNARY(19, 0.5f * x * (1.0f + std::erf(x * 0.70710678f)))
+    ASYNCRT_VECTOR(18, VectorFunction::kErf)
+    ASYNCRT_VECTOR(19, VectorFunction::kGelu)
+#undef ASYNCRT_VECTOR
 #undef ASYNCRT_UNARY
 #undef ASYNCRT_BINARY
   }
