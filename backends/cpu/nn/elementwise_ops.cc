@@ -390,8 +390,12 @@ absl::Status UnaryMetadata(absl::string_view op, ArgumentMetadata args,
   return absl::OkStatus();
 }
 
-template <typename T, typename R, typename F>
-void UnaryAs(OpInvocation& invocation, absl::string_view op, F f) {
+// x's elements through `ranges(in, out, begin, end)` into a new result: in
+// one call when small (inlined: the plain loop), split over the team when
+// large.
+template <typename T, typename R, typename Ranges>
+void UnaryOverRanges(OpInvocation& invocation, absl::string_view op,
+                     Ranges ranges) {
   const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, op, invocation.result_metadata[0], 0b1);
@@ -399,14 +403,23 @@ void UnaryAs(OpInvocation& invocation, absl::string_view op, F f) {
   const T* in = x.elements<T>().data();
   R* out = result->elements<R>().data();
   const int64_t count = x.shape().GetNumElements();
-  if (count < 2 * kElementwiseGrain) {  // Small: the plain loop.
-    for (int64_t i = 0; i < count; ++i) out[i] = f(in[i]);
+  if (count < 2 * kElementwiseGrain) {
+    ranges(in, out, 0, count);
   } else {
     ParallelRanges(count, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);
+      ranges(in, out, begin, end);
     });
   }
   invocation.results[0] = std::move(result);
+}
+
+template <typename T, typename R, typename F>
+void UnaryAs(OpInvocation& invocation, absl::string_view op, F f) {
+  UnaryOverRanges<T, R>(invocation, op,
+                        [&](const T* in, R* out, int64_t begin, int64_t end) {
+                          for (int64_t i = begin; i < end; ++i)
+                            out[i] = f(in[i]);
+                        });
 }
 
 template <typename F>
@@ -414,24 +427,14 @@ void Unary(OpInvocation& invocation, absl::string_view op, F f) {
   UnaryAs<float, float>(invocation, op, f);
 }
 
-// A f32 op of vector_math.h, split over the team as UnaryAs splits.
+// A f32 op of vector_math.h.
 void UnaryVector(OpInvocation& invocation, absl::string_view op,
                  VectorFunction function) {
-  const auto& x = static_cast<const DenseHostTensor&>(invocation.argument(0));
-  AsyncValueRef<DenseHostTensor> result =
-      AllocateResult(invocation, op, invocation.result_metadata[0], 0b1);
-  if (!result) return;
-  const float* in = x.elements<float>().data();
-  float* out = result->elements<float>().data();
-  const int64_t count = x.shape().GetNumElements();
-  if (count < 2 * kElementwiseGrain) {
-    ApplyVectorFunction(function, in, out, count);
-  } else {
-    ParallelRanges(count, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-      ApplyVectorFunction(function, in + begin, out + begin, end - begin);
-    });
-  }
-  invocation.results[0] = std::move(result);
+  UnaryOverRanges<float, float>(
+      invocation, op,
+      [&](const float* in, float* out, int64_t begin, int64_t end) {
+        ApplyVectorFunction(function, in + begin, out + begin, end - begin);
+      });
 }
 
 // A unary op of any real dtype; `f` is a generic lambda.
