@@ -188,20 +188,43 @@ bool EitherOperand(mlir::Operation* op, Match match, mlir::Value& other) {
   return false;
 }
 
-// The convolution or matmul computing `x` when `mul` and `gate` (x * g(x))
-// are its only readers and it has no activation yet: x * g(x) can become
-// its activation. Null otherwise.
-mlir::Operation* GatedPostOpProducer(mlir::Value x, mlir::Operation* mul,
-                                     mlir::Operation* gate) {
+// The gate of `mul` = x * gate(x) (either operand order): a `GateOp` that
+// only `mul` reads, over x of mul's type, for which `accept(gate)` holds.
+// Sets `x`; null when there is none.
+template <typename GateOp, typename Accept>
+GateOp MatchGate(nn::MulOp mul, mlir::Value& x, Accept accept) {
+  for (int i = 0; i < 2; ++i) {
+    auto gate = mul->getOperand(i).getDefiningOp<GateOp>();
+    mlir::Value other = mul->getOperand(1 - i);
+    if (gate && gate->getOperand(0) == other && gate->hasOneUse() &&
+        other.getType() == mul.getType() && accept(gate)) {
+      x = other;
+      return gate;
+    }
+  }
+  return nullptr;
+}
+
+// Makes `mul` = x * gate(x) the `activation` of the convolution or matmul
+// computing x, when `mul` and `gate` are its only readers and it has no
+// activation yet; false, with nothing changed, otherwise.
+bool FoldGateIntoProducer(mlir::PatternRewriter& rewriter, nn::MulOp mul,
+                          mlir::Value x, mlir::Operation* gate,
+                          llvm::StringRef activation) {
   mlir::Operation* producer = x.getDefiningOp();
   if (!producer || !mlir::isa<nn::ConvOp, nn::MatMulOp>(producer) ||
       producer->hasAttr("activation") ||
       !llvm::all_of(producer->getUsers(), [&](mlir::Operation* user) {
-        return user == mul || user == gate;
+        return user == mul.getOperation() || user == gate;
       })) {
-    return nullptr;
+    return false;
   }
-  return producer;
+  rewriter.modifyOpInPlace(producer, [&] {
+    producer->setAttr("activation", rewriter.getStringAttr(activation));
+  });
+  rewriter.replaceOp(mul, x);
+  rewriter.eraseOp(gate);
+  return true;
 }
 
 // mul(x, hard_sigmoid(x)) with hard_sigmoid's alpha 1/6 and beta 1/2 (how
@@ -213,31 +236,22 @@ struct FuseHardSwish : public mlir::OpRewritePattern<nn::MulOp> {
 
   mlir::LogicalResult matchAndRewrite(
       nn::MulOp mul, mlir::PatternRewriter& rewriter) const override {
-    for (int i = 0; i < 2; ++i) {
-      auto sigmoid = mul->getOperand(i).getDefiningOp<nn::HardSigmoidOp>();
-      mlir::Value x = mul->getOperand(1 - i);
-      if (!sigmoid || sigmoid->getOperand(0) != x || !sigmoid->hasOneUse() ||
-          x.getType() != mul.getType() ||
-          !Near(FloatOr(sigmoid, "alpha", 0.2f), 1.0f / 6.0f) ||
-          !Near(FloatOr(sigmoid, "beta", 0.5f), 0.5f)) {
-        continue;
-      }
-      if (mlir::Operation* producer = GatedPostOpProducer(x, mul, sigmoid)) {
-        rewriter.modifyOpInPlace(producer, [&] {
-          producer->setAttr("activation", rewriter.getStringAttr("hard_swish"));
+    mlir::Value x;
+    auto sigmoid =
+        MatchGate<nn::HardSigmoidOp>(mul, x, [](nn::HardSigmoidOp gate) {
+          return Near(FloatOr(gate, "alpha", 0.2f), 1.0f / 6.0f) &&
+                 Near(FloatOr(gate, "beta", 0.5f), 0.5f);
         });
-        rewriter.replaceOp(mul, x);
-      } else {
-        mlir::OperationState state(mul->getLoc(),
-                                   nn::HardSwishOp::getOperationName());
-        state.addOperands(x);
-        state.addTypes(mul.getType());
-        rewriter.replaceOp(mul, rewriter.create(state)->getResults());
-      }
+    if (!sigmoid) return mlir::failure();
+    if (!FoldGateIntoProducer(rewriter, mul, x, sigmoid, "hard_swish")) {
+      mlir::OperationState state(mul->getLoc(),
+                                 nn::HardSwishOp::getOperationName());
+      state.addOperands(x);
+      state.addTypes(mul.getType());
+      rewriter.replaceOp(mul, rewriter.create(state)->getResults());
       rewriter.eraseOp(sigmoid);
-      return mlir::success();
     }
-    return mlir::failure();
+    return mlir::success();
   }
 };
 
@@ -251,23 +265,11 @@ struct FuseSwish : public mlir::OpRewritePattern<nn::MulOp> {
 
   mlir::LogicalResult matchAndRewrite(
       nn::MulOp mul, mlir::PatternRewriter& rewriter) const override {
-    for (int i = 0; i < 2; ++i) {
-      auto sigmoid = mul->getOperand(i).getDefiningOp<nn::SigmoidOp>();
-      mlir::Value x = mul->getOperand(1 - i);
-      if (!sigmoid || sigmoid->getOperand(0) != x || !sigmoid->hasOneUse() ||
-          x.getType() != mul.getType()) {
-        continue;
-      }
-      mlir::Operation* producer = GatedPostOpProducer(x, mul, sigmoid);
-      if (producer == nullptr) continue;
-      rewriter.modifyOpInPlace(producer, [&] {
-        producer->setAttr("activation", rewriter.getStringAttr("swish"));
-      });
-      rewriter.replaceOp(mul, x);
-      rewriter.eraseOp(sigmoid);
-      return mlir::success();
-    }
-    return mlir::failure();
+    mlir::Value x;
+    auto sigmoid =
+        MatchGate<nn::SigmoidOp>(mul, x, [](nn::SigmoidOp) { return true; });
+    return mlir::success(
+        sigmoid && FoldGateIntoProducer(rewriter, mul, x, sigmoid, "swish"));
   }
 };
 

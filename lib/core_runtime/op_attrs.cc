@@ -481,10 +481,6 @@ std::string OpAttrs::DebugString() const {
   return out;
 }
 
-const OpAttrs& OpAttrsRef::Empty() {
-  static const OpAttrs* const empty = new OpAttrs();
-  return *empty;
-}
 OpAttrsRef::OpAttrsRef(OpAttrs attrs)
     : holder_(MakeRef<Holder>(std::move(attrs))) {}
 

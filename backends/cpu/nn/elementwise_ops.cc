@@ -427,13 +427,15 @@ void Unary(OpInvocation& invocation, absl::string_view op, F f) {
   UnaryAs<float, float>(invocation, op, f);
 }
 
-// A f32 op of vector_math.h.
+// A f32 op computed by vector_math.h's `kFunction`. `definition`, the
+// op's per-element form (what the registration shows), is not called.
+template <VectorFunction kFunction, typename F>
 void UnaryVector(OpInvocation& invocation, absl::string_view op,
-                 VectorFunction function) {
+                 F /*definition*/) {
   UnaryOverRanges<float, float>(
       invocation, op,
       [&](const float* in, float* out, int64_t begin, int64_t end) {
-        ApplyVectorFunction(function, in + begin, out + begin, end - begin);
+        ApplyVectorFunction(kFunction, in + begin, out + begin, end - begin);
       });
 }
 
@@ -614,19 +616,13 @@ void RegisterElementwiseOps(OpRegistry& registry) {
 #define ASYNCRT_NN_UNARY_WITH(NAME, SETUP, EXPR) \
   ASYNCRT_NN_UNARY_OF(NAME, UnaryKind::kFloat, Unary, SETUP, EXPR)
 #define ASYNCRT_NN_UNARY(NAME, EXPR) ASYNCRT_NN_UNARY_WITH(NAME, (void)0, EXPR)
-  // f32 ops vectorized by vector_math.h.
-#define ASYNCRT_NN_UNARY_VECTOR(NAME, FUNCTION)                          \
-  registry.AddOp("nn." NAME, [](ArgumentMetadata args, const OpAttrs&,   \
-                                absl::Span<TensorMetadata> results) {    \
-    return UnaryMetadata("nn." NAME, args, results, UnaryKind::kFloat);  \
-  });                                                                    \
-  registry.AddDispatch("nn." NAME, "cpu", [](OpInvocation& invocation) { \
-    if (RefuseHalf(invocation, "nn." NAME)) return;                      \
-    UnaryVector(invocation, "nn." NAME, FUNCTION);                       \
-  })
+  // f32 ops computed by vector_math.h's FUNCTION; EXPR is their definition.
+#define ASYNCRT_NN_UNARY_VECTOR(NAME, FUNCTION, EXPR)                          \
+  ASYNCRT_NN_UNARY_OF(NAME, UnaryKind::kFloat, UnaryVector<FUNCTION>, (void)0, \
+                      EXPR)
   ASYNCRT_NN_UNARY("relu", x > 0 ? x : 0.0f);
   ASYNCRT_NN_UNARY("sigmoid", Sigmoid(x));
-  ASYNCRT_NN_UNARY_VECTOR("tanh", VectorFunction::kTanh);
+  ASYNCRT_NN_UNARY_VECTOR("tanh", VectorFunction::kTanh, std::tanh(x));
   ASYNCRT_NN_UNARY("exp", std::exp(x));
   ASYNCRT_NN_UNARY("log", std::log(x));
   ASYNCRT_NN_UNARY("sqrt", std::sqrt(x));
@@ -666,9 +662,10 @@ void RegisterElementwiseOps(OpRegistry& registry) {
       const bool negative = attrs.GetInteger("detect_negative").value_or(1);
       const bool positive = attrs.GetInteger("detect_positive").value_or(1),
       std::isinf(x) && (x > 0 ? positive : negative));
-  ASYNCRT_NN_UNARY_VECTOR("erf", VectorFunction::kErf);
+  ASYNCRT_NN_UNARY_VECTOR("erf", VectorFunction::kErf, std::erf(x));
   // Exact (erf) GELU, as torch.nn.GELU() and ONNX Gelu by default.
-  ASYNCRT_NN_UNARY_VECTOR("gelu", VectorFunction::kGelu);
+  ASYNCRT_NN_UNARY_VECTOR("gelu", VectorFunction::kGelu,
+                          0.5f * x * (1.0f + std::erf(x * 0.70710678f)));
   // Ops with attributes read them once per call, before the loop.
   ASYNCRT_NN_UNARY_WITH("leaky_relu",
                         const float alpha = FloatAttr(attrs, "alpha", 0.01f),
@@ -705,6 +702,7 @@ void RegisterElementwiseOps(OpRegistry& registry) {
                         const float bias = FloatAttr(attrs, "bias", 0.0f),
                         x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0f));
   ASYNCRT_NN_UNARY("identity", x);
+#undef ASYNCRT_NN_UNARY_VECTOR
 #undef ASYNCRT_NN_UNARY
 #undef ASYNCRT_NN_UNARY_WITH
 #undef ASYNCRT_NN_UNARY_OF

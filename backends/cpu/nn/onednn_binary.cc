@@ -90,13 +90,15 @@ const void* ScaleInLayout(const memory::desc& wanted,
   return storage.data();
 }
 
-// A channel scaling's binary primitive for one configuration.
+// A channel scaling's primitives for one configuration.
 struct ScalePrimitive {
   dnnl::primitive primitive;
   // Whether oneDNN has only its reference code for it (channel blocks of 8
   // under AVX-512, from grouped convolutions): many times slower than
   // reordering to plain and back.
   bool reference = false;
+  // From the product's layout (x's) to the plain one, when they differ.
+  std::optional<dnnl::reorder> to_plain;
 };
 
 // x * scale with oneDNN's binary primitive: the result in x's layout when
@@ -143,7 +145,8 @@ bool ScaleChannels(OpInvocation& invocation, int x_index) {
                              factor->desc, dst_md),
           PrimitiveAttr(), CpuEngine());
       return ScalePrimitive{dnnl::binary(pd),
-                            absl::StartsWith(pd.impl_info_str(), "ref")};
+                            absl::StartsWith(pd.impl_info_str(), "ref"),
+                            ReorderIfNeeded(dst_md, PlainF32(x_dims))};
     };
     // Opaque layouts, which their names do not tell apart, are made afresh.
     static auto* cache = new ConfigCache<ScalePrimitive>(1024);
@@ -167,22 +170,12 @@ bool ScaleChannels(OpInvocation& invocation, int x_index) {
       plain_result = PrimitiveResult(invocation, kMul);
       if (!plain_result) return true;
       memory out = Wrap(PlainF32(x_dims), plain_result->data());
-      if (dst_md == out.get_desc()) {
-        dst = out;
-      } else {
-        auto make_reorder = [&] {
-          return dnnl::primitive(dnnl::reorder(
-              dnnl::reorder::primitive_desc(CpuEngine(), dst_md, CpuEngine(),
-                                            out.get_desc(), PrimitiveAttr())));
-        };
-        dnnl::primitive to_plain =
-            src_layout == "opaque"
-                ? make_reorder()
-                : CachedPrimitive(
-                      absl::StrCat(DimsKey(x_dims), "|", src_layout),
-                      make_reorder);
+      if (binary->to_plain) {
         dst = memory(dst_md, CpuEngine());
-        steps.push_back({to_plain, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
+        steps.push_back(
+            {*binary->to_plain, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, out}}});
+      } else {
+        dst = out;
       }
     }
     steps.insert(

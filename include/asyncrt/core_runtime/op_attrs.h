@@ -237,7 +237,11 @@ class OpAttrsRef {
   const OpAttrs& operator*() const { return get(); }
 
  private:
-  static const OpAttrs& Empty();
+  // Inline: get() of empty attributes costs a guard check, not a call.
+  static const OpAttrs& Empty() {
+    static const OpAttrs* const empty = new OpAttrs();
+    return *empty;
+  }
 
   struct Holder : ReferenceCounted<Holder> {
     explicit Holder(OpAttrs a) : attrs(std::move(a)) {}
