@@ -7,6 +7,9 @@
 //   BM_Conv1x1/{asyncrt,torch}     ResNet-50 1x1 expansion: 1x64x56x56 -> 256
 //   BM_DepthwiseConv/{...}         MobileNetV2 depthwise 3x3: 1x144x56x56
 //   BM_MatmulBert/{asyncrt,torch}  BERT-base FFN: [128, 768] x [768, 3072]
+//   BM_Gelu/{asyncrt,torch}        exact (erf) GELU on BERT-base's FFN
+//                                  activations, [128, 3072]
+//   BM_Tanh/{asyncrt,torch}        tanh on the same shape
 //
 // Latency per call (nn::Threading::kLatency: one primitive gets the whole
 // team). Primitives are looked up per call (oneDNN's cache), as eager ops
@@ -109,12 +112,20 @@ void BM_DepthwiseConv_asyncrt(benchmark::State& state) {
 void BM_MatmulBert_asyncrt(benchmark::State& state) {
   RunAsyncrt(state, "nn.matmul", {{128, 768}, {768, 3072}}, OpAttrs());
 }
+void BM_Gelu_asyncrt(benchmark::State& state) {
+  RunAsyncrt(state, "nn.gelu", {{128, 3072}}, OpAttrs());
+}
+void BM_Tanh_asyncrt(benchmark::State& state) {
+  RunAsyncrt(state, "nn.tanh", {{128, 3072}}, OpAttrs());
+}
 BENCHMARK(BM_Conv3x3_asyncrt)->Name("BM_Conv3x3/asyncrt")->UseRealTime();
 BENCHMARK(BM_Conv1x1_asyncrt)->Name("BM_Conv1x1/asyncrt")->UseRealTime();
 BENCHMARK(BM_DepthwiseConv_asyncrt)
     ->Name("BM_DepthwiseConv/asyncrt")
     ->UseRealTime();
 BENCHMARK(BM_MatmulBert_asyncrt)->Name("BM_MatmulBert/asyncrt")->UseRealTime();
+BENCHMARK(BM_Gelu_asyncrt)->Name("BM_Gelu/asyncrt")->UseRealTime();
+BENCHMARK(BM_Tanh_asyncrt)->Name("BM_Tanh/asyncrt")->UseRealTime();
 
 #ifdef ASYNCRT_HAVE_TORCH
 at::Tensor TorchTensor(const std::vector<int64_t>& shape) {
@@ -154,12 +165,22 @@ void BM_MatmulBert_torch(benchmark::State& state) {
   at::Tensor b = TorchTensor({768, 3072});
   RunTorch(state, [&] { return at::matmul(a, b); });
 }
+void BM_Gelu_torch(benchmark::State& state) {
+  at::Tensor x = TorchTensor({128, 3072});
+  RunTorch(state, [&] { return at::gelu(x); });
+}
+void BM_Tanh_torch(benchmark::State& state) {
+  at::Tensor x = TorchTensor({128, 3072});
+  RunTorch(state, [&] { return at::tanh(x); });
+}
 BENCHMARK(BM_Conv3x3_torch)->Name("BM_Conv3x3/torch")->UseRealTime();
 BENCHMARK(BM_Conv1x1_torch)->Name("BM_Conv1x1/torch")->UseRealTime();
 BENCHMARK(BM_DepthwiseConv_torch)
     ->Name("BM_DepthwiseConv/torch")
     ->UseRealTime();
 BENCHMARK(BM_MatmulBert_torch)->Name("BM_MatmulBert/torch")->UseRealTime();
+BENCHMARK(BM_Gelu_torch)->Name("BM_Gelu/torch")->UseRealTime();
+BENCHMARK(BM_Tanh_torch)->Name("BM_Tanh/torch")->UseRealTime();
 #endif  // ASYNCRT_HAVE_TORCH
 
 }  // namespace

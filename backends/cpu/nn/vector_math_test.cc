@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -34,13 +35,36 @@ std::vector<float> Inputs() {
   return x;
 }
 
+// Each build this CPU runs (SSE, AVX2, AVX-512), and the one
+// ApplyVectorFunction picks.
+class VectorMathTest
+    : public ::testing::TestWithParam<internal::VectorMathVariant> {};
+
+INSTANTIATE_TEST_SUITE_P(
+    Builds, VectorMathTest,
+    ::testing::ValuesIn(internal::SupportedVectorMathVariants().begin(),
+                        internal::SupportedVectorMathVariants().end()),
+    [](const ::testing::TestParamInfo<internal::VectorMathVariant>& info) {
+      return std::string(info.param.isa);
+    });
+
+TEST(VectorMathChoiceTest, UsesTheWidestBuild) {
+  const std::vector<float> x = Inputs();
+  std::vector<float> chosen(x.size()), widest(x.size());
+  ApplyVectorFunction(VectorFunction::kGelu, x.data(), chosen.data(), x.size());
+  internal::SupportedVectorMathVariants().back().apply(
+      VectorFunction::kGelu, x.data(), widest.data(), x.size());
+  EXPECT_EQ(chosen, widest);
+}
+
 // Within 1e-6 relative of the exact value (or 1e-12 absolute near 0), as
 // close as the scalar libm versions the ops used before, against doubles.
-TEST(VectorMathTest, CloseToTheExactFunction) {
+TEST_P(VectorMathTest, CloseToTheExactFunction) {
+  const internal::VectorFunctionImpl apply = GetParam().apply;
   const std::vector<float> x = Inputs();
   std::vector<float> y(x.size());
   for (const Case& c : kCases) {
-    ApplyVectorFunction(c.function, x.data(), y.data(), x.size());
+    apply(c.function, x.data(), y.data(), x.size());
     for (size_t i = 0; i < x.size(); ++i) {
       const double exact = c.exact(x[i]);
       const double scalar_float_error =
@@ -58,36 +82,35 @@ TEST(VectorMathTest, CloseToTheExactFunction) {
 // The same value gives the same bits wherever it sits: in a full packet, in
 // the partial last one, alone, or computed in place. The fused kernel and
 // the nn ops rely on it to agree bit for bit.
-TEST(VectorMathTest, ResultsDoNotDependOnPosition) {
+TEST_P(VectorMathTest, ResultsDoNotDependOnPosition) {
+  const internal::VectorFunctionImpl apply = GetParam().apply;
   const std::vector<float> x = Inputs();
   for (const Case& c : kCases) {
     std::vector<float> all(x.size());
-    ApplyVectorFunction(c.function, x.data(), all.data(), x.size());
+    apply(c.function, x.data(), all.data(), x.size());
     for (size_t offset : {size_t{1}, size_t{3}, size_t{7}}) {
       std::vector<float> shifted(x.size() - offset);
-      ApplyVectorFunction(c.function, x.data() + offset, shifted.data(),
-                          shifted.size());
+      apply(c.function, x.data() + offset, shifted.data(), shifted.size());
       for (size_t i = 0; i < shifted.size(); ++i) {
         ASSERT_EQ(shifted[i], all[i + offset]) << c.name << "(" << x[i] << ")";
       }
     }
     for (size_t i = 0; i < x.size(); i += 997) {
       float alone;
-      ApplyVectorFunction(c.function, &x[i], &alone, 1);
+      apply(c.function, &x[i], &alone, 1);
       EXPECT_EQ(alone, all[i]) << c.name << "(" << x[i] << ")";
     }
     std::vector<float> in_place = x;
-    ApplyVectorFunction(c.function, in_place.data(), in_place.data(),
-                        in_place.size());
+    apply(c.function, in_place.data(), in_place.data(), in_place.size());
     EXPECT_EQ(in_place, all) << c.name;
   }
 }
 
-TEST(VectorMathTest, NanStaysNan) {
+TEST_P(VectorMathTest, NanStaysNan) {
   const float nan = std::nanf("");
   for (const Case& c : kCases) {
     float y = 0;
-    ApplyVectorFunction(c.function, &nan, &y, 1);
+    GetParam().apply(c.function, &nan, &y, 1);
     EXPECT_TRUE(std::isnan(y)) << c.name;
   }
 }
