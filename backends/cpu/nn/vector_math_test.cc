@@ -2,12 +2,21 @@
 
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 
 namespace asyncrt::nn {
+namespace internal {
+
+// Names a build in test names and messages.
+void PrintTo(const VectorMathVariant& variant, std::ostream* os) {
+  *os << variant.isa;
+}
+
+}  // namespace internal
 namespace {
 
 double ExactGelu(double x) {
