@@ -310,8 +310,9 @@ BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, bf16, DType::kBF16)
 
 //===--- Models -----------------------------------------------------------===//
 
-// `variant`: "" (the model's device work one CUDA graph) or "_no_graphs"
-// (each op launched by the runtime).
+// `variant`: "" (the model's device work one CUDA graph, convolutions in
+// NHWC), "_no_graphs" (each op launched by the runtime) or "_nchw" (ONNX's
+// NCHW layout kept).
 void BM_GpuModel_asyncrt(benchmark::State& state, const char* name,
                          const char* variant) {
   // Synthetic weights (as the PyTorch peer's random ones): the models'
@@ -353,12 +354,21 @@ BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, resnet50_no_graphs, "resnet50", "_no_grap
     ->Name("BM_GpuModel/asyncrt_no_graphs/resnet50_f16")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, resnet50_nchw, "resnet50", "_nchw")
+    ->Name("BM_GpuModel/asyncrt_nchw/resnet50_f16")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2, "mobilenetv2", "")
     ->Name("BM_GpuModel/asyncrt/mobilenetv2_f16")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2_no_graphs, "mobilenetv2", "_no_graphs")
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2_no_graphs, "mobilenetv2",
+                  "_no_graphs")
     ->Name("BM_GpuModel/asyncrt_no_graphs/mobilenetv2_f16")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2_nchw, "mobilenetv2", "_nchw")
+    ->Name("BM_GpuModel/asyncrt_nchw/mobilenetv2_f16")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert, "bert", "")

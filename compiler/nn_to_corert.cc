@@ -365,6 +365,11 @@ void AddModelPipeline(mlir::OpPassManager& pipeline,
   }
   if (!options.device.empty() && options.device != kHostDevice) {
     pipeline.addPass(CreateNnAssignDevicePass(options.device));
+    if (options.channels_last &&
+        llvm::StringRef(options.device).starts_with("CUDA")) {
+      pipeline.addNestedPass<mlir::func::FuncOp>(
+          CreateNnChannelsLastPass(options.device));
+    }
   } else if (options.precision.empty()) {
     // oneDNN's layouts and the buffer plan are for f32 on the host; the
     // host computes f16 and bf16 in f32 on plain tensors.

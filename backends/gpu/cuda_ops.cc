@@ -335,7 +335,8 @@ void ReduceKernel(AsyncRT_KernelContext* context, void* data,
               "launching the kernel");
 }
 
-// Mean over every axis after the first two (N x C x ...).
+// Mean over every axis after the first two (N x C x ...), or over H and W
+// of N x H x W x C (data_format NHWC).
 void GlobalAveragePoolKernel(AsyncRT_KernelContext* context, void*,
                              AsyncRT_Status* status) {
   OpCall op(context, status);
@@ -348,10 +349,21 @@ void GlobalAveragePoolKernel(AsyncRT_KernelContext* context, void*,
     op.Invalid("global_average_pool needs N x C x spatial dimensions");
     return;
   }
+  const std::string format = op.String("data_format", "NCHW");
+  const bool channels_last = format == "NHWC";
+  if (!channels_last && format != "NCHW") {
+    op.Invalid("unknown data_format \"" + format + "\" (NCHW, NHWC)");
+    return;
+  }
+  if (channels_last && x.rank != 4) {
+    op.Invalid("data_format NHWC needs an N x H x W x C input");
+    return;
+  }
   std::vector<int64_t> strides = DenseStrides(x);
   StridedView kept, reduced;
   for (int k = 0; k < x.rank; ++k) {
-    StridedView& view = k < 2 ? kept : reduced;
+    const bool is_kept = channels_last ? k == 0 || k == 3 : k < 2;
+    StridedView& view = is_kept ? kept : reduced;
     view.dims[view.rank] = x.dims[k];
     view.strides[view.rank] = strides[k];
     ++view.rank;

@@ -165,8 +165,54 @@ class CudaPluginTest : public ::testing::Test {
         Run(op, "cpu", host_ptrs, attrs, results, result_index);
     TensorHandle actual =
         Run(op, "cuda", gpu_ptrs, attrs, results, result_index);
+    ExpectClose(expected, actual, tolerance);
+  }
+
+  // The transpose of a 4-D handle on the host by `perm`.
+  TensorHandle Transposed(const TensorHandle& x, std::vector<int64_t> perm) {
+    OpAttrs attrs;
+    attrs.SetArray<int64_t>("perm", perm);
+    return Run("nn.transpose", "cpu", {&x}, attrs);
+  }
+
+  // As ExpectSame, with the GPU computing `op` in NHWC (data_format): its
+  // 4-D inputs transposed to N x H x W x C on the host (a convolution's
+  // weights to M x kH x kW x C/group), its result back to NCHW.
+  void ExpectSameChannelsLast(absl::string_view op,
+                              std::vector<TensorHandle> inputs,
+                              const OpAttrs& attrs, DType dtype,
+                              float tolerance) {
+    SCOPED_TRACE(absl::StrCat(op, " NHWC ", DTypeName(dtype)));
+    const bool half = dtype == DType::kF16 || dtype == DType::kBF16;
+    std::vector<TensorHandle> host_args, gpu_args;
+    for (TensorHandle& input : inputs) {
+      TensorHandle typed =
+          dtype == DType::kF32 ? input.CopyRef() : Cast(input, dtype);
+      const bool spatial = core().Await(typed)->shape().GetRank() == 4;
+      gpu_args.push_back(
+          (spatial ? Transposed(typed, {0, 2, 3, 1}) : typed.CopyRef())
+              .TransferTo(*exec_ctx_, *gpu_));
+      host_args.push_back(half ? Cast(typed, DType::kF32) : std::move(typed));
+    }
+    std::vector<const TensorHandle*> host_ptrs, gpu_ptrs;
+    for (auto& h : host_args) host_ptrs.push_back(&h);
+    for (auto& g : gpu_args) gpu_ptrs.push_back(&g);
+    TensorHandle expected = Run(op, "cpu", host_ptrs, attrs);
+    OpAttrs nhwc = attrs;
+    nhwc.SetString("data_format", "NHWC");
+    TensorHandle actual = Run(op, "cuda", gpu_ptrs, nhwc);
     ASSERT_EQ(ErrorOf(actual), "<no error>");
-    EXPECT_EQ(actual.device(), gpu_);
+    TensorHandle on_host = actual.TransferTo(*exec_ctx_, host());
+    ExpectClose(expected, Transposed(on_host, {0, 3, 1, 2}), tolerance,
+                /*on_gpu=*/false);
+  }
+
+  // `actual` (on the GPU unless `on_gpu` is false) is `expected` within
+  // `tolerance` relative to the largest magnitude.
+  void ExpectClose(const TensorHandle& expected, const TensorHandle& actual,
+                   float tolerance, bool on_gpu = true) {
+    ASSERT_EQ(ErrorOf(actual), "<no error>");
+    if (on_gpu) EXPECT_EQ(actual.device(), gpu_);
     std::vector<float> want = HostFloats(expected);
     std::vector<float> got = HostFloats(actual);
     ASSERT_EQ(want.size(), got.size());
@@ -418,6 +464,80 @@ TEST_F(CudaPluginTest, ConvolutionsMatchTheCpu) {
   EXPECT_THAT(ErrorOf(Run("nn.conv", "cuda", {&x, &w}, asymmetric)),
               HasSubstr("asymmetric padding (0 before, 1 after) is not "
                         "supported on CUDA yet"));
+}
+
+// data_format = "NHWC" (what -nn-channels-last compiles a CUDA device's
+// convolutions to): the same results as the CPU's NCHW ones, with the
+// bias, sum and relu or clip fused into cuDNN's graph where an engine
+// takes them, and other activations after it.
+TEST_F(CudaPluginTest, ChannelsLastConvolutionsAndPoolingMatchTheCpu) {
+  OpAttrs same;
+  same.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  ExpectSameChannelsLast("nn.conv",
+                         Args(Random({2, 8, 14, 14}), Random({16, 8, 3, 3})),
+                         same, DType::kF32, 1e-5f);
+  same.SetString("activation", "relu");
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    const float tolerance = dtype == DType::kF16 ? 5e-3f : 2e-2f;
+    // Bias, residual sum and relu (a ResNet block's end).
+    ExpectSameChannelsLast("nn.conv",
+                           Args(Random({1, 16, 14, 14}), Random({32, 16, 3, 3}),
+                                Random({32}), Random({1, 32, 14, 14})),
+                           same, dtype, tolerance);
+    // Three input channels (a model's first convolution), strided.
+    OpAttrs stem;
+    stem.SetArray<int64_t>("strides", {2, 2});
+    stem.SetArray<int64_t>("pads", {3, 3, 3, 3});
+    stem.SetString("activation", "relu");
+    ExpectSameChannelsLast(
+        "nn.conv",
+        Args(Random({1, 3, 32, 32}), Random({16, 3, 7, 7}), Random({16})), stem,
+        dtype, tolerance);
+  }
+  // Depthwise with clip (relu6), 1 x 1 with a bias only, and grouped with
+  // an activation cuDNN's graph does not fuse (leaky relu: our kernel).
+  OpAttrs depthwise;
+  depthwise.Set<int64_t>("group", 16);
+  depthwise.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  depthwise.SetString("activation", "clip");
+  depthwise.Set("activation_alpha", 0.f);
+  depthwise.Set("activation_beta", 6.f);
+  ExpectSameChannelsLast("nn.conv",
+                         Args(Random({1, 16, 12, 12}, -8.f, 8.f),
+                              Random({16, 1, 3, 3}), Random({16})),
+                         depthwise, DType::kF16, 5e-3f);
+  ExpectSameChannelsLast(
+      "nn.conv",
+      Args(Random({1, 24, 7, 7}), Random({40, 24, 1, 1}), Random({40})),
+      OpAttrs(), DType::kF16, 5e-3f);
+  OpAttrs grouped;
+  grouped.Set<int64_t>("group", 2);
+  grouped.SetString("activation", "leaky_relu");
+  grouped.Set("activation_alpha", 0.1f);
+  ExpectSameChannelsLast(
+      "nn.conv", Args(Random({1, 8, 9, 9}), Random({8, 4, 3, 3}), Random({8})),
+      grouped, DType::kF32, 1e-5f);
+  // Pooling and the global average.
+  OpAttrs max;
+  max.SetArray<int64_t>("kernel_shape", {3, 3});
+  max.SetArray<int64_t>("strides", {2, 2});
+  max.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  ExpectSameChannelsLast("nn.max_pool", Args(Random({2, 8, 13, 13})), max,
+                         DType::kF16, 1e-3f);
+  OpAttrs average;
+  average.SetArray<int64_t>("kernel_shape", {2, 2});
+  average.SetArray<int64_t>("strides", {2, 2});
+  ExpectSameChannelsLast("nn.average_pool", Args(Random({1, 8, 8, 8})), average,
+                         DType::kF32, 1e-5f);
+  ExpectSameChannelsLast("nn.global_average_pool", Args(Random({2, 16, 7, 7})),
+                         OpAttrs(), DType::kF32, 1e-5f);
+  // A data format that is neither is an error on the op.
+  OpAttrs unknown;
+  unknown.SetString("data_format", "CHWN");
+  TensorHandle x = Random({1, 4, 4, 2}).TransferTo(*exec_ctx_, *gpu_);
+  TensorHandle w = Random({2, 1, 1, 2}).TransferTo(*exec_ctx_, *gpu_);
+  EXPECT_THAT(ErrorOf(Run("nn.conv", "cuda", {&x, &w}, unknown)),
+              HasSubstr("unknown data_format \"CHWN\""));
 }
 
 TEST_F(CudaPluginTest, PoolingAndBatchNormMatchTheCpu) {

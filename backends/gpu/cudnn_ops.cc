@@ -1,49 +1,30 @@
 // The CUDA plug-in's convolution and pooling on cuDNN 9, and inference
 // batch normalization on our kernel.
 //
-// nn.conv (1-D and 2-D, groups, dilations, symmetric padding) runs
-// cudnnConvolutionForward with the algorithm cudnnFind picks for the shape
-// (once per shape, as PyTorch's cudnn.benchmark does), a fused sum as the
-// convolution's beta = 1 over a copy of it, then bias and activation in one
-// pass of our kernel. Pooling is cudnnPoolingForward. NCHW throughout.
+// nn.conv (1-D and 2-D, groups, dilations, symmetric padding; NCHW, or
+// NHWC where data_format says so) runs a plan of cuDNN's graph API: the
+// convolution with its bias, sum and relu or clip as pointwise operations
+// of one graph where an engine fuses them, else the convolution alone (a
+// sum as its beta = 1 over a copy) then bias and activation in one pass of
+// our kernel; the legacy API (cudnnFind's algorithm) where no plan builds.
+// Pooling is cudnnPoolingForward.
 #include <cudnn.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backends/gpu/cuda_device.h"
 #include "backends/gpu/cuda_kernels.h"
+#include "backends/gpu/cudnn_graph.h"
 #include "backends/gpu/op_call.h"
 
 namespace asyncrt::gpu {
-
-// Owns cuDNN graph API descriptors: those of a convolution plan live as
-// long as the plan (its engine configuration and graph with it).
-class BackendDescriptors {
- public:
-  ~BackendDescriptors() {
-    for (auto it = owned_.rbegin(); it != owned_.rend(); ++it) {
-      cudnnBackendDestroyDescriptor(*it);
-    }
-  }
-  // A new descriptor of `type`, or null.
-  cudnnBackendDescriptor_t Make(cudnnBackendDescriptorType_t type) {
-    cudnnBackendDescriptor_t descriptor = nullptr;
-    if (cudnnBackendCreateDescriptor(type, &descriptor) !=
-        CUDNN_STATUS_SUCCESS) {
-      return nullptr;
-    }
-    owned_.push_back(descriptor);
-    return descriptor;
-  }
-
- private:
-  std::vector<cudnnBackendDescriptor_t> owned_;
-};
 
 // The device's cuDNN handle (made on first use, bound to its stream) and
 // convolution plans. Guarded by `mutex`: a handle is used by one thread at
@@ -58,11 +39,8 @@ struct CudnnState {
     size_t workspace_bytes = 0;
     // cuDNN's graph API plan, where one could be made: its execution costs
     // the host far less than the legacy call (measured ~100 us per
-    // convolution on an H200's host). Null: the legacy API.
-    cudnnBackendDescriptor_t backend_plan = nullptr;  // In descriptors.
-    std::unique_ptr<BackendDescriptors> backend_descriptors;
-    size_t backend_workspace_bytes = 0;
-    bool backend_beta = false;  // The plan adds y's prior value (a sum).
+    // convolution on an H200's host). None: the legacy API.
+    std::optional<BackendConvPlan> backend;
     ~ConvPlan() {
       if (identity) cudnnDestroyActivationDescriptor(identity);
       if (relu) cudnnDestroyActivationDescriptor(relu);
@@ -131,14 +109,37 @@ std::vector<int64_t> As4d(const AsyncRT_TensorView& view) {
   return dims;
 }
 
+// The bits of `value`, for keys.
+int64_t FloatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+// The N, C, H, W dimensions of an operand of a channels-last op (N x H x
+// W x C; a convolution's weights M x kH x kW x C/group).
+std::vector<int64_t> ChannelsFirstDims(const AsyncRT_TensorView& view) {
+  return {view.dims[0], view.dims[3], view.dims[1], view.dims[2]};
+}
+
+// Whether the op's data_format is NHWC; false (status set) for one that is
+// neither, or NHWC on an operand that is not 4-D.
+bool ChannelsLast(OpCall& op, const AsyncRT_TensorView& x,
+                  bool* channels_last) {
+  const std::string format = op.String("data_format", "NCHW");
+  *channels_last = format == "NHWC";
+  if (!*channels_last && format != "NCHW") {
+    return op.Invalid("unknown data_format \"" + format + "\" (NCHW, NHWC)");
+  }
+  if (*channels_last && x.rank != 4) {
+    return op.Invalid("data_format NHWC needs an N x H x W x C input");
+  }
+  return true;
+}
+
 // ONNX's window attributes for `spatial` dimensions (1 or 2) of `input`
 // with `kernel`, as [stride, dilation, pad] per 2-D dimension (1-D gets a
 // leading 1 x 1 window). False (status set) for asymmetric padding.
-struct Window2d {
-  int stride[2] = {1, 1};
-  int dilation[2] = {1, 1};
-  int pad[2] = {0, 0};
-};
 bool MakeWindow2d(OpCall& op, const std::vector<int64_t>& input,
                   const std::vector<int64_t>& kernel, int spatial,
                   Window2d* window) {
@@ -175,280 +176,19 @@ bool MakeWindow2d(OpCall& op, const std::vector<int64_t>& input,
   return true;
 }
 
+// `dims` are N, C, H, W; the memory is NCHW or, `channels_last`, NHWC.
 bool SetTensor4d(cudnnTensorDescriptor_t* desc, AsyncRT_DType dtype,
-                 const std::vector<int64_t>& dims, OpCall& op) {
+                 const std::vector<int64_t>& dims, bool channels_last,
+                 OpCall& op) {
   return DnnOk(cudnnCreateTensorDescriptor(desc), "cudnnCreateTensorDescriptor",
                op) &&
          DnnOk(cudnnSetTensor4dDescriptor(
-                   *desc, CUDNN_TENSOR_NCHW, DnnType(dtype),
-                   static_cast<int>(dims[0]), static_cast<int>(dims[1]),
-                   static_cast<int>(dims[2]), static_cast<int>(dims[3])),
+                   *desc, channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                   DnnType(dtype), static_cast<int>(dims[0]),
+                   static_cast<int>(dims[1]), static_cast<int>(dims[2]),
+                   static_cast<int>(dims[3])),
                "cudnnSetTensor4dDescriptor", op);
 }
-
-//===--- cuDNN's graph (backend) API --------------------------------------===//
-
-#define ASYNCRT_BACKEND_OK(call) \
-  if ((call) != CUDNN_STATUS_SUCCESS) return false
-
-constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3;
-
-bool SetInt64s(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
-               const std::vector<int64_t>& values) {
-  return cudnnBackendSetAttribute(d, name, CUDNN_TYPE_INT64,
-                                  static_cast<int64_t>(values.size()),
-                                  values.data()) == CUDNN_STATUS_SUCCESS;
-}
-
-cudnnBackendDescriptor_t BackendTensor(BackendDescriptors& descriptors,
-                                       cudnnDataType_t type,
-                                       const std::vector<int64_t>& dims,
-                                       int64_t uid) {
-  cudnnBackendDescriptor_t tensor =
-      descriptors.Make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  if (tensor == nullptr) return nullptr;
-  std::vector<int64_t> strides(dims.size());
-  int64_t stride = 1;
-  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-    strides[i] = stride;
-    stride *= dims[i];
-  }
-  const int64_t alignment = 16;
-  if (cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_DATA_TYPE,
-                               CUDNN_TYPE_DATA_TYPE, 1,
-                               &type) != CUDNN_STATUS_SUCCESS ||
-      !SetInt64s(tensor, CUDNN_ATTR_TENSOR_DIMENSIONS, dims) ||
-      !SetInt64s(tensor, CUDNN_ATTR_TENSOR_STRIDES, strides) ||
-      !SetInt64s(tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID, {uid}) ||
-      !SetInt64s(tensor, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, {alignment}) ||
-      cudnnBackendFinalize(tensor) != CUDNN_STATUS_SUCCESS) {
-    return nullptr;
-  }
-  return tensor;
-}
-
-// Runs `plan` once on x, w, y with `workspace`.
-cudnnStatus_t ExecuteBackendPlan(cudnnHandle_t handle,
-                                 cudnnBackendDescriptor_t plan, const void* x,
-                                 const void* w, void* y, void* workspace) {
-  cudnnBackendDescriptor_t pack = nullptr;
-  cudnnStatus_t status = cudnnBackendCreateDescriptor(
-      CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
-  if (status != CUDNN_STATUS_SUCCESS) return status;
-  const int64_t uids[] = {kUidX, kUidW, kUidY};
-  void* pointers[] = {const_cast<void*>(x), const_cast<void*>(w), y};
-  if ((status = cudnnBackendSetAttribute(
-           pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3,
-           uids)) == CUDNN_STATUS_SUCCESS &&
-      (status = cudnnBackendSetAttribute(
-           pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3,
-           pointers)) == CUDNN_STATUS_SUCCESS &&
-      (status = cudnnBackendSetAttribute(
-           pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
-           &workspace)) == CUDNN_STATUS_SUCCESS &&
-      (status = cudnnBackendFinalize(pack)) == CUDNN_STATUS_SUCCESS) {
-    status = cudnnBackendExecute(handle, plan, pack);
-  }
-  cudnnBackendDestroyDescriptor(pack);
-  return status;
-}
-
-// Makes plan->backend_plan: the convolution x * w -> y (+ beta y) as a
-// one-op graph, the engines cuDNN's heuristics propose, the fastest of the
-// first few that build, timed on the call's buffers (the first call of a
-// shape waits for the GPU, as cudnnFind does). False (and no plan) where
-// any step fails: the caller keeps the legacy API.
-bool MakeBackendPlan(CudnnState& state, CudnnState::ConvPlan& plan,
-                     cudnnDataType_t type, const std::vector<int64_t>& x,
-                     const std::vector<int64_t>& w,
-                     const std::vector<int64_t>& y, const Window2d& window,
-                     bool beta, const void* x_data, const void* w_data,
-                     void* y_data, CudaDevice& device, cudaStream_t stream) {
-  auto owned = std::make_unique<BackendDescriptors>();
-  BackendDescriptors& descriptors = *owned;
-  cudnnBackendDescriptor_t x_desc = BackendTensor(descriptors, type, x, kUidX);
-  cudnnBackendDescriptor_t w_desc = BackendTensor(descriptors, type, w, kUidW);
-  cudnnBackendDescriptor_t y_desc = BackendTensor(descriptors, type, y, kUidY);
-  if (!x_desc || !w_desc || !y_desc) return false;
-
-  cudnnBackendDescriptor_t conv =
-      descriptors.Make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-  if (conv == nullptr) return false;
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE,
-                               CUDNN_TYPE_DATA_TYPE, 1, &compute));
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
-                               CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
-  if (!SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, {2}) ||
-      !SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS,
-                 {window.dilation[0], window.dilation[1]}) ||
-      !SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
-                 {window.stride[0], window.stride[1]}) ||
-      !SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
-                 {window.pad[0], window.pad[1]}) ||
-      !SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
-                 {window.pad[0], window.pad[1]})) {
-    return false;
-  }
-  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(conv));
-
-  cudnnBackendDescriptor_t op =
-      descriptors.Make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-  if (op == nullptr) return false;
-  const float alpha = 1.f, beta_value = beta ? 1.f : 0.f;
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x_desc));
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w_desc));
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y_desc));
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv));
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1,
-      &alpha));
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1,
-      &beta_value));
-  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(op));
-
-  cudnnBackendDescriptor_t graph =
-      descriptors.Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  if (graph == nullptr) return false;
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op));
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE,
-                               CUDNN_TYPE_HANDLE, 1, &state.handle));
-  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(graph));
-
-  cudnnBackendDescriptor_t heuristics =
-      descriptors.Make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  if (heuristics == nullptr) return false;
-  const cudnnBackendHeurMode_t heuristic_mode = CUDNN_HEUR_MODE_A;
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE,
-                               CUDNN_TYPE_HEUR_MODE, 1, &heuristic_mode));
-  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(heuristics));
-  int64_t count = 0;
-  ASYNCRT_BACKEND_OK(cudnnBackendGetAttribute(
-      heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-      0, &count, nullptr));
-  constexpr int64_t kCandidates = 8;
-  count = std::min(count, kCandidates);
-  if (count <= 0) return false;
-  std::vector<cudnnBackendDescriptor_t> configs(count);
-  for (auto& config : configs) {
-    config = descriptors.Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    if (config == nullptr) return false;
-  }
-  int64_t returned = 0;
-  ASYNCRT_BACKEND_OK(cudnnBackendGetAttribute(
-      heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-      count, &returned, configs.data()));
-
-  // Time the first few plans that build (twice each; the second run).
-  cudaEvent_t start = nullptr, stop = nullptr;
-  if (cudaEventCreate(&start) != cudaSuccess ||
-      cudaEventCreate(&stop) != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (start) cudaEventDestroy(start);
-    return false;
-  }
-  // A sum's prior value in y must survive the timing runs.
-  const size_t y_bytes = [&] {
-    int64_t n = 1;
-    for (int64_t d : y) n *= d;
-    return static_cast<size_t>(n) * (type == CUDNN_DATA_FLOAT ? 4 : 2);
-  }();
-  void* saved_y = beta ? DeviceAllocate(device, y_bytes) : nullptr;
-  if (beta && (saved_y == nullptr || cudaMemcpyAsync(saved_y, y_data, y_bytes,
-                                                     cudaMemcpyDeviceToDevice,
-                                                     stream) != cudaSuccess)) {
-    if (saved_y) DeviceDeallocate(device, saved_y, y_bytes);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    return false;
-  }
-  cudnnBackendDescriptor_t best = nullptr;
-  float best_ms = 0;
-  int64_t best_workspace = 0;
-  int timed = 0;
-  for (int64_t i = 0; i < returned && timed < 4; ++i) {
-    cudnnBackendDescriptor_t candidate =
-        descriptors.Make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    if (candidate == nullptr) break;
-    int64_t workspace_bytes = 0;
-    if (cudnnBackendSetAttribute(candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                                 CUDNN_TYPE_HANDLE, 1,
-                                 &state.handle) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendSetAttribute(candidate,
-                                 CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                 &configs[i]) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendFinalize(candidate) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendGetAttribute(candidate,
-                                 CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                 CUDNN_TYPE_INT64, 1, nullptr,
-                                 &workspace_bytes) != CUDNN_STATUS_SUCCESS) {
-      continue;
-    }
-    void* workspace = workspace_bytes > 0
-                          ? DeviceAllocate(device, workspace_bytes)
-                          : nullptr;
-    if (workspace_bytes > 0 && workspace == nullptr) continue;
-    float ms = -1;
-    bool ran = true;
-    for (int run = 0; run < 2 && ran; ++run) {
-      if (beta) {
-        cudaMemcpyAsync(y_data, saved_y, y_bytes, cudaMemcpyDeviceToDevice,
-                        stream);
-      }
-      cudaEventRecord(start, stream);
-      ran = ExecuteBackendPlan(state.handle, candidate, x_data, w_data, y_data,
-                               workspace) == CUDNN_STATUS_SUCCESS;
-      cudaEventRecord(stop, stream);
-    }
-    if (ran && cudaEventSynchronize(stop) == cudaSuccess) {
-      cudaEventElapsedTime(&ms, start, stop);
-    }
-    (void)cudaGetLastError();
-    if (workspace) DeviceDeallocate(device, workspace, workspace_bytes);
-    if (!ran || ms < 0) continue;
-    ++timed;
-    if (best == nullptr || ms < best_ms) {
-      best = candidate;
-      best_ms = ms;
-      best_workspace = workspace_bytes;
-    }
-  }
-  if (beta) {
-    // y as the caller gave it.
-    cudaMemcpyAsync(y_data, saved_y, y_bytes, cudaMemcpyDeviceToDevice, stream);
-    DeviceDeallocate(device, saved_y, y_bytes);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  if (best == nullptr) return false;
-  plan.backend_plan = best;
-  plan.backend_descriptors = std::move(owned);
-  plan.backend_workspace_bytes = static_cast<size_t>(best_workspace);
-  plan.backend_beta = beta;
-  return true;
-}
-
-#undef ASYNCRT_BACKEND_OK
 
 //===--- nn.conv ----------------------------------------------------------===//
 
@@ -458,16 +198,17 @@ bool MakeBackendPlan(CudnnState& state, CudnnState::ConvPlan& plan,
 std::unique_ptr<CudnnState::ConvPlan> MakeConvPlan(
     CudnnState& state, AsyncRT_DType dtype, const std::vector<int64_t>& x,
     const std::vector<int64_t>& w, const std::vector<int64_t>& y,
-    const Window2d& window, int group, OpCall& op) {
+    bool channels_last, const Window2d& window, int group, OpCall& op) {
   auto plan = std::make_unique<CudnnState::ConvPlan>();
   const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
   bool ok =
-      SetTensor4d(&plan->x, dtype, x, op) &&
-      SetTensor4d(&plan->y, dtype, y, op) &&
+      SetTensor4d(&plan->x, dtype, x, channels_last, op) &&
+      SetTensor4d(&plan->y, dtype, y, channels_last, op) &&
       DnnOk(cudnnCreateFilterDescriptor(&plan->w),
             "cudnnCreateFilterDescriptor", op) &&
       DnnOk(cudnnSetFilter4dDescriptor(
-                plan->w, DnnType(dtype), CUDNN_TENSOR_NCHW,
+                plan->w, DnnType(dtype),
+                channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                 static_cast<int>(w[0]), static_cast<int>(w[1]),
                 static_cast<int>(w[2]), static_cast<int>(w[3])),
             "cudnnSetFilter4dDescriptor", op) &&
@@ -480,7 +221,7 @@ std::unique_ptr<CudnnState::ConvPlan> MakeConvPlan(
             "cudnnSetConvolution2dDescriptor", op) &&
       DnnOk(cudnnSetConvolutionGroupCount(plan->conv, group),
             "cudnnSetConvolutionGroupCount", op) &&
-      SetTensor4d(&plan->bias, dtype, {1, y[1], 1, 1}, op) &&
+      SetTensor4d(&plan->bias, dtype, {1, y[1], 1, 1}, false, op) &&
       DnnOk(cudnnCreateActivationDescriptor(&plan->relu),
             "cudnnCreateActivationDescriptor", op) &&
       DnnOk(cudnnSetActivationDescriptor(plan->relu, CUDNN_ACTIVATION_RELU,
@@ -540,19 +281,37 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
     op.Unsupported("result_layout other than plain");
     return;
   }
+  bool channels_last = false;
+  if (!ChannelsLast(op, x, &channels_last)) return;
   if (!op.Output(0, &y) || NumElements(y) == 0) return;
-  const std::vector<int64_t> x4 = As4d(x), w4 = As4d(w), y4 = As4d(y);
+  // N, C, H, W whatever the memory's order.
+  const std::vector<int64_t> x4 =
+                                 channels_last ? ChannelsFirstDims(x) : As4d(x),
+                             w4 =
+                                 channels_last ? ChannelsFirstDims(w) : As4d(w),
+                             y4 =
+                                 channels_last ? ChannelsFirstDims(y) : As4d(y);
   Window2d window;
   if (!MakeWindow2d(op, x4, {w4[2], w4[3]}, x.rank - 2, &window)) return;
   const int group = static_cast<int>(op.Int("group", 1));
   UnaryOp activation;
   float alpha_act, beta_act;
   if (!FusedActivation(op, &activation, &alpha_act, &beta_act)) return;
+  // Our kernel's bias and activation: channels vary fastest in NHWC.
+  const int64_t channel_inner = channels_last ? 1 : y4[2] * y4[3];
 
   std::unique_lock<std::mutex> lock;
   CudnnState* state = LockedState(op, &lock);
   if (state == nullptr) return;
-  std::vector<int64_t> key = {x.dtype, group, sum.data != nullptr};
+  // The epilogue is part of the key: a fused plan computes it.
+  std::vector<int64_t> key = {x.dtype,
+                              group,
+                              sum.data != nullptr,
+                              bias.data != nullptr,
+                              channels_last,
+                              static_cast<int64_t>(activation),
+                              FloatBits(alpha_act),
+                              FloatBits(beta_act)};
   key.insert(key.end(), x4.begin(), x4.end());
   key.insert(key.end(), w4.begin(), w4.end());
   for (int i = 0; i < 2; ++i) {
@@ -560,55 +319,74 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
                {window.stride[i], window.dilation[i], window.pad[i]});
   }
   CudaDevice& device = op.device();
+  const ConvBuffers buffers = {x.data, w.data, y.data, bias.data, sum.data};
   std::unique_ptr<CudnnState::ConvPlan>& plan = state->conv_plans[key];
   if (!plan) {
-    plan = MakeConvPlan(*state, x.dtype, x4, w4, y4, window, group, op);
+    plan = MakeConvPlan(*state, x.dtype, x4, w4, y4, channels_last, window,
+                        group, op);
     if (!plan) {
       state->conv_plans.erase(key);
       return;
     }
     if (!Settings().legacy_conv) {
-      // Timed with the sum in y, as the plan runs.
-      if (sum.data != nullptr &&
-          !op.Launched(cudaMemcpyAsync(y.data, sum.data, y.size_bytes,
-                                       cudaMemcpyDeviceToDevice, op.stream()),
-                       "cudaMemcpyAsync")) {
-        return;
+      // One graph with the bias, sum and activation where an engine takes
+      // it; else the convolution alone, timed with the sum in y, as that
+      // plan runs.
+      const ConvGeometry geometry = {x4, w4, y4, channels_last, window};
+      std::optional<ConvEpilogue> epilogue =
+          FusableEpilogue(bias.data != nullptr, sum.data != nullptr, activation,
+                          alpha_act, beta_act);
+      if (epilogue && !epilogue->empty()) {
+        plan->backend =
+            MakeBackendPlan(state->handle, DnnType(x.dtype), geometry,
+                            *epilogue, false, buffers, device, op.stream());
       }
-      MakeBackendPlan(*state, *plan, DnnType(x.dtype), x4, w4, y4, window,
-                      sum.data != nullptr, x.data, w.data, y.data, device,
-                      op.stream());
+      if (!plan->backend) {
+        if (sum.data != nullptr &&
+            !op.Launched(cudaMemcpyAsync(y.data, sum.data, y.size_bytes,
+                                         cudaMemcpyDeviceToDevice, op.stream()),
+                         "cudaMemcpyAsync")) {
+          return;
+        }
+        plan->backend = MakeBackendPlan(
+            state->handle, DnnType(x.dtype), geometry, ConvEpilogue(),
+            sum.data != nullptr, {x.data, w.data, y.data}, device, op.stream());
+      }
     }
   }
-  if (plan->backend_plan != nullptr) {
-    // The graph API's plan: the convolution (adding the sum copied into y),
-    // then bias and activation in our kernel.
+  if (plan->backend) {
+    // The graph API's plan: fused, or the convolution (adding the sum
+    // copied into y) then bias and activation in our kernel.
     void* workspace = nullptr;
-    if (plan->backend_workspace_bytes > 0) {
-      workspace = DeviceAllocate(device, plan->backend_workspace_bytes);
+    if (plan->backend->workspace_bytes > 0) {
+      workspace = DeviceAllocate(device, plan->backend->workspace_bytes);
       if (workspace == nullptr) {
         Fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
              "out of memory for the convolution's workspace of " +
-                 std::to_string(plan->backend_workspace_bytes) + " bytes");
+                 std::to_string(plan->backend->workspace_bytes) + " bytes");
         return;
       }
     }
+    const bool fused = plan->backend->fused;
     bool ok =
-        sum.data == nullptr ||
+        fused || sum.data == nullptr ||
         op.Launched(cudaMemcpyAsync(y.data, sum.data, y.size_bytes,
                                     cudaMemcpyDeviceToDevice, op.stream()),
                     "cudaMemcpyAsync");
-    ok = ok && DnnOk(ExecuteBackendPlan(state->handle, plan->backend_plan,
-                                        x.data, w.data, y.data, workspace),
+    ok = ok && DnnOk(ExecuteBackendPlan(
+                         state->handle, plan->backend->plan,
+                         fused ? buffers : ConvBuffers{x.data, w.data, y.data},
+                         workspace),
                      "cudnnBackendExecute", op);
     if (workspace != nullptr) {
-      DeviceDeallocate(device, workspace, plan->backend_workspace_bytes);
+      DeviceDeallocate(device, workspace, plan->backend->workspace_bytes);
     }
     lock.unlock();
-    if (ok && (bias.data != nullptr || activation != UnaryOp::kIdentity)) {
+    if (ok && !fused &&
+        (bias.data != nullptr || activation != UnaryOp::kIdentity)) {
       op.Launched(
           LaunchBiasActivation(ToGpu(y.dtype), y.data, bias.data, y4[1],
-                               y4[2] * y4[3], NumElements(y), activation,
+                               channel_inner, NumElements(y), activation,
                                alpha_act, beta_act, op.stream()),
           "launching the bias and activation");
     }
@@ -667,7 +445,7 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
   if (ok && !fused &&
       (bias.data != nullptr || activation != UnaryOp::kIdentity)) {
     op.Launched(LaunchBiasActivation(ToGpu(y.dtype), y.data, bias.data, y4[1],
-                                     y4[2] * y4[3], NumElements(y), activation,
+                                     channel_inner, NumElements(y), activation,
                                      alpha_act, beta_act, op.stream()),
                 "launching the bias and activation");
   }
@@ -689,6 +467,8 @@ void PoolKernel(AsyncRT_KernelContext* context, void* data,
     op.Unsupported("result_layout other than plain");
     return;
   }
+  bool channels_last = false;
+  if (!ChannelsLast(op, x, &channels_last)) return;
   if (!op.Output(0, &y) || NumElements(y) == 0) return;
   std::vector<int64_t> kernel;
   op.Ints("kernel_shape", &kernel);
@@ -697,7 +477,10 @@ void PoolKernel(AsyncRT_KernelContext* context, void* data,
     return;
   }
   if (kernel.size() == 1) kernel.insert(kernel.begin(), 1);
-  const std::vector<int64_t> x4 = As4d(x), y4 = As4d(y);
+  const std::vector<int64_t> x4 =
+                                 channels_last ? ChannelsFirstDims(x) : As4d(x),
+                             y4 =
+                                 channels_last ? ChannelsFirstDims(y) : As4d(y);
   Window2d window;
   if (!MakeWindow2d(op, x4, kernel, x.rank - 2, &window)) return;
   if (window.dilation[0] != 1 || window.dilation[1] != 1) {
@@ -728,8 +511,8 @@ void PoolKernel(AsyncRT_KernelContext* context, void* data,
                    static_cast<int>(kernel[1]), window.pad[0], window.pad[1],
                    window.stride[0], window.stride[1]),
                "cudnnSetPooling2dDescriptor", op) &&
-         SetTensor4d(&x_desc, x.dtype, x4, op) &&
-         SetTensor4d(&y_desc, y.dtype, y4, op) &&
+         SetTensor4d(&x_desc, x.dtype, x4, channels_last, op) &&
+         SetTensor4d(&y_desc, y.dtype, y4, channels_last, op) &&
          DnnOk(cudnnPoolingForward(state->handle, pool, &alpha, x_desc, x.data,
                                    &beta, y_desc, y.data),
                "cudnnPoolingForward", op));

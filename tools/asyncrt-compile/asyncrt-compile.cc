@@ -75,6 +75,12 @@ cl::opt<bool> device_graphs(
              "(corert.captured_call), recorded on the second call and "
              "replayed after where the device has graphs (CUDA)"),
     cl::init(true), cl::cat(compile_options));
+cl::opt<bool> channels_last(
+    "channels-last",
+    cl::desc("With --device=CUDA:N: convolutions and pooling in NHWC, the "
+             "layout cuDNN's tensor-core kernels read (default true; false: "
+             "ONNX's NCHW)"),
+    cl::init(true), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));
@@ -113,6 +119,7 @@ int Compile() {
   pipeline_options.precision = precision;
   pipeline_options.synthetic_weights = synthetic_weights;
   pipeline_options.device_graphs = device_graphs;
+  pipeline_options.channels_last = channels_last;
   asyncrt::compiler::AddModelPipeline(pipeline, pipeline_options);
   if (mlir::failed(pipeline.run(*module))) return 1;
 

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   asyncrt::compiler::RegisterFuseOpSequencesPass();
   asyncrt::compiler::RegisterNnAssignDevicePass();
   asyncrt::compiler::RegisterNnConvertPrecisionPass();
+  asyncrt::compiler::RegisterNnChannelsLastPass();
   asyncrt::compiler::RegisterModelPipeline();
 #endif
 

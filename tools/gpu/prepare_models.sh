@@ -11,7 +11,9 @@
 # their results with PyTorch's); SYNTHETIC_MODELS become
 # NAME_f16_synthetic.bef, compiled with --synthetic-weights (no weights in
 # the file: the benchmarks' models, small enough to carry to a GPU
-# machine), and NAME_f16_synthetic_no_graphs.bef without device graphs.
+# machine), NAME_f16_synthetic_no_graphs.bef without device graphs and,
+# for the convolutional models, NAME_f16_synthetic_nchw.bef with ONNX's
+# NCHW layout (--channels-last=false).
 # chain50 (50 alternating nn.neg and nn.abs on 1,024 values: the cost per
 # op) is made both ways too. The ONNX models come from tools/models/export_models.py,
 # cached in BUILD_DIR/models (exported there if missing).
@@ -56,6 +58,11 @@ for name in "${real[@]}"; do prepare "$name" ""; done
 for name in "${synthetic[@]}"; do
   prepare "$name" _synthetic --synthetic-weights
   prepare "$name" _synthetic_no_graphs --synthetic-weights --device-graphs=false
+done
+# ONNX's NCHW kept (the convolutional models), to measure NHWC against.
+for name in "${synthetic[@]}"; do
+  [[ $name == bert ]] && continue
+  prepare "$name" _synthetic_nchw --synthetic-weights --channels-last=false
 done
 
 # The chain of tiny ops.

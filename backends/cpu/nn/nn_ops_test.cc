@@ -31,6 +31,7 @@
 namespace asyncrt::nn {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -984,6 +985,84 @@ TEST_F(NnOpsTest, ConvRejectsInconsistentOperands) {
                                 {{1, 1, 3, 3}, Random(9, 38)}});
   ASSERT_FALSE(window.ok());
   EXPECT_THAT(window.status().message(), HasSubstr("larger than"));
+}
+
+// data_format = "NHWC" (what -nn-channels-last gives a CUDA device): the
+// shared shape functions take N x H x W x C operands and M x kH x kW x
+// C/group weights; the CPU, which computes NCHW, refuses to run it.
+TEST_F(NnOpsTest, ChannelsLastShapesAndTheCpuRefusal) {
+  auto shape_of = [](absl::string_view op,
+                     std::vector<TensorMetadata> arguments,
+                     const OpAttrs& attrs) -> absl::StatusOr<TensorShape> {
+    std::vector<const TensorMetadata*> pointers;
+    for (const TensorMetadata& argument : arguments) {
+      pointers.push_back(&argument);
+    }
+    TensorMetadata result;
+    absl::Status status = OpRegistry::Global().Find(op)->metadata_fn(
+        ArgumentMetadata(pointers), attrs, absl::MakeSpan(&result, 1));
+    if (!status.ok()) return status;
+    return result.shape;
+  };
+  OpAttrs nhwc;
+  nhwc.SetString("data_format", "NHWC");
+  nhwc.SetArray<int64_t>("strides", {2, 2});
+  nhwc.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  nhwc.Set<int64_t>("group", 2);
+  // x 1 x 8 x 6 x 4, w 6 x 3 x 3 x 2 (group 2), bias 6, sum 1 x 4 x 3 x 6.
+  const std::vector<TensorMetadata> conv_args = {{DType::kF32, {1, 8, 6, 4}},
+                                                 {DType::kF32, {6, 3, 3, 2}},
+                                                 {DType::kF32, {6}},
+                                                 {DType::kF32, {1, 4, 3, 6}}};
+  absl::StatusOr<TensorShape> conv = shape_of("nn.conv", conv_args, nhwc);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  EXPECT_THAT(conv->GetDimensions(), ElementsAre(1, 4, 3, 6));
+  std::vector<TensorMetadata> wrong_sum = conv_args;
+  wrong_sum[3] = TensorMetadata(DType::kF32, {1, 6, 4, 3});
+  EXPECT_THAT(shape_of("nn.conv", wrong_sum, nhwc).status().message(),
+              HasSubstr("is not the result's shape"));
+  std::vector<TensorMetadata> channels_first_weights = conv_args;
+  channels_first_weights[1] = TensorMetadata(DType::kF32, {6, 2, 3, 3});
+  EXPECT_FALSE(shape_of("nn.conv", channels_first_weights, nhwc).ok());
+  OpAttrs pool = Ints("kernel_shape", {2, 2});
+  pool.SetString("data_format", "NHWC");
+  absl::StatusOr<TensorShape> max =
+      shape_of("nn.max_pool", {{DType::kF32, {1, 8, 6, 4}}}, pool);
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_THAT(max->GetDimensions(), ElementsAre(1, 7, 5, 4));
+  OpAttrs global;
+  global.SetString("data_format", "NHWC");
+  absl::StatusOr<TensorShape> average =
+      shape_of("nn.global_average_pool", {{DType::kF32, {1, 8, 6, 4}}}, global);
+  ASSERT_TRUE(average.ok()) << average.status();
+  EXPECT_THAT(average->GetDimensions(), ElementsAre(1, 1, 1, 4));
+  EXPECT_THAT(shape_of("nn.max_pool", {{DType::kF32, {1, 8, 6}}}, pool)
+                  .status()
+                  .message(),
+              HasSubstr("data_format NHWC needs an N x H x W x C input"));
+  OpAttrs unknown;
+  unknown.SetString("data_format", "CHWN");
+  EXPECT_THAT(shape_of("nn.conv", {conv_args[0], conv_args[1]}, unknown)
+                  .status()
+                  .message(),
+              HasSubstr("unknown data_format \"CHWN\" (NCHW, NHWC)"));
+
+  // The CPU's kernels refuse NHWC by name, after the shape function
+  // accepted it.
+  OpAttrs run_nhwc;
+  run_nhwc.SetString("data_format", "NHWC");
+  auto ran =
+      Run("nn.conv",
+          {{{1, 4, 4, 2}, Random(32, 50)}, {{3, 1, 1, 2}, Random(6, 51)}},
+          run_nhwc);
+  ASSERT_FALSE(ran.ok());
+  EXPECT_THAT(ran.status().message(),
+              HasSubstr("nn.conv: data_format NHWC runs on devices that "
+                        "compute channels last (CUDA); the CPU computes NCHW"));
+  auto pooled =
+      Run("nn.global_average_pool", {{{1, 4, 4, 2}, Random(32, 52)}}, run_nhwc);
+  ASSERT_FALSE(pooled.ok());
+  EXPECT_THAT(pooled.status().message(), HasSubstr("the CPU computes NCHW"));
 }
 
 //===--- Pooling ----------------------------------------------------------===//

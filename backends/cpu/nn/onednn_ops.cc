@@ -400,8 +400,9 @@ absl::StatusOr<ConvPlan> PlanConv(ArgumentMetadata args, const OpAttrs& attrs) {
   return plan;
 }
 
-absl::Status ConvMetadata(ArgumentMetadata args, const OpAttrs& attrs,
-                          absl::Span<TensorMetadata> results) {
+absl::Status ConvMetadataChannelsFirst(ArgumentMetadata args,
+                                       const OpAttrs& attrs,
+                                       absl::Span<TensorMetadata> results) {
   if (results.size() != 1) return OpError("nn.conv", "has 1 result");
   absl::StatusOr<ConvPlan> plan = PlanConv(args, attrs);
   if (!plan.ok()) return plan.status();
@@ -410,6 +411,12 @@ absl::Status ConvMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   }
   results[0] = TensorMetadata(args[0].dtype, plan->result);
   return absl::OkStatus();
+}
+
+absl::Status ConvMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                          absl::Span<TensorMetadata> results) {
+  return ChannelsLastOrFirstMetadata("nn.conv", args, attrs, results,
+                                     ConvMetadataChannelsFirst);
 }
 
 // A convolution's primitives for one configuration. oneDNN chooses the
@@ -699,7 +706,10 @@ bool PrepareConv(OpInvocation& invocation, const OneDnnOperand& src,
 }
 
 void Conv(OpInvocation& invocation) {
-  if (RefuseHalf(invocation, "nn.conv")) return;
+  if (RefuseHalf(invocation, "nn.conv") ||
+      CpuRefusesChannelsLast(invocation, "nn.conv")) {
+    return;
+  }
   constexpr absl::string_view kOp = "nn.conv";
   const size_t num_args = invocation.arguments.size();
   const bool has_bias = num_args >= 3;

@@ -72,10 +72,6 @@ absl::StatusOr<Window> PlanPool(absl::string_view op, PoolKind kind,
   return window;
 }
 
-template <PoolKind kKind>
-absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
-                          absl::Span<TensorMetadata> results);
-
 absl::string_view PoolName(PoolKind kind) {
   switch (kind) {
     case PoolKind::kMax:
@@ -89,8 +85,9 @@ absl::string_view PoolName(PoolKind kind) {
 }
 
 template <PoolKind kKind>
-absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
-                          absl::Span<TensorMetadata> results) {
+absl::Status PoolMetadataChannelsFirst(ArgumentMetadata args,
+                                       const OpAttrs& attrs,
+                                       absl::Span<TensorMetadata> results) {
   const absl::string_view op = PoolName(kKind);
   if (args.size() != 1 || results.size() != 1) {
     return OpError(op, "takes 1 argument and has 1 result");
@@ -111,6 +108,13 @@ absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   }
   results[0] = TensorMetadata(args[0].dtype, dims);
   return absl::OkStatus();
+}
+
+template <PoolKind kKind>
+absl::Status PoolMetadata(ArgumentMetadata args, const OpAttrs& attrs,
+                          absl::Span<TensorMetadata> results) {
+  return ChannelsLastOrFirstMetadata(PoolName(kKind), args, attrs, results,
+                                     PoolMetadataChannelsFirst<kKind>);
 }
 
 // A pooling's primitives for one configuration.
@@ -188,7 +192,10 @@ std::shared_ptr<const PoolPrimitives> MakePool(OpInvocation& invocation,
 
 template <PoolKind kKind>
 void Pool(OpInvocation& invocation) {
-  if (RefuseHalf(invocation, PoolName(kKind))) return;
+  if (RefuseHalf(invocation, PoolName(kKind)) ||
+      CpuRefusesChannelsLast(invocation, PoolName(kKind))) {
+    return;
+  }
   const absl::string_view op = PoolName(kKind);
   const Tensor& x = invocation.argument(0);
   const memory::dims x_dims = Spatial2d(x.shape().GetDimensions());

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -129,6 +130,66 @@ absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x) {
                                     x.DebugString()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> IsChannelsLast(absl::string_view op,
+                                    const OpAttrs& attrs) {
+  std::optional<absl::string_view> format = attrs.GetString("data_format");
+  if (!format || *format == "NCHW") return false;
+  if (*format == "NHWC") return true;
+  return OpError(
+      op, absl::StrCat("unknown data_format \"", *format, "\" (NCHW, NHWC)"));
+}
+
+absl::Status ChannelsLastOrFirstMetadata(absl::string_view op,
+                                         ArgumentMetadata args,
+                                         const OpAttrs& attrs,
+                                         absl::Span<TensorMetadata> results,
+                                         OpMetadataFn channels_first) {
+  absl::StatusOr<bool> channels_last = IsChannelsLast(op, attrs);
+  if (!channels_last.ok()) return channels_last.status();
+  if (!*channels_last) return channels_first(args, attrs, results);
+  if (args.empty() || args[0].shape.GetRank() != 4) {
+    return OpError(op, "data_format NHWC needs an N x H x W x C input");
+  }
+  // N x H x W x C <-> N x C x H x W.
+  auto permuted = [](const TensorShape& shape, bool to_channels_last) {
+    const auto d = shape.GetDimensions();
+    return to_channels_last ? Dims{d[0], d[2], d[3], d[1]}
+                            : Dims{d[0], d[3], d[1], d[2]};
+  };
+  std::vector<TensorMetadata> nchw;
+  nchw.reserve(args.size());
+  std::vector<const TensorMetadata*> pointers;
+  for (size_t i = 0; i < args.size(); ++i) {
+    nchw.push_back(
+        args[i].shape.GetRank() == 4
+            ? TensorMetadata(args[i].dtype, permuted(args[i].shape, false))
+            : args[i]);
+  }
+  for (const TensorMetadata& metadata : nchw) pointers.push_back(&metadata);
+  if (absl::Status status =
+          channels_first(ArgumentMetadata(pointers), attrs, results);
+      !status.ok()) {
+    return status;
+  }
+  for (TensorMetadata& result : results) {
+    if (result.shape.GetRank() == 4) {
+      result = TensorMetadata(result.dtype, permuted(result.shape, true));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool CpuRefusesChannelsLast(OpInvocation& invocation, absl::string_view op) {
+  absl::StatusOr<bool> channels_last = IsChannelsLast(op, invocation.attrs);
+  if (channels_last.ok() && !*channels_last) return false;
+  FailAll(invocation, op,
+          channels_last.ok()
+              ? "data_format NHWC runs on devices that compute channels last "
+                "(CUDA); the CPU computes NCHW"
+              : channels_last.status().message());
+  return true;
 }
 
 absl::Status CheckConvOperands(absl::string_view op, ArgumentMetadata args) {

@@ -154,6 +154,27 @@ absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x);
 // rank; else an error naming `op`.
 absl::Status CheckConvOperands(absl::string_view op, ArgumentMetadata args);
 
+// Whether a convolution's or pooling's `data_format` is "NHWC" (channels
+// last: the input, the result and a fused sum are N x H x W x C, a
+// convolution's weights M x kH x kW x C/group) rather than "NCHW" (ONNX's,
+// the default); an error naming `op` for any other value. Devices whose
+// kernels prefer channels last (CUDA's tensor cores) run NHWC; the CPU
+// computes NCHW and refuses it (CpuRefusesChannelsLast).
+absl::StatusOr<bool> IsChannelsLast(absl::string_view op, const OpAttrs& attrs);
+
+// The shape function of a convolution or pooling for either data format:
+// `channels_first` (the NCHW one) on the arguments of rank 4 permuted to
+// N x C x H x W, its result permuted back when the format is NHWC.
+absl::Status ChannelsLastOrFirstMetadata(absl::string_view op,
+                                         ArgumentMetadata args,
+                                         const OpAttrs& attrs,
+                                         absl::Span<TensorMetadata> results,
+                                         OpMetadataFn channels_first);
+
+// True (after failing the invocation's results) where the op's
+// data_format is NHWC or unknown: the CPU's kernels compute NCHW.
+bool CpuRefusesChannelsLast(OpInvocation& invocation, absl::string_view op);
+
 // nn.conv_transpose (onednn_conv_transpose.cc), registered by
 // RegisterOneDnnOps.
 void RegisterConvTransposeOp(OpRegistry& registry);

@@ -90,6 +90,18 @@ bool IsShortDeviceName(llvm::StringRef name);
 std::unique_ptr<mlir::Pass> CreateNnAssignDevicePass(std::string device);
 void RegisterNnAssignDevicePass();
 
+// `-nn-channels-last="device=CUDA:0"`: the 2-D convolutions and pooling
+// placed on `device` (static shapes, NCHW) run in NHWC (`data_format =
+// "NHWC"`, a convolution's weights M x kH x kW x C/group), the layout
+// tensor-core kernels read. Each gets transposes from and back to NCHW;
+// then transposes that cancel are removed, those of constants folded into
+// the constant, those that move only unit dimensions made reshapes, and
+// elementwise ops computed before the transposes of their operands, so
+// that a chain of convolutions keeps NHWC between them and transposes
+// only where it begins and ends.
+std::unique_ptr<mlir::Pass> CreateNnChannelsLastPass(std::string device);
+void RegisterNnChannelsLastPass();
+
 // `-nn-convert-precision="dtype=f16"` (or bf16): the model computes in the
 // narrow type and keeps its f32 signature. f32 constants are converted
 // (rounded to nearest even), f32 arguments are cast at entry and results
@@ -187,6 +199,10 @@ struct ModelPipelineOptions {
   // (-corert-outline-device-graphs), recorded on the second call and
   // replayed after where the device has graphs.
   bool device_graphs = true;
+  // On a CUDA device: convolutions and pooling in NHWC
+  // (-nn-channels-last), which cuDNN's tensor-core kernels read without
+  // converting.
+  bool channels_last = true;
 };
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options = {});

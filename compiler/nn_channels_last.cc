@@ -1,0 +1,375 @@
+// -nn-channels-last: runs a device's convolutions and pooling in NHWC (see
+// passes.h).
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asyncrt/backends/fused_elementwise.h"
+#include "asyncrt/compiler/passes.h"
+#include "asyncrt/dialects/nn/nn_dialect.h"
+#include "asyncrt/tensor/dtype.h"
+#include "llvm/ADT/STLExtras.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassRegistry.h"
+
+namespace asyncrt::compiler {
+namespace {
+
+using Perm = llvm::SmallVector<int64_t, 4>;
+
+constexpr int64_t kToChannelsLast[] = {0, 2, 3, 1};
+constexpr int64_t kToChannelsFirst[] = {0, 3, 1, 2};
+
+mlir::RankedTensorType StaticRank4(mlir::Type type) {
+  auto ranked = mlir::dyn_cast<mlir::RankedTensorType>(type);
+  return ranked && ranked.hasStaticShape() && ranked.getRank() == 4
+             ? ranked
+             : mlir::RankedTensorType();
+}
+
+std::optional<Perm> PermOf(mlir::Operation* op) {
+  if (op == nullptr || op->getName().getStringRef() != "nn.transpose") {
+    return std::nullopt;
+  }
+  auto array = op->getAttrOfType<mlir::ArrayAttr>("perm");
+  if (!array) return std::nullopt;
+  Perm perm;
+  for (mlir::Attribute element : array) {
+    auto value = mlir::dyn_cast<mlir::IntegerAttr>(element);
+    if (!value) return std::nullopt;
+    perm.push_back(value.getInt());
+  }
+  return perm;
+}
+
+// The operations this pass turns to NHWC: 2-D convolutions and pooling on
+// the pass's device, of static shapes, in NCHW, without the host's oneDNN
+// layout attributes.
+bool IsChannelsFirstWindowOp(mlir::Operation* op, llvm::StringRef device) {
+  if (!mlir::isa<nn::ConvOp, nn::MaxPoolOp, nn::AveragePoolOp,
+                 nn::GlobalAveragePoolOp>(op)) {
+    return false;
+  }
+  auto placed = op->getAttrOfType<mlir::StringAttr>(kDeviceAttribute);
+  if (!placed || placed.getValue() != device) return false;
+  if (auto format = op->getAttrOfType<mlir::StringAttr>("data_format");
+      format && format.getValue() != "NCHW") {
+    return false;
+  }
+  if (op->hasAttr("result_layout") || op->hasAttr("compute_layout")) {
+    return false;
+  }
+  if (!StaticRank4(op->getResult(0).getType())) return false;
+  return llvm::all_of(op->getOperandTypes(), [](mlir::Type type) {
+    auto ranked = mlir::dyn_cast<mlir::RankedTensorType>(type);
+    return ranked && ranked.hasStaticShape() &&
+           (ranked.getRank() == 4 || ranked.getRank() == 1);
+  });
+}
+
+// Elementwise ops a transpose moves through: those of the fused
+// elementwise op and a few more that compute each element alone.
+bool IsElementwise(mlir::Operation* op) {
+  if (op->getNumResults() != 1) return false;
+  llvm::StringRef name = op->getName().getStringRef();
+  if (nn::FindFusedElementwiseOp(std::string_view(name.data(), name.size()))) {
+    return true;
+  }
+  return llvm::is_contained(
+      llvm::ArrayRef<llvm::StringRef>{"nn.cast", "nn.clip", "nn.leaky_relu",
+                                      "nn.hard_swish", "nn.hard_sigmoid",
+                                      "nn.elu", "nn.softplus"},
+      name);
+}
+
+class NnChannelsLastPass
+    : public mlir::PassWrapper<NnChannelsLastPass,
+                               mlir::OperationPass<mlir::func::FuncOp>> {
+ public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NnChannelsLastPass)
+
+  NnChannelsLastPass() = default;
+  NnChannelsLastPass(const NnChannelsLastPass& other) : PassWrapper(other) {}
+  explicit NnChannelsLastPass(std::string device) { device_ = device; }
+
+  llvm::StringRef getArgument() const final { return "nn-channels-last"; }
+  llvm::StringRef getDescription() const final {
+    return "Run a device's 2-D convolutions and pooling in NHWC, with the "
+           "transposes between them cancelled";
+  }
+
+  void runOnOperation() override {
+    mlir::func::FuncOp function = getOperation();
+    if (function.isDeclaration()) return;
+    mlir::Block& block = function.getBody().front();
+    for (mlir::Operation& op : llvm::make_early_inc_range(block)) {
+      if (IsChannelsFirstWindowOp(&op, device_)) {
+        if (mlir::failed(ToChannelsLast(&op))) return signalPassFailure();
+      }
+    }
+    // Cancel and move transposes until nothing changes: each step removes
+    // a transpose or moves one towards the function's end.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (mlir::Operation& op : llvm::make_early_inc_range(block)) {
+        if (mlir::isOpTriviallyDead(&op)) {
+          op.erase();
+          changed = true;
+          continue;
+        }
+        mlir::FailureOr<bool> simplified = Simplify(&op);
+        if (mlir::failed(simplified)) return signalPassFailure();
+        changed |= *simplified;
+      }
+    }
+  }
+
+ private:
+  mlir::Value Transpose(mlir::OpBuilder& builder, mlir::Location loc,
+                        mlir::Value value, llvm::ArrayRef<int64_t> perm,
+                        mlir::Attribute device) {
+    auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
+    llvm::SmallVector<int64_t, 4> shape;
+    for (int64_t axis : perm) shape.push_back(type.getDimSize(axis));
+    mlir::OperationState state(loc, "nn.transpose");
+    state.addOperands(value);
+    state.addAttribute("perm", builder.getI64ArrayAttr(perm));
+    if (device) state.addAttribute(kDeviceAttribute, device);
+    state.addTypes(type.clone(shape));
+    return builder.create(state)->getResult(0);
+  }
+
+  // `op` (NCHW) as its NHWC form between transposes; the weights of a
+  // convolution as M x kH x kW x C/group.
+  mlir::LogicalResult ToChannelsLast(mlir::Operation* op) {
+    mlir::OpBuilder builder(op);
+    mlir::Attribute device = op->getAttr(kDeviceAttribute);
+    mlir::OperationState state(op->getLoc(), op->getName());
+    for (mlir::Value operand : op->getOperands()) {
+      state.addOperands(StaticRank4(operand.getType())
+                            ? Transpose(builder, op->getLoc(), operand,
+                                        kToChannelsLast, device)
+                            : operand);
+    }
+    state.addAttributes(op->getAttrs());
+    state.addAttribute("data_format", builder.getStringAttr("NHWC"));
+    auto type = StaticRank4(op->getResult(0).getType());
+    state.addTypes(type.clone({type.getDimSize(0), type.getDimSize(2),
+                               type.getDimSize(3), type.getDimSize(1)}));
+    mlir::Operation* channels_last = builder.create(state);
+    if (mlir::failed(mlir::verify(channels_last))) return mlir::failure();
+    op->getResult(0).replaceAllUsesWith(Transpose(builder, op->getLoc(),
+                                                  channels_last->getResult(0),
+                                                  kToChannelsFirst, device));
+    op->erase();
+    return mlir::success();
+  }
+
+  // One rewrite at `op` if one applies: a transpose of a transpose
+  // composed (nothing where they cancel), of a constant folded, or that
+  // moves only unit dimensions made a reshape; an elementwise op whose
+  // operands come through one transpose computed before it. True if `op`
+  // changed.
+  mlir::FailureOr<bool> Simplify(mlir::Operation* op) {
+    if (std::optional<Perm> perm = PermOf(op)) {
+      mlir::Value input = op->getOperand(0);
+      mlir::Operation* producer = input.getDefiningOp();
+      if (std::optional<Perm> inner = PermOf(producer)) {
+        Perm composed;
+        for (int64_t axis : *perm) composed.push_back((*inner)[axis]);
+        mlir::Value source = producer->getOperand(0);
+        if (llvm::equal(composed, llvm::seq<int64_t>(0, composed.size()))) {
+          op->getResult(0).replaceAllUsesWith(source);
+        } else {
+          mlir::OpBuilder builder(op);
+          op->getResult(0).replaceAllUsesWith(
+              Transpose(builder, op->getLoc(), source, composed,
+                        op->getAttr(kDeviceAttribute)));
+        }
+        op->erase();
+        return true;
+      }
+      if (auto constant = mlir::dyn_cast_or_null<nn::ConstantOp>(producer)) {
+        return FoldConstant(op, constant, *perm);
+      }
+      if (MovesOnlyUnitDimensions(input, *perm)) {
+        mlir::OpBuilder builder(op);
+        mlir::OperationState state(op->getLoc(), "nn.reshape");
+        state.addOperands(input);
+        auto type =
+            mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType());
+        state.addAttribute("shape", builder.getI64ArrayAttr(type.getShape()));
+        if (mlir::Attribute device = op->getAttr(kDeviceAttribute)) {
+          state.addAttribute(kDeviceAttribute, device);
+        }
+        state.addTypes(type);
+        op->getResult(0).replaceAllUsesWith(
+            builder.create(state)->getResult(0));
+        op->erase();
+        return true;
+      }
+      return false;
+    }
+    if (IsElementwise(op)) return SinkThroughElementwise(op);
+    return false;
+  }
+
+  // Whether transposing `value` by `perm` keeps the order of its
+  // dimensions other than 1s: the same bytes, a reshape.
+  static bool MovesOnlyUnitDimensions(mlir::Value value,
+                                      llvm::ArrayRef<int64_t> perm) {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape()) return false;
+    int64_t last = -1;
+    for (int64_t axis : perm) {
+      if (type.getDimSize(axis) == 1) continue;
+      if (axis < last) return false;
+      last = axis;
+    }
+    return true;
+  }
+
+  // elementwise(transpose(a, p), transpose(b, p)) -> transpose(
+  // elementwise(a, b), p), with operands of one element as they are.
+  mlir::FailureOr<bool> SinkThroughElementwise(mlir::Operation* op) {
+    auto result_type =
+        mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
+    if (!result_type || !result_type.hasStaticShape()) return false;
+    std::optional<Perm> perm;
+    llvm::SmallVector<mlir::Value> operands;
+    for (mlir::Value operand : op->getOperands()) {
+      auto type = mlir::dyn_cast<mlir::RankedTensorType>(operand.getType());
+      if (!type || !type.hasStaticShape()) return false;
+      if (type.getNumElements() == 1 && type.getRank() <= 1) {
+        operands.push_back(operand);
+        continue;
+      }
+      std::optional<Perm> operand_perm = PermOf(operand.getDefiningOp());
+      if (!operand_perm || type.getShape() != result_type.getShape() ||
+          (perm && *perm != *operand_perm) ||
+          operand.getDefiningOp()->getAttr(kDeviceAttribute) !=
+              op->getAttr(kDeviceAttribute)) {
+        return false;
+      }
+      perm = operand_perm;
+      operands.push_back(operand.getDefiningOp()->getOperand(0));
+    }
+    if (!perm) return false;
+    mlir::OpBuilder builder(op);
+    mlir::OperationState state(op->getLoc(), op->getName());
+    state.addOperands(operands);
+    state.addAttributes(op->getAttrs());
+    auto source_type =
+        mlir::cast<mlir::RankedTensorType>(operands[0].getType());
+    for (mlir::Value operand : operands) {
+      if (mlir::cast<mlir::RankedTensorType>(operand.getType()).getRank() ==
+          result_type.getRank()) {
+        source_type = mlir::cast<mlir::RankedTensorType>(operand.getType());
+      }
+    }
+    state.addTypes(source_type.clone(result_type.getElementType()));
+    mlir::Operation* moved = builder.create(state);
+    if (mlir::failed(mlir::verify(moved))) return mlir::failure();
+    op->getResult(0).replaceAllUsesWith(
+        Transpose(builder, op->getLoc(), moved->getResult(0), *perm,
+                  op->getAttr(kDeviceAttribute)));
+    op->erase();
+    return true;
+  }
+
+  // transpose(constant) -> the constant's value transposed.
+  mlir::FailureOr<bool> FoldConstant(mlir::Operation* op,
+                                     nn::ConstantOp constant,
+                                     llvm::ArrayRef<int64_t> perm) {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(constant.getType());
+    std::optional<DType> dtype =
+        type ? nn::DTypeOf(type.getElementType()) : std::nullopt;
+    if (!dtype || !type.hasStaticShape() || *dtype == DType::kI1 ||
+        *dtype == DType::kString) {
+      return false;
+    }
+    auto out_shape_of = [&] {
+      llvm::SmallVector<int64_t, 4> shape;
+      for (int64_t axis : perm) shape.push_back(type.getDimSize(axis));
+      return shape;
+    };
+    if (auto dense =
+            mlir::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
+        dense && dense.isSplat()) {
+      return ReplaceWithConstant(op, constant,
+                                 dense.resizeSplat(type.clone(out_shape_of())));
+    }
+    std::optional<std::vector<char>> bytes =
+        nn::ElementBytes(constant.getValue(), *dtype);
+    if (!bytes) return false;
+    const size_t size = DTypeSize(*dtype);
+    const int rank = type.getRank();
+    llvm::SmallVector<int64_t, 4> in_strides(rank, 1), out_shape;
+    for (int k = rank - 2; k >= 0; --k) {
+      in_strides[k] = in_strides[k + 1] * type.getDimSize(k + 1);
+    }
+    for (int64_t axis : perm) out_shape.push_back(type.getDimSize(axis));
+    std::vector<char> out(bytes->size());
+    llvm::SmallVector<int64_t, 4> index(rank, 0);
+    for (int64_t i = 0, n = type.getNumElements(); i < n; ++i) {
+      int64_t from = 0;
+      for (int k = 0; k < rank; ++k) from += index[k] * in_strides[perm[k]];
+      std::memcpy(out.data() + i * size, bytes->data() + from * size, size);
+      for (int k = rank - 1; k >= 0 && ++index[k] == out_shape[k]; --k) {
+        index[k] = 0;
+      }
+    }
+    auto out_type = type.clone(out_shape);
+    mlir::ElementsAttr value =
+        mlir::isa<mlir::DenseResourceElementsAttr>(constant.getValue()) ||
+                type.getNumElements() > 16
+            ? mlir::ElementsAttr(mlir::DenseResourceElementsAttr::get(
+                  out_type, "channels_last",
+                  mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(
+                      llvm::ArrayRef<char>(out), 64)))
+            : mlir::ElementsAttr(
+                  mlir::DenseElementsAttr::getFromRawBuffer(out_type, out));
+    return ReplaceWithConstant(op, constant, value);
+  }
+
+  // Replaces `op`'s result by a constant of `value` with `constant`'s other
+  // attributes (its name).
+  static bool ReplaceWithConstant(mlir::Operation* op, nn::ConstantOp constant,
+                                  mlir::ElementsAttr value) {
+    mlir::OpBuilder builder(op);
+    mlir::OperationState state(constant.getLoc(), "nn.constant");
+    for (mlir::NamedAttribute attribute : constant->getAttrs()) {
+      if (attribute.getName() != "value")
+        state.addAttribute(attribute.getName(), attribute.getValue());
+    }
+    state.addAttribute("value", value);
+    state.addTypes(value.getType());
+    op->getResult(0).replaceAllUsesWith(builder.create(state)->getResult(0));
+    op->erase();
+    return true;
+  }
+
+  Option<std::string> device_{
+      *this, "device",
+      llvm::cl::desc("The device whose ops run in NHWC (e.g. CUDA:0)"),
+      llvm::cl::init("CUDA:0")};
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> CreateNnChannelsLastPass(std::string device) {
+  return std::make_unique<NnChannelsLastPass>(std::move(device));
+}
+
+void RegisterNnChannelsLastPass() {
+  mlir::PassRegistration<NnChannelsLastPass>();
+}
+
+}  // namespace asyncrt::compiler
