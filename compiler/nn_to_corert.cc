@@ -365,8 +365,11 @@ void AddModelPipeline(mlir::OpPassManager& pipeline,
   }
   if (!options.device.empty() && options.device != kHostDevice) {
     pipeline.addPass(CreateNnAssignDevicePass(options.device));
-    if (options.channels_last &&
-        llvm::StringRef(options.device).starts_with("CUDA")) {
+    const bool cuda = llvm::StringRef(options.device).starts_with("CUDA");
+    if (options.fuse_attention && cuda) {
+      pipeline.addNestedPass<mlir::func::FuncOp>(CreateNnFuseAttentionPass());
+    }
+    if (options.channels_last && cuda) {
       pipeline.addNestedPass<mlir::func::FuncOp>(
           CreateNnChannelsLastPass(options.device));
     }

@@ -130,6 +130,23 @@ cudaError_t LaunchReduce(ReduceOp op, GpuDType dtype, const void* x,
                          const StridedView& kept, const StridedView& reduced,
                          void* y, int64_t outputs, cudaStream_t stream);
 
+// The shapes of nn.attention: Q [batch, q_length, q_heads x head_size],
+// K [batch, kv_length, kv_heads x head_size], V [batch, kv_length,
+// kv_heads x value_head_size]; query head h reads key and value head
+// h / (q_heads / kv_heads).
+struct AttentionShape {
+  int64_t batch, q_length, kv_length;
+  int q_heads, kv_heads, head_size, value_head_size;
+};
+// The largest head_size and value_head_size LaunchAttention takes.
+inline constexpr int kMaxAttentionHeadSize = 128;
+
+// y [batch, q_length, q_heads x value_head_size] = per head
+// softmax(q k^T * scale) v, f32 inside, without the scores in memory.
+cudaError_t LaunchAttention(GpuDType dtype, const void* q, const void* k,
+                            const void* v, void* y, const AttentionShape& shape,
+                            float scale, cudaStream_t stream);
+
 }  // namespace asyncrt::gpu
 
 #endif  // ASYNCRT_BACKENDS_GPU_CUDA_KERNELS_H_

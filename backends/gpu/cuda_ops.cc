@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -291,6 +292,41 @@ void LayerNormKernel(AsyncRT_KernelContext* context, void*,
   op.Launched(LaunchLayerNorm(ToGpu(x.dtype), x.data, scale.data, bias.data,
                               y.data, mean.data, inv_std.data, rows, cols,
                               op.Float("epsilon", 1e-5f), op.stream()),
+              "launching the kernel");
+}
+
+// nn.attention (the shape function has checked the operands' shapes).
+void AttentionKernel(AsyncRT_KernelContext* context, void*,
+                     AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView q, k, v, y;
+  if (!op.Input(0, &q) || !op.RequireFloat(q) || !op.Input(1, &k) ||
+      !op.Input(2, &v) || !op.Output(0, &y)) {
+    return;
+  }
+  AttentionShape shape;
+  shape.batch = q.dims[0];
+  shape.q_length = q.dims[1];
+  shape.kv_length = k.dims[1];
+  shape.q_heads = static_cast<int>(op.Int("q_num_heads", 1));
+  shape.kv_heads = static_cast<int>(op.Int("kv_num_heads", shape.q_heads));
+  shape.head_size = static_cast<int>(q.dims[2] / shape.q_heads);
+  shape.value_head_size = static_cast<int>(v.dims[2] / shape.kv_heads);
+  if (shape.head_size > kMaxAttentionHeadSize ||
+      shape.value_head_size > kMaxAttentionHeadSize) {
+    op.Unsupported("heads larger than " +
+                   std::to_string(kMaxAttentionHeadSize));
+    return;
+  }
+  if (NumElements(y) == 0) return;
+  if (shape.kv_length == 0) {
+    op.Invalid("attention over no keys");
+    return;
+  }
+  const float scale =
+      op.Float("scale", 1.f / std::sqrt(static_cast<float>(shape.head_size)));
+  op.Launched(LaunchAttention(ToGpu(q.dtype), q.data, k.data, v.data, y.data,
+                              shape, scale, op.stream()),
               "launching the kernel");
 }
 
@@ -718,6 +754,7 @@ bool RegisterCudaKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status) {
       {"nn.softmax", SoftmaxKernel, nullptr},
       {"nn.log_softmax", SoftmaxKernel, reinterpret_cast<void*>(1)},
       {"nn.layer_normalization", LayerNormKernel, nullptr},
+      {"nn.attention", AttentionKernel, nullptr},
       {"nn.reduce_sum", ReduceKernel,
        reinterpret_cast<void*>(static_cast<intptr_t>(ReduceOp::kSum))},
       {"nn.reduce_mean", ReduceKernel,

@@ -369,6 +369,37 @@ TEST_F(CudaPluginTest, SoftmaxNormalizationAndReductionsMatchTheCpu) {
   ExpectSame("nn.global_average_pool", Args(Random({2, 8, 7, 7})));
 }
 
+// nn.attention (what -nn-fuse-attention makes of a transformer's
+// attention): BERT's shape, lengths that leave partial tiles and chunks,
+// grouped query heads and odd head sizes, against the CPU's.
+TEST_F(CudaPluginTest, AttentionMatchesTheCpu) {
+  OpAttrs bert;
+  bert.Set<int64_t>("q_num_heads", 12);
+  bert.Set("scale", 0.125f);
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    ExpectSame("nn.attention",
+               Args(Random({1, 128, 768}), Random({1, 128, 768}),
+                    Random({1, 128, 768})),
+               bert, dtype,
+               dtype == DType::kF32   ? 1e-4f
+               : dtype == DType::kF16 ? 5e-3f
+                                      : 2e-2f);
+  }
+  OpAttrs grouped;
+  grouped.Set<int64_t>("q_num_heads", 4);
+  grouped.Set<int64_t>("kv_num_heads", 2);
+  ExpectSame("nn.attention",
+             Args(Random({2, 37, 4 * 40}), Random({2, 50, 2 * 40}),
+                  Random({2, 50, 2 * 72})),
+             grouped, DType::kF32, 1e-4f);
+  // Heads above 128 are refused, not wrong.
+  OpAttrs one;
+  one.Set<int64_t>("q_num_heads", 1);
+  TensorHandle wide = Random({1, 4, 256}).TransferTo(*exec_ctx_, *gpu_);
+  EXPECT_THAT(ErrorOf(Run("nn.attention", "cuda", {&wide, &wide, &wide}, one)),
+              HasSubstr("heads larger than 128"));
+}
+
 TEST_F(CudaPluginTest, MatrixProductsMatchTheCpu) {
   // f32 without TF32 is exact to f32 rounding.
   ExpectSame("nn.matmul", Args(Random({64, 96}), Random({96, 128})), OpAttrs(),

@@ -13,12 +13,11 @@ model, the output cast to f32 and copied back. Peers:
 Writes Google Benchmark JSON (BM_GpuModel/<peer>/<model>_f16, real_time in
 microseconds, median of the calls) for benchmarks/summarize.py.
 
-  torch_peer.py OUT.json [--iterations N] [--no-compile]
+  torch_peer.py OUT.json [--iterations N] [--no-compile] [--models NAME...]
 
 OUT.json, if it exists (gpu_benchmark's --benchmark_out), gets these
 records appended, so that summarize.py pairs them with AsyncRT's.
 """
-import os
 import argparse
 import json
 import os
@@ -59,6 +58,8 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--models", nargs="+", choices=sorted(MODELS),
+                        default=sorted(MODELS))
     args = parser.parse_args()
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
@@ -86,6 +87,8 @@ def main():
 
     models = {}
     for name, (make, shape, channels_last) in MODELS.items():
+        if name not in args.models:
+            continue
         model = make().eval().half().cuda()
         if channels_last:
             model = model.to(memory_format=torch.channels_last)

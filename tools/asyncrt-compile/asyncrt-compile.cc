@@ -81,6 +81,13 @@ cl::opt<bool> channels_last(
              "layout cuDNN's tensor-core kernels read (default true; false: "
              "ONNX's NCHW)"),
     cl::init(true), cl::cat(compile_options));
+cl::opt<bool> fuse_attention(
+    "fuse-attention",
+    cl::desc("With --device=CUDA:N: a transformer's attention (head "
+             "transposes, matrix products, softmax) as one nn.attention "
+             "(default false: its kernel is not yet faster than the "
+             "unfused ops)"),
+    cl::init(false), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));
@@ -120,6 +127,7 @@ int Compile() {
   pipeline_options.synthetic_weights = synthetic_weights;
   pipeline_options.device_graphs = device_graphs;
   pipeline_options.channels_last = channels_last;
+  pipeline_options.fuse_attention = fuse_attention;
   asyncrt::compiler::AddModelPipeline(pipeline, pipeline_options);
   if (mlir::failed(pipeline.run(*module))) return 1;
 

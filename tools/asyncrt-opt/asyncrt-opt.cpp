@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   asyncrt::compiler::RegisterNnAssignDevicePass();
   asyncrt::compiler::RegisterNnConvertPrecisionPass();
   asyncrt::compiler::RegisterNnChannelsLastPass();
+  asyncrt::compiler::RegisterNnFuseAttentionPass();
   asyncrt::compiler::RegisterModelPipeline();
 #endif
 

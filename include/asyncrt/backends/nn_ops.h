@@ -92,6 +92,8 @@ void RegisterLrnOp(OpRegistry& registry);
 void RegisterEinsumOp(OpRegistry& registry);
 // nn.reverse_sequence.
 void RegisterReverseSequenceOp(OpRegistry& registry);
+// nn.attention (ONNX Attention on batch x sequence x hidden operands).
+void RegisterAttentionOp(OpRegistry& registry);
 // nn.fused_elementwise: chains of f32 elementwise ops in one pass
 // (asyncrt/backends/fused_elementwise.h).
 void RegisterFusedElementwiseOp(OpRegistry& registry);

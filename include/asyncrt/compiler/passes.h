@@ -102,6 +102,16 @@ void RegisterNnAssignDevicePass();
 std::unique_ptr<mlir::Pass> CreateNnChannelsLastPass(std::string device);
 void RegisterNnChannelsLastPass();
 
+// `-nn-fuse-attention`: y = reshape(transpose(matmul(softmax(matmul(q',
+// k') * scale), v'), [0, 2, 1, 3]), [B, S, H x Dv]), where q', k' and v'
+// are the heads of batch x sequence x hidden tensors q, k, v (reshaped to
+// [B, S, H, D] and transposed, k' to [B, H, D, S]) and every intermediate
+// has one use on one device, becomes y = nn.attention(q, k, v) with
+// q_num_heads, kv_num_heads and scale: one kernel on a device instead of
+// four transposes, two products and a softmax.
+std::unique_ptr<mlir::Pass> CreateNnFuseAttentionPass();
+void RegisterNnFuseAttentionPass();
+
 // `-nn-convert-precision="dtype=f16"` (or bf16): the model computes in the
 // narrow type and keeps its f32 signature. f32 constants are converted
 // (rounded to nearest even), f32 arguments are cast at entry and results
@@ -203,6 +213,10 @@ struct ModelPipelineOptions {
   // (-nn-channels-last), which cuDNN's tensor-core kernels read without
   // converting.
   bool channels_last = true;
+  // On a CUDA device: attention as one nn.attention (-nn-fuse-attention).
+  // Off by default: the CUDA kernel of nn.attention is still slower than
+  // the unfused ops on cuBLASLt (docs/gpu.md).
+  bool fuse_attention = false;
 };
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options = {});

@@ -175,6 +175,21 @@ def NN_SizeOp : NN_UnaryOp<"size", "the number of elements of x (i64, 0-d)">;
 def NN_EyeLikeOp : NN_UnaryOp<"eye_like",
     "ones on diagonal `k` of x's 2-D shape, of `dtype` (else x's)">;
 
+def NN_AttentionOp : NN_Op<"attention"> {
+  let summary = "scaled dot-product attention over heads (ONNX Attention)";
+  let description = [{
+    `nn.attention %q, %k, %v {q_num_heads = H}`: ONNX's Attention (opset 23)
+    on batch x sequence x hidden operands, each hidden dimension the heads'
+    vectors side by side: per head, softmax(q k^T * `scale`) v (`scale`
+    1 / sqrt(head size) unless given), the result batch x q-sequence x
+    (H x value head size). `kv_num_heads` (default H) divides H: query
+    heads share key and value heads in groups. Made by -nn-fuse-attention
+    from the matrix products, softmax and head transposes of a
+    transformer's attention.
+  }];
+  let arguments = (ins AnyTensor:$q, AnyTensor:$k, AnyTensor:$v);
+}
+
 def NN_ConvOp : NN_Op<"conv"> {
   let summary = "convolution (1-D and 2-D, grouped, dilated), with fusions";
   let description = [{
@@ -186,6 +201,9 @@ def NN_ConvOp : NN_Op<"conv"> {
     `activation_beta`) is applied, both as oneDNN post-ops.
     `result_layout = "onednn"` (set by -nn-assign-layouts) keeps the result
     in oneDNN's layout for the convolutions and pooling that read it.
+    `data_format = "NHWC"` (set by -nn-channels-last for CUDA devices; also
+    on the pooling ops): x, the sum and the result are N x H x W x C and w
+    is M x kH x kW x C/group; the CPU computes NCHW only and refuses it.
   }];
   let arguments = (ins AnyTensor:$x, AnyTensor:$w,
                    Variadic<AnyTensor>:$bias_and_sum);
