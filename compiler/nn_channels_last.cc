@@ -132,9 +132,22 @@ class NnChannelsLastPass
   }
 
  private:
+  // `value` transposed by `perm` on `device` at the builder's insertion
+  // point: an earlier transpose of it that is the same, else a new one (a
+  // value read by several convolutions is transposed once).
   mlir::Value Transpose(mlir::OpBuilder& builder, mlir::Location loc,
                         mlir::Value value, llvm::ArrayRef<int64_t> perm,
                         mlir::Attribute device) {
+    mlir::Block* block = builder.getInsertionBlock();
+    mlir::Block::iterator point = builder.getInsertionPoint();
+    for (mlir::Operation* user : value.getUsers()) {
+      if (user->getBlock() == block &&
+          (point == block->end() || user->isBeforeInBlock(&*point)) &&
+          PermOf(user) == Perm(perm.begin(), perm.end()) &&
+          user->getAttr(kDeviceAttribute) == device) {
+        return user->getResult(0);
+      }
+    }
     auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
     llvm::SmallVector<int64_t, 4> shape;
     for (int64_t axis : perm) shape.push_back(type.getDimSize(axis));
@@ -158,7 +171,11 @@ class NnChannelsLastPass
                                         kToChannelsLast, device)
                             : operand);
     }
-    state.addAttributes(op->getAttrs());
+    for (mlir::NamedAttribute attribute : op->getAttrs()) {
+      if (attribute.getName() != "data_format") {
+        state.addAttribute(attribute.getName(), attribute.getValue());
+      }
+    }
     state.addAttribute("data_format", builder.getStringAttr("NHWC"));
     auto type = StaticRank4(op->getResult(0).getType());
     state.addTypes(type.clone({type.getDimSize(0), type.getDimSize(2),
@@ -218,6 +235,9 @@ class NnChannelsLastPass
       return false;
     }
     if (IsElementwise(op)) return SinkThroughElementwise(op);
+    if (op->getName().getStringRef() == "nn.concat") {
+      return SinkThroughConcat(op);
+    }
     return false;
   }
 
@@ -236,50 +256,117 @@ class NnChannelsLastPass
     return true;
   }
 
-  // elementwise(transpose(a, p), transpose(b, p)) -> transpose(
-  // elementwise(a, b), p), with operands of one element as they are.
+  // op(transpose(a, p), ...) -> transpose(op(a, ...), p) for an
+  // elementwise op: each operand of its rank either comes through a
+  // transpose by p, or is transposed back by p's inverse where that costs
+  // nothing (a constant, which folds, or a tensor whose inverse transpose
+  // moves only unit dimensions: a reshape; a squeeze-and-excite gate);
+  // operands of one element stay as they are. At least one operand of the
+  // result's shape comes through a transpose, so the transposes only move
+  // on, never multiply.
   mlir::FailureOr<bool> SinkThroughElementwise(mlir::Operation* op) {
     auto result_type =
         mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
     if (!result_type || !result_type.hasStaticShape()) return false;
+    mlir::Attribute device = op->getAttr(kDeviceAttribute);
+    // The perm: that of a transposed operand of the result's shape.
     std::optional<Perm> perm;
-    llvm::SmallVector<mlir::Value> operands;
+    for (mlir::Value operand : op->getOperands()) {
+      mlir::Operation* producer = operand.getDefiningOp();
+      std::optional<Perm> operand_perm = PermOf(producer);
+      if (operand_perm && operand.getType() == result_type &&
+          producer->getAttr(kDeviceAttribute) == device) {
+        perm = operand_perm;
+        break;
+      }
+    }
+    if (!perm) return false;
+    Perm inverse(perm->size());
+    for (size_t i = 0; i < perm->size(); ++i) inverse[(*perm)[i]] = i;
+    mlir::OpBuilder builder(op);
+    // Each operand's value before the transpose; null where it has none.
+    llvm::SmallVector<mlir::Value> sources;
     for (mlir::Value operand : op->getOperands()) {
       auto type = mlir::dyn_cast<mlir::RankedTensorType>(operand.getType());
       if (!type || !type.hasStaticShape()) return false;
       if (type.getNumElements() == 1 && type.getRank() <= 1) {
-        operands.push_back(operand);
+        sources.push_back(operand);
         continue;
       }
-      std::optional<Perm> operand_perm = PermOf(operand.getDefiningOp());
-      if (!operand_perm || type.getShape() != result_type.getShape() ||
-          (perm && *perm != *operand_perm) ||
-          operand.getDefiningOp()->getAttr(kDeviceAttribute) !=
-              op->getAttr(kDeviceAttribute)) {
+      if (type.getRank() != result_type.getRank()) return false;
+      mlir::Operation* producer = operand.getDefiningOp();
+      if (PermOf(producer) == perm &&
+          producer->getAttr(kDeviceAttribute) == device) {
+        sources.push_back(producer->getOperand(0));
+        continue;
+      }
+      if (!MovesOnlyUnitDimensions(operand, inverse) &&
+          !mlir::isa_and_nonnull<nn::ConstantOp>(producer)) {
         return false;
       }
-      perm = operand_perm;
-      operands.push_back(operand.getDefiningOp()->getOperand(0));
+      sources.push_back(mlir::Value());
     }
-    if (!perm) return false;
-    mlir::OpBuilder builder(op);
-    mlir::OperationState state(op->getLoc(), op->getName());
-    state.addOperands(operands);
-    state.addAttributes(op->getAttrs());
-    auto source_type =
-        mlir::cast<mlir::RankedTensorType>(operands[0].getType());
-    for (mlir::Value operand : operands) {
-      if (mlir::cast<mlir::RankedTensorType>(operand.getType()).getRank() ==
-          result_type.getRank()) {
-        source_type = mlir::cast<mlir::RankedTensorType>(operand.getType());
+    for (auto [source, operand] : llvm::zip(sources, op->getOperands())) {
+      if (!source) {
+        source = Transpose(builder, op->getLoc(), operand, inverse, device);
       }
     }
-    state.addTypes(source_type.clone(result_type.getElementType()));
+    mlir::OperationState state(op->getLoc(), op->getName());
+    state.addOperands(sources);
+    state.addAttributes(op->getAttrs());
+    llvm::SmallVector<int64_t, 4> shape;
+    for (int64_t axis : inverse) shape.push_back(result_type.getDimSize(axis));
+    state.addTypes(result_type.clone(shape));
     mlir::Operation* moved = builder.create(state);
     if (mlir::failed(mlir::verify(moved))) return mlir::failure();
     op->getResult(0).replaceAllUsesWith(
-        Transpose(builder, op->getLoc(), moved->getResult(0), *perm,
-                  op->getAttr(kDeviceAttribute)));
+        Transpose(builder, op->getLoc(), moved->getResult(0), *perm, device));
+    op->erase();
+    return true;
+  }
+
+  // concat(transpose(a, p), transpose(b, p), ..., axis) ->
+  // transpose(concat(a, b, ..., p[axis]), p).
+  mlir::FailureOr<bool> SinkThroughConcat(mlir::Operation* op) {
+    auto axis_attr = op->getAttrOfType<mlir::IntegerAttr>("axis");
+    auto result_type =
+        mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
+    if (!axis_attr || !result_type || op->getNumOperands() == 0) return false;
+    mlir::Attribute device = op->getAttr(kDeviceAttribute);
+    std::optional<Perm> perm;
+    llvm::SmallVector<mlir::Value> sources;
+    for (mlir::Value operand : op->getOperands()) {
+      mlir::Operation* producer = operand.getDefiningOp();
+      std::optional<Perm> operand_perm = PermOf(producer);
+      if (!operand_perm || (perm && *perm != *operand_perm) ||
+          producer->getAttr(kDeviceAttribute) != device) {
+        return false;
+      }
+      perm = operand_perm;
+      sources.push_back(producer->getOperand(0));
+    }
+    const int64_t rank = result_type.getRank();
+    int64_t axis = axis_attr.getInt();
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return false;
+    mlir::OpBuilder builder(op);
+    mlir::OperationState state(op->getLoc(), op->getName());
+    state.addOperands(sources);
+    for (mlir::NamedAttribute attribute : op->getAttrs()) {
+      if (attribute.getName() != "axis") {
+        state.addAttribute(attribute.getName(), attribute.getValue());
+      }
+    }
+    state.addAttribute("axis", builder.getI64IntegerAttr((*perm)[axis]));
+    Perm inverse(perm->size());
+    for (size_t i = 0; i < perm->size(); ++i) inverse[(*perm)[i]] = i;
+    llvm::SmallVector<int64_t, 4> shape;
+    for (int64_t d : inverse) shape.push_back(result_type.getDimSize(d));
+    state.addTypes(result_type.clone(shape));
+    mlir::Operation* moved = builder.create(state);
+    if (mlir::failed(mlir::verify(moved))) return mlir::failure();
+    op->getResult(0).replaceAllUsesWith(
+        Transpose(builder, op->getLoc(), moved->getResult(0), *perm, device));
     op->erase();
     return true;
   }

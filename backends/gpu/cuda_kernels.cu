@@ -127,9 +127,9 @@ __global__ void ReluF32Kernel(const float* __restrict__ x,
 template <typename T>
 __global__ void BiasActivationKernel(T* __restrict__ y,
                                      const T* __restrict__ bias,
-                                     int64_t channels, int64_t inner,
-                                     int64_t n, UnaryOp activation,
-                                     float alpha, float beta) {
+                                     int64_t channels, int64_t inner, int64_t n,
+                                     UnaryOp activation, float alpha,
+                                     float beta) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     float v = ToFloat(y[i]);
@@ -544,10 +544,9 @@ cudaError_t LaunchBiasActivation(GpuDType dtype, void* y, const void* bias,
 }
 
 cudaError_t LaunchBatchNorm(GpuDType dtype, const void* x, const void* scale,
-                            const void* bias, const void* mean,
-                            const void* var, void* y, int64_t channels,
-                            int64_t inner, int64_t n, float epsilon,
-                            cudaStream_t stream) {
+                            const void* bias, const void* mean, const void* var,
+                            void* y, int64_t channels, int64_t inner, int64_t n,
+                            float epsilon, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   return WithFloatType(dtype, [&](auto type) {
     using T = decltype(type);
@@ -692,6 +691,25 @@ constexpr int kAttentionWarps = 4;
 constexpr int kAttentionRowsPerWarp = 4;
 constexpr int kAttentionRows = kAttentionWarps * kAttentionRowsPerWarp;
 
+// Rows [first, first + kRows) of head `head` (of `size` elements) of x
+// [batch, length, heads x size], times `scale`, as f32 in `tile`; zeros
+// past `length`. Every thread of the block takes part.
+template <int kRows, int kWidth, typename T>
+__device__ void LoadHeadRows(float (*tile)[kWidth], const T* __restrict__ x,
+                             int64_t batch, int64_t length, int64_t row_stride,
+                             int head, int size, int64_t first, float scale) {
+  for (int index = threadIdx.x; index < kRows * size; index += blockDim.x) {
+    const int r = index / size, d = index % size;
+    const int64_t row = first + r;
+    tile[r][d] =
+        row < length
+            ? ToFloat(
+                  x[(batch * length + row) * row_stride + head * size + d]) *
+                  scale
+            : 0.f;
+  }
+}
+
 template <typename T, int kMaxHead>
 __global__ void __launch_bounds__(kAttentionWarps * 32)
     AttentionKernel(const T* __restrict__ q, const T* __restrict__ k,
@@ -714,17 +732,8 @@ __global__ void __launch_bounds__(kAttentionWarps * 32)
   const int64_t q_stride = int64_t{shape.q_heads} * d_q;
   const int64_t k_stride = int64_t{shape.kv_heads} * d_q;
   const int64_t v_stride = int64_t{shape.kv_heads} * d_v;
-  for (int index = threadIdx.x; index < kAttentionRows * d_q;
-       index += blockDim.x) {
-    const int r = index / d_q, d = index % d_q;
-    const int64_t i = first_row + r;
-    queries[r][d] =
-        i < shape.q_length
-            ? ToFloat(q[(batch * shape.q_length + i) * q_stride + head * d_q +
-                        d]) *
-                  scale
-            : 0.f;
-  }
+  LoadHeadRows<kAttentionRows>(queries, q, batch, shape.q_length, q_stride,
+                               head, d_q, first_row, scale);
   float running_max[kR], running_sum[kR], out[kR][kOut];
   for (int r = 0; r < kR; ++r) {
     running_max[r] = -INFINITY;
@@ -734,22 +743,10 @@ __global__ void __launch_bounds__(kAttentionWarps * 32)
   const int row0 = warp * kR;
   for (int64_t start = 0; start < shape.kv_length; start += kChunk) {
     __syncthreads();  // The previous chunk is read.
-    for (int index = threadIdx.x; index < kChunk * d_q; index += blockDim.x) {
-      const int j = index / d_q, d = index % d_q;
-      const int64_t key = start + j;
-      keys[j][d] = key < shape.kv_length
-                       ? ToFloat(k[(batch * shape.kv_length + key) * k_stride +
-                                   kv_head * d_q + d])
-                       : 0.f;
-    }
-    for (int index = threadIdx.x; index < kChunk * d_v; index += blockDim.x) {
-      const int j = index / d_v, d = index % d_v;
-      const int64_t key = start + j;
-      values[j][d] = key < shape.kv_length
-                         ? ToFloat(v[(batch * shape.kv_length + key) * v_stride +
-                                     kv_head * d_v + d])
-                         : 0.f;
-    }
+    LoadHeadRows<kChunk>(keys, k, batch, shape.kv_length, k_stride, kv_head,
+                         d_q, start, 1.f);
+    LoadHeadRows<kChunk>(values, v, batch, shape.kv_length, v_stride, kv_head,
+                         d_v, start, 1.f);
     __syncthreads();
     // Scores of this lane's keys for the warp's rows.
     float score[kR][kKeysPerLane] = {};
@@ -800,7 +797,8 @@ __global__ void __launch_bounds__(kAttentionWarps * 32)
   for (int r = 0; r < kR; ++r) {
     const int64_t i = first_row + row0 + r;
     if (i >= shape.q_length) continue;
-    T* row = y + (batch * shape.q_length + i) * shape.q_heads * d_v + head * d_v;
+    T* row =
+        y + (batch * shape.q_length + i) * shape.q_heads * d_v + head * d_v;
     for (int c = 0; c < kOut; ++c) {
       const int d = c * 32 + lane;
       if (d < d_v) row[d] = FromFloat<T>(out[r][c] / running_sum[r]);
@@ -817,10 +815,10 @@ cudaError_t LaunchAttention(GpuDType dtype, const void* q, const void* k,
       shape.batch > 65535 || shape.q_heads > 65535) {
     return cudaErrorInvalidValue;
   }
-  const dim3 grid(
-      static_cast<unsigned>((shape.q_length + kAttentionRows - 1) /
-                            kAttentionRows),
-      static_cast<unsigned>(shape.q_heads), static_cast<unsigned>(shape.batch));
+  const dim3 grid(static_cast<unsigned>((shape.q_length + kAttentionRows - 1) /
+                                        kAttentionRows),
+                  static_cast<unsigned>(shape.q_heads),
+                  static_cast<unsigned>(shape.batch));
   const bool small = std::max(shape.head_size, shape.value_head_size) <= 64;
   return WithFloatType(dtype, [&](auto type) {
     using T = decltype(type);

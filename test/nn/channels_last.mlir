@@ -32,7 +32,7 @@ func.func @chain(%x: tensor<1x2x6x6xf32>, %b: tensor<2xf32>) -> tensor<1x2xf32> 
   // CHECK: %[[R:.*]] = nn.relu %[[M]] {nn.device = "CUDA:0"} : (tensor<1x6x6x2xf32>) -> tensor<1x6x6x2xf32>
   %r = nn.relu %m {nn.device = "CUDA:0"} : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
   // CHECK: %[[P:.*]] = nn.max_pool %[[R]] {data_format = "NHWC", kernel_shape = [2, 2], nn.device = "CUDA:0", strides = [2, 2]} : (tensor<1x6x6x2xf32>) -> tensor<1x3x3x2xf32>
-  %p = nn.max_pool %r {kernel_shape = [2, 2], strides = [2, 2], nn.device = "CUDA:0"} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %p = nn.max_pool %r {data_format = "NCHW", kernel_shape = [2, 2], strides = [2, 2], nn.device = "CUDA:0"} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
   // CHECK: %[[G:.*]] = nn.global_average_pool %[[P]] {data_format = "NHWC", nn.device = "CUDA:0"} : (tensor<1x3x3x2xf32>) -> tensor<1x1x1x2xf32>
   %g = nn.global_average_pool %p {nn.device = "CUDA:0"} : (tensor<1x2x3x3xf32>) -> tensor<1x2x1x1xf32>
   // The way back to N x C x 1 x 1 moves only unit dimensions.
@@ -57,6 +57,24 @@ func.func @edges(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %x1: tensor<1
   // CHECK: nn.conv %arg2, %arg3 {nn.device = "CUDA:0"} : (tensor<1x2x4xf32>
   %y1 = nn.conv %x1, %w1 {nn.device = "CUDA:0"} : (tensor<1x2x4xf32>, tensor<2x2x1xf32>) -> tensor<1x2x4xf32>
   return %y, %z, %y1 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4xf32>
+}
+
+// A concat over channels (SqueezeNet's fire modules) concatenates NHWC on
+// the last axis; a squeeze-and-excite gate (N x C x 1 x 1) scales NHWC
+// through a reshape.
+// CHECK-LABEL: func.func @concat_and_gate
+func.func @concat_and_gate(%x: tensor<1x4x5x5xf32>, %w1: tensor<3x4x1x1xf32>, %w2: tensor<2x4x3x3xf32>, %gate: tensor<1x5x1x1xf32>) -> tensor<1x5x5x5xf32> {
+  // CHECK: %[[A:.*]] = nn.conv {{.*}}data_format = "NHWC"{{.*}} -> tensor<1x5x5x3xf32>
+  %a = nn.conv %x, %w1 {nn.device = "CUDA:0"} : (tensor<1x4x5x5xf32>, tensor<3x4x1x1xf32>) -> tensor<1x3x5x5xf32>
+  // CHECK: %[[B:.*]] = nn.conv {{.*}}data_format = "NHWC"{{.*}} -> tensor<1x5x5x2xf32>
+  %b = nn.conv %x, %w2 {nn.device = "CUDA:0", pads = [1, 1, 1, 1]} : (tensor<1x4x5x5xf32>, tensor<2x4x3x3xf32>) -> tensor<1x2x5x5xf32>
+  // CHECK: %[[C:.*]] = nn.concat %[[A]], %[[B]] {axis = 3 : i64, nn.device = "CUDA:0"} : (tensor<1x5x5x3xf32>, tensor<1x5x5x2xf32>) -> tensor<1x5x5x5xf32>
+  %c = nn.concat %a, %b {axis = 1 : i64, nn.device = "CUDA:0"} : (tensor<1x3x5x5xf32>, tensor<1x2x5x5xf32>) -> tensor<1x5x5x5xf32>
+  // CHECK: %[[G:.*]] = nn.reshape %arg3 {nn.device = "CUDA:0", shape = [1, 1, 1, 5]}
+  // CHECK: %[[M:.*]] = nn.mul %[[C]], %[[G]] {nn.device = "CUDA:0"} : (tensor<1x5x5x5xf32>, tensor<1x1x1x5xf32>) -> tensor<1x5x5x5xf32>
+  // CHECK: nn.transpose %[[M]] {nn.device = "CUDA:0", perm = [0, 3, 1, 2]}
+  %m = nn.mul %c, %gate {nn.device = "CUDA:0"} : (tensor<1x5x5x5xf32>, tensor<1x5x1x1xf32>) -> tensor<1x5x5x5xf32>
+  return %m : tensor<1x5x5x5xf32>
 }
 
 // The model pipeline does this for CUDA devices (after the precision
