@@ -14,7 +14,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -32,6 +31,26 @@ mlir::RankedTensorType StaticRank4(mlir::Type type) {
   return ranked && ranked.hasStaticShape() && ranked.getRank() == 4
              ? ranked
              : mlir::RankedTensorType();
+}
+
+mlir::RankedTensorType Transposed(mlir::RankedTensorType type,
+                                  llvm::ArrayRef<int64_t> perm) {
+  llvm::SmallVector<int64_t, 4> shape;
+  for (int64_t axis : perm) shape.push_back(type.getDimSize(axis));
+  return type.clone(shape);
+}
+
+// Whether the runtime's shape function of `name` gives `result` for
+// `operands` and `attributes`: a rewrite checks before it builds, so that
+// what a shape function refuses stays as it was.
+bool ShapeFunctionAgrees(mlir::MLIRContext* context, llvm::StringRef name,
+                         mlir::TypeRange operands,
+                         const mlir::NamedAttrList& attributes,
+                         mlir::Type result) {
+  std::string error;
+  mlir::FailureOr<llvm::SmallVector<mlir::Type>> types = nn::InferResultTypes(
+      context, name, operands, attributes.getDictionary(context), 1, error);
+  return mlir::succeeded(types) && (*types)[0] == result;
 }
 
 std::optional<Perm> PermOf(mlir::Operation* op) {
@@ -164,6 +183,23 @@ class NnChannelsLastPass
   mlir::LogicalResult ToChannelsLast(mlir::Operation* op) {
     mlir::OpBuilder builder(op);
     mlir::Attribute device = op->getAttr(kDeviceAttribute);
+    mlir::NamedAttrList attributes;
+    for (mlir::NamedAttribute attribute : op->getAttrs()) {
+      if (attribute.getName() != "data_format") attributes.push_back(attribute);
+    }
+    attributes.set("data_format", builder.getStringAttr("NHWC"));
+    llvm::SmallVector<mlir::Type> operand_types;
+    for (mlir::Value operand : op->getOperands()) {
+      auto type = StaticRank4(operand.getType());
+      operand_types.push_back(type ? Transposed(type, kToChannelsLast)
+                                   : operand.getType());
+    }
+    auto result_type =
+        Transposed(StaticRank4(op->getResult(0).getType()), kToChannelsLast);
+    if (!ShapeFunctionAgrees(&getContext(), op->getName().getStringRef(),
+                             operand_types, attributes, result_type)) {
+      return mlir::success();  // Stays NCHW.
+    }
     mlir::OperationState state(op->getLoc(), op->getName());
     for (mlir::Value operand : op->getOperands()) {
       state.addOperands(StaticRank4(operand.getType())
@@ -171,17 +207,9 @@ class NnChannelsLastPass
                                         kToChannelsLast, device)
                             : operand);
     }
-    for (mlir::NamedAttribute attribute : op->getAttrs()) {
-      if (attribute.getName() != "data_format") {
-        state.addAttribute(attribute.getName(), attribute.getValue());
-      }
-    }
-    state.addAttribute("data_format", builder.getStringAttr("NHWC"));
-    auto type = StaticRank4(op->getResult(0).getType());
-    state.addTypes(type.clone({type.getDimSize(0), type.getDimSize(2),
-                               type.getDimSize(3), type.getDimSize(1)}));
+    state.addAttributes(attributes);
+    state.addTypes(result_type);
     mlir::Operation* channels_last = builder.create(state);
-    if (mlir::failed(mlir::verify(channels_last))) return mlir::failure();
     op->getResult(0).replaceAllUsesWith(Transpose(builder, op->getLoc(),
                                                   channels_last->getResult(0),
                                                   kToChannelsFirst, device));
@@ -306,6 +334,20 @@ class NnChannelsLastPass
       }
       sources.push_back(mlir::Value());
     }
+    llvm::SmallVector<mlir::Type> source_types;
+    for (auto [source, operand] : llvm::zip(sources, op->getOperands())) {
+      source_types.push_back(
+          source ? source.getType()
+                 : Transposed(
+                       mlir::cast<mlir::RankedTensorType>(operand.getType()),
+                       inverse));
+    }
+    const mlir::RankedTensorType moved_type = Transposed(result_type, inverse);
+    if (!ShapeFunctionAgrees(&getContext(), op->getName().getStringRef(),
+                             source_types, mlir::NamedAttrList(op->getAttrs()),
+                             moved_type)) {
+      return false;
+    }
     for (auto [source, operand] : llvm::zip(sources, op->getOperands())) {
       if (!source) {
         source = Transpose(builder, op->getLoc(), operand, inverse, device);
@@ -314,11 +356,8 @@ class NnChannelsLastPass
     mlir::OperationState state(op->getLoc(), op->getName());
     state.addOperands(sources);
     state.addAttributes(op->getAttrs());
-    llvm::SmallVector<int64_t, 4> shape;
-    for (int64_t axis : inverse) shape.push_back(result_type.getDimSize(axis));
-    state.addTypes(result_type.clone(shape));
+    state.addTypes(moved_type);
     mlir::Operation* moved = builder.create(state);
-    if (mlir::failed(mlir::verify(moved))) return mlir::failure();
     op->getResult(0).replaceAllUsesWith(
         Transpose(builder, op->getLoc(), moved->getResult(0), *perm, device));
     op->erase();
@@ -350,21 +389,22 @@ class NnChannelsLastPass
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank) return false;
     mlir::OpBuilder builder(op);
-    mlir::OperationState state(op->getLoc(), op->getName());
-    state.addOperands(sources);
-    for (mlir::NamedAttribute attribute : op->getAttrs()) {
-      if (attribute.getName() != "axis") {
-        state.addAttribute(attribute.getName(), attribute.getValue());
-      }
-    }
-    state.addAttribute("axis", builder.getI64IntegerAttr((*perm)[axis]));
+    mlir::NamedAttrList attributes(op->getAttrs());
+    attributes.set("axis", builder.getI64IntegerAttr((*perm)[axis]));
     Perm inverse(perm->size());
     for (size_t i = 0; i < perm->size(); ++i) inverse[(*perm)[i]] = i;
-    llvm::SmallVector<int64_t, 4> shape;
-    for (int64_t d : inverse) shape.push_back(result_type.getDimSize(d));
-    state.addTypes(result_type.clone(shape));
+    const mlir::RankedTensorType moved_type = Transposed(result_type, inverse);
+    llvm::SmallVector<mlir::Type> source_types;
+    for (mlir::Value source : sources) source_types.push_back(source.getType());
+    if (!ShapeFunctionAgrees(&getContext(), "nn.concat", source_types,
+                             attributes, moved_type)) {
+      return false;
+    }
+    mlir::OperationState state(op->getLoc(), op->getName());
+    state.addOperands(sources);
+    state.addAttributes(attributes);
+    state.addTypes(moved_type);
     mlir::Operation* moved = builder.create(state);
-    if (mlir::failed(mlir::verify(moved))) return mlir::failure();
     op->getResult(0).replaceAllUsesWith(
         Transpose(builder, op->getLoc(), moved->getResult(0), *perm, device));
     op->erase();
