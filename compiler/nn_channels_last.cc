@@ -353,14 +353,9 @@ class NnChannelsLastPass
         source = Transpose(builder, op->getLoc(), operand, inverse, device);
       }
     }
-    mlir::OperationState state(op->getLoc(), op->getName());
-    state.addOperands(sources);
-    state.addAttributes(op->getAttrs());
-    state.addTypes(moved_type);
-    mlir::Operation* moved = builder.create(state);
-    op->getResult(0).replaceAllUsesWith(
-        Transpose(builder, op->getLoc(), moved->getResult(0), *perm, device));
-    op->erase();
+    ReplaceBeforeTranspose(builder, op, sources,
+                           mlir::NamedAttrList(op->getAttrs()), moved_type,
+                           *perm);
     return true;
   }
 
@@ -400,15 +395,25 @@ class NnChannelsLastPass
                              attributes, moved_type)) {
       return false;
     }
+    ReplaceBeforeTranspose(builder, op, sources, attributes, moved_type, *perm);
+    return true;
+  }
+
+  // Replaces `op` by transpose(op', perm), op' the same op on `operands`
+  // with `attributes` and result `type`.
+  void ReplaceBeforeTranspose(mlir::OpBuilder& builder, mlir::Operation* op,
+                              mlir::ValueRange operands,
+                              const mlir::NamedAttrList& attributes,
+                              mlir::Type type, llvm::ArrayRef<int64_t> perm) {
     mlir::OperationState state(op->getLoc(), op->getName());
-    state.addOperands(sources);
+    state.addOperands(operands);
     state.addAttributes(attributes);
-    state.addTypes(moved_type);
+    state.addTypes(type);
     mlir::Operation* moved = builder.create(state);
     op->getResult(0).replaceAllUsesWith(
-        Transpose(builder, op->getLoc(), moved->getResult(0), *perm, device));
+        Transpose(builder, op->getLoc(), moved->getResult(0), perm,
+                  op->getAttr(kDeviceAttribute)));
     op->erase();
-    return true;
   }
 
   // transpose(constant) -> the constant's value transposed.
