@@ -82,9 +82,7 @@ class NnFuseAttentionPass
     function.walk([&](mlir::Operation* op) {
       if (op->getName().getStringRef() == "nn.reshape") reshapes.push_back(op);
     });
-    for (mlir::Operation* reshape : reshapes) {
-      if (mlir::failed(Fuse(reshape))) return signalPassFailure();
-    }
+    for (mlir::Operation* reshape : reshapes) Fuse(reshape);
   }
 
  private:
@@ -92,28 +90,28 @@ class NnFuseAttentionPass
   // [0, 2, 1, 3]), [B, S, H x Dv]) with q', k' and v' the heads of
   // batch x sequence x hidden tensors (k' transposed for the product)
   // becomes y = nn.attention(q, k, v).
-  mlir::LogicalResult Fuse(mlir::Operation* reshape) {
+  void Fuse(mlir::Operation* reshape) {
     mlir::Attribute device = reshape->getAttr(kDeviceAttribute);
     auto y_type = StaticType(reshape->getResult(0), 3);
-    if (!y_type) return mlir::success();
+    if (!y_type) return;
     mlir::Operation* merge =
         OnlyUseOf(reshape->getOperand(0), "nn.transpose", device);
     if (merge == nullptr || !HasPerm(merge, {0, 2, 1, 3})) {
-      return mlir::success();
+      return;
     }
     mlir::Operation* values =
         OnlyUseOf(merge->getOperand(0), "nn.matmul", device);
     if (values == nullptr || values->getNumOperands() != 2 ||
         !OnlyDevice(values)) {
-      return mlir::success();
+      return;
     }
     mlir::Operation* softmax =
         OnlyUseOf(values->getOperand(0), "nn.softmax", device);
-    if (softmax == nullptr || !LastAxis(softmax)) return mlir::success();
+    if (softmax == nullptr || !LastAxis(softmax)) return;
     mlir::Operation* scores =
         OnlyUseOf(softmax->getOperand(0), "nn.matmul", device);
     std::optional<float> scale = scores ? ScaleOf(scores) : std::nullopt;
-    if (!scale || scores->getNumOperands() != 2) return mlir::success();
+    if (!scale || scores->getNumOperands() != 2) return;
     int64_t q_heads = 0, k_heads = 0, v_heads = 0;
     mlir::Value q =
         HeadsOf(scores->getOperand(0), {0, 2, 1, 3}, device, &q_heads);
@@ -121,7 +119,7 @@ class NnFuseAttentionPass
         HeadsOf(scores->getOperand(1), {0, 2, 3, 1}, device, &k_heads);
     mlir::Value v =
         HeadsOf(values->getOperand(1), {0, 2, 1, 3}, device, &v_heads);
-    if (!q || !k || !v || k_heads != v_heads) return mlir::success();
+    if (!q || !k || !v || k_heads != v_heads) return;
 
     mlir::OpBuilder builder(reshape);
     mlir::OperationState state(reshape->getLoc(), "nn.attention");
@@ -138,7 +136,7 @@ class NnFuseAttentionPass
         &getContext(), "nn.attention",
         mlir::TypeRange{q.getType(), k.getType(), v.getType()},
         builder.getDictionaryAttr(state.attributes), 1, error);
-    if (mlir::failed(types) || (*types)[0] != y_type) return mlir::success();
+    if (mlir::failed(types) || (*types)[0] != y_type) return;
     mlir::Operation* attention = builder.create(state);
     reshape->getResult(0).replaceAllUsesWith(attention->getResult(0));
     // The pattern's ops, from the last, now have no uses.
@@ -150,11 +148,7 @@ class NnFuseAttentionPass
       dead.push_back(transpose);
       dead.push_back(transpose->getOperand(0).getDefiningOp());
     }
-    for (mlir::Operation* op : dead) {
-      op->dropAllUses();
-      op->erase();
-    }
-    return mlir::success();
+    for (mlir::Operation* op : dead) op->erase();
   }
 
   // An op with no attributes but its placement.

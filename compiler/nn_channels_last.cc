@@ -53,6 +53,12 @@ bool ShapeFunctionAgrees(mlir::MLIRContext* context, llvm::StringRef name,
   return mlir::succeeded(types) && (*types)[0] == result;
 }
 
+Perm Inverse(llvm::ArrayRef<int64_t> perm) {
+  Perm inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = i;
+  return inverse;
+}
+
 std::optional<Perm> PermOf(mlir::Operation* op) {
   if (op == nullptr || op->getName().getStringRef() != "nn.transpose") {
     return std::nullopt;
@@ -130,7 +136,7 @@ class NnChannelsLastPass
     mlir::Block& block = function.getBody().front();
     for (mlir::Operation& op : llvm::make_early_inc_range(block)) {
       if (IsChannelsFirstWindowOp(&op, device_)) {
-        if (mlir::failed(ToChannelsLast(&op))) return signalPassFailure();
+        ToChannelsLast(&op);
       }
     }
     // Cancel and move transposes until nothing changes: each step removes
@@ -143,9 +149,7 @@ class NnChannelsLastPass
           changed = true;
           continue;
         }
-        mlir::FailureOr<bool> simplified = Simplify(&op);
-        if (mlir::failed(simplified)) return signalPassFailure();
-        changed |= *simplified;
+        changed |= Simplify(&op);
       }
     }
   }
@@ -167,20 +171,18 @@ class NnChannelsLastPass
         return user->getResult(0);
       }
     }
-    auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
-    llvm::SmallVector<int64_t, 4> shape;
-    for (int64_t axis : perm) shape.push_back(type.getDimSize(axis));
     mlir::OperationState state(loc, "nn.transpose");
     state.addOperands(value);
     state.addAttribute("perm", builder.getI64ArrayAttr(perm));
     if (device) state.addAttribute(kDeviceAttribute, device);
-    state.addTypes(type.clone(shape));
+    state.addTypes(
+        Transposed(mlir::cast<mlir::RankedTensorType>(value.getType()), perm));
     return builder.create(state)->getResult(0);
   }
 
   // `op` (NCHW) as its NHWC form between transposes; the weights of a
   // convolution as M x kH x kW x C/group.
-  mlir::LogicalResult ToChannelsLast(mlir::Operation* op) {
+  void ToChannelsLast(mlir::Operation* op) {
     mlir::OpBuilder builder(op);
     mlir::Attribute device = op->getAttr(kDeviceAttribute);
     mlir::NamedAttrList attributes;
@@ -198,7 +200,7 @@ class NnChannelsLastPass
         Transposed(StaticRank4(op->getResult(0).getType()), kToChannelsLast);
     if (!ShapeFunctionAgrees(&getContext(), op->getName().getStringRef(),
                              operand_types, attributes, result_type)) {
-      return mlir::success();  // Stays NCHW.
+      return;  // Stays NCHW.
     }
     mlir::OperationState state(op->getLoc(), op->getName());
     for (mlir::Value operand : op->getOperands()) {
@@ -214,7 +216,6 @@ class NnChannelsLastPass
                                                   channels_last->getResult(0),
                                                   kToChannelsFirst, device));
     op->erase();
-    return mlir::success();
   }
 
   // One rewrite at `op` if one applies: a transpose of a transpose
@@ -222,7 +223,7 @@ class NnChannelsLastPass
   // moves only unit dimensions made a reshape; an elementwise op whose
   // operands come through one transpose computed before it. True if `op`
   // changed.
-  mlir::FailureOr<bool> Simplify(mlir::Operation* op) {
+  bool Simplify(mlir::Operation* op) {
     if (std::optional<Perm> perm = PermOf(op)) {
       mlir::Value input = op->getOperand(0);
       mlir::Operation* producer = input.getDefiningOp();
@@ -292,7 +293,7 @@ class NnChannelsLastPass
   // operands of one element stay as they are. At least one operand of the
   // result's shape comes through a transpose, so the transposes only move
   // on, never multiply.
-  mlir::FailureOr<bool> SinkThroughElementwise(mlir::Operation* op) {
+  bool SinkThroughElementwise(mlir::Operation* op) {
     auto result_type =
         mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
     if (!result_type || !result_type.hasStaticShape()) return false;
@@ -309,8 +310,7 @@ class NnChannelsLastPass
       }
     }
     if (!perm) return false;
-    Perm inverse(perm->size());
-    for (size_t i = 0; i < perm->size(); ++i) inverse[(*perm)[i]] = i;
+    const Perm inverse = Inverse(*perm);
     mlir::OpBuilder builder(op);
     // Each operand's value before the transpose; null where it has none.
     llvm::SmallVector<mlir::Value> sources;
@@ -361,7 +361,7 @@ class NnChannelsLastPass
 
   // concat(transpose(a, p), transpose(b, p), ..., axis) ->
   // transpose(concat(a, b, ..., p[axis]), p).
-  mlir::FailureOr<bool> SinkThroughConcat(mlir::Operation* op) {
+  bool SinkThroughConcat(mlir::Operation* op) {
     auto axis_attr = op->getAttrOfType<mlir::IntegerAttr>("axis");
     auto result_type =
         mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
@@ -386,8 +386,7 @@ class NnChannelsLastPass
     mlir::OpBuilder builder(op);
     mlir::NamedAttrList attributes(op->getAttrs());
     attributes.set("axis", builder.getI64IntegerAttr((*perm)[axis]));
-    Perm inverse(perm->size());
-    for (size_t i = 0; i < perm->size(); ++i) inverse[(*perm)[i]] = i;
+    const Perm inverse = Inverse(*perm);
     const mlir::RankedTensorType moved_type = Transposed(result_type, inverse);
     llvm::SmallVector<mlir::Type> source_types;
     for (mlir::Value source : sources) source_types.push_back(source.getType());
@@ -417,9 +416,8 @@ class NnChannelsLastPass
   }
 
   // transpose(constant) -> the constant's value transposed.
-  mlir::FailureOr<bool> FoldConstant(mlir::Operation* op,
-                                     nn::ConstantOp constant,
-                                     llvm::ArrayRef<int64_t> perm) {
+  bool FoldConstant(mlir::Operation* op, nn::ConstantOp constant,
+                    llvm::ArrayRef<int64_t> perm) {
     auto type = mlir::dyn_cast<mlir::RankedTensorType>(constant.getType());
     std::optional<DType> dtype =
         type ? nn::DTypeOf(type.getElementType()) : std::nullopt;
@@ -427,38 +425,32 @@ class NnChannelsLastPass
         *dtype == DType::kString) {
       return false;
     }
-    auto out_shape_of = [&] {
-      llvm::SmallVector<int64_t, 4> shape;
-      for (int64_t axis : perm) shape.push_back(type.getDimSize(axis));
-      return shape;
-    };
+    const mlir::RankedTensorType out_type = Transposed(type, perm);
     if (auto dense =
             mlir::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
         dense && dense.isSplat()) {
-      return ReplaceWithConstant(op, constant,
-                                 dense.resizeSplat(type.clone(out_shape_of())));
+      return ReplaceWithConstant(op, constant, dense.resizeSplat(out_type));
     }
     std::optional<std::vector<char>> bytes =
         nn::ElementBytes(constant.getValue(), *dtype);
     if (!bytes) return false;
     const size_t size = DTypeSize(*dtype);
     const int rank = type.getRank();
-    llvm::SmallVector<int64_t, 4> in_strides(rank, 1), out_shape;
+    llvm::SmallVector<int64_t, 4> in_strides(rank, 1);
     for (int k = rank - 2; k >= 0; --k) {
       in_strides[k] = in_strides[k + 1] * type.getDimSize(k + 1);
     }
-    for (int64_t axis : perm) out_shape.push_back(type.getDimSize(axis));
     std::vector<char> out(bytes->size());
     llvm::SmallVector<int64_t, 4> index(rank, 0);
     for (int64_t i = 0, n = type.getNumElements(); i < n; ++i) {
       int64_t from = 0;
       for (int k = 0; k < rank; ++k) from += index[k] * in_strides[perm[k]];
       std::memcpy(out.data() + i * size, bytes->data() + from * size, size);
-      for (int k = rank - 1; k >= 0 && ++index[k] == out_shape[k]; --k) {
+      for (int k = rank - 1; k >= 0 && ++index[k] == out_type.getDimSize(k);
+           --k) {
         index[k] = 0;
       }
     }
-    auto out_type = type.clone(out_shape);
     mlir::ElementsAttr value =
         mlir::isa<mlir::DenseResourceElementsAttr>(constant.getValue()) ||
                 type.getNumElements() > 16

@@ -385,16 +385,8 @@ void GlobalAveragePoolKernel(AsyncRT_KernelContext* context, void*,
     op.Invalid("global_average_pool needs N x C x spatial dimensions");
     return;
   }
-  const std::string format = op.String("data_format", "NCHW");
-  const bool channels_last = format == "NHWC";
-  if (!channels_last && format != "NCHW") {
-    op.Invalid("unknown data_format \"" + format + "\" (NCHW, NHWC)");
-    return;
-  }
-  if (channels_last && x.rank != 4) {
-    op.Invalid("data_format NHWC needs an N x H x W x C input");
-    return;
-  }
+  bool channels_last = false;
+  if (!ChannelsLast(op, x, &channels_last)) return;
   std::vector<int64_t> strides = DenseStrides(x);
   StridedView kept, reduced;
   for (int k = 0; k < x.rank; ++k) {

@@ -7,9 +7,9 @@
 namespace asyncrt::gpu {
 namespace {
 
-#define ASYNCRT_BACKEND_OK(call)               \
-  if ((call) != CUDNN_STATUS_SUCCESS) return { \
-    }
+// In MakeBackendPlan: no plan where a step fails.
+#define ASYNCRT_BACKEND_OK(call) \
+  if ((call) != CUDNN_STATUS_SUCCESS) return std::nullopt
 
 constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3, kUidBias = 4, kUidSum = 5;
 // Virtual tensors between a fused graph's operations.
@@ -50,6 +50,7 @@ cudnnBackendDescriptor_t BackendTensor(BackendDescriptors& descriptors,
   return tensor;
 }
 
+// A pointwise operation `mode` of the graph: y = x (op b); b may be null.
 cudnnBackendDescriptor_t PointwiseOperation(BackendDescriptors& descriptors,
                                             cudnnPointwiseMode_t mode,
                                             cudnnBackendDescriptor_t x,
@@ -211,7 +212,6 @@ std::optional<ConvEpilogue> FusableEpilogue(bool bias, bool sum,
   return epilogue;
 }
 
-// A pointwise operation `mode` of the graph: y = x (op b); b may be null.
 std::optional<BackendConvPlan> MakeBackendPlan(
     cudnnHandle_t handle, cudnnDataType_t type, const ConvGeometry& geometry,
     const ConvEpilogue& epilogue, bool beta, const ConvBuffers& buffers,
@@ -469,7 +469,6 @@ std::optional<BackendConvPlan> MakeBackendPlan(
   plan.plan = best;
   plan.descriptors = std::move(owned);
   plan.workspace_bytes = static_cast<size_t>(best_workspace);
-  plan.beta = beta && !fused;
   plan.fused = fused;
   return plan;
 }

@@ -87,7 +87,7 @@ struct ConvEpilogue {
 };
 
 // The epilogue of `activation` with a bias and a sum as given, if cuDNN's
-// graph has it: identity, relu, or clip from 0 or below.
+// graph has it: identity, relu or clip.
 std::optional<ConvEpilogue> FusableEpilogue(bool bias, bool sum,
                                             UnaryOp activation, float alpha,
                                             float beta);
@@ -97,7 +97,6 @@ struct BackendConvPlan {
   cudnnBackendDescriptor_t plan = nullptr;  // Owned by `descriptors`.
   std::unique_ptr<BackendDescriptors> descriptors;
   size_t workspace_bytes = 0;
-  bool beta = false;   // It adds y's prior value (a sum copied there).
   bool fused = false;  // It computes the epilogue: bias and sum in buffers.
 };
 

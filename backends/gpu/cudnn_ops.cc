@@ -116,25 +116,13 @@ int64_t FloatBits(float value) {
   return bits;
 }
 
-// The N, C, H, W dimensions of an operand of a channels-last op (N x H x
-// W x C; a convolution's weights M x kH x kW x C/group).
-std::vector<int64_t> ChannelsFirstDims(const AsyncRT_TensorView& view) {
+// The N, C, H, W dimensions of an operand, whatever the memory's order:
+// `channels_last`, N x H x W x C (a convolution's weights M x kH x kW x
+// C/group); else As4d's.
+std::vector<int64_t> Dims4d(const AsyncRT_TensorView& view,
+                            bool channels_last) {
+  if (!channels_last) return As4d(view);
   return {view.dims[0], view.dims[3], view.dims[1], view.dims[2]};
-}
-
-// Whether the op's data_format is NHWC; false (status set) for one that is
-// neither, or NHWC on an operand that is not 4-D.
-bool ChannelsLast(OpCall& op, const AsyncRT_TensorView& x,
-                  bool* channels_last) {
-  const std::string format = op.String("data_format", "NCHW");
-  *channels_last = format == "NHWC";
-  if (!*channels_last && format != "NCHW") {
-    return op.Invalid("unknown data_format \"" + format + "\" (NCHW, NHWC)");
-  }
-  if (*channels_last && x.rank != 4) {
-    return op.Invalid("data_format NHWC needs an N x H x W x C input");
-  }
-  return true;
 }
 
 // ONNX's window attributes for `spatial` dimensions (1 or 2) of `input`
@@ -284,13 +272,9 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
   bool channels_last = false;
   if (!ChannelsLast(op, x, &channels_last)) return;
   if (!op.Output(0, &y) || NumElements(y) == 0) return;
-  // N, C, H, W whatever the memory's order.
-  const std::vector<int64_t> x4 =
-                                 channels_last ? ChannelsFirstDims(x) : As4d(x),
-                             w4 =
-                                 channels_last ? ChannelsFirstDims(w) : As4d(w),
-                             y4 =
-                                 channels_last ? ChannelsFirstDims(y) : As4d(y);
+  const std::vector<int64_t> x4 = Dims4d(x, channels_last),
+                             w4 = Dims4d(w, channels_last),
+                             y4 = Dims4d(y, channels_last);
   Window2d window;
   if (!MakeWindow2d(op, x4, {w4[2], w4[3]}, x.rank - 2, &window)) return;
   const int group = static_cast<int>(op.Int("group", 1));
@@ -477,10 +461,8 @@ void PoolKernel(AsyncRT_KernelContext* context, void* data,
     return;
   }
   if (kernel.size() == 1) kernel.insert(kernel.begin(), 1);
-  const std::vector<int64_t> x4 =
-                                 channels_last ? ChannelsFirstDims(x) : As4d(x),
-                             y4 =
-                                 channels_last ? ChannelsFirstDims(y) : As4d(y);
+  const std::vector<int64_t> x4 = Dims4d(x, channels_last),
+                             y4 = Dims4d(y, channels_last);
   Window2d window;
   if (!MakeWindow2d(op, x4, kernel, x.rank - 2, &window)) return;
   if (window.dilation[0] != 1 || window.dilation[1] != 1) {

@@ -184,6 +184,21 @@ inline int NormalizeAxis(int64_t axis, int rank) {
   return axis < 0 || axis >= rank ? -1 : static_cast<int>(axis);
 }
 
+// Whether the op's data_format is NHWC; false (status set) for one that is
+// neither, or NHWC on an operand `x` that is not 4-D.
+inline bool ChannelsLast(OpCall& op, const AsyncRT_TensorView& x,
+                         bool* channels_last) {
+  const std::string format = op.String("data_format", "NCHW");
+  *channels_last = format == "NHWC";
+  if (!*channels_last && format != "NCHW") {
+    return op.Invalid("unknown data_format \"" + format + "\" (NCHW, NHWC)");
+  }
+  if (*channels_last && x.rank != 4) {
+    return op.Invalid("data_format NHWC needs an N x H x W x C input");
+  }
+  return true;
+}
+
 // The fused activation of nn.matmul and nn.conv (`activation`: none,
 // relu, leaky_relu, clip, gelu, hard_swish, sigmoid, tanh, swish, linear;
 // `activation_alpha`,
