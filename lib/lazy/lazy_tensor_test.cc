@@ -167,6 +167,76 @@ TEST_F(LazyTensorTest, BarrierInALoopKeepsOneCachedTrace) {
   EXPECT_GT(stats.compile_time, absl::ZeroDuration());
 }
 
+// A loop body's trace matches the previous one as it is recorded: it
+// runs the same program with no key built, on each step's own values.
+TEST_F(LazyTensorTest, RepeatedTracesRunWithoutAKey) {
+  LazyTensor h = FromHost({2}, {0, 0});
+  for (int step = 1; step <= 6; ++step) {
+    LazyTensor x = FromHost({2}, {float(step), -float(step)});
+    h = *lazy_->Call("nn.add", {h, x});
+    h = *lazy_->Call("nn.relu", {h});
+    ASSERT_TRUE(lazy_->Barrier().ok());
+    const float sum = step * (step + 1) / 2.0f;
+    EXPECT_THAT(Values(*h.ToHost()), ElementsAreArray({sum, 0.f})) << step;
+  }
+  LazyCacheStats stats = lazy_->cache_stats();
+  EXPECT_EQ(stats.misses, 1);
+  EXPECT_EQ(stats.hits, 5);
+  EXPECT_EQ(stats.repeats, 5);
+}
+
+// A trace that stops matching its template partway (another op, another
+// shape, one value where the template read two, other outputs) takes the
+// full path and computes what it recorded; one that matches with other
+// values bound to the template's parameters runs its program.
+TEST_F(LazyTensorTest, TracesThatDifferFromTheLastRunTheFullPath) {
+  LazyTensor x = FromHost({2}, {1, -2});
+  LazyTensor y = FromHost({2}, {10, 20});
+  LazyTensor z = FromHost({3}, {1, 2, 3});
+  LazyTensor w = FromHost({3}, {-5, 5, -5});
+  // The sum is a temporary: only the second op's result is an output.
+  auto step = [&](const char* second_op, const LazyTensor& a,
+                  const LazyTensor& b) {
+    LazyTensor result =
+        *lazy_->Call(second_op, {*lazy_->Call("nn.add", {a, b})});
+    EXPECT_TRUE(lazy_->Barrier().ok());
+    return Values(*result.ToHost());
+  };
+  EXPECT_THAT(step("nn.neg", x, y), ElementsAreArray({-11.f, -18.f}));
+  EXPECT_THAT(step("nn.neg", y, x), ElementsAreArray({-11.f, -18.f}));
+  EXPECT_THAT(step("nn.relu", x, y), ElementsAreArray({11.f, 18.f}));
+  EXPECT_THAT(step("nn.relu", x, x), ElementsAreArray({2.f, 0.f}));
+  EXPECT_THAT(step("nn.relu", z, z), ElementsAreArray({2.f, 4.f, 6.f}));
+  EXPECT_THAT(step("nn.relu", z, w), ElementsAreArray({0.f, 7.f, 0.f}));
+  EXPECT_THAT(step("nn.relu", w, z), ElementsAreArray({0.f, 7.f, 0.f}));
+  // The same ops, but the sum is kept too: another output.
+  LazyTensor sum = *lazy_->Call("nn.add", {z, w});
+  LazyTensor relu = *lazy_->Call("nn.relu", {sum});
+  ASSERT_TRUE(lazy_->Barrier().ok());
+  EXPECT_THAT(Values(*sum.ToHost()), ElementsAreArray({-4.f, 7.f, -2.f}));
+  EXPECT_THAT(Values(*relu.ToHost()), ElementsAreArray({0.f, 7.f, 0.f}));
+  LazyCacheStats stats = lazy_->cache_stats();
+  // Repeats: neg(y+x), relu(x+x) (the template's two parameters bound to
+  // one value), relu(w+z).
+  EXPECT_EQ(stats.repeats, 3);
+  // Misses: neg, relu, the [3] shape, z+w after z+z (two values where the
+  // template read one twice), two outputs.
+  EXPECT_EQ(stats.misses, 5);
+}
+
+// Tensors keep what they need of their context: the context's last
+// barrier computes what they hold.
+TEST_F(LazyTensorTest, TensorsOutliveTheirContext) {
+  LazyTensor x = FromHost({2}, {1, -1});
+  LazyTensor y = *lazy_->Call("nn.neg", {x});
+  LazyTensor z = *lazy_->Call("nn.relu", {y});
+  lazy_.reset();
+  EXPECT_TRUE(z.IsMaterialized());
+  EXPECT_THAT(Values(*z.ToHost()), ElementsAreArray({0.f, 1.f}));
+  EXPECT_THAT(Values(*y.ToHost()), ElementsAreArray({-1.f, 1.f}));
+  EXPECT_THAT(Values(*x.ToHost()), ElementsAreArray({1.f, -1.f}));
+}
+
 TEST_F(LazyTensorTest, ShapeOrDtypeChangeCompilesANewEntry) {
   auto run = [&](LazyTensor x) {
     LazyTensor y = *lazy_->Call("nn.neg", {x});

@@ -7,6 +7,7 @@
 
 #include "asyncrt/backends/fused_elementwise.h"
 #include "asyncrt/backends/nn_ops.h"
+#include "backends/cpu/nn/fused_elementwise_kernel.h"
 #include "backends/cpu/nn/nn_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -84,6 +85,60 @@ TEST_F(FusedElementwiseTest, ChainsAndBroadcastEqualTheSeparateOps) {
   t = *Run("nn.add", {t, u});
   t = *Run("nn.mul", {t, s});
   ExpectBitwiseEqual(*fused, t);
+}
+
+// Each kernel this CPU runs (the register machines and the block loop
+// every CPU has) computes the same bits, for every opcode and for a graph
+// whose values are read after the next op (slots) and by both operands,
+// over whole chunks and a partial one, with a broadcast input.
+TEST(FusedElementwiseKernelTest, EveryVariantComputesTheSameBits) {
+  constexpr int64_t kElements = 1000;  // 7 chunks of 128 and a part.
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> uniform(0.1f, 3.0f);
+  std::vector<float> a(kElements), b(kElements);
+  for (float& value : a) value = uniform(random);
+  for (float& value : b) value = -uniform(random);
+  std::vector<float> splat(fused::kSlotFloats, 0.5f);
+  const float* inputs[] = {a.data(), b.data(), splat.data()};
+  const bool broadcast[] = {false, false, true};
+
+  std::vector<std::vector<fused::Instruction>> programs;
+  for (const FusedElementwiseOpcode& op : kFusedElementwiseOps) {
+    // On an input, then on the accumulator and a slot.
+    const int32_t second = op.arity == 2 ? 1 : -1;
+    programs.push_back({{2, {0, 2}},
+                        {op.opcode, {3, op.arity == 2 ? 0 : -1}},
+                        {op.opcode, {0, second}},
+                        {0, {4, 5}}});
+  }
+  // Values: 0 a, 1 b, 2 splat; 3 = a*b, 4 = 3-a, 5 = relu 4, 6 = tanh b,
+  // 7 = 5+6, 8 = 7*splat, 9 = 3*3 (a slot read twice), 10 = 8+9.
+  programs.push_back({{2, {0, 1}},
+                      {1, {3, 0}},
+                      {10, {4, -1}},
+                      {16, {1, -1}},
+                      {0, {5, 6}},
+                      {2, {7, 2}},
+                      {2, {3, 3}},
+                      {0, {8, 9}}});
+  absl::Span<const fused::KernelVariant> variants = fused::SupportedKernels();
+  ASSERT_EQ(std::string(variants.front().isa), "blocks");
+  for (const auto& program : programs) {
+    const fused::Plan plan = fused::MakePlan(program, broadcast);
+    std::vector<float> slots(std::max<int64_t>(1, plan.num_slots) *
+                             fused::kSlotFloats);
+    std::vector<float> expected(kElements);
+    variants.front().run(plan.steps, inputs, 0, kElements, slots.data(),
+                         expected.data());
+    for (const fused::KernelVariant& variant : variants) {
+      SCOPED_TRACE(std::string(variant.isa) + " opcode " +
+                   std::to_string(program[1].opcode));
+      std::vector<float> out(kElements, -1);
+      variant.run(plan.steps, inputs, 0, kElements, slots.data(), out.data());
+      ExpectBitwiseEqual(Tensor32{{kElements}, out},
+                         Tensor32{{kElements}, expected});
+    }
+  }
 }
 
 TEST_F(FusedElementwiseTest, MalformedProgramsAreErrors) {

@@ -32,18 +32,23 @@
 //
 // Ownership: a LazyContext borrows its Runtime, which must outlive the
 // context and every tensor made through it; LazyTensor is a cheap copyable
-// reference to shared data. Thread-safety: every member of both classes is
-// thread-safe; threads may record into one context at once. Blocking:
-// ToHost and Await wait for the value; they, Barrier, CopyTo and a
-// recording call that reaches the size limit compile a trace on a cache
-// miss (milliseconds) and start it; other calls never block.
+// reference to shared data (tensors keep what they need of their context
+// alive: they may outlive it). Thread-safety: every member of both classes
+// is thread-safe; threads may record into one context at once. Blocking:
+// ToHost and Await wait for the value; they, Barrier, CopyTo, a recording
+// call that reaches the size limit and ~LazyContext (a last barrier)
+// compile a trace on a cache miss (milliseconds) and start it; other calls
+// never block.
 #ifndef ASYNCRT_LAZY_LAZY_TENSOR_H_
 #define ASYNCRT_LAZY_LAZY_TENSOR_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -62,6 +67,13 @@ namespace asyncrt::lazy {
 namespace internal {
 struct LazyValue;
 class LazyState;
+// The reference count a LazyValue starts with, here so that copying a
+// LazyTensor is one inline atomic add.
+struct LazyValueRefs {
+  std::atomic<int32_t> refs{1};
+};
+// Frees a value whose last reference was dropped.
+void DestroyValue(LazyValueRefs* value);
 }  // namespace internal
 
 struct LazyOptions {
@@ -81,6 +93,9 @@ struct LazyOptions {
 // The compiled-trace cache, counted since the context was made.
 struct LazyCacheStats {
   int64_t hits = 0;
+  // Hits found without a key: the trace's ops matched the previous trace's
+  // op by op as they were recorded (a loop body; counted in `hits` too).
+  int64_t repeats = 0;
   int64_t misses = 0;  // Each a compilation.
   // Misses the trace compiler could not take (an attribute without a
   // compile-time form, ...), replayed op by op instead.
@@ -94,17 +109,35 @@ struct LazyCacheStats {
 };
 
 class LazyContext;
+class LazyArgs;
 
 class LazyTensor {
  public:
   LazyTensor() = default;  // Invalid: valid() is false.
-  // Copies count as users of the value: a value no LazyTensor refers to is
-  // not an output of the next trace (only ops still read it).
-  LazyTensor(const LazyTensor& other);
-  LazyTensor(LazyTensor&& other) noexcept = default;
-  LazyTensor& operator=(const LazyTensor& other);
-  LazyTensor& operator=(LazyTensor&& other) noexcept;
-  ~LazyTensor();
+  // Copies refer to the same value: a value no LazyTensor (and no later
+  // trace) refers to is not an output of its trace (only ops still read
+  // it).
+  LazyTensor(const LazyTensor& other) : value_(other.value_) {
+    if (value_ != nullptr) value_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  LazyTensor(LazyTensor&& other) noexcept
+      : value_(std::exchange(other.value_, nullptr)) {}
+  LazyTensor& operator=(const LazyTensor& other) {
+    LazyTensor copy(other);
+    std::swap(value_, copy.value_);
+    return *this;
+  }
+  LazyTensor& operator=(LazyTensor&& other) noexcept {
+    LazyTensor moved(std::move(other));
+    std::swap(value_, moved.value_);
+    return *this;
+  }
+  ~LazyTensor() {
+    if (value_ != nullptr &&
+        value_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      internal::DestroyValue(value_);
+    }
+  }
 
   bool valid() const { return value_ != nullptr; }
   // The accessors below require valid().
@@ -142,8 +175,46 @@ class LazyTensor {
  private:
   friend class LazyContext;
   friend class internal::LazyState;
-  explicit LazyTensor(std::shared_ptr<internal::LazyValue> value);
-  std::shared_ptr<internal::LazyValue> value_;
+  // Takes one reference to `value`.
+  explicit LazyTensor(internal::LazyValue* value);
+  internal::LazyValue* value() const;
+  internal::LazyValueRefs* value_ = nullptr;
+};
+
+// One tensor of a braced argument list, referred to (not copied).
+class LazyArg {
+ public:
+  LazyArg(const LazyTensor& tensor)  // NOLINT: implicit, as in `{x, y}`.
+      : tensor_(&tensor) {}
+  const LazyTensor& get() const { return *tensor_; }
+
+ private:
+  const LazyTensor* tensor_;
+};
+
+// The arguments of a recorded op: a braced list of tensors (`{x, y}`,
+// referred to, not copied) or a contiguous range of them. Borrowed: valid
+// for the call it is passed to.
+class LazyArgs {
+ public:
+  LazyArgs() = default;
+  LazyArgs(std::initializer_list<LazyArg> tensors)  // NOLINT: implicit.
+      : refs_(tensors.begin()), size_(tensors.size()) {}
+  LazyArgs(absl::Span<const LazyTensor> tensors)  // NOLINT: implicit.
+      : tensors_(tensors.data()), size_(tensors.size()) {}
+  LazyArgs(const std::vector<LazyTensor>& tensors)  // NOLINT: implicit.
+      : LazyArgs(absl::MakeConstSpan(tensors)) {}
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const LazyTensor& operator[](size_t i) const {
+    return refs_ != nullptr ? refs_[i].get() : tensors_[i];
+  }
+
+ private:
+  const LazyArg* refs_ = nullptr;
+  const LazyTensor* tensors_ = nullptr;
+  size_t size_ = 0;
 };
 
 class LazyContext {
@@ -151,6 +222,8 @@ class LazyContext {
   // InvalidArgument for options out of range.
   static absl::StatusOr<std::unique_ptr<LazyContext>> Create(
       Runtime& runtime, LazyOptions options = {});
+  // Runs a last Barrier (so tensors the program still holds are computed),
+  // ignoring its error (the tensors hold it).
   ~LazyContext();
   LazyContext(const LazyContext&) = delete;
   LazyContext& operator=(const LazyContext&) = delete;
@@ -167,12 +240,13 @@ class LazyContext {
   // device, arguments on different devices or of mixed precision, invalid
   // tensors, and whatever the shape function rejects. Errors of the
   // computation itself arrive when a value is read.
-  absl::StatusOr<std::vector<LazyTensor>> Execute(
-      absl::string_view op_name, absl::Span<const LazyTensor> args,
-      const OpAttrs& attrs = {}, size_t num_results = 1);
+  absl::StatusOr<std::vector<LazyTensor>> Execute(absl::string_view op_name,
+                                                  const LazyArgs& args,
+                                                  const OpAttrs& attrs = {},
+                                                  size_t num_results = 1);
   // Execute for a single-result op.
   absl::StatusOr<LazyTensor> Call(absl::string_view op_name,
-                                  absl::Span<const LazyTensor> args,
+                                  const LazyArgs& args,
                                   const OpAttrs& attrs = {});
 
   // Runs every pending tensor of this context as one trace (compiled once
@@ -187,9 +261,8 @@ class LazyContext {
   Runtime& runtime() const;
 
  private:
-  explicit LazyContext(std::shared_ptr<internal::LazyState> state)
-      : state_(std::move(state)) {}
-  std::shared_ptr<internal::LazyState> state_;
+  explicit LazyContext(internal::LazyState* state) : state_(state) {}
+  internal::LazyState* state_;  // One reference.
 };
 
 // X10's name for LazyContext::Barrier.

@@ -1,0 +1,689 @@
+// LazyState (lazy_state.h): recording, tapes and their templates, traces,
+// the compiled-trace cache.
+#include "lib/lazy/lazy_state.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/base/optimization.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "asyncrt/core_runtime/core_runtime.h"
+#include "asyncrt/core_runtime/tensor_handle.h"
+#include "asyncrt/host_context/async_value_ref.h"
+#include "asyncrt/host_context/tracing.h"
+
+namespace asyncrt::lazy::internal {
+namespace {
+
+template <typename T>
+void AppendBytes(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+// A byte string equal for equal attributes (names, types, every value byte;
+// OpAttrs::Print elides long arrays, so it cannot serve).
+std::string AttrsKey(const OpAttrs& attrs) {
+  std::string key;
+  for (const OpAttrs::Entry& entry : attrs.entries()) {
+    AppendBytes(key, static_cast<uint32_t>(entry.name.size()));
+    key.append(entry.name);
+    AppendBytes(key, entry.type);
+    AppendBytes(key, entry.is_array);
+    AppendBytes(key, entry.count);
+    const size_t size = OpAttrs::ValueSize(entry);
+    key.append(static_cast<const char*>(attrs.data(entry)), size);
+  }
+  return key;
+}
+
+void AppendMetadataKey(std::string& key, const TensorMetadata& metadata) {
+  AppendBytes(key, metadata.dtype);
+  absl::Span<const int64_t> dims = metadata.shape.GetDimensions();
+  AppendBytes(key, static_cast<uint32_t>(dims.size()));
+  key.append(reinterpret_cast<const char*>(dims.data()),
+             dims.size() * sizeof(int64_t));
+}
+
+}  // namespace
+
+Tape* LazyState::NewTape() {
+  // Requires tape_mu_ (or the constructor).
+  Tape* tape = spare_tape_ != nullptr ? spare_tape_ : new Tape();
+  spare_tape_ = nullptr;
+  tape->id = ++tape_ids_;
+  return tape;
+}
+
+absl::StatusOr<LazyTensor> LazyState::FromHost(DenseHostTensor tensor,
+                                               absl::string_view device_name) {
+  absl::StatusOr<Device*> device = FindDevice(device_name);
+  if (!device.ok()) return device.status();
+  if (tensor.dtype() == DType::kInvalid) {
+    return absl::InvalidArgumentError("FromHost: the tensor is empty (moved?)");
+  }
+  TensorMetadata metadata = tensor.metadata();
+  Device& host = runtime_.host().host_device();
+  TensorHandle handle(
+      &host, metadata,
+      MakeAvailableAsyncValueRef<DenseHostTensor>(std::move(tensor)));
+  if (*device != &host) {
+    absl::StatusOr<ExecutionContext> exec_ctx =
+        runtime_.CreateExecutionContext();
+    if (!exec_ctx.ok()) return exec_ctx.status();
+    handle = handle.TransferTo(*exec_ctx, **device);
+  }
+  LazyValue* value = NewValue(std::move(metadata), *device, /*reduced=*/false);
+  value->handle = MakeAvailableAsyncValueRef<TensorHandle>(std::move(handle));
+  return LazyTensor(value);
+}
+
+const Template::Op* LazyState::MatchLocked(const TraceNode& node,
+                                           size_t num_results) {
+  Tape& tape = *tape_;
+  if (!tape.matches) return nullptr;
+  if (tape.nodes.empty()) {
+    tape.expected = template_;
+    if (tape.expected == nullptr) {
+      tape.matches = false;
+      return nullptr;
+    }
+    tape.bound.assign(tape.expected->parameters.size(), nullptr);
+  }
+  const Template& expected = *tape.expected;
+  const size_t index = tape.nodes.size();
+  const Template::Op* op =
+      index < expected.ops.size() ? &expected.ops[index] : nullptr;
+  bool matches = op != nullptr && op->entry == node.entry &&
+                 op->results.size() == num_results &&
+                 op->operands.size() == node.operands.size() &&
+                 op->attrs_key == node.attrs_key;
+  for (size_t i = 0; matches && i < node.operands.size(); ++i) {
+    const LazyValue& value = *node.operands[i];
+    const TraceRef ref = op->operands[i];
+    if (value.tape == tape.id) {
+      matches = ref.op == value.tape_op && ref.index == value.result_index;
+      continue;
+    }
+    if (ref.op != TraceRef::kParameter) {
+      matches = false;
+    } else if (const LazyValue* bound = tape.bound[ref.index]) {
+      matches = bound == &value;
+    } else {
+      matches = value.device == expected.device &&
+                value.metadata == expected.parameters[ref.index];
+      // An op reading one unbound parameter twice reads one value.
+      for (size_t j = 0; matches && j < i; ++j) {
+        matches = op->operands[j].op != TraceRef::kParameter ||
+                  op->operands[j].index != ref.index ||
+                  node.operands[j] == &value;
+      }
+    }
+  }
+  if (!matches) {
+    tape.matches = false;
+    return nullptr;
+  }
+  for (size_t i = 0; i < node.operands.size(); ++i) {
+    if (op->operands[i].op == TraceRef::kParameter) {
+      tape.bound[op->operands[i].index] = node.operands[i];
+    }
+  }
+  return op;
+}
+
+bool LazyState::AppendLocked(TraceNode* node) {
+  Tape& tape = *tape_;
+  for (LazyValue* operand : node->operands) {
+    if (operand->tape == tape.id || operand->referenced_by_tape == tape.id) {
+      continue;
+    }
+    operand->referenced_by_tape = tape.id;
+    operand->refs.fetch_add(1, std::memory_order_relaxed);
+    tape.externals.push_back(operand);
+  }
+  const auto index = static_cast<int32_t>(tape.nodes.size());
+  for (LazyValue* result : node->results) {
+    result->tape = tape.id;
+    result->tape_op = index;
+  }
+  tape.nodes.push_back(node);
+  return tape.nodes.size() >= options_.max_trace_ops;
+}
+
+absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
+                               const OpAttrs& attrs, size_t num_results,
+                               absl::Span<LazyTensor> results,
+                               std::optional<bool> reduced_result) {
+  // Callers name ops with literals: the per-thread call-site cache skips
+  // hashing the name.
+  const OpEntry* entry = OpRegistry::Global().FindByCallSite(op_name);
+  if (entry == nullptr) {
+    return absl::NotFoundError(absl::StrCat("unknown op ", op_name));
+  }
+  if (entry->metadata_fn == nullptr) {
+    return absl::UnimplementedError(absl::StrCat(
+        op_name,
+        " has no shape function: a lazy op needs its result shapes when it "
+        "is recorded"));
+  }
+  Device* device = &runtime_.host().host_device();
+  const LazyValue* first = nullptr;  // Results go on its device.
+  bool reduced = false;
+  absl::InlinedVector<LazyValue*, 4> operands;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].valid()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op_name, ": argument ", i, " is an invalid tensor"));
+    }
+    LazyValue* value = args[i].value();
+    if (value->state != this) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op_name, ": argument ", i, " belongs to another LazyContext"));
+    }
+    if (i == 0) {
+      first = value;
+      device = value->device;
+      reduced = value->reduced;
+    } else if (value->device != device) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op_name, ": argument 0 is on ", device->name(),
+                       " but argument ", i, " is on ", value->device->name(),
+                       "; copy one to the other's device with CopyTo"));
+    } else if (value->reduced != reduced) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op_name, ": argument 0 is ",
+                       reduced ? "reduced" : "full", " precision but argument ",
+                       i, " is ", value->reduced ? "reduced" : "full",
+                       " precision; convert one with ToReducedPrecision or "
+                       "ToFullPrecision"));
+    }
+    operands.push_back(value);
+  }
+  const int device_type_id = first != nullptr
+                                 ? first->device_type_id
+                                 : OpRegistry::DeviceTypeId(device->type());
+  if (entry->FindImplementation(device_type_id) == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat(op_name, " has no implementation for ", device->name()));
+  }
+  TraceNode* node = AllocateNode();
+  node->entry = entry;
+  node->operands.assign(operands.begin(), operands.end());
+  if (!attrs.empty()) {
+    node->attrs = attrs.Freeze();
+    node->attrs_key = AttrsKey(attrs);
+  }
+  // Each result: a reference for the tape and one for its LazyTensor.
+  auto make_results = [&](absl::Span<const TensorMetadata> metadata) {
+    node->results.resize(num_results);
+    for (size_t i = 0; i < num_results; ++i) {
+      const bool result_reduced = reduced_result.value_or(
+          reduced && !args.empty() && metadata[i].dtype == kReducedDType);
+      LazyValue* value = AllocateValue(this, metadata[i], device,
+                                       device_type_id, result_reduced);
+      value->refs.store(2, std::memory_order_relaxed);
+      value->node = node;
+      value->result_index = static_cast<int32_t>(i);
+      node->results[i] = value;
+      results[i] = LazyTensor(value);  // Adopts the second reference.
+    }
+  };
+  bool run_barrier = false;
+  bool matched = false;
+  {
+    std::lock_guard<SpinLock> lock(tape_mu_);
+    if (const Template::Op* op = MatchLocked(*node, num_results)) {
+      // The template's op read values of the same shapes with the same
+      // attributes: its shape function gave these.
+      make_results(op->results);
+      run_barrier = AppendLocked(node);
+      matched = true;
+    }
+  }
+  if (!matched) {
+    absl::InlinedVector<const TensorMetadata*, 4> arg_metadata;
+    for (const LazyValue* value : operands) {
+      arg_metadata.push_back(&value->metadata);
+    }
+    absl::InlinedVector<TensorMetadata, 1> metadata(num_results);
+    absl::Status status = entry->metadata_fn(ArgumentMetadata(arg_metadata),
+                                             attrs, absl::MakeSpan(metadata));
+    if (!status.ok()) {
+      FreeNode(node);
+      return status;
+    }
+    make_results(metadata);
+    std::lock_guard<SpinLock> lock(tape_mu_);
+    tape_->matches = false;
+    run_barrier = AppendLocked(node);
+  }
+  // The trace is as long as allowed: it runs now, and the next op starts
+  // another. A compilation error reaches these tensors' readers.
+  if (run_barrier) (void)Barrier();
+  return absl::OkStatus();
+}
+
+absl::Status LazyState::Barrier() {
+  Tape* tape;
+  {
+    std::lock_guard<SpinLock> lock(tape_mu_);
+    if (tape_->nodes.empty()) return absl::OkStatus();
+    tape = tape_;
+    tape_ = NewTape();
+  }
+  return RunTape(tape);
+}
+
+absl::Status LazyState::RunTape(Tape* tape) {
+  const absl::Time started = absl::Now();
+  // Outputs: the values something besides the tape refers to (a
+  // LazyTensor, a later tape's op) that are not computed yet.
+  std::vector<LazyValue*> outputs;
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    for (const TraceNode* node : tape->nodes) {
+      for (LazyValue* value : node->results) {
+        if (!value->handle && value->refs.load(std::memory_order_acquire) > 1) {
+          outputs.push_back(value);
+        }
+      }
+    }
+  }
+  absl::Status status;
+  if (std::optional<Matched> matched = MatchTape(*tape, outputs)) {
+    CountHit(started, /*repeat=*/true);
+    std::vector<RCReference<AsyncValue>> results =
+        matched->program->Run(runtime_, matched->arguments);
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i]->handle) outputs[i]->handle = std::move(results[i]);
+    }
+  } else {
+    // One trace per device, in the order the values came.
+    std::vector<std::pair<Device*, std::vector<LazyValue*>>> by_device;
+    for (LazyValue* value : outputs) {
+      auto it = std::find_if(
+          by_device.begin(), by_device.end(),
+          [&](const auto& group) { return group.first == value->device; });
+      if (it == by_device.end()) {
+        by_device.emplace_back(value->device, std::vector<LazyValue*>());
+        it = by_device.end() - 1;
+      }
+      it->second.push_back(value);
+    }
+    for (auto& [device, values] : by_device) {
+      status.Update(RunTrace(values, by_device.size() == 1 ? tape : nullptr));
+    }
+  }
+  ReleaseTape(tape);
+  return status;
+}
+
+std::optional<LazyState::Matched> LazyState::MatchTape(
+    const Tape& tape, absl::Span<LazyValue* const> outputs) {
+  if (!tape.matches || tape.expected == nullptr) return std::nullopt;
+  const Template& expected = *tape.expected;
+  if (tape.nodes.size() != expected.ops.size() ||
+      outputs.size() != expected.outputs.size()) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i]->tape_op != expected.outputs[i].op ||
+        outputs[i]->result_index != expected.outputs[i].index) {
+      return std::nullopt;
+    }
+  }
+  Matched matched;
+  matched.arguments.reserve(expected.program_parameters.size());
+  std::lock_guard<std::mutex> lock(graph_mu_);
+  for (int32_t parameter : expected.program_parameters) {
+    const LazyValue* value = tape.bound[parameter];
+    // A parameter another trace is still computing goes the full way.
+    if (value == nullptr || !value->handle) return std::nullopt;
+    matched.arguments.push_back(value->handle.get());
+  }
+  matched.program = expected.program;
+  return matched;
+}
+
+void LazyState::ReleaseTape(Tape* tape) {
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    for (const TraceNode* node : tape->nodes) {
+      for (LazyValue* value : node->results) value->node = nullptr;
+    }
+  }
+  for (TraceNode* node : tape->nodes) {
+    for (LazyValue* value : node->results) {
+      // Only the tape refers to it: nothing can take a reference any more.
+      // Else it may outlive the context: it holds the state.
+      if (value->refs.load(std::memory_order_acquire) > 1) {
+        value->holds_state = true;
+        Ref();
+      }
+      UnrefValue(value);
+    }
+    FreeNode(node);
+  }
+  for (LazyValue* value : tape->externals) UnrefValue(value);
+  tape->nodes.clear();
+  tape->externals.clear();
+  tape->expected.reset();
+  tape->bound.clear();
+  tape->matches = true;
+  // Kept for the next barrier's swap (its vectors keep their capacity).
+  std::lock_guard<SpinLock> lock(tape_mu_);
+  if (spare_tape_ == nullptr) {
+    spare_tape_ = tape;
+  } else {
+    delete tape;
+  }
+}
+
+absl::Status LazyState::Materialize(absl::Span<LazyValue* const> values) {
+  // One trace per device, in the order the values came.
+  std::vector<std::pair<Device*, std::vector<LazyValue*>>> by_device;
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    for (LazyValue* value : values) {
+      if (value->handle) continue;
+      auto it = std::find_if(
+          by_device.begin(), by_device.end(),
+          [&](const auto& group) { return group.first == value->device; });
+      if (it == by_device.end()) {
+        by_device.emplace_back(value->device, std::vector<LazyValue*>());
+        it = by_device.end() - 1;
+      }
+      it->second.push_back(value);
+    }
+  }
+  absl::Status status;
+  for (auto& [device, outputs] : by_device) {
+    status.Update(RunTrace(outputs));
+  }
+  return status;
+}
+
+LazyState::BuiltTrace LazyState::Build(absl::Span<LazyValue* const> outputs) {
+  BuiltTrace built;
+  built.device = outputs.front()->device->name();
+  // Sized like the last trace (a loop's traces repeat).
+  built.key.reserve(last_key_size_);
+  built.nodes.reserve(last_num_nodes_);
+  built.operands.reserve(2 * built.nodes.capacity());
+  std::string& key = built.key;
+  key.append(built.device);
+  key.push_back('\0');
+
+  // Values and nodes carry the walk's marks: no hash maps and, under the
+  // graph lock, no reference counting (this walk runs on every barrier,
+  // cache hits included).
+  const uint64_t walk = ++walks_;
+  // Iterative depth-first order (a trace may be thousands of ops long), on
+  // a stack kept between walks (no allocation on a hit).
+  std::vector<WalkFrame>& stack = walk_stack_;
+  using Frame = WalkFrame;
+  stack.clear();
+  // The value's ref if it is known or a parameter; else pushes its node.
+  auto resolve = [&](LazyValue& value) -> std::optional<TraceRef> {
+    if (value.walk == walk) return value.walk_ref;
+    if (value.handle) {
+      value.walk_ref = TraceRef{TraceRef::kParameter,
+                                static_cast<int32_t>(built.parameters.size())};
+      built.parameters.push_back(value.metadata);
+      built.parameter_values.push_back(&value);
+      built.arguments.push_back(value.handle);
+      key.push_back('P');
+      AppendMetadataKey(key, value.metadata);
+    } else if (value.node->walk == walk) {
+      value.walk_ref = TraceRef{value.node->walk_index, value.result_index};
+    } else {
+      stack.push_back(Frame{value.node});
+      return std::nullopt;
+    }
+    value.walk = walk;
+    return value.walk_ref;
+  };
+  for (LazyValue* output : outputs) {
+    std::optional<TraceRef> ref;
+    while (!(ref = resolve(*output))) {
+      while (!stack.empty()) {
+        Frame& frame = stack.back();
+        if (frame.next_operand < frame.node->operands.size()) {
+          if (resolve(*frame.node->operands[frame.next_operand])) {
+            ++stack.back().next_operand;  // `frame` may have moved.
+          }
+          continue;
+        }
+        const TraceNode& node = *frame.node;
+        // The op by its registry entry (entries live as long as the
+        // process; one name has one entry until it is registered again).
+        // With both counts, a key decodes one way only (variadic ops:
+        // the same op with another operand count is another trace).
+        struct OpKey {
+          uint64_t entry;
+          uint32_t attrs_size;
+          uint16_t num_results;  // kManyCounts: both counts follow.
+          uint16_t num_operands;
+        };
+        static_assert(sizeof(OpKey) == 16, "no padding in keys");
+        constexpr uint16_t kManyCounts = 0xFFFF;
+        const size_t num_results = node.results.size();
+        const size_t num_operands = node.operands.size();
+        const bool many =
+            num_results >= kManyCounts || num_operands >= kManyCounts;
+        key.push_back('O');
+        AppendBytes(
+            key,
+            OpKey{reinterpret_cast<uintptr_t>(node.entry),
+                  static_cast<uint32_t>(node.attrs_key.size()),
+                  many ? kManyCounts : static_cast<uint16_t>(num_results),
+                  many ? kManyCounts : static_cast<uint16_t>(num_operands)});
+        if (ABSL_PREDICT_FALSE(many)) {
+          AppendBytes(key, static_cast<uint64_t>(num_results));
+          AppendBytes(key, static_cast<uint64_t>(num_operands));
+        }
+        key.append(node.attrs_key);
+        for (LazyValue* operand : node.operands) {
+          // Resolved just before: a parameter of this walk or a node of it.
+          TraceRef operand_ref = *resolve(*operand);
+          built.operands.push_back(operand_ref);
+          AppendBytes(key, operand_ref);
+        }
+        node.walk = walk;
+        node.walk_index = static_cast<int32_t>(built.nodes.size());
+        built.nodes.push_back(&node);
+        stack.pop_back();
+      }
+    }
+    built.output_refs.push_back(*ref);
+    built.outputs.push_back(output);
+    key.push_back('R');
+    AppendBytes(key, *ref);
+  }
+  last_key_size_ = key.size();
+  last_num_nodes_ = built.nodes.size();
+  return built;
+}
+
+Trace LazyState::ToTrace(const BuiltTrace& built) {
+  Trace trace;
+  trace.device = built.device;
+  trace.parameters = built.parameters;
+  trace.outputs = built.output_refs;
+  size_t next_operand = 0;
+  for (const TraceNode* node : built.nodes) {
+    TraceOp op;
+    op.op_name = node->entry->name;
+    op.attrs = node->attrs;
+    for (const LazyValue* result : node->results) {
+      op.results.push_back(result->metadata);
+    }
+    op.operands.assign(
+        built.operands.begin() + next_operand,
+        built.operands.begin() + next_operand + node->operands.size());
+    next_operand += node->operands.size();
+    trace.ops.push_back(std::move(op));
+  }
+  return trace;
+}
+
+std::shared_ptr<const Template> LazyState::MakeTemplate(
+    const Tape& tape, const BuiltTrace& built,
+    std::shared_ptr<const TraceProgram> program) {
+  for (const TraceNode* node : built.nodes) {
+    if (node->results.empty() || node->results.front()->tape != tape.id) {
+      return nullptr;
+    }
+  }
+  auto made = std::make_shared<Template>();
+  made->device = built.outputs.front()->device;
+  std::vector<const LazyValue*> parameters;  // By first use on the tape.
+  auto parameter_index = [&](const LazyValue* value) {
+    auto it = std::find(parameters.begin(), parameters.end(), value);
+    if (it != parameters.end())
+      return static_cast<int32_t>(it - parameters.begin());
+    parameters.push_back(value);
+    made->parameters.push_back(value->metadata);
+    return static_cast<int32_t>(parameters.size() - 1);
+  };
+  made->ops.reserve(tape.nodes.size());
+  for (const TraceNode* node : tape.nodes) {
+    Template::Op& op = made->ops.emplace_back();
+    op.entry = node->entry;
+    op.attrs_key = node->attrs_key;
+    for (const LazyValue* operand : node->operands) {
+      op.operands.push_back(
+          operand->tape == tape.id
+              ? TraceRef{operand->tape_op, operand->result_index}
+              : TraceRef{TraceRef::kParameter, parameter_index(operand)});
+    }
+    for (const LazyValue* result : node->results) {
+      op.results.push_back(result->metadata);
+    }
+  }
+  for (const LazyValue* output : built.outputs) {
+    made->outputs.push_back(TraceRef{output->tape_op, output->result_index});
+  }
+  for (const LazyValue* value : built.parameter_values) {
+    // A value of this tape that a read computed is a parameter of the
+    // trace but not of the tape: the next tape would compute it.
+    auto it = std::find(parameters.begin(), parameters.end(), value);
+    if (it == parameters.end()) return nullptr;
+    made->program_parameters.push_back(
+        static_cast<int32_t>(it - parameters.begin()));
+  }
+  made->program = std::move(program);
+  return made;
+}
+
+void LazyState::CountHit(absl::Time started, bool repeat) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  ++stats_.hits;
+  stats_.repeats += repeat;
+  stats_.hit_time += absl::Now() - started;
+  // A mark in the Chrome trace (a scope of no length).
+  tracing::ScopedTrace hit(tracing::Level::kDefault, "LazyCacheHit");
+}
+
+std::shared_ptr<const TraceProgram> LazyState::LookUp(const std::string& key,
+                                                      absl::Time started) {
+  std::shared_ptr<const TraceProgram> program;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) return nullptr;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    program = it->second->second;
+  }
+  CountHit(started);
+  return program;
+}
+absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::Compile(
+    const Trace& trace, const std::string& key) {
+  // Compiled without a lock: hits on other traces go on meanwhile. Two
+  // threads missing on one trace both compile; the first to finish is kept.
+  tracing::ScopedTrace scope(tracing::Level::kDefault, [&] {
+    return absl::StrCat("LazyCompile#ops=", trace.ops.size(), "#");
+  });
+  const absl::Time start = absl::Now();
+  const TraceCompilerFn compiler =
+      options_.compile ? GetTraceCompiler() : nullptr;
+  absl::StatusOr<std::shared_ptr<const TraceProgram>> program =
+      TraceProgram::Create(trace, runtime_, compiler);
+  // What the compiler cannot take (an attribute without a compile-time
+  // form, a compiler bug) still runs: its ops replayed, unfused.
+  bool fell_back = false;
+  if (!program.ok() && compiler != nullptr) {
+    program = TraceProgram::Create(trace, runtime_, nullptr);
+    fell_back = program.ok();
+  }
+  const absl::Duration elapsed = absl::Now() - start;
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  ++stats_.misses;
+  if (fell_back) ++stats_.replayed;
+  stats_.compile_time += elapsed;
+  if (!program.ok()) return program.status();
+  std::shared_ptr<const TraceProgram> compiled = *std::move(program);
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    return it->second->second;
+  }
+  lru_.emplace_front(key, compiled);
+  cache_.emplace(key, lru_.begin());
+  while (lru_.size() > options_.cache_capacity) {
+    cache_.erase(lru_.back().first);
+    lru_.pop_back();
+    ++stats_.evictions;
+  }
+  return compiled;
+}
+
+absl::Status LazyState::RunTrace(absl::Span<LazyValue* const> outputs,
+                                 const Tape* tape) {
+  const absl::Time started = absl::Now();
+  BuiltTrace built;
+  std::shared_ptr<const TraceProgram> cached;
+  std::optional<Trace> trace;
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    built = Build(outputs);
+    cached = LookUp(built.key, started);
+    // The nodes are read while the graph lock holds them.
+    if (cached == nullptr) trace = ToTrace(built);
+  }
+  absl::StatusOr<std::shared_ptr<const TraceProgram>> program =
+      cached != nullptr ? std::move(cached) : Compile(*trace, built.key);
+  std::vector<RCReference<AsyncValue>> results;
+  if (program.ok()) {
+    std::vector<AsyncValue*> arguments;
+    for (const RCReference<AsyncValue>& argument : built.arguments) {
+      arguments.push_back(argument.get());
+    }
+    results = (*program)->Run(runtime_, arguments);
+  } else {
+    RCReference<AsyncValue> error = MakeErrorAsyncValueRef(program.status());
+    results.assign(built.outputs.size(), error);
+  }
+  std::shared_ptr<const Template> made;
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    for (size_t i = 0; i < built.outputs.size(); ++i) {
+      LazyValue& value = *built.outputs[i];
+      if (value.handle) continue;  // Another thread's trace computed it.
+      value.handle = std::move(results[i]);
+    }
+    // The tape is the barrier's: its nodes live until it is released.
+    if (tape != nullptr && program.ok()) {
+      made = MakeTemplate(*tape, built, *program);
+    }
+  }
+  if (made != nullptr) {
+    std::lock_guard<SpinLock> lock(tape_mu_);
+    template_ = std::move(made);
+  }
+  return program.status();
+}
+
+}  // namespace asyncrt::lazy::internal

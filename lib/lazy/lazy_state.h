@@ -1,0 +1,377 @@
+// Internals of asyncrt::lazy (lazy_tensor.h): recorded values and ops, the
+// tape and its template, and the state a LazyContext and its tensors share.
+//
+// Recorded ops go on the context's tape, in order; a barrier takes the tape
+// and runs the ops whose results someone still refers to. The tape owns its
+// ops and holds a reference to each value they make and to each value from
+// outside it that they read, so recording takes no reference per operand.
+// A loop records the same tape every step: each tape is compared, op by op
+// as it is recorded, with the last one (its template). An op that matches
+// takes its result shapes from the template instead of its shape function,
+// and a tape that matched throughout runs the template's program without
+// building a cache key.
+//
+// Thread-safety: as each member's comment says; the locks are LazyState's.
+#ifndef ASYNCRT_LIB_LAZY_LAZY_STATE_H_
+#define ASYNCRT_LIB_LAZY_LAZY_STATE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "asyncrt/core_runtime/op_registry.h"
+#include "asyncrt/lazy/lazy_tensor.h"
+#include "asyncrt/lazy/trace.h"
+#include "lib/lazy/recycling_allocator.h"
+#include "lib/lazy/trace_program.h"
+
+namespace asyncrt::lazy::internal {
+
+// The storage dtype of reduced-precision tensors (every device takes bf16;
+// its exponent range is f32's, so no value overflows when narrowed).
+constexpr DType kReducedDType = DType::kBF16;
+
+struct TraceNode;
+
+// One value: recorded (its node and result index) until a trace computes
+// it, then materialized (an async value holding its TensorHandle, possibly
+// still being computed or an error).
+//
+// References (LazyValueRefs::refs): LazyTensors, the tape that recorded it
+// (until that tape is released) and later tapes whose ops read it.
+struct LazyValue : LazyValueRefs {
+  LazyValue(LazyState* state, TensorMetadata storage, Device* device,
+            int device_type_id, bool reduced)
+      : state(state),
+        metadata(std::move(storage)),
+        device(device),
+        device_type_id(device_type_id),
+        reduced(reduced) {}
+
+  LazyState* const state;
+  const TensorMetadata metadata;  // As stored: bf16 when reduced.
+  Device* const device;           // Held by the runtime's device manager.
+  const int device_type_id;       // OpRegistry::DeviceTypeId of its type.
+  const bool reduced;
+  // Whether it holds a reference to `state`: values made outside tapes,
+  // and tape values that outlive their tape (one atomic add per survivor,
+  // not per recorded value).
+  bool holds_state = false;
+
+  // Written under the tape lock while it is recorded, before it is
+  // published: its tape and the index of its op there (0 and -1 for values
+  // made outside tapes).
+  uint64_t tape = 0;
+  int32_t tape_op = -1;
+  // Under the tape lock: the last tape holding a reference to it as an
+  // operand from outside (each tape takes one).
+  uint64_t referenced_by_tape = 0;
+
+  // Set before the value is published; after, guarded by the context's
+  // graph lock (LazyState::graph_mu_), which every materialization and
+  // tape release takes. A value reachable from a live value or node has a
+  // handle or a node.
+  TraceNode* node = nullptr;  // Owned by its tape; null once released.
+  int32_t result_index = 0;
+  RCReference<AsyncValue> handle;  // Of a TensorHandle, once materialized.
+
+  // Scratch of the walk that builds a trace (LazyState::Build, under the
+  // graph lock): the walk that last placed this value, and where.
+  uint64_t walk = 0;
+  TraceRef walk_ref;
+};
+
+// One recorded op, owned by its tape; immutable once on the tape.
+struct TraceNode {
+  const OpEntry* entry;  // Its name is the op's; entries live forever.
+  OpAttrsRef attrs;
+  std::string attrs_key;  // Exact bytes of the attributes, for cache keys.
+  // Values of the same tape, or held by the tape's references.
+  absl::InlinedVector<LazyValue*, 2> operands;
+  absl::InlinedVector<LazyValue*, 1> results;
+  // Walk scratch, as LazyValue's (under the graph lock): the walk that
+  // placed this node, and where.
+  mutable uint64_t walk = 0;
+  mutable int32_t walk_index = 0;
+};
+
+// What a tape looked like when its trace last ran through the full path:
+// the next tape is compared with it op by op. Immutable once made.
+struct Template {
+  struct Op {
+    const OpEntry* entry;
+    std::string attrs_key;
+    // Results of earlier ops of the tape ({op, index}), or parameters
+    // ({kParameter, index into `parameters`}).
+    absl::InlinedVector<TraceRef, 2> operands;
+    absl::InlinedVector<TensorMetadata, 1> results;
+  };
+  Device* device;
+  std::vector<Op> ops;
+  // The values from outside the tape its ops read, by first use.
+  std::vector<TensorMetadata> parameters;
+  // The values the trace computed (in tape order), and the program that
+  // computes them from its parameters: parameter i of the program is
+  // parameters[program_parameters[i]] of the tape.
+  std::vector<TraceRef> outputs;
+  std::vector<int32_t> program_parameters;
+  std::shared_ptr<const TraceProgram> program;
+};
+
+// The ops recorded since the last barrier (under the tape lock while it is
+// the context's, then owned by the barrier that took it).
+struct Tape {
+  uint64_t id = 0;
+  std::vector<TraceNode*> nodes;
+  std::vector<LazyValue*> externals;  // A reference to each.
+  // The template it is compared with, taken at its first op; `matches`:
+  // every op so far matched the template's op at the same index; `bound`:
+  // the template's parameters, as the ops met them.
+  std::shared_ptr<const Template> expected;
+  bool matches = true;
+  std::vector<LazyValue*> bound;
+};
+
+// A lock held for a few dozen instructions by recording threads: one atomic
+// exchange to take, a store to release.
+class SpinLock {
+ public:
+  void lock() {
+    while (locked_.exchange(true, std::memory_order_acquire)) {
+      while (locked_.load(std::memory_order_relaxed)) std::this_thread::yield();
+    }
+  }
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+// Records come and go by the hundred per step of a loop: recycled.
+inline LazyValue* AllocateValue(LazyState* state, TensorMetadata storage,
+                                Device* device, int device_type_id,
+                                bool reduced) {
+  RecyclingAllocator<LazyValue> allocator;
+  LazyValue* value = allocator.allocate(1);
+  return new (value)
+      LazyValue(state, std::move(storage), device, device_type_id, reduced);
+}
+
+inline TraceNode* AllocateNode() {
+  RecyclingAllocator<TraceNode> allocator;
+  return new (allocator.allocate(1)) TraceNode();
+}
+
+inline void FreeNode(TraceNode* node) {
+  node->~TraceNode();
+  RecyclingAllocator<TraceNode>().deallocate(node, 1);
+}
+
+inline void UnrefValue(LazyValue* value) {
+  if (value->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    DestroyValue(value);
+  }
+}
+
+// The state a LazyContext and its tensors share; freed with its last
+// reference (the context's, and one per value holding it).
+class LazyState {
+ public:
+  LazyState(Runtime& runtime, LazyOptions options)
+      : runtime_(runtime), options_(options) {
+    tape_ = NewTape();
+  }
+
+  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void Unref() {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  Runtime& runtime() const { return runtime_; }
+
+  absl::StatusOr<Device*> FindDevice(absl::string_view name) {
+    absl::StatusOr<RCReference<Device>> device =
+        runtime_.host().device_manager().FindDevice(name);
+    if (!device.ok()) return device.status();
+    return device->get();  // The device manager keeps it.
+  }
+
+  // A value made outside tapes (FromHost, CopyTo): it holds the state.
+  LazyValue* NewValue(TensorMetadata storage, Device* device, bool reduced) {
+    LazyValue* value =
+        AllocateValue(this, std::move(storage), device,
+                      OpRegistry::DeviceTypeId(device->type()), reduced);
+    value->holds_state = true;
+    Ref();
+    return value;
+  }
+
+  absl::StatusOr<LazyTensor> FromHost(DenseHostTensor tensor,
+                                      absl::string_view device_name);
+  // `reduced_result`: the precision of the results when the op changes it
+  // (the casts of ToReducedPrecision and ToFullPrecision); else derived.
+  absl::Status Record(absl::string_view op_name, const LazyArgs& args,
+                      const OpAttrs& attrs, size_t num_results,
+                      absl::Span<LazyTensor> results,
+                      std::optional<bool> reduced_result = std::nullopt);
+  absl::Status Barrier();
+  // Runs the traces computing `values` (those not yet materialized); the
+  // caller keeps them alive.
+  absl::Status Materialize(absl::Span<LazyValue* const> values);
+  absl::StatusOr<DenseHostTensor> ToHost(const LazyValue& value);
+  // Waits for a materialized value's tensor; its error if it failed.
+  absl::Status Await(const LazyValue& value);
+  // A materialized value's handle (null while recorded), read under the
+  // graph lock.
+  RCReference<AsyncValue> HandleOf(const LazyValue& value);
+  absl::StatusOr<LazyTensor> CopyTo(LazyValue* source,
+                                    absl::string_view device_name);
+
+  LazyCacheStats stats() const {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    LazyCacheStats stats = stats_;
+    stats.entries = static_cast<int64_t>(lru_.size());
+    return stats;
+  }
+
+ private:
+  // The context's last barrier released its tape: only ops recorded since
+  // (racing the destruction) can be left, their values referred to by no
+  // one else.
+  ~LazyState() {
+    for (Tape* tape : {tape_, spare_tape_}) {
+      if (tape == nullptr) continue;
+      for (TraceNode* node : tape->nodes) {
+        for (LazyValue* value : node->results) UnrefValue(value);
+        FreeNode(node);
+      }
+      for (LazyValue* value : tape->externals) UnrefValue(value);
+      delete tape;
+    }
+  }
+
+  // A trace found by walking the recorded graph: its key, arguments and
+  // outputs; the Trace the compiler takes is made only on a miss.
+  struct BuiltTrace {
+    std::string device;
+    std::string key;
+    std::vector<TensorMetadata> parameters;
+    std::vector<LazyValue*> parameter_values;
+    std::vector<RCReference<AsyncValue>> arguments;
+    // Valid while the graph lock is held (a tape release frees nodes).
+    std::vector<const TraceNode*> nodes;
+    std::vector<TraceRef> operands;  // Each node's, one after the other.
+    std::vector<TraceRef> output_refs;
+    std::vector<LazyValue*> outputs;
+  };
+  static Trace ToTrace(const BuiltTrace& built);
+  // The trace computing `outputs` (all on one device; one another thread
+  // computed meanwhile is a parameter). Requires graph_mu_.
+  BuiltTrace Build(absl::Span<LazyValue* const> outputs);
+  // Runs the trace computing `outputs` (kept alive by the caller), all on
+  // one device. Takes graph_mu_ to build the trace and to materialize its
+  // outputs, not while it compiles or starts. With `tape` (the tape the
+  // outputs were recorded on, whose trace this is): makes the tape's
+  // template, for the next tape to match.
+  absl::Status RunTrace(absl::Span<LazyValue* const> outputs,
+                        const Tape* tape = nullptr);
+  // The template of `tape` whose trace `built` is (with its `program`), or
+  // null if the trace reads values of other tapes' ops. Requires graph_mu_.
+  static std::shared_ptr<const Template> MakeTemplate(
+      const Tape& tape, const BuiltTrace& built,
+      std::shared_ptr<const TraceProgram> program);
+  // Runs the ops of `tape` (taken from the context) that values still
+  // referred to need, then releases it.
+  absl::Status RunTape(Tape* tape);
+  // The program and arguments of `tape` if it matched its template
+  // throughout and computes the same outputs; nullopt otherwise.
+  struct Matched {
+    std::shared_ptr<const TraceProgram> program;
+    std::vector<AsyncValue*> arguments;  // Borrowed from the bound values.
+  };
+  std::optional<Matched> MatchTape(const Tape& tape,
+                                   absl::Span<LazyValue* const> outputs);
+  // Drops the tape's references (values the program still refers to take
+  // one to the state first) and frees its nodes.
+  void ReleaseTape(Tape* tape);
+  Tape* NewTape();
+  // Requires tape_mu_: the template op `node` (recorded with
+  // `num_results` results) matches at the tape's next index, binding the
+  // template's parameters it reads; null (and the tape stops matching) if
+  // none does.
+  const Template::Op* MatchLocked(const TraceNode& node, size_t num_results);
+  // Requires tape_mu_: appends `node` (its results made), taking a
+  // reference to each operand from outside the tape. Returns whether the
+  // tape reached the size limit.
+  bool AppendLocked(TraceNode* node);
+
+  // Waits for a materialized value's TensorHandle (`what` names the caller
+  // in errors); the handle's own error if it failed.
+  absl::StatusOr<RCReference<AsyncValue>> AwaitHandle(const LazyValue& value,
+                                                      absl::string_view what);
+  // The cached program for `key`, or null; `started`: when the trace's
+  // Build began (for LazyCacheStats::hit_time).
+  std::shared_ptr<const TraceProgram> LookUp(const std::string& key,
+                                             absl::Time started);
+  // `repeat`: found by matching the template (LazyCacheStats::repeats).
+  void CountHit(absl::Time started, bool repeat = false);
+  // Compiles `trace` (replays it if the compiler cannot) and caches it.
+  absl::StatusOr<std::shared_ptr<const TraceProgram>> Compile(
+      const Trace& trace, const std::string& key);
+
+  std::atomic<int64_t> refs_{1};
+  Runtime& runtime_;
+  const LazyOptions options_;
+
+  // The tape lock: guards the tape being recorded, the template and the
+  // values' tape fields. Held for a few dozen instructions per recorded op
+  // and to swap tapes, never while a shape function, a compiler or a trace
+  // runs.
+  SpinLock tape_mu_;
+  Tape* tape_;                                // Guarded; owned.
+  Tape* spare_tape_ = nullptr;                // Guarded; owned; empty.
+  uint64_t tape_ids_ = 0;                     // Guarded.
+  std::shared_ptr<const Template> template_;  // Guarded.
+
+  // The graph lock: guards every published value's node and handle, and
+  // the walk marks of Build. Held briefly: while a trace's key is built and
+  // looked up, while its outputs are materialized and while a tape's
+  // values forget their nodes.
+  std::mutex graph_mu_;
+  uint64_t walks_ = 0;  // Guarded by graph_mu_.
+  // Build's depth-first stack, kept for the next walk. Guarded by graph_mu_.
+  struct WalkFrame {
+    const TraceNode* node;
+    size_t next_operand = 0;
+  };
+  std::vector<WalkFrame> walk_stack_;
+  // The last trace's key and node count, to size the next one's.
+  size_t last_key_size_ = 0;   // Guarded by graph_mu_.
+  size_t last_num_nodes_ = 0;  // Guarded by graph_mu_.
+
+  // The compiled traces, most recently used first.
+  mutable std::mutex cache_mu_;
+  using LruList =
+      std::list<std::pair<std::string, std::shared_ptr<const TraceProgram>>>;
+  LruList lru_;                                                // Guarded.
+  absl::flat_hash_map<std::string, LruList::iterator> cache_;  // Guarded.
+  LazyCacheStats stats_;                                       // Guarded.
+
+  friend class ::asyncrt::lazy::LazyContext;
+};
+
+}  // namespace asyncrt::lazy::internal
+
+#endif  // ASYNCRT_LIB_LAZY_LAZY_STATE_H_
