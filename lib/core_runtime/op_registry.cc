@@ -41,11 +41,15 @@ const OpEntry* OpRegistry::FindByCallSite(absl::string_view name) const {
     uint64_t generation = 0;
     const OpEntry* entry = nullptr;
   };
-  // Direct-mapped by the address of the name's characters.
-  constexpr size_t kSlots = 64;
-  thread_local Slot cache[kSlots];
+  // Direct-mapped by a hash of the address of the name's characters (not
+  // its low bits: literals like "nn.add" and "nn.mul" sit a few bytes
+  // apart and would share a slot).
+  constexpr int kSlotBits = 6;
+  thread_local Slot cache[1 << kSlotBits];
   const Table& table = *table_.load(std::memory_order_acquire);
-  Slot& slot = cache[(reinterpret_cast<uintptr_t>(name.data()) >> 3) % kSlots];
+  Slot& slot = cache[(reinterpret_cast<uintptr_t>(name.data()) *
+                      0x9E3779B97F4A7C15ull) >>
+                     (64 - kSlotBits)];
   if (slot.data == name.data() && slot.generation == table.generation &&
       slot.entry->name == name) {
     return slot.entry;

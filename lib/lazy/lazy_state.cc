@@ -48,12 +48,22 @@ void AppendMetadataKey(std::string& key, const TensorMetadata& metadata) {
 
 }  // namespace
 
-Tape* LazyState::NewTape() {
-  // Requires tape_mu_ (or the constructor).
-  Tape* tape = spare_tape_ != nullptr ? spare_tape_ : new Tape();
-  spare_tape_ = nullptr;
-  tape->id = ++tape_ids_;
-  return tape;
+Recorder& LazyState::ThisThreadsRecorder() {
+  // One context at a time per thread: found without a lock.
+  thread_local struct {
+    uint64_t context = 0;
+    Recorder* recorder = nullptr;
+  } last;
+  if (last.context == id_) return *last.recorder;
+  std::lock_guard<std::mutex> lock(recorders_mu_);
+  std::unique_ptr<Recorder>& recorder = recorders_[std::this_thread::get_id()];
+  if (recorder == nullptr) {
+    recorder = std::make_unique<Recorder>();
+    recorder->tape.id = tape_ids_.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  last.context = id_;
+  last.recorder = recorder.get();
+  return *recorder;
 }
 
 absl::StatusOr<LazyTensor> LazyState::FromHost(DenseHostTensor tensor,
@@ -79,12 +89,12 @@ absl::StatusOr<LazyTensor> LazyState::FromHost(DenseHostTensor tensor,
   return LazyTensor(value);
 }
 
-const Template::Op* LazyState::MatchLocked(const TraceNode& node,
-                                           size_t num_results) {
-  Tape& tape = *tape_;
+const Template::Op* LazyState::Match(Recorder& recorder, const TraceNode& node,
+                                     size_t num_results) {
+  Tape& tape = recorder.tape;
   if (!tape.matches) return nullptr;
   if (tape.nodes.empty()) {
-    tape.expected = template_;
+    tape.expected = recorder.last;
     if (tape.expected == nullptr) {
       tape.matches = false;
       return nullptr;
@@ -98,7 +108,8 @@ const Template::Op* LazyState::MatchLocked(const TraceNode& node,
   bool matches = op != nullptr && op->entry == node.entry &&
                  op->results.size() == num_results &&
                  op->operands.size() == node.operands.size() &&
-                 op->attrs_key == node.attrs_key;
+                 op->attrs_key.size() == node.attrs_key.size() &&
+                 (node.attrs_key.empty() || op->attrs_key == node.attrs_key);
   for (size_t i = 0; matches && i < node.operands.size(); ++i) {
     const LazyValue& value = *node.operands[i];
     const TraceRef ref = op->operands[i];
@@ -133,13 +144,13 @@ const Template::Op* LazyState::MatchLocked(const TraceNode& node,
   return op;
 }
 
-bool LazyState::AppendLocked(TraceNode* node) {
-  Tape& tape = *tape_;
+bool LazyState::Append(Tape& tape, TraceNode* node) {
   for (LazyValue* operand : node->operands) {
-    if (operand->tape == tape.id || operand->referenced_by_tape == tape.id) {
+    if (operand->tape == tape.id || operand->referenced_by_tape.load(
+                                        std::memory_order_relaxed) == tape.id) {
       continue;
     }
-    operand->referenced_by_tape = tape.id;
+    operand->referenced_by_tape.store(tape.id, std::memory_order_relaxed);
     operand->refs.fetch_add(1, std::memory_order_relaxed);
     tape.externals.push_back(operand);
   }
@@ -171,53 +182,55 @@ absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
   Device* device = &runtime_.host().host_device();
   const LazyValue* first = nullptr;  // Results go on its device.
   bool reduced = false;
-  absl::InlinedVector<LazyValue*, 4> operands;
+  Recorder& recorder = ThisThreadsRecorder();
+  TraceNode* node = recorder.NewNode();
+  node->entry = entry;
+  auto fail = [&](absl::Status status) {
+    recorder.FreeNode(node);
+    return status;
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].valid()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(op_name, ": argument ", i, " is an invalid tensor"));
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat(op_name, ": argument ", i, " is an invalid tensor")));
     }
     LazyValue* value = args[i].value();
     if (value->state != this) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          op_name, ": argument ", i, " belongs to another LazyContext"));
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          op_name, ": argument ", i, " belongs to another LazyContext")));
     }
     if (i == 0) {
       first = value;
       device = value->device;
       reduced = value->reduced;
     } else if (value->device != device) {
-      return absl::InvalidArgumentError(
+      return fail(absl::InvalidArgumentError(
           absl::StrCat(op_name, ": argument 0 is on ", device->name(),
                        " but argument ", i, " is on ", value->device->name(),
-                       "; copy one to the other's device with CopyTo"));
+                       "; copy one to the other's device with CopyTo")));
     } else if (value->reduced != reduced) {
-      return absl::InvalidArgumentError(
+      return fail(absl::InvalidArgumentError(
           absl::StrCat(op_name, ": argument 0 is ",
                        reduced ? "reduced" : "full", " precision but argument ",
                        i, " is ", value->reduced ? "reduced" : "full",
                        " precision; convert one with ToReducedPrecision or "
-                       "ToFullPrecision"));
+                       "ToFullPrecision")));
     }
-    operands.push_back(value);
+    node->operands.push_back(value);
   }
   const int device_type_id = first != nullptr
                                  ? first->device_type_id
                                  : OpRegistry::DeviceTypeId(device->type());
   if (entry->FindImplementation(device_type_id) == nullptr) {
-    return absl::UnimplementedError(
-        absl::StrCat(op_name, " has no implementation for ", device->name()));
+    return fail(absl::UnimplementedError(
+        absl::StrCat(op_name, " has no implementation for ", device->name())));
   }
-  TraceNode* node = AllocateNode();
-  node->entry = entry;
-  node->operands.assign(operands.begin(), operands.end());
   if (!attrs.empty()) {
     node->attrs = attrs.Freeze();
     node->attrs_key = AttrsKey(attrs);
   }
   // Each result: a reference for the tape and one for its LazyTensor.
   auto make_results = [&](absl::Span<const TensorMetadata> metadata) {
-    node->results.resize(num_results);
     for (size_t i = 0; i < num_results; ++i) {
       const bool result_reduced = reduced_result.value_or(
           reduced && !args.empty() && metadata[i].dtype == kReducedDType);
@@ -226,57 +239,55 @@ absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
       value->refs.store(2, std::memory_order_relaxed);
       value->node = node;
       value->result_index = static_cast<int32_t>(i);
-      node->results[i] = value;
+      node->results.push_back(value);
       results[i] = LazyTensor(value);  // Adopts the second reference.
     }
   };
-  bool run_barrier = false;
-  bool matched = false;
-  {
-    std::lock_guard<SpinLock> lock(tape_mu_);
-    if (const Template::Op* op = MatchLocked(*node, num_results)) {
-      // The template's op read values of the same shapes with the same
-      // attributes: its shape function gave these.
-      make_results(op->results);
-      run_barrier = AppendLocked(node);
-      matched = true;
-    }
-  }
-  if (!matched) {
+  if (const Template::Op* op = Match(recorder, *node, num_results)) {
+    // The template's op read values of the same shapes with the same
+    // attributes: its shape function gave these.
+    make_results(op->results);
+  } else {
     absl::InlinedVector<const TensorMetadata*, 4> arg_metadata;
-    for (const LazyValue* value : operands) {
+    for (const LazyValue* value : node->operands) {
       arg_metadata.push_back(&value->metadata);
     }
     absl::InlinedVector<TensorMetadata, 1> metadata(num_results);
     absl::Status status = entry->metadata_fn(ArgumentMetadata(arg_metadata),
                                              attrs, absl::MakeSpan(metadata));
-    if (!status.ok()) {
-      FreeNode(node);
-      return status;
-    }
+    if (!status.ok()) return fail(std::move(status));
     make_results(metadata);
-    std::lock_guard<SpinLock> lock(tape_mu_);
-    tape_->matches = false;
-    run_barrier = AppendLocked(node);
   }
   // The trace is as long as allowed: it runs now, and the next op starts
   // another. A compilation error reaches these tensors' readers.
-  if (run_barrier) (void)Barrier();
+  if (Append(recorder.tape, node)) (void)RunRecorded(recorder);
   return absl::OkStatus();
 }
 
-absl::Status LazyState::Barrier() {
-  Tape* tape;
+absl::Status LazyState::Barrier() { return RunRecorded(ThisThreadsRecorder()); }
+
+void LazyState::Shutdown() {
+  std::vector<Recorder*> recorders;
   {
-    std::lock_guard<SpinLock> lock(tape_mu_);
-    if (tape_->nodes.empty()) return absl::OkStatus();
-    tape = tape_;
-    tape_ = NewTape();
+    std::lock_guard<std::mutex> lock(recorders_mu_);
+    for (auto& [thread, recorder] : recorders_) {
+      recorders.push_back(recorder.get());
+    }
   }
-  return RunTape(tape);
+  for (Recorder* recorder : recorders) (void)RunRecorded(*recorder);
 }
 
-absl::Status LazyState::RunTape(Tape* tape) {
+absl::Status LazyState::RunRecorded(Recorder& recorder) {
+  if (recorder.tape.nodes.empty()) return absl::OkStatus();
+  Tape tape = std::move(recorder.tape);
+  recorder.tape = std::move(recorder.spare);
+  recorder.tape.id = tape_ids_.fetch_add(1, std::memory_order_relaxed) + 1;
+  absl::Status status = RunTape(&tape, recorder);
+  recorder.spare = std::move(tape);  // Released: empty.
+  return status;
+}
+
+absl::Status LazyState::RunTape(Tape* tape, Recorder& recorder) {
   const absl::Time started = absl::Now();
   // Outputs: the values something besides the tape refers to (a
   // LazyTensor, a later tape's op) that are not computed yet.
@@ -314,10 +325,11 @@ absl::Status LazyState::RunTape(Tape* tape) {
       it->second.push_back(value);
     }
     for (auto& [device, values] : by_device) {
-      status.Update(RunTrace(values, by_device.size() == 1 ? tape : nullptr));
+      status.Update(
+          RunTrace(values, by_device.size() == 1 ? tape : nullptr, &recorder));
     }
   }
-  ReleaseTape(tape);
+  ReleaseTape(tape, recorder);
   return status;
 }
 
@@ -348,7 +360,7 @@ std::optional<LazyState::Matched> LazyState::MatchTape(
   return matched;
 }
 
-void LazyState::ReleaseTape(Tape* tape) {
+void LazyState::ReleaseTape(Tape* tape, Recorder& recorder) {
   {
     std::lock_guard<std::mutex> lock(graph_mu_);
     for (const TraceNode* node : tape->nodes) {
@@ -357,15 +369,18 @@ void LazyState::ReleaseTape(Tape* tape) {
   }
   for (TraceNode* node : tape->nodes) {
     for (LazyValue* value : node->results) {
-      // Only the tape refers to it: nothing can take a reference any more.
-      // Else it may outlive the context: it holds the state.
-      if (value->refs.load(std::memory_order_acquire) > 1) {
-        value->holds_state = true;
-        Ref();
+      // Only the tape refers to it: nothing can take a reference any more
+      // (no atomic operation needed). Else it may outlive the context: it
+      // holds the state.
+      if (value->refs.load(std::memory_order_acquire) == 1) {
+        DestroyValue(value);
+        continue;
       }
+      value->holds_state = true;
+      Ref();
       UnrefValue(value);
     }
-    FreeNode(node);
+    recorder.FreeNode(node);
   }
   for (LazyValue* value : tape->externals) UnrefValue(value);
   tape->nodes.clear();
@@ -373,13 +388,6 @@ void LazyState::ReleaseTape(Tape* tape) {
   tape->expected.reset();
   tape->bound.clear();
   tape->matches = true;
-  // Kept for the next barrier's swap (its vectors keep their capacity).
-  std::lock_guard<SpinLock> lock(tape_mu_);
-  if (spare_tape_ == nullptr) {
-    spare_tape_ = tape;
-  } else {
-    delete tape;
-  }
 }
 
 absl::Status LazyState::Materialize(absl::Span<LazyValue* const> values) {
@@ -533,11 +541,6 @@ Trace LazyState::ToTrace(const BuiltTrace& built) {
 std::shared_ptr<const Template> LazyState::MakeTemplate(
     const Tape& tape, const BuiltTrace& built,
     std::shared_ptr<const TraceProgram> program) {
-  for (const TraceNode* node : built.nodes) {
-    if (node->results.empty() || node->results.front()->tape != tape.id) {
-      return nullptr;
-    }
-  }
   auto made = std::make_shared<Template>();
   made->device = built.outputs.front()->device;
   std::vector<const LazyValue*> parameters;  // By first use on the tape.
@@ -641,7 +644,7 @@ absl::StatusOr<std::shared_ptr<const TraceProgram>> LazyState::Compile(
 }
 
 absl::Status LazyState::RunTrace(absl::Span<LazyValue* const> outputs,
-                                 const Tape* tape) {
+                                 const Tape* tape, Recorder* recorder) {
   const absl::Time started = absl::Now();
   BuiltTrace built;
   std::shared_ptr<const TraceProgram> cached;
@@ -649,6 +652,14 @@ absl::Status LazyState::RunTrace(absl::Span<LazyValue* const> outputs,
   {
     std::lock_guard<std::mutex> lock(graph_mu_);
     built = Build(outputs);
+    // A template needs the trace's ops all on the tape (nodes of other
+    // tapes may be freed once the lock is released).
+    for (const TraceNode* node : built.nodes) {
+      if (tape == nullptr) break;
+      if (node->results.empty() || node->results.front()->tape != tape->id) {
+        tape = nullptr;
+      }
+    }
     cached = LookUp(built.key, started);
     // The nodes are read while the graph lock holds them.
     if (cached == nullptr) trace = ToTrace(built);
@@ -679,10 +690,7 @@ absl::Status LazyState::RunTrace(absl::Span<LazyValue* const> outputs,
       made = MakeTemplate(*tape, built, *program);
     }
   }
-  if (made != nullptr) {
-    std::lock_guard<SpinLock> lock(tape_mu_);
-    template_ = std::move(made);
-  }
+  if (made != nullptr) recorder->last = std::move(made);
   return program.status();
 }
 

@@ -70,14 +70,14 @@ struct LazyValue : LazyValueRefs {
   // not per recorded value).
   bool holds_state = false;
 
-  // Written under the tape lock while it is recorded, before it is
-  // published: its tape and the index of its op there (0 and -1 for values
-  // made outside tapes).
+  // Written while it is recorded, before it is published: its tape and the
+  // index of its op there (0 and -1 for values made outside tapes).
   uint64_t tape = 0;
   int32_t tape_op = -1;
-  // Under the tape lock: the last tape holding a reference to it as an
-  // operand from outside (each tape takes one).
-  uint64_t referenced_by_tape = 0;
+  // The last tape that took a reference to it as an operand from outside
+  // (each tape takes one; a tape of another thread in between makes it
+  // take another, released like the first).
+  std::atomic<uint64_t> referenced_by_tape{0};
 
   // Set before the value is published; after, guarded by the context's
   // graph lock (LazyState::graph_mu_), which every materialization and
@@ -130,8 +130,8 @@ struct Template {
   std::shared_ptr<const TraceProgram> program;
 };
 
-// The ops recorded since the last barrier (under the tape lock while it is
-// the context's, then owned by the barrier that took it).
+// The ops one thread recorded on a context since its last barrier (its
+// recorder's, then the barrier's that took it).
 struct Tape {
   uint64_t id = 0;
   std::vector<TraceNode*> nodes;
@@ -144,19 +144,37 @@ struct Tape {
   std::vector<LazyValue*> bound;
 };
 
-// A lock held for a few dozen instructions by recording threads: one atomic
-// exchange to take, a store to release.
-class SpinLock {
- public:
-  void lock() {
-    while (locked_.exchange(true, std::memory_order_acquire)) {
-      while (locked_.load(std::memory_order_relaxed)) std::this_thread::yield();
-    }
+// What one thread records on one context: its tape, and the template its
+// next tape is compared with (its last trace's, so each thread's loop body
+// repeats on its own). Touched only by its thread, and by the context's
+// destruction.
+struct Recorder {
+  Recorder() = default;
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+  ~Recorder() {
+    for (TraceNode* node : free_nodes) delete node;
   }
-  void unlock() { locked_.store(false, std::memory_order_release); }
 
- private:
-  std::atomic<bool> locked_{false};
+  // Nodes are reused, not freed: a loop records as many each step.
+  TraceNode* NewNode() {
+    if (free_nodes.empty()) return new TraceNode;
+    TraceNode* node = free_nodes.back();
+    free_nodes.pop_back();
+    return node;
+  }
+  void FreeNode(TraceNode* node) {
+    node->operands.clear();
+    node->results.clear();
+    node->attrs = OpAttrsRef();
+    node->attrs_key.clear();
+    free_nodes.push_back(node);
+  }
+
+  Tape tape;
+  Tape spare;  // Empty; swapped in at a barrier (keeps vector capacity).
+  std::shared_ptr<const Template> last;
+  std::vector<TraceNode*> free_nodes;
 };
 
 // Records come and go by the hundred per step of a loop: recycled.
@@ -167,16 +185,6 @@ inline LazyValue* AllocateValue(LazyState* state, TensorMetadata storage,
   LazyValue* value = allocator.allocate(1);
   return new (value)
       LazyValue(state, std::move(storage), device, device_type_id, reduced);
-}
-
-inline TraceNode* AllocateNode() {
-  RecyclingAllocator<TraceNode> allocator;
-  return new (allocator.allocate(1)) TraceNode();
-}
-
-inline void FreeNode(TraceNode* node) {
-  node->~TraceNode();
-  RecyclingAllocator<TraceNode>().deallocate(node, 1);
 }
 
 inline void UnrefValue(LazyValue* value) {
@@ -190,9 +198,7 @@ inline void UnrefValue(LazyValue* value) {
 class LazyState {
  public:
   LazyState(Runtime& runtime, LazyOptions options)
-      : runtime_(runtime), options_(options) {
-    tape_ = NewTape();
-  }
+      : runtime_(runtime), options_(options) {}
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Unref() {
@@ -226,7 +232,11 @@ class LazyState {
                       const OpAttrs& attrs, size_t num_results,
                       absl::Span<LazyTensor> results,
                       std::optional<bool> reduced_result = std::nullopt);
+  // Runs the calling thread's tape.
   absl::Status Barrier();
+  // Runs every thread's tape (the context is going away: no thread records
+  // any more).
+  void Shutdown();
   // Runs the traces computing `values` (those not yet materialized); the
   // caller keeps them alive.
   absl::Status Materialize(absl::Span<LazyValue* const> values);
@@ -247,18 +257,15 @@ class LazyState {
   }
 
  private:
-  // The context's last barrier released its tape: only ops recorded since
-  // (racing the destruction) can be left, their values referred to by no
-  // one else.
+  // Shutdown released every tape: only ops recorded since (racing the
+  // destruction) can be left, their values referred to by no one else.
   ~LazyState() {
-    for (Tape* tape : {tape_, spare_tape_}) {
-      if (tape == nullptr) continue;
-      for (TraceNode* node : tape->nodes) {
+    for (auto& [thread, recorder] : recorders_) {
+      for (TraceNode* node : recorder->tape.nodes) {
         for (LazyValue* value : node->results) UnrefValue(value);
-        FreeNode(node);
+        recorder->FreeNode(node);
       }
-      for (LazyValue* value : tape->externals) UnrefValue(value);
-      delete tape;
+      for (LazyValue* value : recorder->tape.externals) UnrefValue(value);
     }
   }
 
@@ -286,15 +293,18 @@ class LazyState {
   // outputs were recorded on, whose trace this is): makes the tape's
   // template, for the next tape to match.
   absl::Status RunTrace(absl::Span<LazyValue* const> outputs,
-                        const Tape* tape = nullptr);
-  // The template of `tape` whose trace `built` is (with its `program`), or
-  // null if the trace reads values of other tapes' ops. Requires graph_mu_.
+                        const Tape* tape = nullptr,
+                        Recorder* recorder = nullptr);
+  // The template of `tape` whose trace `built` is (with its `program`;
+  // every op of the trace on the tape), or null if a parameter of the
+  // trace is a value of the tape. Requires graph_mu_; reads the tape's
+  // nodes, not the trace's.
   static std::shared_ptr<const Template> MakeTemplate(
       const Tape& tape, const BuiltTrace& built,
       std::shared_ptr<const TraceProgram> program);
   // Runs the ops of `tape` (taken from the context) that values still
   // referred to need, then releases it.
-  absl::Status RunTape(Tape* tape);
+  absl::Status RunTape(Tape* tape, Recorder& recorder);
   // The program and arguments of `tape` if it matched its template
   // throughout and computes the same outputs; nullopt otherwise.
   struct Matched {
@@ -305,17 +315,20 @@ class LazyState {
                                    absl::Span<LazyValue* const> outputs);
   // Drops the tape's references (values the program still refers to take
   // one to the state first) and frees its nodes.
-  void ReleaseTape(Tape* tape);
-  Tape* NewTape();
-  // Requires tape_mu_: the template op `node` (recorded with
-  // `num_results` results) matches at the tape's next index, binding the
-  // template's parameters it reads; null (and the tape stops matching) if
-  // none does.
-  const Template::Op* MatchLocked(const TraceNode& node, size_t num_results);
-  // Requires tape_mu_: appends `node` (its results made), taking a
-  // reference to each operand from outside the tape. Returns whether the
-  // tape reached the size limit.
-  bool AppendLocked(TraceNode* node);
+  void ReleaseTape(Tape* tape, Recorder& recorder);
+  // The calling thread's recorder (made at its first use).
+  Recorder& ThisThreadsRecorder();
+  // Takes the recorder's tape (leaving an empty one) and runs it.
+  absl::Status RunRecorded(Recorder& recorder);
+  // The template op `node` (recorded with `num_results` results) matches
+  // at the next index of the recorder's tape, binding the template's
+  // parameters it reads; null (and the tape stops matching) if none does.
+  static const Template::Op* Match(Recorder& recorder, const TraceNode& node,
+                                   size_t num_results);
+  // Appends `node` (its results made) to `tape`, taking a reference to
+  // each operand from outside the tape. Returns whether the tape reached
+  // the size limit.
+  bool Append(Tape& tape, TraceNode* node);
 
   // Waits for a materialized value's TensorHandle (`what` names the caller
   // in errors); the handle's own error if it failed.
@@ -335,15 +348,19 @@ class LazyState {
   Runtime& runtime_;
   const LazyOptions options_;
 
-  // The tape lock: guards the tape being recorded, the template and the
-  // values' tape fields. Held for a few dozen instructions per recorded op
-  // and to swap tapes, never while a shape function, a compiler or a trace
-  // runs.
-  SpinLock tape_mu_;
-  Tape* tape_;                                // Guarded; owned.
-  Tape* spare_tape_ = nullptr;                // Guarded; owned; empty.
-  uint64_t tape_ids_ = 0;                     // Guarded.
-  std::shared_ptr<const Template> template_;  // Guarded.
+  // Unique over the process (thread-local caches of recorders are keyed by
+  // it, never by address).
+  const uint64_t id_ = NextId();
+  static uint64_t NextId() {
+    static std::atomic<uint64_t> ids{0};
+    return ids.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  std::atomic<uint64_t> tape_ids_{0};
+  // The recorders, by thread. Taken when a thread first records or
+  // barriers here, and at shutdown.
+  std::mutex recorders_mu_;
+  absl::flat_hash_map<std::thread::id, std::unique_ptr<Recorder>>
+      recorders_;  // Guarded.
 
   // The graph lock: guards every published value's node and handle, and
   // the walk marks of Build. Held briefly: while a trace's key is built and

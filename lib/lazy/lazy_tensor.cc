@@ -216,7 +216,7 @@ absl::StatusOr<std::unique_ptr<LazyContext>> LazyContext::Create(
 }
 
 LazyContext::~LazyContext() {
-  (void)state_->Barrier();
+  state_->Shutdown();
   state_->Unref();
 }
 

@@ -1,7 +1,7 @@
 // The kernel of nn.fused_elementwise (fused_elementwise_op.cc): a chain of
 // f32 elementwise ops (asyncrt/backends/fused_elementwise.h) run as a small
 // register machine. Each step's result stays in vector registers (the
-// accumulator: 8 AVX-512 or AVX2 registers, 128 or 64 floats) for the next
+// accumulator: 16 AVX-512 or 8 AVX2 registers, 256 or 64 floats) for the next
 // step; only a result that a later step other than the next one reads is
 // stored, in a slot of L1-resident scratch. So a chain of N ops reads its
 // inputs once, writes its output once and costs N instructions per vector,

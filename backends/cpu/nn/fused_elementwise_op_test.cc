@@ -92,7 +92,7 @@ TEST_F(FusedElementwiseTest, ChainsAndBroadcastEqualTheSeparateOps) {
 // whose values are read after the next op (slots) and by both operands,
 // over whole chunks and a partial one, with a broadcast input.
 TEST(FusedElementwiseKernelTest, EveryVariantComputesTheSameBits) {
-  constexpr int64_t kElements = 1000;  // 7 chunks of 128 and a part.
+  constexpr int64_t kElements = 1000;  // Whole chunks and a part.
   std::mt19937 random(7);
   std::uniform_real_distribution<float> uniform(0.1f, 3.0f);
   std::vector<float> a(kElements), b(kElements);

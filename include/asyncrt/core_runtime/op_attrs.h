@@ -121,7 +121,10 @@ class OpAttrs {
     uint32_t offset;  // Into the value arena, in bytes.
   };
 
-  OpAttrs() = default;
+  // User-provided (not `= default`), so that `const OpAttrs& attrs = {}`,
+  // the default argument of the eager and lazy calls, does not zero the
+  // inline storage (a few hundred bytes) before constructing it.
+  OpAttrs() {}  // NOLINT(modernize-use-equals-default)
   OpAttrs(const OpAttrs&) = default;
   OpAttrs& operator=(const OpAttrs&) = default;
   OpAttrs(OpAttrs&&) = default;
