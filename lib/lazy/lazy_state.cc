@@ -151,7 +151,7 @@ bool LazyState::Append(Tape& tape, TraceNode* node) {
       continue;
     }
     operand->referenced_by_tape.store(tape.id, std::memory_order_relaxed);
-    operand->refs.fetch_add(1, std::memory_order_relaxed);
+    RefValue(operand);
     tape.externals.push_back(operand);
   }
   const auto index = static_cast<int32_t>(tape.nodes.size());
@@ -163,13 +163,10 @@ bool LazyState::Append(Tape& tape, TraceNode* node) {
   return tape.nodes.size() >= options_.max_trace_ops;
 }
 
-absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
-                               const OpAttrs& attrs, size_t num_results,
-                               absl::Span<LazyTensor> results,
-                               std::optional<bool> reduced_result) {
-  // Callers name ops with literals: the per-thread call-site cache skips
-  // hashing the name.
-  const OpEntry* entry = OpRegistry::Global().FindByCallSite(op_name);
+absl::Status LazyState::RecordError(const LazyState* state,
+                                    absl::string_view op_name,
+                                    const OpEntry* entry,
+                                    const LazyArgs& args) {
   if (entry == nullptr) {
     return absl::NotFoundError(absl::StrCat("unknown op ", op_name));
   }
@@ -179,84 +176,111 @@ absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
         " has no shape function: a lazy op needs its result shapes when it "
         "is recorded"));
   }
-  Device* device = &runtime_.host().host_device();
-  const LazyValue* first = nullptr;  // Results go on its device.
-  bool reduced = false;
-  Recorder& recorder = ThisThreadsRecorder();
-  TraceNode* node = recorder.NewNode();
-  node->entry = entry;
-  auto fail = [&](absl::Status status) {
-    recorder.FreeNode(node);
-    return status;
-  };
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].valid()) {
-      return fail(absl::InvalidArgumentError(
-          absl::StrCat(op_name, ": argument ", i, " is an invalid tensor")));
+      return absl::InvalidArgumentError(
+          absl::StrCat(op_name, ": argument ", i, " is an invalid tensor"));
     }
-    LazyValue* value = args[i].value();
-    if (value->state != this) {
-      return fail(absl::InvalidArgumentError(absl::StrCat(
-          op_name, ": argument ", i, " belongs to another LazyContext")));
+    const LazyValue& value = *args[i].value();
+    if (value.state != state) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op_name, ": argument ", i, " belongs to another LazyContext"));
     }
-    if (i == 0) {
-      first = value;
-      device = value->device;
-      reduced = value->reduced;
-    } else if (value->device != device) {
-      return fail(absl::InvalidArgumentError(
-          absl::StrCat(op_name, ": argument 0 is on ", device->name(),
-                       " but argument ", i, " is on ", value->device->name(),
-                       "; copy one to the other's device with CopyTo")));
-    } else if (value->reduced != reduced) {
-      return fail(absl::InvalidArgumentError(
-          absl::StrCat(op_name, ": argument 0 is ",
-                       reduced ? "reduced" : "full", " precision but argument ",
-                       i, " is ", value->reduced ? "reduced" : "full",
-                       " precision; convert one with ToReducedPrecision or "
-                       "ToFullPrecision")));
+    const LazyValue& first = *args[0].value();
+    if (value.device != first.device) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op_name, ": argument 0 is on ", first.device->name(),
+                       " but argument ", i, " is on ", value.device->name(),
+                       "; copy one to the other's device with CopyTo"));
     }
-    node->operands.push_back(value);
+    if (value.reduced != first.reduced) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op_name, ": argument 0 is ", first.reduced ? "reduced" : "full",
+          " precision but argument ", i, " is ",
+          value.reduced ? "reduced" : "full",
+          " precision; convert one with ToReducedPrecision or "
+          "ToFullPrecision"));
+    }
   }
+  return absl::InternalError(absl::StrCat(op_name, ": refused"));
+}
+
+absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
+                               const OpAttrs& attrs, size_t num_results,
+                               absl::Span<LazyTensor> results,
+                               std::optional<bool> reduced_result) {
+  // Callers name ops with literals: the per-thread call-site cache skips
+  // hashing the name.
+  const OpEntry* entry = OpRegistry::Global().FindByCallSite(op_name);
+  if (ABSL_PREDICT_FALSE(entry == nullptr || entry->metadata_fn == nullptr)) {
+    return RecordError(this, op_name, entry, args);
+  }
+  // The arguments: valid, this context's, on one device, of one precision.
+  // Results go on their device (the host without arguments).
+  const LazyValue* first = args.empty() ? nullptr : args[0].value();
+  bool valid = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const LazyValue* value = args[i].value();
+    valid &= value != nullptr && value->state == this &&
+             value->device == first->device && value->reduced == first->reduced;
+    if (!valid) break;
+  }
+  if (ABSL_PREDICT_FALSE(!valid)) {
+    return RecordError(this, op_name, entry, args);
+  }
+  Device* device =
+      first != nullptr ? first->device : &runtime_.host().host_device();
+  const bool reduced = first != nullptr && first->reduced;
   const int device_type_id = first != nullptr
                                  ? first->device_type_id
                                  : OpRegistry::DeviceTypeId(device->type());
-  if (entry->FindImplementation(device_type_id) == nullptr) {
-    return fail(absl::UnimplementedError(
-        absl::StrCat(op_name, " has no implementation for ", device->name())));
+  if (ABSL_PREDICT_FALSE(entry->FindImplementation(device_type_id) ==
+                         nullptr)) {
+    return absl::UnimplementedError(
+        absl::StrCat(op_name, " has no implementation for ", device->name()));
+  }
+  Recorder& recorder = ThisThreadsRecorder();
+  TraceNode* node = recorder.NewNode();
+  node->entry = entry;
+  for (size_t i = 0; i < args.size(); ++i) {
+    node->operands.push_back(args[i].value());
   }
   if (!attrs.empty()) {
     node->attrs = attrs.Freeze();
     node->attrs_key = AttrsKey(attrs);
   }
-  // Each result: a reference for the tape and one for its LazyTensor.
-  auto make_results = [&](absl::Span<const TensorMetadata> metadata) {
-    for (size_t i = 0; i < num_results; ++i) {
-      const bool result_reduced = reduced_result.value_or(
-          reduced && !args.empty() && metadata[i].dtype == kReducedDType);
-      LazyValue* value = AllocateValue(this, metadata[i], device,
-                                       device_type_id, result_reduced);
-      value->refs.store(2, std::memory_order_relaxed);
-      value->node = node;
-      value->result_index = static_cast<int32_t>(i);
-      node->results.push_back(value);
-      results[i] = LazyTensor(value);  // Adopts the second reference.
-    }
-  };
-  if (const Template::Op* op = Match(recorder, *node, num_results)) {
-    // The template's op read values of the same shapes with the same
-    // attributes: its shape function gave these.
-    make_results(op->results);
-  } else {
+  const Template::Op* expected = Match(recorder, *node, num_results);
+  absl::InlinedVector<TensorMetadata, 1> inferred;
+  if (expected == nullptr) {
+    // Not the template's op: the shape function says.
     absl::InlinedVector<const TensorMetadata*, 4> arg_metadata;
     for (const LazyValue* value : node->operands) {
       arg_metadata.push_back(&value->metadata);
     }
-    absl::InlinedVector<TensorMetadata, 1> metadata(num_results);
+    inferred.resize(num_results);
     absl::Status status = entry->metadata_fn(ArgumentMetadata(arg_metadata),
-                                             attrs, absl::MakeSpan(metadata));
-    if (!status.ok()) return fail(std::move(status));
-    make_results(metadata);
+                                             attrs, absl::MakeSpan(inferred));
+    if (!status.ok()) {
+      recorder.FreeNode(node);
+      return status;
+    }
+  }
+  // The template's op read values of the same shapes with the same
+  // attributes: its shape function gave its results.
+  absl::Span<const TensorMetadata> metadata =
+      expected != nullptr ? absl::MakeConstSpan(expected->results)
+                          : absl::MakeConstSpan(inferred);
+  // Each result: a reference for the tape and one for its LazyTensor.
+  for (size_t i = 0; i < num_results; ++i) {
+    const bool result_reduced =
+        reduced_result.value_or(reduced && metadata[i].dtype == kReducedDType);
+    LazyValue* value = AllocateValue(this, metadata[i], device, device_type_id,
+                                     result_reduced);
+    value->refs.store(2, std::memory_order_relaxed);
+    value->node = node;
+    value->result_index = static_cast<int32_t>(i);
+    node->results.push_back(value);
+    results[i] = LazyTensor(value);  // Adopts the second reference.
   }
   // The trace is as long as allowed: it runs now, and the next op starts
   // another. A compilation error reaches these tensors' readers.
@@ -292,6 +316,7 @@ absl::Status LazyState::RunTape(Tape* tape, Recorder& recorder) {
   // Outputs: the values something besides the tape refers to (a
   // LazyTensor, a later tape's op) that are not computed yet.
   std::vector<LazyValue*> outputs;
+  std::optional<Matched> matched;
   {
     std::lock_guard<std::mutex> lock(graph_mu_);
     for (const TraceNode* node : tape->nodes) {
@@ -301,9 +326,10 @@ absl::Status LazyState::RunTape(Tape* tape, Recorder& recorder) {
         }
       }
     }
+    matched = MatchTape(*tape, outputs);
   }
   absl::Status status;
-  if (std::optional<Matched> matched = MatchTape(*tape, outputs)) {
+  if (matched) {
     CountHit(started, /*repeat=*/true);
     std::vector<RCReference<AsyncValue>> results =
         matched->program->Run(runtime_, matched->arguments);
@@ -311,6 +337,7 @@ absl::Status LazyState::RunTape(Tape* tape, Recorder& recorder) {
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!outputs[i]->handle) outputs[i]->handle = std::move(results[i]);
     }
+    ForgetNodes(*tape);
   } else {
     // One trace per device, in the order the values came.
     std::vector<std::pair<Device*, std::vector<LazyValue*>>> by_device;
@@ -328,6 +355,8 @@ absl::Status LazyState::RunTape(Tape* tape, Recorder& recorder) {
       status.Update(
           RunTrace(values, by_device.size() == 1 ? tape : nullptr, &recorder));
     }
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    ForgetNodes(*tape);
   }
   ReleaseTape(tape, recorder);
   return status;
@@ -349,7 +378,6 @@ std::optional<LazyState::Matched> LazyState::MatchTape(
   }
   Matched matched;
   matched.arguments.reserve(expected.program_parameters.size());
-  std::lock_guard<std::mutex> lock(graph_mu_);
   for (int32_t parameter : expected.program_parameters) {
     const LazyValue* value = tape.bound[parameter];
     // A parameter another trace is still computing goes the full way.
@@ -360,26 +388,35 @@ std::optional<LazyState::Matched> LazyState::MatchTape(
   return matched;
 }
 
-void LazyState::ReleaseTape(Tape* tape, Recorder& recorder) {
-  {
-    std::lock_guard<std::mutex> lock(graph_mu_);
-    for (const TraceNode* node : tape->nodes) {
-      for (LazyValue* value : node->results) value->node = nullptr;
-    }
+bool LazyState::DropTapeReference(LazyValue* value, LazyState* adopt) {
+  // Only the tape refers to it: no reference can be taken any more, no
+  // atomic operation is needed.
+  if (value->refs.load(std::memory_order_acquire) == 1) {
+    DestroyValue(value);
+    return false;
   }
+  // It may outlive the context: it holds the state (set before the
+  // reference is dropped, after which another thread may free it).
+  if (adopt != nullptr) {
+    value->holds_state = true;
+    adopt->Ref();
+  }
+  if (value->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    DestroyValue(value);
+    return false;
+  }
+  return true;
+}
+
+void LazyState::ForgetNodes(const Tape& tape) {
+  for (const TraceNode* node : tape.nodes) {
+    for (LazyValue* value : node->results) value->node = nullptr;
+  }
+}
+
+void LazyState::ReleaseTape(Tape* tape, Recorder& recorder) {
   for (TraceNode* node : tape->nodes) {
-    for (LazyValue* value : node->results) {
-      // Only the tape refers to it: nothing can take a reference any more
-      // (no atomic operation needed). Else it may outlive the context: it
-      // holds the state.
-      if (value->refs.load(std::memory_order_acquire) == 1) {
-        DestroyValue(value);
-        continue;
-      }
-      value->holds_state = true;
-      Ref();
-      UnrefValue(value);
-    }
+    for (LazyValue* value : node->results) DropTapeReference(value, this);
     recorder.FreeNode(node);
   }
   for (LazyValue* value : tape->externals) UnrefValue(value);

@@ -187,12 +187,6 @@ inline LazyValue* AllocateValue(LazyState* state, TensorMetadata storage,
       LazyValue(state, std::move(storage), device, device_type_id, reduced);
 }
 
-inline void UnrefValue(LazyValue* value) {
-  if (value->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    DestroyValue(value);
-  }
-}
-
 // The state a LazyContext and its tensors share; freed with its last
 // reference (the context's, and one per value holding it).
 class LazyState {
@@ -262,7 +256,9 @@ class LazyState {
   ~LazyState() {
     for (auto& [thread, recorder] : recorders_) {
       for (TraceNode* node : recorder->tape.nodes) {
-        for (LazyValue* value : node->results) UnrefValue(value);
+        for (LazyValue* value : node->results) {
+          DropTapeReference(value, /*adopt=*/nullptr);
+        }
         recorder->FreeNode(node);
       }
       for (LazyValue* value : recorder->tape.externals) UnrefValue(value);
@@ -306,16 +302,29 @@ class LazyState {
   // referred to need, then releases it.
   absl::Status RunTape(Tape* tape, Recorder& recorder);
   // The program and arguments of `tape` if it matched its template
-  // throughout and computes the same outputs; nullopt otherwise.
+  // throughout and computes the same outputs; nullopt otherwise. Requires
+  // graph_mu_.
   struct Matched {
     std::shared_ptr<const TraceProgram> program;
     std::vector<AsyncValue*> arguments;  // Borrowed from the bound values.
   };
   std::optional<Matched> MatchTape(const Tape& tape,
                                    absl::Span<LazyValue* const> outputs);
+  // The tape's values forget their nodes (all of them computed or
+  // unreachable: the tape is about to be released). Requires graph_mu_.
+  static void ForgetNodes(const Tape& tape);
+  // Drops a tape's reference to one of its values. A value that survives
+  // holds `adopt` (if not null). Returns whether it survives.
+  static bool DropTapeReference(LazyValue* value, LazyState* adopt);
   // Drops the tape's references (values the program still refers to take
-  // one to the state first) and frees its nodes.
+  // one to the state first) and recycles its nodes (ForgetNodes first).
   void ReleaseTape(Tape* tape, Recorder& recorder);
+  // The error of recording `op_name` (null `entry`: not registered) on
+  // `args`, which the fast checks of Record refused. Out of line: recording
+  // is a hot path, its errors are not.
+  [[gnu::noinline, gnu::cold]] static absl::Status RecordError(
+      const LazyState* state, absl::string_view op_name, const OpEntry* entry,
+      const LazyArgs& args);
   // The calling thread's recorder (made at its first use).
   Recorder& ThisThreadsRecorder();
   // Takes the recorder's tape (leaving an empty one) and runs it.
@@ -390,5 +399,12 @@ class LazyState {
 };
 
 }  // namespace asyncrt::lazy::internal
+
+namespace asyncrt::lazy {
+// Here, where LazyValue is complete, for the two files that use it.
+inline internal::LazyValue* LazyTensor::value() const {
+  return static_cast<internal::LazyValue*>(value_);
+}
+}  // namespace asyncrt::lazy
 
 #endif  // ASYNCRT_LIB_LAZY_LAZY_STATE_H_

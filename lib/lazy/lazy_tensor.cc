@@ -103,7 +103,7 @@ absl::StatusOr<LazyTensor> LazyState::CopyTo(LazyValue* original,
   absl::StatusOr<Device*> device = FindDevice(device_name);
   if (!device.ok()) return device.status();
   if (*device == original->device) {
-    original->refs.fetch_add(1, std::memory_order_relaxed);
+    RefValue(original);
     return LazyTensor(original);
   }
   absl::Status status = Materialize({original});
@@ -132,8 +132,6 @@ using internal::LazyState;
 using internal::LazyValue;
 
 LazyTensor::LazyTensor(LazyValue* value) : value_(value) {}
-
-LazyValue* LazyTensor::value() const { return static_cast<LazyValue*>(value_); }
 
 DType LazyTensor::dtype() const {
   return value()->reduced ? DType::kF32 : value()->metadata.dtype;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "backends/cpu/nn/vector_math.h"
@@ -121,9 +122,32 @@ template <typename Vec>
   std::memcpy(&v, p, sizeof(v));
   return v;
 }
+// By value: a reference to an accumulator register would take its address
+// and keep the accumulator in memory (GCC 12 did so for AVX2).
 template <typename Vec>
-[[gnu::always_inline]] inline void Store(float* p, const Vec& v) {
+[[gnu::always_inline]] inline void Store(float* p, Vec v) {
   std::memcpy(p, &v, sizeof(v));
+}
+
+// A step as the register machine runs it: one case per opcode and operand
+// sources (so that each case is a run of vector instructions with no test
+// inside), operand addresses at element 0 (`mask` keeps the element offset
+// for full-size inputs and drops it for slots and splats), the slot to
+// keep the result in or null.
+struct ChunkStep {
+  int32_t code;
+  int32_t opcode;
+  const float* a;
+  const float* b;
+  int64_t a_mask;
+  int64_t b_mask;
+  float* keep;
+};
+
+// The case of `opcode` with operand a (b) the accumulator or not.
+constexpr int32_t CaseOf(int64_t opcode, bool a_accumulator,
+                         bool b_accumulator) {
+  return static_cast<int32_t>(opcode * 4 + a_accumulator * 2 + b_accumulator);
 }
 
 // The register machine over whole chunks of kRegisters vectors, then
@@ -140,47 +164,70 @@ template <typename Vec, typename IntVec, int kRegisters>
   constexpr int64_t kLanes = sizeof(Vec) / sizeof(float);
   constexpr int64_t kChunk = kLanes * kRegisters;
   static_assert(kChunk <= kSlotFloats);
+  // Not zeroed first (a chain's steps fit on the stack).
+  constexpr size_t kStackSteps = 64;
+  ChunkStep stack_steps[kStackSteps];
+  std::unique_ptr<ChunkStep[]> heap_steps;
+  ChunkStep* prepared = stack_steps;
+  if (steps.size() > kStackSteps) {
+    heap_steps = std::make_unique_for_overwrite<ChunkStep[]>(steps.size());
+    prepared = heap_steps.get();
+  }
+  absl::Span<const ChunkStep> chunk_steps(prepared, steps.size());
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const Step& step = steps[k];
+    ChunkStep& chunk_step = prepared[k];
+    const Operand& a = step.operands[0];
+    const Operand& b = step.operands[1];
+    const bool unary = step.opcode >= 10;  // fused_elementwise.h's order.
+    chunk_step.opcode = static_cast<int32_t>(step.opcode);
+    chunk_step.code =
+        CaseOf(step.opcode, a.IsAccumulator(), !unary && b.IsAccumulator());
+    auto address = [&](const Operand& operand, const float*& data,
+                       int64_t& mask) {
+      data = nullptr;
+      mask = 0;
+      if (operand.slot >= 0) {
+        data = slots + operand.slot * kChunk;
+      } else if (operand.input >= 0) {
+        data = inputs[operand.input];
+        mask = operand.advances ? ~int64_t{0} : 0;
+      }
+    };
+    address(a, chunk_step.a, chunk_step.a_mask);
+    address(b, chunk_step.b, chunk_step.b_mask);
+    chunk_step.keep = step.keep >= 0 ? slots + step.keep * kChunk : nullptr;
+  }
   int64_t start = begin;
   for (; start + kChunk <= end; start += kChunk) {
     Vec acc[kRegisters];
-    for (const Step& step : steps) {
-      const Operand& first = step.operands[0];
-      const Operand& second = step.operands[1];
-      const float* a = first.IsAccumulator()
-                           ? nullptr
-                           : Elements(first, inputs, start, slots, kChunk);
-      const float* b = second.IsAccumulator()
-                           ? nullptr
-                           : Elements(second, inputs, start, slots, kChunk);
-      switch (step.opcode) {
-// One loop per operand source, so that each is a run of vector
-// instructions with no test inside.
+    for (const ChunkStep& step : chunk_steps) {
+      const float* a = step.a + (start & step.a_mask);
+      const float* b = step.b + (start & step.b_mask);
+      switch (step.code) {
 #define ASYNCRT_LOOP(X, Y, EXPR)         \
   for (int r = 0; r < kRegisters; ++r) { \
-    const Vec x = X, y = Y;              \
+    const Vec x = X;                     \
+    [[maybe_unused]] const Vec y = Y;    \
     acc[r] = EXPR;                       \
-  }
-#define ASYNCRT_BINARY(CODE, EXPR)                                             \
-  case CODE:                                                                   \
-    if (a == nullptr) {                                                        \
-      if (b == nullptr) {                                                      \
-        ASYNCRT_LOOP(acc[r], acc[r], EXPR)                                     \
-      } else {                                                                 \
-        ASYNCRT_LOOP(acc[r], Load<Vec>(b + r * kLanes), EXPR)                  \
-      }                                                                        \
-    } else if (b == nullptr) {                                                 \
-      ASYNCRT_LOOP(Load<Vec>(a + r * kLanes), acc[r], EXPR)                    \
-    } else {                                                                   \
-      ASYNCRT_LOOP(Load<Vec>(a + r * kLanes), Load<Vec>(b + r * kLanes), EXPR) \
-    }                                                                          \
-    break;
-#define ASYNCRT_UNARY(CODE, EXPR)                                      \
-  case CODE:                                                           \
-    for (int r = 0; r < kRegisters; ++r) {                             \
-      const Vec x = a == nullptr ? acc[r] : Load<Vec>(a + r * kLanes); \
-      acc[r] = EXPR;                                                   \
-    }                                                                  \
-    break;
+  }                                      \
+  break;
+#define ASYNCRT_A Load<Vec>(a + r * kLanes)
+#define ASYNCRT_B Load<Vec>(b + r * kLanes)
+#define ASYNCRT_BINARY(CODE, EXPR)        \
+  case CaseOf(CODE, true, true):          \
+    ASYNCRT_LOOP(acc[r], acc[r], EXPR)    \
+  case CaseOf(CODE, true, false):         \
+    ASYNCRT_LOOP(acc[r], ASYNCRT_B, EXPR) \
+  case CaseOf(CODE, false, true):         \
+    ASYNCRT_LOOP(ASYNCRT_A, acc[r], EXPR) \
+  case CaseOf(CODE, false, false):        \
+    ASYNCRT_LOOP(ASYNCRT_A, ASYNCRT_B, EXPR)
+#define ASYNCRT_UNARY(CODE, EXPR)  \
+  case CaseOf(CODE, true, false):  \
+    ASYNCRT_LOOP(acc[r], x, EXPR)  \
+  case CaseOf(CODE, false, false): \
+    ASYNCRT_LOOP(ASYNCRT_A, x, EXPR)
         ASYNCRT_BINARY(0, x + y)
         ASYNCRT_BINARY(1, x - y)
         ASYNCRT_BINARY(2, x * y)
@@ -192,26 +239,29 @@ template <typename Vec, typename IntVec, int kRegisters>
         ASYNCRT_UNARY(12, (Vec)((IntVec)x & 0x7fffffff))
 #undef ASYNCRT_UNARY
 #undef ASYNCRT_BINARY
+#undef ASYNCRT_B
+#undef ASYNCRT_A
 #undef ASYNCRT_LOOP
         default: {
-          // Transcendental ops and sqrt: through RunOp, as the nn ops
-          // compute them, over the chunk.
+          // Transcendental ops and sqrt (unary): through RunOp, as the nn
+          // ops compute them, over the chunk.
           alignas(64) float chunk[kChunk];
-          if (a == nullptr) {
+          if (step.code & 2) {
             for (int r = 0; r < kRegisters; ++r) {
               Store(chunk + r * kLanes, acc[r]);
             }
             a = chunk;
           }
-          RunOp(step.opcode, a, b, chunk, kChunk);
+          RunOp(step.opcode, a, nullptr, chunk, kChunk);
           for (int r = 0; r < kRegisters; ++r) {
             acc[r] = Load<Vec>(chunk + r * kLanes);
           }
         }
       }
-      if (step.keep >= 0) {
-        float* slot = slots + step.keep * kChunk;
-        for (int r = 0; r < kRegisters; ++r) Store(slot + r * kLanes, acc[r]);
+      if (step.keep != nullptr) {
+        for (int r = 0; r < kRegisters; ++r) {
+          Store(step.keep + r * kLanes, acc[r]);
+        }
       }
     }
     for (int r = 0; r < kRegisters; ++r) {
@@ -227,13 +277,13 @@ using Avx2Floats = float __attribute__((vector_size(32)));
 using Avx2Ints = int32_t __attribute__((vector_size(32)));
 
 // 16 of AVX-512's 32 registers hold the accumulator (256 floats: half the
-// steps of 8, 0.6 us less on a 50-op chain of 1,024 floats), 8 of AVX2's
-// 16.
+// steps of 8 registers), 8 of AVX2's 16.
 __attribute__((target("avx512f"))) void RunAvx512(absl::Span<const Step> steps,
                                                   const float* const* inputs,
                                                   int64_t begin, int64_t end,
                                                   float* slots, float* out) {
-  RunChunks<Avx512Floats, Avx512Ints, 16>(steps, inputs, begin, end, slots, out);
+  RunChunks<Avx512Floats, Avx512Ints, 16>(steps, inputs, begin, end, slots,
+                                          out);
 }
 __attribute__((target("avx2"))) void RunAvx2(absl::Span<const Step> steps,
                                              const float* const* inputs,

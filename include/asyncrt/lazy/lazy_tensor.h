@@ -74,6 +74,14 @@ struct LazyValueRefs {
 };
 // Frees a value whose last reference was dropped.
 void DestroyValue(LazyValueRefs* value);
+inline void RefValue(LazyValueRefs* value) {
+  value->refs.fetch_add(1, std::memory_order_relaxed);
+}
+inline void UnrefValue(LazyValueRefs* value) {
+  if (value->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    DestroyValue(value);
+  }
+}
 }  // namespace internal
 
 struct LazyOptions {
@@ -118,7 +126,7 @@ class LazyTensor {
   // trace) refers to is not an output of its trace (only ops still read
   // it).
   LazyTensor(const LazyTensor& other) : value_(other.value_) {
-    if (value_ != nullptr) value_->refs.fetch_add(1, std::memory_order_relaxed);
+    if (value_ != nullptr) internal::RefValue(value_);
   }
   LazyTensor(LazyTensor&& other) noexcept
       : value_(std::exchange(other.value_, nullptr)) {}
@@ -133,10 +141,7 @@ class LazyTensor {
     return *this;
   }
   ~LazyTensor() {
-    if (value_ != nullptr &&
-        value_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      internal::DestroyValue(value_);
-    }
+    if (value_ != nullptr) internal::UnrefValue(value_);
   }
 
   bool valid() const { return value_ != nullptr; }
