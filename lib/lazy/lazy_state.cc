@@ -234,11 +234,6 @@ absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
   const int device_type_id = first != nullptr
                                  ? first->device_type_id
                                  : OpRegistry::DeviceTypeId(device->type());
-  if (ABSL_PREDICT_FALSE(entry->FindImplementation(device_type_id) ==
-                         nullptr)) {
-    return absl::UnimplementedError(
-        absl::StrCat(op_name, " has no implementation for ", device->name()));
-  }
   Recorder& recorder = ThisThreadsRecorder();
   TraceNode* node = recorder.NewNode();
   node->entry = entry;
@@ -251,7 +246,15 @@ absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
   }
   const Template::Op* expected = Match(recorder, *node, num_results);
   absl::InlinedVector<TensorMetadata, 1> inferred;
+  // A matched op was checked when its template op was recorded (the same
+  // op on the same device).
   if (expected == nullptr) {
+    if (ABSL_PREDICT_FALSE(entry->FindImplementation(device_type_id) ==
+                           nullptr)) {
+      recorder.FreeNode(node);
+      return absl::UnimplementedError(
+          absl::StrCat(op_name, " has no implementation for ", device->name()));
+    }
     // Not the template's op: the shape function says.
     absl::InlinedVector<const TensorMetadata*, 4> arg_metadata;
     for (const LazyValue* value : node->operands) {
@@ -315,7 +318,7 @@ absl::Status LazyState::RunTape(Tape* tape, Recorder& recorder) {
   const absl::Time started = absl::Now();
   // Outputs: the values something besides the tape refers to (a
   // LazyTensor, a later tape's op) that are not computed yet.
-  std::vector<LazyValue*> outputs;
+  absl::InlinedVector<LazyValue*, 8> outputs;
   std::optional<Matched> matched;
   {
     std::lock_guard<std::mutex> lock(graph_mu_);
@@ -328,7 +331,6 @@ absl::Status LazyState::RunTape(Tape* tape, Recorder& recorder) {
     }
     matched = MatchTape(*tape, outputs);
   }
-  absl::Status status;
   if (matched) {
     CountHit(started, /*repeat=*/true);
     std::vector<RCReference<AsyncValue>> results =
@@ -337,27 +339,27 @@ absl::Status LazyState::RunTape(Tape* tape, Recorder& recorder) {
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!outputs[i]->handle) outputs[i]->handle = std::move(results[i]);
     }
-    ForgetNodes(*tape);
-  } else {
-    // One trace per device, in the order the values came.
-    std::vector<std::pair<Device*, std::vector<LazyValue*>>> by_device;
-    for (LazyValue* value : outputs) {
-      auto it = std::find_if(
-          by_device.begin(), by_device.end(),
-          [&](const auto& group) { return group.first == value->device; });
-      if (it == by_device.end()) {
-        by_device.emplace_back(value->device, std::vector<LazyValue*>());
-        it = by_device.end() - 1;
-      }
-      it->second.push_back(value);
-    }
-    for (auto& [device, values] : by_device) {
-      status.Update(
-          RunTrace(values, by_device.size() == 1 ? tape : nullptr, &recorder));
-    }
-    std::lock_guard<std::mutex> lock(graph_mu_);
-    ForgetNodes(*tape);
+    ReleaseTape(tape, recorder);
+    return absl::OkStatus();
   }
+  // One trace per device, in the order the values came.
+  std::vector<std::pair<Device*, std::vector<LazyValue*>>> by_device;
+  for (LazyValue* value : outputs) {
+    auto it = std::find_if(
+        by_device.begin(), by_device.end(),
+        [&](const auto& group) { return group.first == value->device; });
+    if (it == by_device.end()) {
+      by_device.emplace_back(value->device, std::vector<LazyValue*>());
+      it = by_device.end() - 1;
+    }
+    it->second.push_back(value);
+  }
+  absl::Status status;
+  for (auto& [device, values] : by_device) {
+    status.Update(
+        RunTrace(values, by_device.size() == 1 ? tape : nullptr, &recorder));
+  }
+  std::lock_guard<std::mutex> lock(graph_mu_);
   ReleaseTape(tape, recorder);
   return status;
 }
@@ -408,15 +410,12 @@ bool LazyState::DropTapeReference(LazyValue* value, LazyState* adopt) {
   return true;
 }
 
-void LazyState::ForgetNodes(const Tape& tape) {
-  for (const TraceNode* node : tape.nodes) {
-    for (LazyValue* value : node->results) value->node = nullptr;
-  }
-}
-
 void LazyState::ReleaseTape(Tape* tape, Recorder& recorder) {
   for (TraceNode* node : tape->nodes) {
-    for (LazyValue* value : node->results) DropTapeReference(value, this);
+    for (LazyValue* value : node->results) {
+      value->node = nullptr;
+      DropTapeReference(value, this);
+    }
     recorder.FreeNode(node);
   }
   for (LazyValue* value : tape->externals) UnrefValue(value);
@@ -432,6 +431,8 @@ absl::Status LazyState::Materialize(absl::Span<LazyValue* const> values) {
   std::vector<std::pair<Device*, std::vector<LazyValue*>>> by_device;
   {
     std::lock_guard<std::mutex> lock(graph_mu_);
+    // Computed or being computed already (a read after a barrier).
+    if (values.size() == 1 && values[0]->handle) return absl::OkStatus();
     for (LazyValue* value : values) {
       if (value->handle) continue;
       auto it = std::find_if(

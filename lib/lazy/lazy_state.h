@@ -166,8 +166,10 @@ struct Recorder {
   void FreeNode(TraceNode* node) {
     node->operands.clear();
     node->results.clear();
-    node->attrs = OpAttrsRef();
-    node->attrs_key.clear();
+    if (!node->attrs_key.empty()) {  // Attributes were set.
+      node->attrs = OpAttrsRef();
+      node->attrs_key.clear();
+    }
     free_nodes.push_back(node);
   }
 
@@ -306,18 +308,17 @@ class LazyState {
   // graph_mu_.
   struct Matched {
     std::shared_ptr<const TraceProgram> program;
-    std::vector<AsyncValue*> arguments;  // Borrowed from the bound values.
+    // Borrowed from the bound values.
+    absl::InlinedVector<AsyncValue*, 8> arguments;
   };
   std::optional<Matched> MatchTape(const Tape& tape,
                                    absl::Span<LazyValue* const> outputs);
-  // The tape's values forget their nodes (all of them computed or
-  // unreachable: the tape is about to be released). Requires graph_mu_.
-  static void ForgetNodes(const Tape& tape);
   // Drops a tape's reference to one of its values. A value that survives
   // holds `adopt` (if not null). Returns whether it survives.
   static bool DropTapeReference(LazyValue* value, LazyState* adopt);
   // Drops the tape's references (values the program still refers to take
-  // one to the state first) and recycles its nodes (ForgetNodes first).
+  // one to the state first; values forget their nodes) and recycles its
+  // nodes. Requires graph_mu_ (values' nodes are guarded by it).
   void ReleaseTape(Tape* tape, Recorder& recorder);
   // The error of recording `op_name` (null `entry`: not registered) on
   // `args`, which the fast checks of Record refused. Out of line: recording

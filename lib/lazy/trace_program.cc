@@ -2,6 +2,7 @@
 // compiler registry (asyncrt/lazy/trace.h).
 #include "lib/lazy/trace_program.h"
 
+#include <algorithm>
 #include <atomic>
 #include <utility>
 
@@ -66,8 +67,14 @@ std::vector<RCReference<AsyncValue>> TraceProgram::Run(
   std::vector<RCReference<AsyncValue>> results;
   if (function_ != nullptr) {
     results = runtime.Call(*function_, arguments);
-    // The program stays while it runs, even if the cache drops it.
-    RunWhenReady(results, [keep = shared_from_this()] {});
+    // The program stays while it runs, even if the cache drops it (a
+    // program that finished inline, the common case, needs nothing).
+    const bool finished =
+        std::all_of(results.begin(), results.end(),
+                    [](const RCReference<AsyncValue>& result) {
+                      return result->IsAvailable();
+                    });
+    if (!finished) RunWhenReady(results, [keep = shared_from_this()] {});
     return results;
   }
   absl::StatusOr<ExecutionContext> exec_ctx = runtime.CreateExecutionContext();
