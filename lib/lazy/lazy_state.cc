@@ -103,49 +103,49 @@ const Template::Op* LazyState::Match(Recorder& recorder, const TraceNode& node,
   }
   const Template& expected = *tape.expected;
   const size_t index = tape.nodes.size();
+  const size_t num_operands = node.operands.size();
   const Template::Op* op =
       index < expected.ops.size() ? &expected.ops[index] : nullptr;
-  bool matches = op != nullptr && op->entry == node.entry &&
-                 op->results.size() == num_results &&
-                 op->operands.size() == node.operands.size() &&
-                 op->attrs_key.size() == node.attrs_key.size() &&
-                 (node.attrs_key.empty() || op->attrs_key == node.attrs_key);
-  for (size_t i = 0; matches && i < node.operands.size(); ++i) {
-    const LazyValue& value = *node.operands[i];
-    const TraceRef ref = op->operands[i];
-    if (value.tape == tape.id) {
-      matches = ref.op == value.tape_op && ref.index == value.result_index;
-      continue;
-    }
-    if (ref.op != TraceRef::kParameter) {
-      matches = false;
-    } else if (const LazyValue* bound = tape.bound[ref.index]) {
-      matches = bound == &value;
-    } else {
-      matches = value.device == expected.device &&
-                value.metadata == expected.parameters[ref.index];
-      // An op reading one unbound parameter twice reads one value.
-      for (size_t j = 0; matches && j < i; ++j) {
-        matches = op->operands[j].op != TraceRef::kParameter ||
-                  op->operands[j].index != ref.index ||
-                  node.operands[j] == &value;
-      }
-    }
-  }
-  if (!matches) {
-    tape.matches = false;
+  auto mismatch = [&tape] {
+    tape.matches = false;  // For the rest of the tape: bindings may be off.
     return nullptr;
+  };
+  if (op == nullptr || op->entry != node.entry ||
+      op->results.size() != num_results ||
+      op->operands.size() != num_operands ||
+      op->attrs_key.size() != node.attrs_key.size() ||
+      (!node.attrs_key.empty() && op->attrs_key != node.attrs_key)) {
+    return mismatch();
   }
-  for (size_t i = 0; i < node.operands.size(); ++i) {
-    if (op->operands[i].op == TraceRef::kParameter) {
-      tape.bound[op->operands[i].index] = node.operands[i];
+  LazyValue* const* operands = node.operands.data();
+  const TraceRef* refs = op->operands.data();
+  LazyValue** bound = tape.bound.data();
+  for (size_t i = 0; i < num_operands; ++i) {
+    LazyValue* value = operands[i];
+    const TraceRef ref = refs[i];
+    if (value->tape == tape.id) {
+      if (ref.op != value->tape_op || ref.index != value->result_index) {
+        return mismatch();
+      }
+    } else if (ref.op != TraceRef::kParameter) {
+      return mismatch();
+    } else if (bound[ref.index] == nullptr) {
+      // The parameter's first use binds it (values of the template's
+      // parameter's device, dtype and shape only).
+      if (value->device != expected.device ||
+          !(value->metadata == expected.parameters[ref.index])) {
+        return mismatch();
+      }
+      bound[ref.index] = value;
+    } else if (bound[ref.index] != value) {
+      return mismatch();
     }
   }
   return op;
 }
 
 bool LazyState::Append(Tape& tape, TraceNode* node) {
-  for (LazyValue* operand : node->operands) {
+  for (LazyValue* operand : absl::MakeSpan(node->operands)) {
     if (operand->tape == tape.id || operand->referenced_by_tape.load(
                                         std::memory_order_relaxed) == tape.id) {
       continue;
