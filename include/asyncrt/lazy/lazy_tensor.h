@@ -12,12 +12,15 @@
 //   }
 //   DenseHostTensor result = *h.ToHost();   // waits for the value
 //
-// Recording runs the op's shape function at once, so a tensor knows its
-// dtype and shape as soon as it is made and a shape error is the call's
-// error. A trace runs when a value is read on the host (ToHost, which runs
-// only what that value needs), at Barrier() (every pending tensor of the
-// context, so a loop body is one trace that repeats, not one growing
-// graph), or when max_trace_ops ops were recorded since the last barrier.
+// Recording knows the op's result shapes at once (its shape function, or
+// the same op's in the last trace), so a tensor knows its dtype and shape
+// as soon as it is made and a shape error is the call's error. Each thread
+// records onto its own tape. A trace runs when a value is read on the host
+// (ToHost, which runs only what that value needs), at Barrier() (the
+// calling thread's tape, so a loop body is one trace that repeats, not one
+// growing graph), or when max_trace_ops ops were recorded on a tape. A
+// tape that repeats the last trace op by op runs its program without a
+// cache lookup (LazyCacheStats::repeats).
 // Ops the nn dialect does not model still run inside the trace's program
 // (as nn.runtime_op: the registry op, unfused); a trace the compiler cannot
 // take at all is replayed op by op (LazyCacheStats::replayed). Runtime-only
@@ -227,8 +230,9 @@ class LazyContext {
   // InvalidArgument for options out of range.
   static absl::StatusOr<std::unique_ptr<LazyContext>> Create(
       Runtime& runtime, LazyOptions options = {});
-  // Runs a last Barrier (so tensors the program still holds are computed),
-  // ignoring its error (the tensors hold it).
+  // Runs every thread's tape (so tensors the program still holds are
+  // computed), ignoring errors (the tensors hold them). No thread may
+  // record on the context meanwhile.
   ~LazyContext();
   LazyContext(const LazyContext&) = delete;
   LazyContext& operator=(const LazyContext&) = delete;
@@ -254,11 +258,13 @@ class LazyContext {
                                   const LazyArgs& args,
                                   const OpAttrs& attrs = {});
 
-  // Runs every pending tensor of this context as one trace (compiled once
-  // per structure, then taken from the cache) and cuts the trace there:
-  // what is recorded next starts a new one. Returns the compilation's
-  // error, if any (the tensors then hold it too); the computation's own
-  // errors arrive when values are read.
+  // Runs the ops the calling thread recorded since its last barrier as one
+  // trace (compiled once per structure, then taken from the cache), its
+  // outputs the values something still refers to, and cuts the trace
+  // there: what the thread records next starts a new one. Ops other
+  // threads recorded run at their barriers, or when their values are read.
+  // Returns the compilation's error, if any (the tensors then hold it too); the
+  // computation's own errors arrive when values are read.
   absl::Status Barrier();
 
   LazyCacheStats cache_stats() const;
