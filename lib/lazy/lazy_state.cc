@@ -291,6 +291,22 @@ absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
   return absl::OkStatus();
 }
 
+std::vector<std::pair<Device*, std::vector<LazyValue*>>>
+LazyState::GroupByDevice(absl::Span<LazyValue* const> values) {
+  std::vector<std::pair<Device*, std::vector<LazyValue*>>> by_device;
+  for (LazyValue* value : values) {
+    auto it = std::find_if(
+        by_device.begin(), by_device.end(),
+        [&](const auto& group) { return group.first == value->device; });
+    if (it == by_device.end()) {
+      by_device.emplace_back(value->device, std::vector<LazyValue*>());
+      it = by_device.end() - 1;
+    }
+    it->second.push_back(value);
+  }
+  return by_device;
+}
+
 absl::Status LazyState::Barrier() { return RunRecorded(ThisThreadsRecorder()); }
 
 void LazyState::Shutdown() {
@@ -342,18 +358,8 @@ absl::Status LazyState::RunTape(Tape* tape, Recorder& recorder) {
     ReleaseTape(tape, recorder);
     return absl::OkStatus();
   }
-  // One trace per device, in the order the values came.
-  std::vector<std::pair<Device*, std::vector<LazyValue*>>> by_device;
-  for (LazyValue* value : outputs) {
-    auto it = std::find_if(
-        by_device.begin(), by_device.end(),
-        [&](const auto& group) { return group.first == value->device; });
-    if (it == by_device.end()) {
-      by_device.emplace_back(value->device, std::vector<LazyValue*>());
-      it = by_device.end() - 1;
-    }
-    it->second.push_back(value);
-  }
+  // One trace per device.
+  const auto by_device = GroupByDevice(outputs);
   absl::Status status;
   for (auto& [device, values] : by_device) {
     status.Update(
@@ -427,26 +433,17 @@ void LazyState::ReleaseTape(Tape* tape, Recorder& recorder) {
 }
 
 absl::Status LazyState::Materialize(absl::Span<LazyValue* const> values) {
-  // One trace per device, in the order the values came.
-  std::vector<std::pair<Device*, std::vector<LazyValue*>>> by_device;
+  // Those not computed (or being computed) yet, one trace per device.
+  absl::InlinedVector<LazyValue*, 4> pending;
   {
     std::lock_guard<std::mutex> lock(graph_mu_);
-    // Computed or being computed already (a read after a barrier).
-    if (values.size() == 1 && values[0]->handle) return absl::OkStatus();
     for (LazyValue* value : values) {
-      if (value->handle) continue;
-      auto it = std::find_if(
-          by_device.begin(), by_device.end(),
-          [&](const auto& group) { return group.first == value->device; });
-      if (it == by_device.end()) {
-        by_device.emplace_back(value->device, std::vector<LazyValue*>());
-        it = by_device.end() - 1;
-      }
-      it->second.push_back(value);
+      if (!value->handle) pending.push_back(value);
     }
   }
+  if (pending.empty()) return absl::OkStatus();
   absl::Status status;
-  for (auto& [device, outputs] : by_device) {
+  for (auto& [device, outputs] : GroupByDevice(pending)) {
     status.Update(RunTrace(outputs));
   }
   return status;

@@ -326,6 +326,9 @@ class LazyState {
   [[gnu::noinline, gnu::cold]] static absl::Status RecordError(
       const LazyState* state, absl::string_view op_name, const OpEntry* entry,
       const LazyArgs& args);
+  // `values` by device, in the order they came (one trace per device).
+  static std::vector<std::pair<Device*, std::vector<LazyValue*>>> GroupByDevice(
+      absl::Span<LazyValue* const> values);
   // The calling thread's recorder (made at its first use).
   Recorder& ThisThreadsRecorder();
   // Takes the recorder's tape (leaving an empty one) and runs it.
