@@ -224,6 +224,26 @@ TEST_F(LazyTensorTest, TracesThatDifferFromTheLastRunTheFullPath) {
   EXPECT_EQ(stats.misses, 5);
 }
 
+// A barrier runs the ops its own thread recorded; another thread's pending
+// values are computed when read, or at their thread's barrier.
+TEST_F(LazyTensorTest, ABarrierRunsItsOwnThreadsOps) {
+  LazyTensor x = FromHost({2}, {1, -1});
+  LazyTensor y = *lazy_->Call("nn.neg", {x});
+  std::thread other([&] {
+    LazyTensor z = *lazy_->Call("nn.relu", {x});
+    ASSERT_TRUE(lazy_->Barrier().ok());
+    EXPECT_TRUE(z.IsMaterialized());
+    EXPECT_FALSE(y.IsMaterialized());  // The main thread's.
+    EXPECT_THAT(Values(*y.ToHost()), ElementsAreArray({-1.f, 1.f}));
+  });
+  other.join();
+  EXPECT_TRUE(y.IsMaterialized());  // Read by the other thread.
+  LazyTensor w = *lazy_->Call("nn.abs", {y});
+  ASSERT_TRUE(lazy_->Barrier().ok());
+  EXPECT_TRUE(w.IsMaterialized());
+  EXPECT_THAT(Values(*w.ToHost()), ElementsAreArray({1.f, 1.f}));
+}
+
 // Tensors keep what they need of their context: the context's last
 // barrier computes what they hold.
 TEST_F(LazyTensorTest, TensorsOutliveTheirContext) {
