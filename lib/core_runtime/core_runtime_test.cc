@@ -1,6 +1,7 @@
 #include "asyncrt/core_runtime/core_runtime.h"
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -222,8 +223,8 @@ TEST_F(CoreRuntimeTest, AddComputesWithMetadataKnownUpFront) {
 
 // Six arguments and five results: more than the core runtime keeps on the
 // stack. Result i is argument i + 1, its metadata too.
-absl::Status ShiftMetadata(ArgumentMetadata args,
-                           const OpAttrs&, absl::Span<TensorMetadata> results) {
+absl::Status ShiftMetadata(ArgumentMetadata args, const OpAttrs&,
+                           absl::Span<TensorMetadata> results) {
   for (size_t i = 0; i < results.size(); ++i) results[i] = args[i + 1];
   return absl::OkStatus();
 }
@@ -442,9 +443,9 @@ TEST_F(CoreRuntimeTest, ConsumedValueOverSharedBufferIsNotReused) {
   // Two async values, each the only reference to its tensor, over one buffer.
   TensorHandle x = Vector({3, 4});
   const DenseHostTensor& x_tensor = x.GetAsyncTensor()->get<DenseHostTensor>();
-  TensorHandle alias(x.device(), x_tensor.metadata(),
-                     MakeAvailableAsyncValueRef<DenseHostTensor>(
-                         x_tensor.CopyRef()));
+  TensorHandle alias(
+      x.device(), x_tensor.metadata(),
+      MakeAvailableAsyncValueRef<DenseHostTensor>(x_tensor.CopyRef()));
   const AsyncValue* x_value = x.GetAsyncTensor();
   TensorHandle args[2] = {std::move(x), ones.CopyRef()};
   TensorHandle sum;
@@ -766,16 +767,14 @@ TEST_F(CoreRuntimeGraphShapeTest, ConcurrentCallsShareTheSites) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 40; ++i) {
         const int32_t n = (i + t) % (ShapeMemo::kCapacity + 2) + 1;
-        RCReference<AsyncValue> value = AddGraph::Call(
-            *program, host_, graph_cpu_,
-            Vector(std::vector<int32_t>(n, t + 1)), *exec_ctx_);
-        const Tensor* tensor =
-            value->IsType<TensorHandle>()
-                ? runtime_->Await(value->get<TensorHandle>())
-                : nullptr;
+        RCReference<AsyncValue> value =
+            AddGraph::Call(*program, host_, graph_cpu_,
+                           Vector(std::vector<int32_t>(n, t + 1)), *exec_ctx_);
+        const Tensor* tensor = value->IsType<TensorHandle>()
+                                   ? runtime_->Await(value->get<TensorHandle>())
+                                   : nullptr;
         const auto* dense = dynamic_cast<const DenseHostTensor*>(tensor);
-        if (dense == nullptr ||
-            dense->shape() != TensorShape({n}) ||
+        if (dense == nullptr || dense->shape() != TensorShape({n}) ||
             value->get<TensorHandle>().GetAvailableMetadata().shape !=
                 TensorShape({n}) ||
             dense->elements<int32_t>()[n - 1] != 3 * (t + 1)) {
@@ -1003,6 +1002,38 @@ TEST(OpRegistryTest, CallSiteLookupsCheckTheNameAndTheTable) {
   EXPECT_EQ(other.FindByCallSite(name)->FindImplementation("cpu")->dispatch,
             NoDispatch);
   EXPECT_EQ(registry.FindByCallSite(name), replaced);
+}
+
+// The cached name is compared in words for names of 4 to 16 characters:
+// every byte counts, whatever the length.
+TEST(OpRegistryTest, CallSiteLookupsCompareEveryByteOfTheName) {
+  OpRegistry registry;
+  for (const char* op :
+       {"o.x", "o.y", "op.ab_cd.x", "op.ab_ce.x", "op.name_longer_than_16.x",
+        "op.name_longer_than_16.y", "op.name_longer_xhan_16.x"}) {
+    registry.AddDispatch(op, "cpu", NoDispatch);
+  }
+  for (std::string first : {"o.x", "op.ab_cd.x", "op.name_longer_than_16.x"}) {
+    char name[32] = {};
+    first.copy(name, first.size());
+    ASSERT_EQ(
+        registry.FindByCallSite(absl::string_view(name, first.size()))->name,
+        first);
+    // One byte changed: at the end, then in the middle.
+    for (size_t at : {first.size() - 1, first.size() / 2}) {
+      std::string other = first;
+      other[at] = other[at] == 'x' ? 'y' : other[at] == 'd' ? 'e' : 'x';
+      std::memcpy(name, other.data(), other.size());
+      const OpEntry* found =
+          registry.FindByCallSite(absl::string_view(name, other.size()));
+      if (found != nullptr) EXPECT_EQ(found->name, other);
+      if (registry.Find(other) == nullptr) EXPECT_EQ(found, nullptr) << other;
+      std::memcpy(name, first.data(), first.size());
+      EXPECT_EQ(
+          registry.FindByCallSite(absl::string_view(name, first.size()))->name,
+          first);
+    }
+  }
 }
 
 }  // namespace
