@@ -38,26 +38,24 @@ OpRegistry::OpRegistry() {
 
 namespace {
 
+// Whether a[0, n) equals b[0, n), for sizeof(Word) <= n <= 2 sizeof(Word):
+// a word at each end of both (overlapping for short names, all within
+// [0, n)).
+template <typename Word>
+bool SameEnds(const char* a, const char* b, size_t n) {
+  Word a_head, a_tail, b_head, b_tail;
+  std::memcpy(&a_head, a, sizeof(Word));
+  std::memcpy(&a_tail, a + n - sizeof(Word), sizeof(Word));
+  std::memcpy(&b_head, b, sizeof(Word));
+  std::memcpy(&b_tail, b + n - sizeof(Word), sizeof(Word));
+  return a_head == b_head && a_tail == b_tail;
+}
+
 // Whether `a` and `b` (op names: mostly 4 to 16 characters) hold the same
-// n bytes: two overlapping word loads each, all within [0, n), instead of
-// a call to memcmp on every eager or lazy op.
+// n bytes, without a call to memcmp on every eager or lazy op.
 inline bool SameShortBytes(const char* a, const char* b, size_t n) {
-  if (n >= 8 && n <= 16) {
-    uint64_t a_head, a_tail, b_head, b_tail;
-    std::memcpy(&a_head, a, 8);
-    std::memcpy(&a_tail, a + n - 8, 8);
-    std::memcpy(&b_head, b, 8);
-    std::memcpy(&b_tail, b + n - 8, 8);
-    return a_head == b_head && a_tail == b_tail;
-  }
-  if (n >= 4 && n < 8) {
-    uint32_t a_head, a_tail, b_head, b_tail;
-    std::memcpy(&a_head, a, 4);
-    std::memcpy(&a_tail, a + n - 4, 4);
-    std::memcpy(&b_head, b, 4);
-    std::memcpy(&b_tail, b + n - 4, 4);
-    return a_head == b_head && a_tail == b_tail;
-  }
+  if (n >= 8 && n <= 16) return SameEnds<uint64_t>(a, b, n);
+  if (n >= 4 && n < 8) return SameEnds<uint32_t>(a, b, n);
   return std::memcmp(a, b, n) == 0;
 }
 
