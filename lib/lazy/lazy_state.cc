@@ -84,7 +84,7 @@ absl::StatusOr<LazyTensor> LazyState::FromHost(DenseHostTensor tensor,
     if (!exec_ctx.ok()) return exec_ctx.status();
     handle = handle.TransferTo(*exec_ctx, **device);
   }
-  LazyValue* value = NewValue(std::move(metadata), *device, /*reduced=*/false);
+  LazyValue* value = NewValue(metadata, *device, /*reduced=*/false);
   value->handle = MakeAvailableAsyncValueRef<TensorHandle>(std::move(handle));
   return LazyTensor(value);
 }
@@ -154,12 +154,7 @@ bool LazyState::Append(Tape& tape, TraceNode* node) {
     RefValue(operand);
     tape.externals.push_back(operand);
   }
-  const auto index = static_cast<int32_t>(tape.nodes.size());
-  for (LazyValue* result : node->results) {
-    result->tape = tape.id;
-    result->tape_op = index;
-  }
-  tape.nodes.push_back(node);
+  tape.nodes.push_back(node);  // Its results know their tape and index.
   return tape.nodes.size() >= options_.max_trace_ops;
 }
 
@@ -273,15 +268,16 @@ absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
   absl::Span<const TensorMetadata> metadata =
       expected != nullptr ? absl::MakeConstSpan(expected->results)
                           : absl::MakeConstSpan(inferred);
-  // Each result: a reference for the tape and one for its LazyTensor.
+  // Each result: a reference for the tape and one for its LazyTensor; the
+  // op's index on the tape is the next one (Append below).
+  const auto op_index = static_cast<int32_t>(recorder.tape.nodes.size());
   for (size_t i = 0; i < num_results; ++i) {
     const bool result_reduced =
         reduced_result.value_or(reduced && metadata[i].dtype == kReducedDType);
     LazyValue* value = AllocateValue(this, metadata[i], device, device_type_id,
-                                     result_reduced);
+                                     result_reduced, recorder.tape.id, op_index,
+                                     node, static_cast<int32_t>(i));
     value->refs.store(2, std::memory_order_relaxed);
-    value->node = node;
-    value->result_index = static_cast<int32_t>(i);
     node->results.push_back(value);
     results[i] = LazyTensor(value);  // Adopts the second reference.
   }

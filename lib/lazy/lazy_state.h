@@ -52,13 +52,21 @@ struct TraceNode;
 // References (LazyValueRefs::refs): LazyTensors, the tape that recorded it
 // (until that tape is released) and later tapes whose ops read it.
 struct LazyValue : LazyValueRefs {
-  LazyValue(LazyState* state, TensorMetadata storage, Device* device,
-            int device_type_id, bool reduced)
+  // A recorded value gets its tape, its op's index there and its node
+  // here (each field written once: recording is store-bound).
+  LazyValue(LazyState* state, const TensorMetadata& storage, Device* device,
+            int device_type_id, bool reduced, uint64_t tape = 0,
+            int32_t tape_op = -1, TraceNode* node = nullptr,
+            int32_t result_index = 0)
       : state(state),
-        metadata(std::move(storage)),
+        metadata(storage),
         device(device),
         device_type_id(device_type_id),
-        reduced(reduced) {}
+        reduced(reduced),
+        tape(tape),
+        tape_op(tape_op),
+        node(node),
+        result_index(result_index) {}
 
   LazyState* const state;
   const TensorMetadata metadata;  // As stored: bf16 when reduced.
@@ -72,8 +80,8 @@ struct LazyValue : LazyValueRefs {
 
   // Written while it is recorded, before it is published: its tape and the
   // index of its op there (0 and -1 for values made outside tapes).
-  uint64_t tape = 0;
-  int32_t tape_op = -1;
+  uint64_t tape;
+  int32_t tape_op;
   // The last tape that took a reference to it as an operand from outside
   // (each tape takes one; a tape of another thread in between makes it
   // take another, released like the first).
@@ -83,8 +91,8 @@ struct LazyValue : LazyValueRefs {
   // graph lock (LazyState::graph_mu_), which every materialization and
   // tape release takes. A value reachable from a live value or node has a
   // handle or a node.
-  TraceNode* node = nullptr;  // Owned by its tape; null once released.
-  int32_t result_index = 0;
+  TraceNode* node;  // Owned by its tape; null once released.
+  int32_t result_index;
   RCReference<AsyncValue> handle;  // Of a TensorHandle, once materialized.
 
   // Scratch of the walk that builds a trace (LazyState::Build, under the
@@ -180,13 +188,15 @@ struct Recorder {
 };
 
 // Records come and go by the hundred per step of a loop: recycled.
-inline LazyValue* AllocateValue(LazyState* state, TensorMetadata storage,
+// `storage` by reference: copied once, straight into the value.
+template <typename... Recorded>
+inline LazyValue* AllocateValue(LazyState* state, const TensorMetadata& storage,
                                 Device* device, int device_type_id,
-                                bool reduced) {
+                                bool reduced, Recorded... recorded) {
   RecyclingAllocator<LazyValue> allocator;
   LazyValue* value = allocator.allocate(1);
   return new (value)
-      LazyValue(state, std::move(storage), device, device_type_id, reduced);
+      LazyValue(state, storage, device, device_type_id, reduced, recorded...);
 }
 
 // The state a LazyContext and its tensors share; freed with its last
@@ -211,9 +221,10 @@ class LazyState {
   }
 
   // A value made outside tapes (FromHost, CopyTo): it holds the state.
-  LazyValue* NewValue(TensorMetadata storage, Device* device, bool reduced) {
+  LazyValue* NewValue(const TensorMetadata& storage, Device* device,
+                      bool reduced) {
     LazyValue* value =
-        AllocateValue(this, std::move(storage), device,
+        AllocateValue(this, storage, device,
                       OpRegistry::DeviceTypeId(device->type()), reduced);
     value->holds_state = true;
     Ref();
@@ -338,9 +349,9 @@ class LazyState {
   // parameters it reads; null (and the tape stops matching) if none does.
   static const Template::Op* Match(Recorder& recorder, const TraceNode& node,
                                    size_t num_results);
-  // Appends `node` (its results made) to `tape`, taking a reference to
-  // each operand from outside the tape. Returns whether the tape reached
-  // the size limit.
+  // Appends `node` (its results made, knowing `tape` and their index on
+  // it) to `tape`, taking a reference to each operand from outside the
+  // tape. Returns whether the tape reached the size limit.
   bool Append(Tape& tape, TraceNode* node);
 
   // Waits for a materialized value's TensorHandle (`what` names the caller
