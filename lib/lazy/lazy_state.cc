@@ -112,9 +112,7 @@ const Template::Op* LazyState::Match(Recorder& recorder, const TraceNode& node,
   };
   if (op == nullptr || op->entry != node.entry ||
       op->results.size() != num_results ||
-      op->operands.size() != num_operands ||
-      op->attrs_key.size() != node.attrs_key.size() ||
-      (!node.attrs_key.empty() && op->attrs_key != node.attrs_key)) {
+      op->operands.size() != num_operands || op->attrs_key != node.attrs_key) {
     return mismatch();
   }
   LazyValue* const* operands = node.operands.data();
@@ -158,10 +156,9 @@ bool LazyState::Append(Tape& tape, TraceNode* node) {
   return tape.nodes.size() >= options_.max_trace_ops;
 }
 
-absl::Status LazyState::RecordError(const LazyState* state,
-                                    absl::string_view op_name,
+absl::Status LazyState::RecordError(absl::string_view op_name,
                                     const OpEntry* entry,
-                                    const LazyArgs& args) {
+                                    const LazyArgs& args) const {
   if (entry == nullptr) {
     return absl::NotFoundError(absl::StrCat("unknown op ", op_name));
   }
@@ -177,7 +174,7 @@ absl::Status LazyState::RecordError(const LazyState* state,
           absl::StrCat(op_name, ": argument ", i, " is an invalid tensor"));
     }
     const LazyValue& value = *args[i].value();
-    if (value.state != state) {
+    if (value.state != this) {
       return absl::InvalidArgumentError(absl::StrCat(
           op_name, ": argument ", i, " belongs to another LazyContext"));
     }
@@ -208,20 +205,18 @@ absl::Status LazyState::Record(absl::string_view op_name, const LazyArgs& args,
   // hashing the name.
   const OpEntry* entry = OpRegistry::Global().FindByCallSite(op_name);
   if (ABSL_PREDICT_FALSE(entry == nullptr || entry->metadata_fn == nullptr)) {
-    return RecordError(this, op_name, entry, args);
+    return RecordError(op_name, entry, args);
   }
   // The arguments: valid, this context's, on one device, of one precision.
   // Results go on their device (the host without arguments).
   const LazyValue* first = args.empty() ? nullptr : args[0].value();
-  bool valid = true;
   for (size_t i = 0; i < args.size(); ++i) {
     const LazyValue* value = args[i].value();
-    valid &= value != nullptr && value->state == this &&
-             value->device == first->device && value->reduced == first->reduced;
-    if (!valid) break;
-  }
-  if (ABSL_PREDICT_FALSE(!valid)) {
-    return RecordError(this, op_name, entry, args);
+    if (ABSL_PREDICT_FALSE(value == nullptr || value->state != this ||
+                           value->device != first->device ||
+                           value->reduced != first->reduced)) {
+      return RecordError(op_name, entry, args);
+    }
   }
   Device* device =
       first != nullptr ? first->device : &runtime_.host().host_device();
@@ -392,12 +387,12 @@ std::optional<LazyState::Matched> LazyState::MatchTape(
   return matched;
 }
 
-bool LazyState::DropTapeReference(LazyValue* value, LazyState* adopt) {
+void LazyState::DropTapeReference(LazyValue* value, LazyState* adopt) {
   // Only the tape refers to it: no reference can be taken any more, no
   // atomic operation is needed.
   if (value->refs.load(std::memory_order_acquire) == 1) {
     DestroyValue(value);
-    return false;
+    return;
   }
   // It may outlive the context: it holds the state (set before the
   // reference is dropped, after which another thread may free it).
@@ -405,11 +400,7 @@ bool LazyState::DropTapeReference(LazyValue* value, LazyState* adopt) {
     value->holds_state = true;
     adopt->Ref();
   }
-  if (value->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    DestroyValue(value);
-    return false;
-  }
-  return true;
+  UnrefValue(value);
 }
 
 void LazyState::ReleaseTape(Tape* tape, Recorder& recorder) {

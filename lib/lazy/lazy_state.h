@@ -1,15 +1,16 @@
 // Internals of asyncrt::lazy (lazy_tensor.h): recorded values and ops, the
 // tape and its template, and the state a LazyContext and its tensors share.
 //
-// Recorded ops go on the context's tape, in order; a barrier takes the tape
-// and runs the ops whose results someone still refers to. The tape owns its
+// Each thread's recorded ops go on its tape (one per thread and context), in
+// order; its barrier takes the tape and runs the ops whose results someone
+// still refers to. The tape owns its
 // ops and holds a reference to each value they make and to each value from
 // outside it that they read, so recording takes no reference per operand.
 // A loop records the same tape every step: each tape is compared, op by op
-// as it is recorded, with the last one (its template). An op that matches
-// takes its result shapes from the template instead of its shape function,
-// and a tape that matched throughout runs the template's program without
-// building a cache key.
+// as it is recorded, with its thread's last one (its template). An op that
+// matches takes its result shapes from the template instead of its shape
+// function, and a tape that matched throughout runs the template's program
+// without building a cache key.
 //
 // Thread-safety: as each member's comment says; the locks are LazyState's.
 #ifndef ASYNCRT_LIB_LAZY_LAZY_STATE_H_
@@ -311,7 +312,7 @@ class LazyState {
   static std::shared_ptr<const Template> MakeTemplate(
       const Tape& tape, const BuiltTrace& built,
       std::shared_ptr<const TraceProgram> program);
-  // Runs the ops of `tape` (taken from the context) that values still
+  // Runs the ops of `tape` (taken from `recorder`) that values still
   // referred to need, then releases it.
   absl::Status RunTape(Tape* tape, Recorder& recorder);
   // The program and arguments of `tape` if it matched its template
@@ -325,8 +326,8 @@ class LazyState {
   std::optional<Matched> MatchTape(const Tape& tape,
                                    absl::Span<LazyValue* const> outputs);
   // Drops a tape's reference to one of its values. A value that survives
-  // holds `adopt` (if not null). Returns whether it survives.
-  static bool DropTapeReference(LazyValue* value, LazyState* adopt);
+  // holds `adopt` (if not null).
+  static void DropTapeReference(LazyValue* value, LazyState* adopt);
   // Drops the tape's references (values the program still refers to take
   // one to the state first; values forget their nodes) and recycles its
   // nodes. Requires graph_mu_ (values' nodes are guarded by it).
@@ -334,9 +335,9 @@ class LazyState {
   // The error of recording `op_name` (null `entry`: not registered) on
   // `args`, which the fast checks of Record refused. Out of line: recording
   // is a hot path, its errors are not.
-  [[gnu::noinline, gnu::cold]] static absl::Status RecordError(
-      const LazyState* state, absl::string_view op_name, const OpEntry* entry,
-      const LazyArgs& args);
+  [[gnu::noinline, gnu::cold]] absl::Status RecordError(
+      absl::string_view op_name, const OpEntry* entry,
+      const LazyArgs& args) const;
   // `values` by device, in the order they came (one trace per device).
   static std::vector<std::pair<Device*, std::vector<LazyValue*>>> GroupByDevice(
       absl::Span<LazyValue* const> values);
@@ -409,8 +410,6 @@ class LazyState {
   LruList lru_;                                                // Guarded.
   absl::flat_hash_map<std::string, LruList::iterator> cache_;  // Guarded.
   LazyCacheStats stats_;                                       // Guarded.
-
-  friend class ::asyncrt::lazy::LazyContext;
 };
 
 }  // namespace asyncrt::lazy::internal

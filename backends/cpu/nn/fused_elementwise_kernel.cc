@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "asyncrt/backends/fused_elementwise.h"
 #include "backends/cpu/nn/vector_math.h"
 
 // The vector types below are passed only between always-inline functions
@@ -179,7 +180,8 @@ template <typename Vec, typename IntVec, int kRegisters>
     ChunkStep& chunk_step = prepared[k];
     const Operand& a = step.operands[0];
     const Operand& b = step.operands[1];
-    const bool unary = step.opcode >= 10;  // fused_elementwise.h's order.
+    // A unary op's second operand is unused: its cases ignore it.
+    const bool unary = FindFusedElementwiseOpcode(step.opcode)->arity == 1;
     chunk_step.opcode = static_cast<int32_t>(step.opcode);
     chunk_step.code =
         CaseOf(step.opcode, a.IsAccumulator(), !unary && b.IsAccumulator());

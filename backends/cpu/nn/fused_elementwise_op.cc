@@ -107,7 +107,10 @@ void FusedElementwise(OpInvocation& invocation) {
   // Inputs: their elements, or a splat of one repeated element.
   absl::InlinedVector<const float*, 4> inputs(num_inputs);
   absl::InlinedVector<bool, 4> broadcast(num_inputs);
-  uint64_t broadcast_bits = 0;
+  // Bit i (i < 64): input i is one element, or, in `reusable`, a full-size
+  // input whose buffer may take the result (element i of the result is
+  // written after every op has read element i of the inputs).
+  uint64_t broadcast_bits = 0, reusable = 0;
   size_t num_broadcast = 0;
   for (size_t i = 0; i < num_inputs; ++i) {
     const auto& tensor =
@@ -115,40 +118,40 @@ void FusedElementwise(OpInvocation& invocation) {
     inputs[i] = tensor.elements<float>().data();
     broadcast[i] = tensor.NumElements() != n;
     num_broadcast += broadcast[i];
-    if (broadcast[i] && i < 64) broadcast_bits |= uint64_t{1} << i;
+    if (i >= 64) continue;
+    if (broadcast[i]) {
+      broadcast_bits |= uint64_t{1} << i;
+    } else {
+      reusable |= uint64_t{1} << i;
+    }
   }
   const SitePlan* site_plan =
       invocation.site_cache != nullptr
           ? invocation.site_cache->Find<SitePlan>(&kSitePlanTag)
           : nullptr;
-  if (site_plan != nullptr &&
-      (site_plan->num_inputs != num_inputs ||
-       site_plan->broadcast != broadcast_bits || num_inputs > 64)) {
+  // (A cached plan has at most 64 inputs: more never match it.)
+  if (site_plan != nullptr && (site_plan->num_inputs != num_inputs ||
+                               site_plan->broadcast != broadcast_bits)) {
     site_plan = nullptr;
   }
-  fused::Plan own_plan;
+  std::shared_ptr<const SitePlan> made;  // Ours, kept for this call.
   if (site_plan == nullptr) {
     absl::StatusOr<absl::InlinedVector<Instruction, 64>> program =
         Decode(invocation.attrs, num_inputs);
     if (!program.ok()) {
       return FailAll(invocation, kFused, program.status().message());
     }
-    own_plan = fused::MakePlan(*program, broadcast);
-    if (invocation.site_cache != nullptr && invocation.site_cache->empty() &&
-        num_inputs <= 64) {
-      site_plan = invocation.site_cache->Set<SitePlan>(
-          &kSitePlanTag, std::make_shared<SitePlan>(SitePlan{
-                             num_inputs, broadcast_bits, std::move(own_plan)}));
+    made = std::make_shared<const SitePlan>(SitePlan{
+        num_inputs, broadcast_bits, fused::MakePlan(*program, broadcast)});
+    // The first call keeps it for the site (another call may get there
+    // first: this one still runs its own).
+    if (invocation.site_cache != nullptr && num_inputs <= 64) {
+      invocation.site_cache->Set<SitePlan>(&kSitePlanTag, made);
     }
+    site_plan = made.get();
   }
-  const fused::Plan& plan = site_plan != nullptr ? site_plan->plan : own_plan;
+  const fused::Plan& plan = site_plan->plan;
 
-  // Any full-size input's buffer may take the result: element i of the
-  // result is written after every op has read element i of the inputs.
-  uint64_t reusable = 0;
-  for (size_t i = 0; i < num_inputs && i < 64; ++i) {
-    if (!broadcast[i]) reusable |= uint64_t{1} << i;
-  }
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, kFused, metadata, reusable);
   if (!result) return;

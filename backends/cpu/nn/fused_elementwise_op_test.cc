@@ -3,10 +3,13 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "asyncrt/backends/fused_elementwise.h"
 #include "asyncrt/backends/nn_ops.h"
+#include "asyncrt/core_runtime/op_site_cache.h"
+#include "asyncrt/core_runtime/shape_memo.h"
 #include "backends/cpu/nn/fused_elementwise_kernel.h"
 #include "backends/cpu/nn/nn_test_util.h"
 #include "gmock/gmock.h"
@@ -138,6 +141,56 @@ TEST(FusedElementwiseKernelTest, EveryVariantComputesTheSameBits) {
       ExpectBitwiseEqual(Tensor32{{kElements}, out},
                          Tensor32{{kElements}, expected});
     }
+  }
+}
+
+// At a program's op site the plan is kept for the next calls with the same
+// broadcast inputs; calls with others, and a site whose cache another op
+// took first, still compute their own.
+TEST_F(FusedElementwiseTest, SitesKeepTheirPlan) {
+  absl::StatusOr<CoreRuntimeOp> op = cpu_->MakeOp("nn.fused_elementwise");
+  ASSERT_TRUE(op.ok()) << op.status();
+  OpAttrs attrs;
+  attrs.SetArray<int64_t>("ops", {2, 0});  // (a * b) + a.
+  attrs.SetArray<int64_t>("operands", {0, 1, 2, 0});
+  const OpAttrsRef frozen = attrs.Freeze();
+  const Tensor32 a = Random({700}, 7);
+  const Tensor32 b = Random({700}, 8);
+  const Tensor32 s = {{1}, {0.5f}};
+  auto run = [&](OpSiteCache& site, const Tensor32& x, const Tensor32& y) {
+    ShapeMemo memo;
+    TensorHandle arguments[] = {*Handle(x), *Handle(y)};
+    TensorHandle result;
+    EXPECT_TRUE(op->RunConcrete(*exec_ctx_, {&arguments[0], &arguments[1]},
+                                /*consumed_arguments=*/0, frozen, result, memo,
+                                /*arena=*/nullptr, &site));
+    return *Read(result);
+  };
+  auto expected = [&](const Tensor32& y) {
+    Tensor32 t = *Run("nn.mul", {a, y});
+    return *Run("nn.add", {t, a});
+  };
+  OpSiteCache site;
+  ExpectBitwiseEqual(run(site, a, b), expected(b));
+  EXPECT_FALSE(site.empty());
+  ExpectBitwiseEqual(run(site, a, s), expected(s));  // Another plan.
+  ExpectBitwiseEqual(run(site, a, b), expected(b));  // The kept one.
+  OpSiteCache taken;
+  static const char kOtherTag = 0;
+  taken.Set<int>(&kOtherTag, std::make_shared<const int>(1));
+  ExpectBitwiseEqual(run(taken, a, b), expected(b));
+  // Calls racing to keep their plan at a fresh site: the one that loses
+  // runs its own (under ThreadSanitizer in `make test`).
+  const Tensor32 want = expected(b);
+  for (int round = 0; round < 200; ++round) {
+    OpSiteCache fresh;
+    std::vector<Tensor32> got(2);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t) {
+      threads.emplace_back([&, t] { got[t] = run(fresh, a, b); });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (const Tensor32& result : got) ExpectBitwiseEqual(result, want);
   }
 }
 

@@ -263,8 +263,8 @@ class LazyContext {
   // outputs the values something still refers to, and cuts the trace
   // there: what the thread records next starts a new one. Ops other
   // threads recorded run at their barriers, or when their values are read.
-  // Returns the compilation's error, if any (the tensors then hold it too); the
-  // computation's own errors arrive when values are read.
+  // Returns the compilation's error, if any (the tensors then hold it too);
+  // the computation's own errors arrive when values are read.
   absl::Status Barrier();
 
   LazyCacheStats cache_stats() const;
