@@ -15,7 +15,10 @@ namespace asyncrt::testing {
 inline void DrainDevice(HostContext& host, StreamDevice& device) {
   for (int round = 0; round < 4; ++round) {
     host.Quiesce();
-    if (Stream* stream = device.stream()) {
+    for (Stream* stream :
+         {device.stream(), device.copy_stream(CopyDirection::kHostToDevice),
+          device.copy_stream(CopyDirection::kDeviceToHost)}) {
+      if (stream == nullptr) continue;
       RCReference<AsyncValue> done[] = {stream->OnDone()};
       host.Await(done);
     }

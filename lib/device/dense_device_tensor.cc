@@ -1,6 +1,8 @@
 #include "asyncrt/device/dense_device_tensor.h"
 
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -113,21 +115,20 @@ absl::Status ShutDownError(const Device& device) {
       absl::StrCat(device.name(), " is shut down"));
 }
 
-// Copies `bytes` from `src` into `destination` (a new tensor, or an error
-// making it) on `device`'s stream; the result is `destination` once the
-// copy is done. `keep_alive` (the source) lives until then.
+// Copies `bytes` from `src` to `dst`, the data of `destination` (a new
+// tensor, or an error making it), on `device`'s copy stream for
+// `direction`; the result is `destination` once the copy is done.
+// `keep_alive` (the source, a staging buffer) lives until then.
 template <typename T, typename Source>
-AsyncValueRef<T> EnqueueCopyInto(StreamDevice& device,
-                                 CopyDirection direction,
-                                 absl::StatusOr<T> destination,
+AsyncValueRef<T> EnqueueCopyInto(StreamDevice& device, CopyDirection direction,
+                                 absl::StatusOr<T> destination, void* dst,
                                  const void* src, size_t bytes,
                                  Source keep_alive) {
   if (!destination.ok()) return CopyError<T>(destination.status());
-  Stream* stream = device.stream();
+  Stream* stream = device.copy_stream(direction);
   if (stream == nullptr) return CopyError<T>(ShutDownError(device));
   if (bytes > 0) {
-    absl::Status status =
-        device.EnqueueCopy(direction, destination->data(), src, bytes);
+    absl::Status status = device.EnqueueCopy(direction, dst, src, bytes);
     if (!status.ok()) return CopyError<T>(std::move(status));
   }
   auto result = MakeUnconstructedAsyncValueRef<T>();
@@ -136,18 +137,68 @@ AsyncValueRef<T> EnqueueCopyInto(StreamDevice& device,
   return result;
 }
 
+// Pinned host memory that a copy to or from the host goes through where
+// the device asks for it (StagesHostCopies). The device is declared first,
+// so it outlives the memory its allocator frees.
+struct StagingBuffer {
+  RCReference<StreamDevice> device;
+  DeviceMemory memory;
+};
+
+// A staging buffer of `bytes`, or nullopt where the device stages nothing
+// or has no pinned memory left (the copy then uses the caller's memory:
+// still correct, but a CUDA copy from pageable memory waits for its
+// stream).
+std::optional<StagingBuffer> Stage(StreamDevice& device, size_t bytes) {
+  if (!device.StagesHostCopies() || bytes == 0) return std::nullopt;
+  absl::StatusOr<DeviceMemory> memory = device.host_allocator().Allocate(bytes);
+  if (!memory.ok()) return std::nullopt;
+  return StagingBuffer{FormRef(&device), *std::move(memory)};
+}
+
 }  // namespace
 
 AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseHostTensor& src,
                                               StreamDevice& dst) {
+  absl::StatusOr<DenseDeviceTensor> destination =
+      DenseDeviceTensor::Allocate(dst, src.metadata());
+  void* dst_data = destination.ok() ? destination->data() : nullptr;
+  const size_t bytes = src.DataSizeInBytes();
+  if (destination.ok()) {
+    if (std::optional<StagingBuffer> staging = Stage(dst, bytes)) {
+      // Into pinned memory here, so that the device's copy never blocks
+      // this thread; the source may go at once.
+      std::memcpy(staging->memory.data(), src.data(), bytes);
+      const void* staged = staging->memory.data();
+      return EnqueueCopyInto(dst, CopyDirection::kHostToDevice,
+                             std::move(destination), dst_data, staged, bytes,
+                             *std::move(staging));
+    }
+  }
   return EnqueueCopyInto(dst, CopyDirection::kHostToDevice,
-                         DenseDeviceTensor::Allocate(dst, src.metadata()),
-                         src.data(), src.DataSizeInBytes(), src.CopyRef());
+                         std::move(destination), dst_data, src.data(), bytes,
+                         src.CopyRef());
 }
 
 AsyncValueRef<DenseHostTensor> CopyToHost(const DenseDeviceTensor& src,
                                           HostContext* host) {
   StreamDevice& device = src.device();
+  const size_t bytes = src.DataSizeInBytes();
+  if (std::optional<StagingBuffer> staging = Stage(device, bytes)) {
+    // Straight into pinned memory, which the new tensor keeps: it goes
+    // back to the device's host allocator with the tensor.
+    void* data = staging->memory.data();
+    RCReference<HostBuffer> buffer = HostBuffer::CreateFromExternal(
+        data, bytes, [staging = *std::move(staging)](void*, size_t) mutable {
+          staging.memory.Free();
+        });
+    if (buffer) {
+      return EnqueueCopyInto(device, CopyDirection::kDeviceToHost,
+                             absl::StatusOr<DenseHostTensor>(DenseHostTensor(
+                                 src.metadata(), std::move(buffer))),
+                             data, src.data(), bytes, src.CopyRef());
+    }
+  }
   std::optional<DenseHostTensor> tensor =
       DenseHostTensor::CreateUninitialized(src.metadata(), *host->allocator());
   absl::StatusOr<DenseHostTensor> destination =
@@ -155,17 +206,21 @@ AsyncValueRef<DenseHostTensor> CopyToHost(const DenseDeviceTensor& src,
              : absl::ResourceExhaustedError(absl::StrCat(
                    "out of host memory copying ", src.metadata().DebugString(),
                    " from ", device.name()));
+  void* dst_data = destination.ok() ? destination->data() : nullptr;
   return EnqueueCopyInto(device, CopyDirection::kDeviceToHost,
-                         std::move(destination), src.data(),
-                         src.DataSizeInBytes(), src.CopyRef());
+                         std::move(destination), dst_data, src.data(), bytes,
+                         src.CopyRef());
 }
 
 AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseDeviceTensor& src,
                                               StreamDevice& dst) {
   if (&src.device() == &dst) {
+    absl::StatusOr<DenseDeviceTensor> destination =
+        DenseDeviceTensor::Allocate(dst, src.metadata());
+    void* dst_data = destination.ok() ? destination->data() : nullptr;
     return EnqueueCopyInto(dst, CopyDirection::kDeviceToDevice,
-                           DenseDeviceTensor::Allocate(dst, src.metadata()),
-                           src.data(), src.DataSizeInBytes(), src.CopyRef());
+                           std::move(destination), dst_data, src.data(),
+                           src.DataSizeInBytes(), src.CopyRef());
   }
   // Another device: through host memory, one copy after the other.
   AsyncValueRef<DenseHostTensor> staged = CopyToHost(src, dst.host());

@@ -77,6 +77,20 @@ class DeviceGraphTest : public ::testing::Test {
     return std::move(out[0]);
   }
 
+  // Copies `values` to `dst` on the device, before the graph's next launch:
+  // host copies run on a copy stream, which the compute stream waits for.
+  ::testing::AssertionResult CopyIn(void* dst, absl::Span<const float> values) {
+    if (absl::Status status =
+            sim_->EnqueueCopy(CopyDirection::kHostToDevice, dst, values.data(),
+                              values.size() * sizeof(float));
+        !status.ok()) {
+      return ::testing::AssertionFailure() << status;
+    }
+    sim_->stream()->WaitForEvent(
+        sim_->copy_stream(CopyDirection::kHostToDevice)->RecordEvent());
+    return ::testing::AssertionSuccess();
+  }
+
   std::vector<float> HostFloats(const TensorHandle& handle) {
     TensorHandle on_host =
         handle.TransferTo(*exec_ctx_, runtime_->host().host_device());
@@ -109,9 +123,7 @@ TEST_F(DeviceGraphTest, RecordsOnceAndReplaysOnNewInputs) {
   const float next[] = {5, -6, 7, -8};
   const auto* x_tensor =
       static_cast<const DenseDeviceTensor*>(core().Await(x));
-  ASSERT_TRUE(sim_->EnqueueCopy(CopyDirection::kHostToDevice,
-                                x_tensor->data(), next, sizeof(next))
-                  .ok());
+  ASSERT_TRUE(CopyIn(x_tensor->data(), next));
   ASSERT_TRUE((*graph)->Launch().ok());
   EXPECT_THAT(HostFloats(y), ElementsAreArray({10.f, -6.f, 14.f, -8.f}));
   // The graph's memory outlives its tensors and is freed with it (the
@@ -169,9 +181,7 @@ TEST_F(DeviceGraphTest, CapturesFromSeveralThreadsStress) {
             static_cast<const DenseDeviceTensor*>(core().Await(x));
         for (int replay = 1; replay <= 3; ++replay) {
           const float next[] = {-a * replay, a * replay};
-          ASSERT_TRUE(sim_->EnqueueCopy(CopyDirection::kHostToDevice,
-                                        x_tensor->data(), next, sizeof(next))
-                          .ok());
+          ASSERT_TRUE(CopyIn(x_tensor->data(), next));
           ASSERT_TRUE((*graph)->Launch().ok());
           ASSERT_THAT(HostFloats(y),
                       ElementsAreArray({-a * replay, 2 * a * replay}));

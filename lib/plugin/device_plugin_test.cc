@@ -3,25 +3,29 @@
 // each bad plug-in is a clear error naming its file that leaves the runtime
 // usable; a synchronous plug-in (callbacks before host_callback returns)
 // works too; nothing leaks (device memory, devices, platforms); concurrent
-// ops and copies (run under ThreadSanitizer).
-#include "asyncrt/plugin/device_plugin_loader.h"
-
+// ops and copies (run under ThreadSanitizer); copies to and from the host run
+// on copy streams, after the work before them and beside the work after.
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/device/dense_device_tensor.h"
+#include "asyncrt/plugin/device_plugin_loader.h"
 #include "asyncrt/runtime/runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/plugin/plugin_device.h"
 #include "testing/device_test_util.h"
 
 namespace asyncrt {
@@ -56,6 +60,8 @@ class DevicePluginTest : public ::testing::Test {
           testing::DrainDevice(runtime_->host(), *stream_device);
           EXPECT_EQ(stream_device->allocator().GetStats().live_bytes, 0)
               << device->name();
+          EXPECT_EQ(stream_device->host_allocator().GetStats().live_bytes, 0)
+              << device->name() << " staging";
         }
       }
     }
@@ -110,8 +116,55 @@ class DevicePluginTest : public ::testing::Test {
     return error ? std::string(error->message()) : "<no error>";
   }
 
+  // Whether `value` becomes available within 10 s (polled: a test must
+  // not hang when the work it waits for is held).
+  static bool AvailableSoon(AsyncValue* value) {
+    for (int i = 0; i < 10000 && !value->IsAvailable(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return value->IsAvailable();
+  }
+
   std::unique_ptr<Runtime> runtime_;
   std::optional<ExecutionContext> exec_ctx_;
+};
+
+// Holds one of a simulated device's streams until Open(): the stream waits
+// for an event of a third stream, whose thread is held by a callback (the
+// simulated accelerator runs callbacks on the stream's thread).
+class StreamGate {
+ public:
+  StreamGate(const PluginDevice& device, AsyncRT_Stream held)
+      : device_(device) {
+    const AsyncRT_DeviceFns& fns = device.platform().fns();
+    AsyncRT_Status status;
+    fns.create_stream(device.c_device(), &gate_, &status);
+    fns.host_callback(device.c_device(), gate_, &StreamGate::Hold, this,
+                      &status);
+    fns.create_event(device.c_device(), &event_, &status);
+    fns.record_event(device.c_device(), gate_, event_, &status);
+    fns.wait_for_event(device.c_device(), held, event_, &status);
+    EXPECT_TRUE(status.status.ok()) << status.status;
+  }
+  ~StreamGate() {
+    Open();
+    const AsyncRT_DeviceFns& fns = device_.platform().fns();
+    fns.destroy_event(device_.c_device(), event_);
+    fns.destroy_stream(device_.c_device(), gate_);
+  }
+  void Open() {
+    if (!opened_.HasBeenNotified()) opened_.Notify();
+  }
+
+ private:
+  static void Hold(void* arg, AsyncRT_Code, const char*) {
+    static_cast<StreamGate*>(arg)->opened_.WaitForNotification();
+  }
+
+  const PluginDevice& device_;
+  AsyncRT_Stream gate_ = nullptr;
+  AsyncRT_Event event_ = nullptr;
+  absl::Notification opened_;
 };
 
 TEST_F(DevicePluginTest, TheExampleAcceleratorRunsReluAddAndMatmul) {
@@ -324,6 +377,87 @@ TEST_F(DevicePluginTest, ConcurrentOpsAndCopiesStress) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// A copy to the host waits on its own stream: device work enqueued after it
+// runs meanwhile (with one stream it would wait behind the copy).
+TEST_F(DevicePluginTest, HostCopiesDoNotHoldUpLaterWork) {
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  ASSERT_NE(runtime_, nullptr);
+  if (!HaveNnOps()) GTEST_SKIP() << "the nn.* op library is not linked";
+  auto* sim = dynamic_cast<PluginDevice*>(&FindDevice("SIM:0"));
+  ASSERT_NE(sim, nullptr);
+  TensorHandle x = Floats({2}, {-1, 2}).TransferTo(*exec_ctx_, *sim);
+  ASSERT_EQ(ErrorOf(x), "<no error>");
+  AsyncRT_Stream to_host = sim->c_copy_stream(CopyDirection::kDeviceToHost);
+  ASSERT_NE(to_host, nullptr);
+  ASSERT_NE(to_host, sim->c_stream());
+  StreamGate gate(*sim, to_host);
+  TensorHandle copied =
+      x.TransferTo(*exec_ctx_, runtime_->host().host_device());
+  TensorHandle y = Run("nn.relu", "SIM:0", {&x});
+  RCReference<AsyncValue> relu_done = sim->stream()->OnDone();
+  EXPECT_TRUE(AvailableSoon(relu_done.get()));
+  EXPECT_FALSE(copied.GetAsyncTensor()->IsAvailable());
+  gate.Open();
+  const Tensor* host = runtime_->core_runtime().Await(copied);
+  ASSERT_NE(host, nullptr) << copied.DebugString();
+  EXPECT_THAT(static_cast<const DenseHostTensor*>(host)->elements<float>(),
+              ElementsAre(-1, 2));
+  EXPECT_THAT(HostValues(y), ElementsAre(0, 2));
+}
+
+// A copy to the device starts after the work enqueued before it: memory
+// freed in stream order while a queued kernel still reads it may be the
+// copy's destination, and the kernel must read the old values.
+TEST_F(DevicePluginTest, HostCopiesWaitForEarlierWorkOnTheirMemory) {
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  ASSERT_NE(runtime_, nullptr);
+  if (!HaveNnOps()) GTEST_SKIP() << "the nn.* op library is not linked";
+  auto* sim = dynamic_cast<PluginDevice*>(&FindDevice("SIM:0"));
+  ASSERT_NE(sim, nullptr);
+  std::vector<float> first(256), second(256);
+  for (int i = 0; i < 256; ++i) {
+    first[i] = static_cast<float>(i % 2 == 0 ? i : -i);
+    second[i] = static_cast<float>(1000 + i);
+  }
+  TensorHandle x = Floats({256}, first).TransferTo(*exec_ctx_, *sim);
+  ASSERT_EQ(ErrorOf(x), "<no error>");
+  // The copy's completion lets go of its reference to x on the blocking
+  // pool, maybe just after x is available: x's handle must be the last.
+  runtime_->Quiesce();
+  const void* x_address =
+      static_cast<const DenseDeviceTensor*>(runtime_->core_runtime().Await(x))
+          ->data();
+  std::vector<float> expected(256);
+  for (int i = 0; i < 256; ++i) expected[i] = std::max(first[i], 0.f);
+  TensorHandle y, z;
+  {
+    StreamGate gate(*sim, sim->c_stream());
+    y = Run("nn.relu", "SIM:0", {&x});
+    x = TensorHandle();  // Freed now; the queued relu still reads it.
+    z = Floats({256}, second).TransferTo(*exec_ctx_, *sim);
+  }
+  const auto* z_tensor =
+      static_cast<const DenseDeviceTensor*>(runtime_->core_runtime().Await(z));
+  ASSERT_NE(z_tensor, nullptr) << z.DebugString();
+  // The copy was given the relu's input memory: the case this is about.
+  ASSERT_EQ(z_tensor->data(), x_address);
+  EXPECT_EQ(HostValues(y), expected);
+  EXPECT_EQ(HostValues(z), second);
+}
+
+// Where the plug-in has pinned host memory, copies go through it, and it is
+// given back once they are done.
+TEST_F(DevicePluginTest, HostCopiesStageInPinnedMemory) {
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  ASSERT_NE(runtime_, nullptr);
+  auto* sim = AsStreamDevice(&FindDevice("SIM:0"));
+  ASSERT_TRUE(sim->StagesHostCopies());
+  const int64_t before = sim->host_allocator().GetStats().total_allocations;
+  TensorHandle x = Floats({3}, {1, -2, 3}).TransferTo(*exec_ctx_, *sim);
+  EXPECT_THAT(HostValues(x), ElementsAre(1, -2, 3));
+  EXPECT_EQ(sim->host_allocator().GetStats().total_allocations, before + 2);
 }
 
 }  // namespace

@@ -218,6 +218,7 @@ PluginDevice::PluginDevice(DeviceAttributes attributes, HostContext* host,
   const AsyncRT_DeviceFns& fns = platform_->fns();
   if (fns.host_memory_allocate && fns.host_memory_deallocate) {
     host_allocator_ = std::make_unique<HostAllocator>(*this);
+    pinned_host_memory_ = true;
   } else {
     host_allocator_ = std::make_unique<HostMemoryAllocator>(
         absl::StrCat(name(), " host"), 0);
@@ -261,6 +262,18 @@ absl::StatusOr<RCReference<PluginDevice>> PluginDevice::Create(
   }
   device->stream_.store(new PluginStream(*device, c_stream),
                         std::memory_order_release);
+  // Copies to and from the host on streams of their own, so that they
+  // overlap kernels (a plug-in that cannot make more streams copies on
+  // the compute stream).
+  for (std::atomic<PluginStream*>& copy_stream : device->copy_streams_) {
+    AsyncRT_Stream c_copy_stream = nullptr;
+    AsyncRT_Status copy_status;
+    device->platform().fns().create_stream(device->c_device(), &c_copy_stream,
+                                           &copy_status);
+    if (!copy_status.status.ok()) break;
+    copy_stream.store(new PluginStream(*device, c_copy_stream),
+                      std::memory_order_release);
+  }
   return device;
 }
 
@@ -270,6 +283,10 @@ PluginDevice::~PluginDevice() {
 }
 
 void PluginDevice::Shutdown() {
+  // Copies first: their queued waits are for the compute stream's events.
+  for (std::atomic<PluginStream*>& copy_stream : copy_streams_) {
+    delete copy_stream.exchange(nullptr, std::memory_order_acq_rel);
+  }
   delete stream_.exchange(nullptr, std::memory_order_acq_rel);
 }
 
@@ -330,6 +347,13 @@ bool PluginDevice::SupportsGraphs() const {
          fns.begin_capture != nullptr;
 }
 
+namespace {
+// The device the calling thread records a graph on (between BeginCapture
+// and EndCapture): its copies stay on the stream being recorded, which
+// refuses host copies there.
+thread_local const PluginDevice* t_capturing_device = nullptr;
+}  // namespace
+
 absl::Status PluginDevice::BeginCapture() {
   if (!SupportsGraphs()) return StreamDevice::BeginCapture();
   AsyncRT_Stream c_stream = this->c_stream();
@@ -338,6 +362,7 @@ absl::Status PluginDevice::BeginCapture() {
   }
   AsyncRT_Status status;
   platform_->fns().begin_capture(&c_device_, c_stream, &status);
+  if (status.status.ok()) t_capturing_device = this;
   return status.status;
 }
 
@@ -349,6 +374,7 @@ absl::StatusOr<std::unique_ptr<DeviceGraph>> PluginDevice::EndCapture() {
   }
   AsyncRT_Status status;
   AsyncRT_Graph graph = nullptr;
+  if (t_capturing_device == this) t_capturing_device = nullptr;
   platform_->fns().end_capture(&c_device_, c_stream, &graph, &status);
   if (!status.status.ok()) return status.status;
   return std::make_unique<PluginGraph>(FormRef(this), graph);
@@ -363,11 +389,57 @@ AsyncRT_Stream PluginDevice::c_stream() const {
   return stream ? stream->c_stream() : nullptr;
 }
 
+PluginDevice::PluginStream* PluginDevice::CopyStreamFor(
+    CopyDirection direction) const {
+  if (direction == CopyDirection::kDeviceToDevice ||
+      t_capturing_device == this) {
+    return nullptr;
+  }
+  return copy_streams_[direction == CopyDirection::kHostToDevice ? 0 : 1].load(
+      std::memory_order_acquire);
+}
+
+AsyncRT_Stream PluginDevice::c_copy_stream(CopyDirection direction) const {
+  PluginStream* copy_stream = CopyStreamFor(direction);
+  return copy_stream ? copy_stream->c_stream() : nullptr;
+}
+
+Stream* PluginDevice::copy_stream(CopyDirection direction) {
+  if (PluginStream* copy_stream = CopyStreamFor(direction)) return copy_stream;
+  return stream();
+}
+
+absl::Status PluginDevice::OrderAfterCompute(AsyncRT_Stream compute,
+                                             AsyncRT_Stream copy) {
+  // A plain event of the plug-in's, not a DeviceEvent: nothing on the
+  // host waits for it.
+  const AsyncRT_DeviceFns& fns = platform_->fns();
+  AsyncRT_Event event = nullptr;
+  AsyncRT_Status status;
+  fns.create_event(&c_device_, &event, &status);
+  if (!status.status.ok()) return status.status;
+  fns.record_event(&c_device_, compute, event, &status);
+  if (status.status.ok()) fns.wait_for_event(&c_device_, copy, event, &status);
+  fns.destroy_event(&c_device_, event);
+  return status.status;
+}
+
 absl::Status PluginDevice::EnqueueCopy(CopyDirection direction, void* dst,
                                        const void* src, size_t bytes) {
   AsyncRT_Stream c_stream = this->c_stream();
   if (c_stream == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(name(), " is shut down"));
+  }
+  if (PluginStream* copy_stream = CopyStreamFor(direction)) {
+    // The copy's memory may have been the compute stream's work's until
+    // now (freed in its order), and a source is written by work queued
+    // there: start after that work.
+    if (absl::Status status =
+            OrderAfterCompute(c_stream, copy_stream->c_stream());
+        !status.ok()) {
+      return status;
+    }
+    c_stream = copy_stream->c_stream();
   }
   const AsyncRT_DeviceFns& fns = platform_->fns();
   AsyncRT_Status status;

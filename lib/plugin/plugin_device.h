@@ -67,7 +67,8 @@ class PluginPlatform {
 
 class PluginDevice final : public StreamDevice {
  public:
-  // Creates the plug-in's device `ordinal` (create_device) and its stream.
+  // Creates the plug-in's device `ordinal` (create_device), its compute
+  // stream and, where the plug-in can, a copy stream per host direction.
   static absl::StatusOr<RCReference<PluginDevice>> Create(
       std::shared_ptr<PluginPlatform> platform, int ordinal,
       HostContext* host);
@@ -77,8 +78,13 @@ class PluginDevice final : public StreamDevice {
   DeviceAllocator& allocator() override { return *allocator_; }
   DeviceAllocator& host_allocator() override { return *host_allocator_; }
   Stream* stream() override;
+  // A stream per direction for copies to and from the host, where the
+  // plug-in could create them (else stream()).
+  Stream* copy_stream(CopyDirection direction) override;
   absl::Status EnqueueCopy(CopyDirection direction, void* dst, const void* src,
                            size_t bytes) override;
+  // Where the plug-in has pinned host memory (host_memory_allocate).
+  bool StagesHostCopies() const override { return pinned_host_memory_; }
   void Shutdown() override;
   // The C API's contract (deallocate, device_plugin.h).
   bool FreesInStreamOrder() const override { return true; }
@@ -90,8 +96,10 @@ class PluginDevice final : public StreamDevice {
   absl::StatusOr<std::unique_ptr<DeviceGraph>> EndCapture() override;
 
   const AsyncRT_Device* c_device() const { return &c_device_; }
-  // The plug-in's stream; null once shut down.
+  // The plug-in's compute stream; null once shut down.
   AsyncRT_Stream c_stream() const;
+  // The plug-in's copy stream for `direction`; null where there is none.
+  AsyncRT_Stream c_copy_stream(CopyDirection direction) const;
   const PluginPlatform& platform() const { return *platform_; }
 
  private:
@@ -107,7 +115,17 @@ class PluginDevice final : public StreamDevice {
   AsyncRT_Device c_device_;
   std::unique_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<DeviceAllocator> host_allocator_;
-  std::atomic<PluginStream*> stream_{nullptr};  // Owned.
+  // The copy stream of `direction`, or null where copies in that direction
+  // run on stream_ (within the device; no copy stream; this thread is
+  // recording a graph; shut down).
+  PluginStream* CopyStreamFor(CopyDirection direction) const;
+  // Makes `copy` wait for the work enqueued on the compute stream so far.
+  absl::Status OrderAfterCompute(AsyncRT_Stream compute, AsyncRT_Stream copy);
+
+  bool pinned_host_memory_ = false;
+  std::atomic<PluginStream*> stream_{nullptr};  // Owned: the compute stream.
+  // Owned: host-to-device and device-to-host copies.
+  std::atomic<PluginStream*> copy_streams_[2] = {nullptr, nullptr};
 };
 
 }  // namespace asyncrt

@@ -182,12 +182,16 @@ typedef struct AsyncRT_DeviceFns {
   void* ext;          /* Reserved: NULL. */
 
   /* Device memory: NULL when there is not enough. `size` is never 0;
-   * `alignment` is a power of two. The runtime runs all of a device's work
-   * on one stream, and frees in stream order, as cudaFreeAsync does:
-   * deallocate may come while work queued on that stream still reads the
-   * memory, so memory handed out again must only be used by work queued
-   * after (which the runtime's own use always is). Host code never touches
-   * device memory. */
+   * `alignment` is a power of two. The runtime runs a device's kernels and
+   * its copies within the device on one stream (the first it creates), and
+   * frees in that stream's order, as cudaFreeAsync does: deallocate may
+   * come while work queued on that stream still reads the memory, so
+   * memory handed out again must only be used by work queued after (which
+   * the runtime's own use always is). Copies to and from the host may run
+   * on streams of their own (one per direction), each first waiting for an
+   * event recorded on the first stream (so they come after its earlier
+   * use of their memory); memory such a copy used is freed only once the
+   * copy is done. Host code never touches device memory. */
   void* (*allocate)(const AsyncRT_Device* device, uint64_t size,
                     uint64_t alignment);
   void (*deallocate)(const AsyncRT_Device* device, void* memory,

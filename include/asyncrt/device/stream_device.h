@@ -6,9 +6,16 @@
 // and the three asynchronous copies; device tensors
 // (dense_device_tensor.h), transfers and op dispatch build on those.
 //
-// Ordering: every op and copy of the device runs on stream(), so work that
-// reads a device buffer is always enqueued after the work that wrote it.
-// (A GPU backend adds copy streams and orders them with events.)
+// Ordering: every op of the device, and every copy within it, runs on
+// stream(), so work that reads a device buffer is always enqueued after the
+// work that wrote it. Copies to and from the host may run on copy streams
+// of their own (copy_stream(); a plug-in's device has one per direction),
+// each starting after the work enqueued on stream() before it: a copy
+// never waits behind work enqueued after it, nor holds that work up, and
+// the memory it reads or writes is free of earlier users. Whoever enqueues
+// such a copy keeps its buffers until an event recorded on its copy stream
+// after it is done (what the copies of dense_device_tensor.h do), so
+// memory that copies used is freed only after them.
 //
 // Ownership: devices are reference-counted; the HostContext's DeviceManager
 // holds one reference and each device buffer another, so a device lives
@@ -64,14 +71,27 @@ class StreamDevice : public Device {
   // device is shut down.
   virtual Stream* stream() = 0;
 
-  // Enqueues a copy of `bytes` from `src` to `dst` on stream(): `dst` and
-  // `src` are device addresses of this device or host addresses, as
-  // `direction` says. Returns at once; the copy is done once an event
-  // recorded after it is, and a copy that fails fails the stream. An error
-  // here means nothing was enqueued. The caller keeps both buffers alive
-  // until then.
+  // The stream copies in `direction` run on: stream() for copies within
+  // the device, where the backend has no copy streams, and while the
+  // calling thread records a device graph (BeginCapture); null once the
+  // device is shut down.
+  virtual Stream* copy_stream(CopyDirection direction) { return stream(); }
+
+  // Enqueues a copy of `bytes` from `src` to `dst` on
+  // copy_stream(direction), after the work enqueued on stream() so far:
+  // `dst` and `src` are device addresses of this device or host addresses,
+  // as `direction` says. Returns at once; the copy is done once an event
+  // recorded on copy_stream(direction) after it is, and a copy that fails
+  // fails that stream. An error here means nothing was enqueued. The
+  // caller keeps both buffers alive until then.
   virtual absl::Status EnqueueCopy(CopyDirection direction, void* dst,
                                    const void* src, size_t bytes) = 0;
+
+  // Whether copies to and from the host should go through host_allocator()'s
+  // memory: true where it is pinned and copies of other host memory would
+  // block the caller (CUDA's cudaMemcpyAsync from pageable memory waits for
+  // the stream). The copies of dense_device_tensor.h then stage there.
+  virtual bool StagesHostCopies() const { return false; }
 
   // Whether memory may go back to allocator() while work queued on
   // stream() still reads it: true where the allocator hands memory only to
