@@ -447,6 +447,22 @@ TEST_F(DevicePluginTest, HostCopiesWaitForEarlierWorkOnTheirMemory) {
   EXPECT_EQ(HostValues(z), second);
 }
 
+// A failure the runtime keeps for the compute stream (a wait for another
+// backend's event, which the plug-in cannot do) fails later copies on the
+// copy streams too, as it would on the compute stream itself.
+TEST_F(DevicePluginTest, ACopyAfterAFailedComputeStreamFails) {
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  ASSERT_NE(runtime_, nullptr);
+  auto* sim = AsStreamDevice(&FindDevice("SIM:0"));
+  TensorHandle x = Floats({2}, {1, 2}).TransferTo(*exec_ctx_, *sim);
+  ASSERT_EQ(ErrorOf(x), "<no error>");
+  sim->stream()->WaitForEvent(MakeRef<DeviceEvent>());
+  TensorHandle back = x.TransferTo(*exec_ctx_, runtime_->host().host_device());
+  EXPECT_THAT(ErrorOf(back), HasSubstr("cannot wait on the device"));
+  TensorHandle y = Floats({2}, {3, 4}).TransferTo(*exec_ctx_, *sim);
+  EXPECT_THAT(ErrorOf(y), HasSubstr("cannot wait on the device"));
+}
+
 // Where the plug-in has pinned host memory, copies go through it, and it is
 // given back once they are done.
 TEST_F(DevicePluginTest, HostCopiesStageInPinnedMemory) {

@@ -116,6 +116,12 @@ class PluginDevice::PluginStream final : public Stream {
 
   AsyncRT_Stream c_stream() const { return stream_; }
 
+  // The error the runtime failed this stream with (see Fail), if any.
+  absl::Status RuntimeError() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return error_;
+  }
+
   RCReference<DeviceEvent> RecordEvent() override {
     AsyncRT_Event c_event = nullptr;
     AsyncRT_Status status;
@@ -431,6 +437,14 @@ absl::Status PluginDevice::EnqueueCopy(CopyDirection direction, void* dst,
     return absl::FailedPreconditionError(absl::StrCat(name(), " is shut down"));
   }
   if (PluginStream* copy_stream = CopyStreamFor(direction)) {
+    // The plug-in's wait below cannot carry a failure the runtime keeps
+    // for the compute stream (a wait it could not do): a copy after it
+    // fails as one on the compute stream would.
+    if (PluginStream* compute = stream_.load(std::memory_order_acquire)) {
+      if (absl::Status error = compute->RuntimeError(); !error.ok()) {
+        return error;
+      }
+    }
     // The copy's memory may have been the compute stream's work's until
     // now (freed in its order), and a source is written by work queued
     // there: start after that work.
