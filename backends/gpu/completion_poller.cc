@@ -1,21 +1,21 @@
 #include "backends/gpu/completion_poller.h"
 
+#include <algorithm>
 #include <chrono>
-#include <string>
 #include <utility>
-
-#include "backends/gpu/cuda_device.h"
+#include <vector>
 
 namespace asyncrt::gpu {
 
-// How long the poller spins (yielding) on a completion before it sleeps
-// between polls: longer than a typical model call, so that the answer
-// comes within microseconds; a longer wait costs a poll per kSleep.
+// How long the poller spins (yielding) after the last completion or
+// addition before it sleeps between rounds: longer than a typical model
+// call, so that the answer comes within microseconds; a longer wait costs
+// a round per kSleep.
 constexpr auto kSpin = std::chrono::milliseconds(2);
 constexpr auto kSleep = std::chrono::microseconds(50);
 
-CompletionPoller::CompletionPoller(int ordinal)
-    : ordinal_(ordinal), thread_([this] { Run(); }) {}
+CompletionPoller::CompletionPoller(EventOps ops)
+    : ops_(std::move(ops)), thread_([this] { Run(); }) {}
 
 CompletionPoller::~CompletionPoller() {
   {
@@ -24,82 +24,83 @@ CompletionPoller::~CompletionPoller() {
   }
   wake_.notify_one();
   thread_.join();
-  UseDevice(ordinal_);
-  for (cudaEvent_t event : free_events_) cudaEventDestroy(event);
 }
 
-cudaError_t CompletionPoller::Enqueue(cudaStream_t stream,
-                                      AsyncRT_CallbackFn callback, void* arg) {
-  cudaEvent_t event = nullptr;
+void CompletionPoller::Add(const void* stream, void* event,
+                           AsyncRT_CallbackFn callback, void* arg) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!free_events_.empty()) {
-      event = free_events_.back();
-      free_events_.pop_back();
-    }
-  }
-  if (event == nullptr) {
-    cudaError_t error =
-        cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-    if (error != cudaSuccess) return error;
-  }
-  if (cudaError_t error = cudaEventRecord(event, stream);
-      error != cudaSuccess) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_events_.push_back(event);
-    return error;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    pending_.push_back({event, callback, arg});
+    added_.push_back({stream, event, callback, arg});
   }
   wake_.notify_one();
-  return cudaSuccess;
 }
 
 void CompletionPoller::Drain() {
   std::unique_lock<std::mutex> lock(mutex_);
-  drained_.wait(lock, [&] { return pending_.empty() && !completing_; });
+  drained_.wait(lock, [&] { return added_.empty() && polled_ == 0; });
 }
 
 void CompletionPoller::Run() {
-  UseDevice(ordinal_);
+  if (ops_.start_thread) ops_.start_thread();
+  using Clock = std::chrono::steady_clock;
+  // Taken from added_, in the order they were added; this thread's only.
+  std::vector<Pending> polled;
+  // Streams with a pending event in this round: their later events wait.
+  std::vector<const void*> held_streams;
+  Clock::time_point last_news = Clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
-    if (pending_.empty()) return;  // Stopping, and nothing is due.
-    // One stream per device: events complete in the order they were
-    // recorded, so the oldest is the one to wait for.
-    Pending next = pending_.front();
-    pending_.pop_front();
-    completing_ = true;
+    if (polled.empty()) {
+      wake_.wait(lock, [&] { return stopping_ || !added_.empty(); });
+      if (added_.empty()) return;  // Stopping, and nothing is due.
+    }
+    if (!added_.empty()) {
+      polled.insert(polled.end(), added_.begin(), added_.end());
+      added_.clear();
+      last_news = Clock::now();
+    }
+    polled_ = polled.size();
     lock.unlock();
-    Complete(next);
+    // Every event whose stream has nothing pending before it: done ones
+    // call back, the rest stay for the next round.
+    held_streams.clear();
+    size_t kept = 0;
+    for (Pending& pending : polled) {
+      const bool held = std::find(held_streams.begin(), held_streams.end(),
+                                  pending.stream) != held_streams.end();
+      std::string message;
+      const EventState state =
+          held ? EventState::kPending : ops_.query(pending.event, &message);
+      if (state == EventState::kPending) {
+        if (!held) held_streams.push_back(pending.stream);
+        polled[kept++] = pending;
+        continue;
+      }
+      if (state == EventState::kDone) {
+        pending.callback(pending.arg, ASYNCRT_OK, nullptr);
+      } else {
+        pending.callback(pending.arg, ASYNCRT_INTERNAL, message.c_str());
+      }
+      ops_.release(pending.event);
+      last_news = Clock::now();
+    }
+    polled.resize(kept);
     lock.lock();
-    completing_ = false;
-    free_events_.push_back(next.event);
-    if (pending_.empty()) drained_.notify_all();
-  }
-}
-
-void CompletionPoller::Complete(const Pending& pending) {
-  const auto start = std::chrono::steady_clock::now();
-  cudaError_t error;
-  while ((error = cudaEventQuery(pending.event)) == cudaErrorNotReady) {
-    if (std::chrono::steady_clock::now() - start < kSpin) {
+    polled_ = polled.size();
+    if (polled.empty()) {
+      if (added_.empty()) drained_.notify_all();
+      continue;
+    }
+    if (!added_.empty()) continue;
+    if (Clock::now() - last_news < kSpin) {
+      lock.unlock();
       std::this_thread::yield();
+      lock.lock();
     } else {
-      std::this_thread::sleep_for(kSleep);
+      // Woken early by an addition.
+      wake_.wait_for(lock, kSleep, [&] { return !added_.empty(); });
     }
   }
-  if (error == cudaSuccess) {
-    pending.callback(pending.arg, ASYNCRT_OK, nullptr);
-    return;
-  }
-  const std::string message = std::string("CUDA stream failed: ") +
-                              cudaGetErrorName(error) + ": " +
-                              cudaGetErrorString(error);
-  pending.callback(pending.arg, ASYNCRT_INTERNAL, message.c_str());
 }
 
 }  // namespace asyncrt::gpu

@@ -130,8 +130,11 @@ struct CudaDevice {
   std::mutex cudnn_init_mutex;
   CudnnState* cudnn = nullptr;
 
-  // Completions of host callbacks (null with poll_completions off).
+  // Completions of host callbacks (null with poll_completions off), and
+  // the events they are polled on, reused (guarded by the mutex).
   std::unique_ptr<CompletionPoller> completions;
+  std::mutex completion_events_mutex;
+  std::vector<cudaEvent_t> completion_events;
 
   // Graphs (cuda_graph.cc). graph_mutex guards the blocks graphs' pools
   // hold, by address (graph_block_count: their number, read without the

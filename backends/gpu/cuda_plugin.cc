@@ -262,7 +262,24 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
       },
       [](void* memory, uint64_t) { cudaFreeHost(memory); });
   if (Settings().poll_completions) {
-    cuda->completions = std::make_unique<CompletionPoller>(cuda->ordinal);
+    CudaDevice* raw = cuda.get();
+    cuda->completions =
+        std::make_unique<CompletionPoller>(CompletionPoller::EventOps{
+            [ordinal = cuda->ordinal] { UseDevice(ordinal); },
+            [](void* event, std::string* message) {
+              cudaError_t error =
+                  cudaEventQuery(static_cast<cudaEvent_t>(event));
+              if (error == cudaSuccess) return EventState::kDone;
+              if (error == cudaErrorNotReady) return EventState::kPending;
+              *message = std::string("CUDA stream failed: ") +
+                         cudaGetErrorName(error) + ": " +
+                         cudaGetErrorString(error);
+              return EventState::kFailed;
+            },
+            [raw](void* event) {
+              std::lock_guard<std::mutex> lock(raw->completion_events_mutex);
+              raw->completion_events.push_back(static_cast<cudaEvent_t>(event));
+            }});
   }
   device->memory_limit_bytes = limit;
   device->numa_node = -1;
@@ -278,6 +295,7 @@ void DestroyDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device) {
   UseDevice(cuda->ordinal);
   // Completions still due (the runtime drained its streams before).
   cuda->completions.reset();
+  for (cudaEvent_t event : cuda->completion_events) cudaEventDestroy(event);
   DestroyRetiredGraphs(*cuda);
 #ifdef ASYNCRT_HAVE_CUDNN
   if (cuda->cudnn != nullptr) DestroyCudnnState(cuda->cudnn);
@@ -501,7 +519,29 @@ cudaError_t AddCallback(CudaDevice& device, cudaStream_t stream,
                         const char** what) {
   if (device.completions != nullptr) {
     *what = "recording a completion event";
-    return device.completions->Enqueue(stream, callback, arg);
+    cudaEvent_t event = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(device.completion_events_mutex);
+      if (!device.completion_events.empty()) {
+        event = device.completion_events.back();
+        device.completion_events.pop_back();
+      }
+    }
+    if (event == nullptr) {
+      if (cudaError_t error =
+              cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+          error != cudaSuccess) {
+        return error;
+      }
+    }
+    if (cudaError_t error = cudaEventRecord(event, stream);
+        error != cudaSuccess) {
+      std::lock_guard<std::mutex> lock(device.completion_events_mutex);
+      device.completion_events.push_back(event);
+      return error;
+    }
+    device.completions->Add(stream, event, callback, arg);
+    return cudaSuccess;
   }
   *what = "cudaStreamAddCallback";
   auto* pending = new PendingCallback{callback, arg};
