@@ -2,11 +2,12 @@
 // memory and pinned host memory: a freed block goes on its size's free
 // list and the next request of that size takes it without calling CUDA.
 //
-// For device memory this is exact because the runtime runs all of a
-// device's work on one stream and frees in stream order: a block freed
-// while queued work still reads it is handed only to work queued after
-// (the C API's contract, device_plugin.h), as PyTorch's caching allocator
-// does per stream.
+// For device memory this is exact because the runtime runs a device's
+// kernels on one stream and frees in stream order: a block freed while
+// queued work still reads it is handed only to work queued after (the C
+// API's contract, device_plugin.h), as PyTorch's caching allocator does
+// per stream. Copies on the copy streams first wait for that stream, and
+// what they used is freed only once they are done.
 //
 // Thread-safety: every member may be called from any thread at once.
 // Blocking: no; the backing allocator's calls are made outside the lock.

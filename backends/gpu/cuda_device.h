@@ -108,7 +108,8 @@ struct CudaDevice {
   std::string bus_id;
   cudaMemPool_t pool = nullptr;
   // The stream that allocations and frees are ordered on: the first stream
-  // the runtime creates (it uses one per device). Null before.
+  // the runtime creates (its compute stream; copy streams come after).
+  // Null before.
   std::atomic<cudaStream_t> allocation_stream{nullptr};
   // Device memory: blocks from `pool` (on allocation_stream, or cudaMalloc
   // without one), reused in stream order without calling CUDA.
