@@ -68,9 +68,11 @@ void CompletionPoller::Run() {
     for (Pending& pending : polled) {
       const bool held = std::find(held_streams.begin(), held_streams.end(),
                                   pending.stream) != held_streams.end();
+      AsyncRT_Code code = ASYNCRT_INTERNAL;
       std::string message;
-      const EventState state =
-          held ? EventState::kPending : ops_.query(pending.event, &message);
+      const EventState state = held
+                                   ? EventState::kPending
+                                   : ops_.query(pending.event, &code, &message);
       if (state == EventState::kPending) {
         if (!held) held_streams.push_back(pending.stream);
         polled[kept++] = pending;
@@ -79,7 +81,7 @@ void CompletionPoller::Run() {
       if (state == EventState::kDone) {
         pending.callback(pending.arg, ASYNCRT_OK, nullptr);
       } else {
-        pending.callback(pending.arg, ASYNCRT_INTERNAL, message.c_str());
+        pending.callback(pending.arg, code, message.c_str());
       }
       ops_.release(pending.event);
       last_news = Clock::now();

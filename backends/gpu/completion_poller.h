@@ -43,8 +43,10 @@ class CompletionPoller {
   struct EventOps {
     // Once, before the first poll (CUDA: make the device current).
     std::function<void()> start_thread;
-    // The event's state; when kFailed, `*message` says why.
-    std::function<EventState(void* event, std::string* message)> query;
+    // The event's state; when kFailed, `*code` and `*message` say why.
+    std::function<EventState(void* event, AsyncRT_Code* code,
+                             std::string* message)>
+        query;
     // The event is done with (CUDA: back to the device's pool).
     std::function<void(void* event)> release;
   };
@@ -56,7 +58,7 @@ class CompletionPoller {
 
   // Calls `callback(arg, code, message)` on the poller's thread once
   // `event` (recorded on `stream` after the work) is done: ASYNCRT_OK, or
-  // ASYNCRT_INTERNAL with the query's message if it failed. Completions of
+  // the query's code and message if it failed. Completions of
   // one `stream` are called back in the order they were added.
   void Add(const void* stream, void* event, AsyncRT_CallbackFn callback,
            void* arg);

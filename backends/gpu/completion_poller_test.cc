@@ -30,10 +30,13 @@ struct FakeEvent {
 
 CompletionPoller::EventOps FakeOps(std::atomic<int>* released) {
   return {nullptr,
-          [](void* event, std::string* message) {
+          [](void* event, AsyncRT_Code* code, std::string* message) {
             auto* fake = static_cast<FakeEvent*>(event);
             const EventState state = fake->state.load();
-            if (state == EventState::kFailed) *message = fake->message;
+            if (state == EventState::kFailed) {
+              *code = ASYNCRT_INVALID_ARGUMENT;
+              *message = fake->message;
+            }
             return state;
           },
           [released](void*) { released->fetch_add(1); }};
@@ -76,7 +79,8 @@ void LogCallback(void* arg, AsyncRT_Code code, const char* message) {
   auto* named = static_cast<Named*>(arg);
   named->log->Add(code == ASYNCRT_OK
                       ? named->name
-                      : named->name + " failed: " + std::string(message));
+                      : named->name + " failed (" + std::to_string(code) +
+                            "): " + std::string(message));
 }
 
 // Whether `log` has `size` entries within 10 s.
@@ -127,7 +131,7 @@ TEST(CompletionPollerTest, AStreamsCompletionsComeInOrder) {
   EXPECT_THAT(log.Get(), ElementsAre("first", "second"));
 }
 
-TEST(CompletionPollerTest, AFailedEventCallsBackWithItsMessage) {
+TEST(CompletionPollerTest, AFailedEventCallsBackWithItsCodeAndMessage) {
   std::atomic<int> released{0};
   Log log;
   FakeEvent event;
@@ -137,8 +141,10 @@ TEST(CompletionPollerTest, AFailedEventCallsBackWithItsMessage) {
   CompletionPoller poller(FakeOps(&released));
   poller.Add(kA, &event, LogCallback, &name);
   poller.Drain();
-  EXPECT_THAT(log.Get(), ElementsAre("copy failed: CUDA stream failed: "
-                                     "cudaErrorIllegalAddress"));
+  EXPECT_THAT(
+      log.Get(),
+      ElementsAre("copy failed (" + std::to_string(ASYNCRT_INVALID_ARGUMENT) +
+                  "): CUDA stream failed: cudaErrorIllegalAddress"));
   EXPECT_EQ(released.load(), 1);
 }
 

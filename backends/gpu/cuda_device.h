@@ -98,6 +98,7 @@ struct MatmulPlan {
 };
 
 struct CudnnState;  // cudnn_ops.cc
+struct DeviceFault;   // cuda_kernels.h
 struct GraphPool;     // cuda_graph.cc
 struct RetiredGraph;  // cuda_graph.cc
 void DestroyCudnnState(CudnnState* state);
@@ -130,6 +131,12 @@ struct CudaDevice {
   // cuDNN's handle and convolution plans, made on first use (owned).
   std::mutex cudnn_init_mutex;
   CudnnState* cudnn = nullptr;
+
+  // What kernels that check their operands on the device found wrong
+  // (cuda_kernels.h): pinned host memory mapped into the device, the same
+  // address on both (unified addressing). Set by kernels, read by the host
+  // after work is done, never cleared: every later completion fails.
+  DeviceFault* fault = nullptr;
 
   // Completions of host callbacks (null with poll_completions off), and
   // the events they are polled on, reused (guarded by the mutex).
@@ -209,6 +216,10 @@ void DestroyRetiredGraphs(CudaDevice& device);
 // cannot be enqueued (cuda_plugin.cc).
 void EnqueueHostCallback(CudaDevice& device, cudaStream_t stream,
                          AsyncRT_CallbackFn callback, void* arg);
+
+// The error every completion of `device` reports once one of its kernels
+// found a bad operand (DeviceFault): ASYNCRT_OK when none has.
+AsyncRT_Code DeviceFaultError(const CudaDevice& device, std::string* message);
 
 // Sets `status` from a CUDA error ("what: cudaErrorX: text"); true if `error`
 // is cudaSuccess.

@@ -348,6 +348,38 @@ __global__ void StridedCopyKernel(const T* __restrict__ x, StridedView view,
   }
 }
 
+//===--- Gather -----------------------------------------------------------===//
+
+template <typename T, typename Index>
+__global__ void GatherKernel(const T* __restrict__ data,
+                             const Index* __restrict__ indices,
+                             T* __restrict__ y, int64_t axis, int64_t count,
+                             int64_t inner, int64_t n, DeviceFault* fault) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t column = i % inner;
+    const int64_t row = i / inner;
+    const int64_t outer = row / count;
+    const int64_t given = static_cast<int64_t>(indices[row % count]);
+    const int64_t index = given < 0 ? given + axis : given;
+    if (index < 0 || index >= axis) {
+      y[i] = T{};
+      // Plain stores (atomics on host memory need the platform's support):
+      // threads that race write one of the bad indices, which is all the
+      // host, reading after the work, needs.
+      volatile DeviceFault* report = fault;
+      if (report->code == kNoFault) {
+        report->value = given;
+        report->bound = axis;
+        __threadfence_system();
+        report->code = kGatherIndexFault;
+      }
+      continue;
+    }
+    y[i] = data[(outer * axis + index) * inner + column];
+  }
+}
+
 //===--- Block reductions -------------------------------------------------===//
 
 __device__ __forceinline__ float WarpSum(float v) {
@@ -829,6 +861,37 @@ cudaError_t LaunchAttention(GpuDType dtype, const void* q, const void* k,
         static_cast<const T*>(v), static_cast<T*>(y), shape, scale);
     return cudaGetLastError();
   });
+}
+
+cudaError_t LaunchGather(int element_bytes, const void* data, int index_bytes,
+                         const void* indices, void* y, int64_t outer,
+                         int64_t axis, int64_t count, int64_t inner,
+                         DeviceFault* fault, cudaStream_t stream) {
+  const int64_t n = outer * count * inner;
+  if (n == 0) return cudaSuccess;
+  auto launch = [&](auto type, auto index_type) {
+    using T = decltype(type);
+    using Index = decltype(index_type);
+    GatherKernel<T, Index><<<BlocksFor(n), kThreads, 0, stream>>>(
+        static_cast<const T*>(data), static_cast<const Index*>(indices),
+        static_cast<T*>(y), axis, count, inner, n, fault);
+    return cudaGetLastError();
+  };
+  auto with_index = [&](auto type) {
+    return index_bytes == 4 ? launch(type, int32_t{}) : launch(type, int64_t{});
+  };
+  if (index_bytes != 4 && index_bytes != 8) return cudaErrorInvalidValue;
+  switch (element_bytes) {
+    case 1:
+      return with_index(uint8_t{});
+    case 2:
+      return with_index(uint16_t{});
+    case 4:
+      return with_index(uint32_t{});
+    case 8:
+      return with_index(uint64_t{});
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace asyncrt::gpu

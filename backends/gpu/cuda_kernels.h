@@ -70,6 +70,29 @@ struct StridedView {
   int64_t offset = 0;
 };
 
+// What a kernel that checks its operands on the device found wrong: a bad
+// value it met (racing threads: one of theirs). Lives in pinned host
+// memory mapped into the
+// device (one per GPU, cuda_device.h); the host reads it once work after
+// the kernel is done, and every completion of the device fails from then
+// on (what a fault does, without breaking the CUDA context).
+struct DeviceFault {
+  int code = 0;  // kNoFault, kGatherIndexFault.
+  int64_t value = 0;
+  int64_t bound = 0;
+};
+constexpr int kNoFault = 0;
+constexpr int kGatherIndexFault = 1;
+
+// y [outer, count, inner] = data [outer, axis, inner] gathered along its
+// middle dimension at `count` indices (`index_bytes` 4 or 8; negative ones
+// count from the end); elements of 1, 2, 4 or 8 bytes. An index outside
+// [-axis, axis) gives zeros and is recorded in `fault` (a device address).
+cudaError_t LaunchGather(int element_bytes, const void* data, int index_bytes,
+                         const void* indices, void* y, int64_t outer,
+                         int64_t axis, int64_t count, int64_t inner,
+                         DeviceFault* fault, cudaStream_t stream);
+
 // For tests of how a device fault is reported: a kernel that writes to an
 // address no allocation has (an illegal-address fault, sticky for the
 // process's CUDA context).

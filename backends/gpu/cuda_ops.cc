@@ -205,6 +205,36 @@ void SliceKernel(AsyncRT_KernelContext* context, void*,
   Strided(op, x, y, view);
 }
 
+// Indices are data, on the device: one out of range is found there
+// (DeviceFault), gives zeros, and fails the device's later completions.
+void GatherKernel(AsyncRT_KernelContext* context, void*,
+                  AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView data, indices, y;
+  if (!op.Input(0, &data) || !op.Input(1, &indices) || !op.Output(0, &y)) {
+    return;
+  }
+  const int axis = NormalizeAxis(op.Int("axis", 0), data.rank);
+  if (axis < 0) {
+    op.Invalid("gather axis out of range");
+    return;
+  }
+  if (indices.dtype != ASYNCRT_DTYPE_I32 &&
+      indices.dtype != ASYNCRT_DTYPE_I64) {
+    op.Invalid("gather indices must be i32 or i64");
+    return;
+  }
+  int64_t outer = 1, inner = 1, count = 1;
+  for (int k = 0; k < axis; ++k) outer *= data.dims[k];
+  for (int k = axis + 1; k < data.rank; ++k) inner *= data.dims[k];
+  for (int k = 0; k < indices.rank; ++k) count *= indices.dims[k];
+  op.Launched(LaunchGather(ElementBytes(data.dtype), data.data,
+                           ElementBytes(indices.dtype), indices.data, y.data,
+                           outer, data.dims[axis], count, inner,
+                           op.device().fault, op.stream()),
+              "the gather kernel");
+}
+
 void ConcatKernel(AsyncRT_KernelContext* context, void*,
                   AsyncRT_Status* status) {
   OpCall op(context, status);
@@ -743,6 +773,7 @@ bool RegisterCudaKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status) {
       {"nn.expand", ExpandKernel, nullptr},
       {"nn.slice", SliceKernel, nullptr},
       {"nn.concat", ConcatKernel, nullptr},
+      {"nn.gather", GatherKernel, nullptr},
       {"nn.softmax", SoftmaxKernel, nullptr},
       {"nn.log_softmax", SoftmaxKernel, reinterpret_cast<void*>(1)},
       {"nn.layer_normalization", LayerNormKernel, nullptr},

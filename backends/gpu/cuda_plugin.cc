@@ -195,6 +195,15 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
       Settings().memory_limit_bytes < limit) {
     limit = Settings().memory_limit_bytes;
   }
+  // Pinned and mapped: kernels write it, the host reads it (unified
+  // addressing gives both the same address).
+  void* fault = nullptr;
+  if (!CheckCuda(cudaHostAlloc(&fault, sizeof(DeviceFault),
+                               cudaHostAllocMapped | cudaHostAllocPortable),
+                 "cudaHostAlloc", status)) {
+    return;
+  }
+  cuda->fault = new (fault) DeviceFault();
   cuda->description = std::string(props.name) + ", compute capability " +
                       std::to_string(props.major) + "." +
                       std::to_string(props.minor) + ", " +
@@ -266,11 +275,16 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
     cuda->completions =
         std::make_unique<CompletionPoller>(CompletionPoller::EventOps{
             [ordinal = cuda->ordinal] { UseDevice(ordinal); },
-            [](void* event, std::string* message) {
+            [raw](void* event, AsyncRT_Code* code, std::string* message) {
               cudaError_t error =
                   cudaEventQuery(static_cast<cudaEvent_t>(event));
-              if (error == cudaSuccess) return EventState::kDone;
               if (error == cudaErrorNotReady) return EventState::kPending;
+              if (error == cudaSuccess) {
+                *code = DeviceFaultError(*raw, message);
+                return *code == ASYNCRT_OK ? EventState::kDone
+                                           : EventState::kFailed;
+              }
+              *code = ASYNCRT_INTERNAL;
               *message = std::string("CUDA stream failed: ") +
                          cudaGetErrorName(error) + ": " +
                          cudaGetErrorString(error);
@@ -302,6 +316,7 @@ void DestroyDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device) {
 #endif
   cuda->memory.reset();
   cuda->host_memory.reset();
+  cudaFreeHost(cuda->fault);
   cudaFree(cuda->blas_workspace);
   cublasLtDestroy(cuda->blas_lt);
   // Memory still in the pool goes back to the driver.
@@ -488,6 +503,7 @@ void MemcpyDtoD(const AsyncRT_Device* device, AsyncRT_Stream stream, void* dst,
 //===--- Host callbacks ---------------------------------------------------===//
 
 struct PendingCallback {
+  const CudaDevice* device;
   AsyncRT_CallbackFn callback;
   void* arg;
 };
@@ -498,7 +514,10 @@ void CUDART_CB RunCallback(cudaStream_t stream, cudaError_t error, void* data) {
   (void)stream;
   std::unique_ptr<PendingCallback> pending(static_cast<PendingCallback*>(data));
   if (error == cudaSuccess) {
-    pending->callback(pending->arg, ASYNCRT_OK, nullptr);
+    std::string message;
+    const AsyncRT_Code code = DeviceFaultError(*pending->device, &message);
+    pending->callback(pending->arg, code,
+                      code == ASYNCRT_OK ? nullptr : message.c_str());
   } else {
     std::string message = std::string("CUDA stream failed: ") +
                           cudaGetErrorName(error) + ": " +
@@ -508,6 +527,20 @@ void CUDART_CB RunCallback(cudaStream_t stream, cudaError_t error, void* data) {
 }
 
 }  // namespace
+
+//===--- Faults found on the device ---------------------------------------===//
+
+AsyncRT_Code DeviceFaultError(const CudaDevice& device, std::string* message) {
+  const volatile DeviceFault* fault = device.fault;
+  if (fault == nullptr || fault->code == kNoFault) return ASYNCRT_OK;
+  // Only nn.gather checks its operands on the device so far.
+  *message = "nn.gather on CUDA:" + std::to_string(device.ordinal) +
+             ": index " + std::to_string(fault->value) +
+             " is out of range for an axis of size " +
+             std::to_string(fault->bound) +
+             " (found on the device: its later work fails too)";
+  return ASYNCRT_INVALID_ARGUMENT;
+}
 
 namespace {
 
@@ -544,7 +577,7 @@ cudaError_t AddCallback(CudaDevice& device, cudaStream_t stream,
     return cudaSuccess;
   }
   *what = "cudaStreamAddCallback";
-  auto* pending = new PendingCallback{callback, arg};
+  auto* pending = new PendingCallback{&device, callback, arg};
   cudaError_t error = cudaStreamAddCallback(stream, RunCallback, pending, 0);
   if (error != cudaSuccess) delete pending;
   return error;

@@ -289,6 +289,55 @@ TEST_F(CudaPluginTest, HostCopiesDoNotBlockTheCaller) {
   EXPECT_EQ(HostFloats(in.TransferTo(*exec_ctx_, host())), HostFloats(input));
 }
 
+// nn.gather copies rows: the GPU's result is the CPU's, bit for bit, for
+// each axis, both index types (negative indices count from the end) and
+// 2- and 4-byte elements.
+TEST_F(CudaPluginTest, GatherMatchesTheCpu) {
+  TensorHandle data = Random({5, 4, 3});
+  TensorHandle i64 =
+      *core().MakeDenseTensorHandle<int64_t>({2, 3}, {0, 4, -1, 2, -5, 1});
+  TensorHandle i32 = *core().MakeDenseTensorHandle<int32_t>({4}, {2, -3, 0, 2});
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    TensorHandle typed =
+        dtype == DType::kF32 ? data.CopyRef() : Cast(data, dtype);
+    TensorHandle typed_gpu = typed.TransferTo(*exec_ctx_, *gpu_);
+    for (const TensorHandle* indices : {&i64, &i32}) {
+      TensorHandle indices_gpu = indices->TransferTo(*exec_ctx_, *gpu_);
+      for (int64_t axis : {0, 1, -1}) {
+        if (indices == &i64 && axis != 0) continue;  // Its -5 fits axis 0 only.
+        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " axis ", axis));
+        OpAttrs attrs;
+        attrs.Set<int64_t>("axis", axis);
+        TensorHandle want = Run("nn.gather", "cpu", {&typed, indices}, attrs);
+        TensorHandle got =
+            Run("nn.gather", "cuda", {&typed_gpu, &indices_gpu}, attrs);
+        ASSERT_EQ(ErrorOf(got), "<no error>");
+        EXPECT_EQ(HostFloats(got), HostFloats(want));
+      }
+    }
+  }
+}
+
+// An index out of range is found on the device: the result's copy to the
+// host fails naming the op and the index, and so does the device's later
+// work (as after a fault, but the CUDA context stays usable: the next
+// test's runtime makes the device again).
+TEST_F(CudaPluginTest, AGatherIndexOutOfRangeIsAnError) {
+  TensorHandle data = Random({4, 8}).TransferTo(*exec_ctx_, *gpu_);
+  TensorHandle indices = core()
+                             .MakeDenseTensorHandle<int64_t>({3}, {1, 4, 0})
+                             ->TransferTo(*exec_ctx_, *gpu_);
+  TensorHandle rows = Run("nn.gather", "cuda", {&data, &indices});
+  TensorHandle back = rows.TransferTo(*exec_ctx_, host());
+  EXPECT_THAT(ErrorOf(back),
+              ::testing::AllOf(HasSubstr("nn.gather on CUDA:0"),
+                               HasSubstr("index 4 is out of range for an axis "
+                                         "of size 4")));
+  TensorHandle later = Run("nn.relu", "cuda", {&data});
+  EXPECT_THAT(ErrorOf(later.TransferTo(*exec_ctx_, host())),
+              HasSubstr("out of range"));
+}
+
 TEST_F(CudaPluginTest, UnaryOpsMatchTheCpu) {
   const char* ops[] = {
       "nn.relu", "nn.sigmoid",  "nn.tanh",  "nn.gelu",       "nn.exp",
