@@ -195,15 +195,6 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
       Settings().memory_limit_bytes < limit) {
     limit = Settings().memory_limit_bytes;
   }
-  // Pinned and mapped: kernels write it, the host reads it (unified
-  // addressing gives both the same address).
-  void* fault = nullptr;
-  if (!CheckCuda(cudaHostAlloc(&fault, sizeof(DeviceFault),
-                               cudaHostAllocMapped | cudaHostAllocPortable),
-                 "cudaHostAlloc", status)) {
-    return;
-  }
-  cuda->fault = new (fault) DeviceFault();
   cuda->description = std::string(props.name) + ", compute capability " +
                       std::to_string(props.major) + "." +
                       std::to_string(props.minor) + ", " +
@@ -230,6 +221,17 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
     cublasLtDestroy(cuda->blas_lt);
     return;
   }
+  // Pinned and mapped: kernels write it, the host reads it (unified
+  // addressing gives both the same address). The last step that can fail.
+  void* fault = nullptr;
+  if (!CheckCuda(cudaHostAlloc(&fault, sizeof(DeviceFault),
+                               cudaHostAllocMapped | cudaHostAllocPortable),
+                 "allocating the device's fault report", status)) {
+    cudaFree(cuda->blas_workspace);
+    cublasLtDestroy(cuda->blas_lt);
+    return;
+  }
+  cuda->fault = new (fault) DeviceFault();
   CudaDevice* raw = cuda.get();
   cuda->memory = std::make_unique<BlockCache>(
       [raw](uint64_t size) -> void* {
