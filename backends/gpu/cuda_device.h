@@ -138,11 +138,11 @@ struct CudaDevice {
   // after work is done, never cleared: every later completion fails.
   DeviceFault* fault = nullptr;
 
-  // Completions of host callbacks (null with poll_completions off), and
-  // the events they are polled on, reused (guarded by the mutex).
+  // Completions of host callbacks (null with poll_completions off).
   std::unique_ptr<CompletionPoller> completions;
-  std::mutex completion_events_mutex;
-  std::vector<cudaEvent_t> completion_events;
+  // CUDA events given back (TakeEvent, ReturnEvent), guarded by the mutex.
+  std::mutex event_pool_mutex;
+  std::vector<cudaEvent_t> event_pool;
 
   // Graphs (cuda_graph.cc). graph_mutex guards the blocks graphs' pools
   // hold, by address (graph_block_count: their number, read without the
@@ -216,6 +216,16 @@ void DestroyRetiredGraphs(CudaDevice& device);
 // cannot be enqueued (cuda_plugin.cc).
 void EnqueueHostCallback(CudaDevice& device, cudaStream_t stream,
                          AsyncRT_CallbackFn callback, void* arg);
+
+// A CUDA event without timing, from the device's pool or new (the error
+// otherwise). Every event the plug-in makes (the runtime's, the completion
+// poller's) comes from here and goes back with ReturnEvent once nothing
+// more will be enqueued on it: CUDA keeps what queued work needs of an
+// event, and a new recording replaces the old for whoever queries it
+// later, so an event may be recorded again while an older recording is
+// pending (waits enqueued before keep waiting for that one).
+cudaError_t TakeEvent(CudaDevice& device, cudaEvent_t* event);
+void ReturnEvent(CudaDevice& device, cudaEvent_t event);
 
 // The error every completion of `device` reports once one of its kernels
 // found a bad operand (DeviceFault): ASYNCRT_OK when none has.

@@ -293,8 +293,7 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
               return EventState::kFailed;
             },
             [raw](void* event) {
-              std::lock_guard<std::mutex> lock(raw->completion_events_mutex);
-              raw->completion_events.push_back(static_cast<cudaEvent_t>(event));
+              ReturnEvent(*raw, static_cast<cudaEvent_t>(event));
             }});
   }
   device->memory_limit_bytes = limit;
@@ -311,7 +310,7 @@ void DestroyDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device) {
   UseDevice(cuda->ordinal);
   // Completions still due (the runtime drained its streams before).
   cuda->completions.reset();
-  for (cudaEvent_t event : cuda->completion_events) cudaEventDestroy(event);
+  for (cudaEvent_t event : cuda->event_pool) cudaEventDestroy(event);
   DestroyRetiredGraphs(*cuda);
 #ifdef ASYNCRT_HAVE_CUDNN
   if (cuda->cudnn != nullptr) DestroyCudnnState(cuda->cudnn);
@@ -411,21 +410,20 @@ void DestroyStream(const AsyncRT_Device* device, AsyncRT_Stream stream) {
 
 void CreateEvent(const AsyncRT_Device* device, AsyncRT_Event* event,
                  AsyncRT_Status* status) {
-  UseDevice(DeviceOf(device)->ordinal);
+  CudaDevice& cuda = *DeviceOf(device);
+  UseDevice(cuda.ordinal);
   auto created = std::make_unique<CudaEvent>();
-  if (!CheckCuda(
-          cudaEventCreateWithFlags(&created->event, cudaEventDisableTiming),
-          "cudaEventCreateWithFlags", status)) {
+  if (!CheckCuda(TakeEvent(cuda, &created->event), "cudaEventCreateWithFlags",
+                 status)) {
     return;
   }
   *event = reinterpret_cast<AsyncRT_Event>(created.release());
 }
 
 void DestroyEvent(const AsyncRT_Device* device, AsyncRT_Event event) {
-  (void)device;
   std::unique_ptr<CudaEvent> owned(reinterpret_cast<CudaEvent*>(event));
-  // CUDA keeps what queued work needs of a destroyed event.
-  cudaEventDestroy(owned->event);
+  // Work still queued keeps its recording (TakeEvent).
+  ReturnEvent(*DeviceOf(device), owned->event);
 }
 
 void RecordEvent(const AsyncRT_Device* device, AsyncRT_Stream stream,
@@ -460,8 +458,11 @@ AsyncRT_EventStatus QueryEvent(const AsyncRT_Device* device,
 void WaitForEvent(const AsyncRT_Device* device, AsyncRT_Stream stream,
                   AsyncRT_Event event, AsyncRT_Status* status) {
   if (BreakCapture(*DeviceOf(device), "a wait for an event")) return;
-  CheckCuda(cudaStreamWaitEvent(StreamOf(stream)->stream,
-                                reinterpret_cast<CudaEvent*>(event)->event, 0),
+  auto* cuda_event = reinterpret_cast<CudaEvent*>(event);
+  // Not recorded yet: nothing to wait for (a pooled CUDA event may still
+  // carry an older recording of its last user's).
+  if (!cuda_event->recorded.load(std::memory_order_acquire)) return;
+  CheckCuda(cudaStreamWaitEvent(StreamOf(stream)->stream, cuda_event->event, 0),
             "cudaStreamWaitEvent", status);
 }
 
@@ -530,6 +531,25 @@ void CUDART_CB RunCallback(cudaStream_t stream, cudaError_t error, void* data) {
 
 }  // namespace
 
+//===--- Events -----------------------------------------------------------===//
+
+cudaError_t TakeEvent(CudaDevice& device, cudaEvent_t* event) {
+  {
+    std::lock_guard<std::mutex> lock(device.event_pool_mutex);
+    if (!device.event_pool.empty()) {
+      *event = device.event_pool.back();
+      device.event_pool.pop_back();
+      return cudaSuccess;
+    }
+  }
+  return cudaEventCreateWithFlags(event, cudaEventDisableTiming);
+}
+
+void ReturnEvent(CudaDevice& device, cudaEvent_t event) {
+  std::lock_guard<std::mutex> lock(device.event_pool_mutex);
+  device.event_pool.push_back(event);
+}
+
 //===--- Faults found on the device ---------------------------------------===//
 
 AsyncRT_Code DeviceFaultError(const CudaDevice& device, std::string* message) {
@@ -555,24 +575,12 @@ cudaError_t AddCallback(CudaDevice& device, cudaStream_t stream,
   if (device.completions != nullptr) {
     *what = "recording a completion event";
     cudaEvent_t event = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(device.completion_events_mutex);
-      if (!device.completion_events.empty()) {
-        event = device.completion_events.back();
-        device.completion_events.pop_back();
-      }
-    }
-    if (event == nullptr) {
-      if (cudaError_t error =
-              cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-          error != cudaSuccess) {
-        return error;
-      }
+    if (cudaError_t error = TakeEvent(device, &event); error != cudaSuccess) {
+      return error;
     }
     if (cudaError_t error = cudaEventRecord(event, stream);
         error != cudaSuccess) {
-      std::lock_guard<std::mutex> lock(device.completion_events_mutex);
-      device.completion_events.push_back(event);
+      ReturnEvent(device, event);
       return error;
     }
     device.completions->Add(stream, event, callback, arg);
