@@ -21,6 +21,23 @@ unsigned BlocksFor(int64_t n) {
   return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
 }
 
+// f(T{}) for the unsigned type of `element_bytes` (1, 2, 4 or 8): kernels
+// that only move elements.
+template <typename F>
+cudaError_t WithElementType(int element_bytes, F&& f) {
+  switch (element_bytes) {
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    case 8:
+      return f(uint64_t{});
+  }
+  return cudaErrorInvalidValue;
+}
+
 template <typename T>
 __device__ __forceinline__ float ToFloat(T v) {
   return static_cast<float>(v);
@@ -647,23 +664,12 @@ cudaError_t LaunchStridedCopy(int element_bytes, const void* x,
                               const StridedView& view, void* y, int64_t n,
                               cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  auto launch = [&](auto type) {
+  return WithElementType(element_bytes, [&](auto type) {
     using T = decltype(type);
     StridedCopyKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(
         static_cast<const T*>(x), view, static_cast<T*>(y), n);
     return cudaGetLastError();
-  };
-  switch (element_bytes) {
-    case 1:
-      return launch(uint8_t{});
-    case 2:
-      return launch(uint16_t{});
-    case 4:
-      return launch(uint32_t{});
-    case 8:
-      return launch(uint64_t{});
-  }
-  return cudaErrorInvalidValue;
+  });
 }
 
 cudaError_t LaunchSoftmax(GpuDType dtype, const void* x, void* y, int64_t outer,
@@ -877,21 +883,10 @@ cudaError_t LaunchGather(int element_bytes, const void* data, int index_bytes,
         static_cast<T*>(y), axis, count, inner, n, fault);
     return cudaGetLastError();
   };
-  auto with_index = [&](auto type) {
-    return index_bytes == 4 ? launch(type, int32_t{}) : launch(type, int64_t{});
-  };
   if (index_bytes != 4 && index_bytes != 8) return cudaErrorInvalidValue;
-  switch (element_bytes) {
-    case 1:
-      return with_index(uint8_t{});
-    case 2:
-      return with_index(uint16_t{});
-    case 4:
-      return with_index(uint32_t{});
-    case 8:
-      return with_index(uint64_t{});
-  }
-  return cudaErrorInvalidValue;
+  return WithElementType(element_bytes, [&](auto type) {
+    return index_bytes == 4 ? launch(type, int32_t{}) : launch(type, int64_t{});
+  });
 }
 
 }  // namespace asyncrt::gpu
