@@ -145,12 +145,25 @@ struct StagingBuffer {
   DeviceMemory memory;
 };
 
-// A staging buffer of `bytes`, or nullopt where the device stages nothing
-// or has no pinned memory left (the copy then uses the caller's memory:
-// still correct, but a CUDA copy from pageable memory waits for its
-// stream).
+// Pinned memory is page-locked (the OS cannot page it out), and a caching
+// allocator keeps what it hands out: staging holds at most about this much
+// of it at once, copies in flight and the host tensors that copies to the
+// host left in pinned memory together (a model's weights, uploaded on its
+// first call, would otherwise all be staged at once and stay cached).
+constexpr int64_t kStagingBudgetBytes = int64_t{64} << 20;
+
+// A staging buffer of `bytes`, or nullopt where the device stages nothing,
+// the budget is spent or no pinned memory is left (the copy then uses the
+// caller's memory: still correct, but a CUDA copy from pageable memory
+// waits for its stream).
 std::optional<StagingBuffer> Stage(StreamDevice& device, size_t bytes) {
   if (!device.StagesHostCopies() || bytes == 0) return std::nullopt;
+  // Racing copies may pass the budget a little: it bounds, not accounts.
+  if (device.host_allocator().GetStats().live_bytes +
+          static_cast<int64_t>(bytes) >
+      kStagingBudgetBytes) {
+    return std::nullopt;
+  }
   absl::StatusOr<DeviceMemory> memory = device.host_allocator().Allocate(bytes);
   if (!memory.ok()) return std::nullopt;
   return StagingBuffer{FormRef(&device), *std::move(memory)};

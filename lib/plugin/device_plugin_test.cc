@@ -476,5 +476,33 @@ TEST_F(DevicePluginTest, HostCopiesStageInPinnedMemory) {
   EXPECT_EQ(sim->host_allocator().GetStats().total_allocations, before + 2);
 }
 
+// Staging holds at most 64 MiB of pinned memory: a copy past that, here
+// while a 40 MiB result copied to the host still holds its pinned memory,
+// goes from the caller's memory.
+TEST_F(DevicePluginTest, StagingStaysWithinItsBudget) {
+  setenv("ASYNCRT_SIM_MEMORY_BYTES", "268435456", 1);
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  unsetenv("ASYNCRT_SIM_MEMORY_BYTES");
+  ASSERT_NE(runtime_, nullptr);
+  auto* sim = AsStreamDevice(&FindDevice("SIM:0"));
+  const int64_t n = int64_t{10} << 20;  // 40 MiB of floats.
+  std::vector<float> values(n, 1.5f);
+  TensorHandle x = Floats({n}, values).TransferTo(*exec_ctx_, *sim);
+  ASSERT_EQ(ErrorOf(x), "<no error>");
+  // Its staging buffer goes back as the copy's completion finishes, maybe
+  // just after x is available.
+  runtime_->Quiesce();
+  TensorHandle held = x.TransferTo(*exec_ctx_, runtime_->host().host_device());
+  ASSERT_EQ(ErrorOf(held), "<no error>");
+  const DeviceAllocator::Stats staged = sim->host_allocator().GetStats();
+  EXPECT_GE(staged.live_bytes, n * 4);
+  // Past the budget: neither copy stages, and both are still right.
+  TensorHandle y = Floats({n}, values).TransferTo(*exec_ctx_, *sim);
+  std::vector<float> back = HostValues(y);
+  EXPECT_EQ(sim->host_allocator().GetStats().total_allocations,
+            staged.total_allocations);
+  EXPECT_EQ(back, values);
+}
+
 }  // namespace
 }  // namespace asyncrt
