@@ -476,6 +476,25 @@ TEST_F(DevicePluginTest, HostCopiesStageInPinnedMemory) {
   EXPECT_EQ(sim->host_allocator().GetStats().total_allocations, before + 2);
 }
 
+// A host tensor copied from a device lives in the plug-in's pinned memory;
+// it may outlive the runtime (the device stays until the tensor goes).
+TEST_F(DevicePluginTest, AHostCopyOutlivesTheRuntime) {
+  runtime_ = MakeRuntime({SIM_PLUGIN});
+  ASSERT_NE(runtime_, nullptr);
+  TensorHandle x =
+      Floats({3}, {1, 2, 3}).TransferTo(*exec_ctx_, FindDevice("SIM:0"));
+  TensorHandle copied =
+      x.TransferTo(*exec_ctx_, runtime_->host().host_device());
+  ASSERT_EQ(ErrorOf(copied), "<no error>");
+  RCReference<AsyncValue> tensor = copied.CopyTensorRef();
+  x = TensorHandle();
+  copied = TensorHandle();
+  exec_ctx_.reset();
+  runtime_.reset();
+  EXPECT_THAT(tensor->get<DenseHostTensor>().elements<float>(),
+              ElementsAre(1, 2, 3));
+}
+
 // Staging holds at most 64 MiB of pinned memory: a copy past that, here
 // while a 40 MiB result copied to the host still holds its pinned memory,
 // goes from the caller's memory.
