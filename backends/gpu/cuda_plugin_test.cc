@@ -7,6 +7,7 @@
 // Without a GPU (or without CUDA's driver) every test skips and says why.
 // ASYNCRT_CUDA_PLUGIN overrides the plug-in's path (for a tree copied to a
 // GPU machine).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
