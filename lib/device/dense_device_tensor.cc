@@ -115,20 +115,20 @@ absl::Status ShutDownError(const Device& device) {
       absl::StrCat(device.name(), " is shut down"));
 }
 
-// Copies `bytes` from `src` to `dst`, the data of `destination` (a new
-// tensor, or an error making it), on `device`'s copy stream for
-// `direction`; the result is `destination` once the copy is done.
-// `keep_alive` (the source, a staging buffer) lives until then.
+// Copies `bytes` from `src` into `destination` (a new tensor, or an error
+// making it) on `device`'s copy stream for `direction`; the result is
+// `destination` once the copy is done. `keep_alive` (the source, a staging
+// buffer) lives until then.
 template <typename T, typename Source>
 AsyncValueRef<T> EnqueueCopyInto(StreamDevice& device, CopyDirection direction,
-                                 absl::StatusOr<T> destination, void* dst,
-                                 const void* src, size_t bytes,
-                                 Source keep_alive) {
+                                 absl::StatusOr<T> destination, const void* src,
+                                 size_t bytes, Source keep_alive) {
   if (!destination.ok()) return CopyError<T>(destination.status());
   Stream* stream = device.copy_stream(direction);
   if (stream == nullptr) return CopyError<T>(ShutDownError(device));
   if (bytes > 0) {
-    absl::Status status = device.EnqueueCopy(direction, dst, src, bytes);
+    absl::Status status =
+        device.EnqueueCopy(direction, destination->data(), src, bytes);
     if (!status.ok()) return CopyError<T>(std::move(status));
   }
   auto result = MakeUnconstructedAsyncValueRef<T>();
@@ -175,7 +175,6 @@ AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseHostTensor& src,
                                               StreamDevice& dst) {
   absl::StatusOr<DenseDeviceTensor> destination =
       DenseDeviceTensor::Allocate(dst, src.metadata());
-  void* dst_data = destination.ok() ? destination->data() : nullptr;
   const size_t bytes = src.DataSizeInBytes();
   if (destination.ok()) {
     if (std::optional<StagingBuffer> staging = Stage(dst, bytes)) {
@@ -184,12 +183,12 @@ AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseHostTensor& src,
       std::memcpy(staging->memory.data(), src.data(), bytes);
       const void* staged = staging->memory.data();
       return EnqueueCopyInto(dst, CopyDirection::kHostToDevice,
-                             std::move(destination), dst_data, staged, bytes,
+                             std::move(destination), staged, bytes,
                              *std::move(staging));
     }
   }
   return EnqueueCopyInto(dst, CopyDirection::kHostToDevice,
-                         std::move(destination), dst_data, src.data(), bytes,
+                         std::move(destination), src.data(), bytes,
                          src.CopyRef());
 }
 
@@ -209,7 +208,7 @@ AsyncValueRef<DenseHostTensor> CopyToHost(const DenseDeviceTensor& src,
       return EnqueueCopyInto(device, CopyDirection::kDeviceToHost,
                              absl::StatusOr<DenseHostTensor>(DenseHostTensor(
                                  src.metadata(), std::move(buffer))),
-                             data, src.data(), bytes, src.CopyRef());
+                             src.data(), bytes, src.CopyRef());
     }
   }
   std::optional<DenseHostTensor> tensor =
@@ -219,21 +218,17 @@ AsyncValueRef<DenseHostTensor> CopyToHost(const DenseDeviceTensor& src,
              : absl::ResourceExhaustedError(absl::StrCat(
                    "out of host memory copying ", src.metadata().DebugString(),
                    " from ", device.name()));
-  void* dst_data = destination.ok() ? destination->data() : nullptr;
   return EnqueueCopyInto(device, CopyDirection::kDeviceToHost,
-                         std::move(destination), dst_data, src.data(), bytes,
+                         std::move(destination), src.data(), bytes,
                          src.CopyRef());
 }
 
 AsyncValueRef<DenseDeviceTensor> CopyToDevice(const DenseDeviceTensor& src,
                                               StreamDevice& dst) {
   if (&src.device() == &dst) {
-    absl::StatusOr<DenseDeviceTensor> destination =
-        DenseDeviceTensor::Allocate(dst, src.metadata());
-    void* dst_data = destination.ok() ? destination->data() : nullptr;
     return EnqueueCopyInto(dst, CopyDirection::kDeviceToDevice,
-                           std::move(destination), dst_data, src.data(),
-                           src.DataSizeInBytes(), src.CopyRef());
+                           DenseDeviceTensor::Allocate(dst, src.metadata()),
+                           src.data(), src.DataSizeInBytes(), src.CopyRef());
   }
   // Another device: through host memory, one copy after the other.
   AsyncValueRef<DenseHostTensor> staged = CopyToHost(src, dst.host());

@@ -432,18 +432,17 @@ absl::Status PluginDevice::OrderAfterCompute(AsyncRT_Stream compute,
 
 absl::Status PluginDevice::EnqueueCopy(CopyDirection direction, void* dst,
                                        const void* src, size_t bytes) {
-  AsyncRT_Stream c_stream = this->c_stream();
-  if (c_stream == nullptr) {
+  PluginStream* compute = stream_.load(std::memory_order_acquire);
+  if (compute == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(name(), " is shut down"));
   }
+  AsyncRT_Stream c_stream = compute->c_stream();
   if (PluginStream* copy_stream = CopyStreamFor(direction)) {
     // The plug-in's wait below cannot carry a failure the runtime keeps
     // for the compute stream (a wait it could not do): a copy after it
     // fails as one on the compute stream would.
-    if (PluginStream* compute = stream_.load(std::memory_order_acquire)) {
-      if (absl::Status error = compute->RuntimeError(); !error.ok()) {
-        return error;
-      }
+    if (absl::Status error = compute->RuntimeError(); !error.ok()) {
+      return error;
     }
     // The copy's memory may have been the compute stream's work's until
     // now (freed in its order), and a source is written by work queued
