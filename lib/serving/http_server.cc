@@ -1,7 +1,10 @@
 // The only file that sees Boost: Beast's compile time stays here.
 #include "asyncrt/serving/http_server.h"
 
+#include <sys/socket.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -67,6 +70,21 @@ bool ClientGone::gone() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return gone_;
 }
+
+namespace internal {
+
+PeerActivity PeekPeer(int fd) {
+  char byte;
+  const ssize_t peeked = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (peeked > 0) return PeerActivity::kSentMore;
+  if (peeked < 0 &&
+      (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    return PeerActivity::kNothing;
+  }
+  return PeerActivity::kHungUp;  // 0: end of stream; else reset or error.
+}
+
+}  // namespace internal
 
 class HttpServer::Impl {
  public:
@@ -249,17 +267,28 @@ class HttpServer::Impl::Session
 
   // The connection turns readable while the request runs: either the
   // client's next request (pipelined) or its end (EOF, reset). Only the
-  // end is a client gone; the next request waits for its turn in Read.
+  // end is a client gone; the next request waits for its turn in Read. A
+  // readiness with neither (a late edge of the request's own bytes) is
+  // watched past, or every busy server would cancel requests whose clients
+  // still wait.
   void WatchForHangUp() {
     watching_ = true;
     stream_.socket().async_wait(
         tcp::socket::wait_read,
         [self = shared_from_this(), gone = client_gone_](beast::error_code error) {
           if (error == net::error::operation_aborted) return;  // Answered.
+          // Completed before an answer's cancel reached it: stale.
+          if (!self->watching_ || self->client_gone_ != gone) return;
           self->watching_ = false;
-          beast::error_code ignored;
-          if (!error && self->stream_.socket().available(ignored) > 0) return;
-          gone->Notify();
+          if (error) return gone->Notify();
+          switch (internal::PeekPeer(self->stream_.socket().native_handle())) {
+            case internal::PeerActivity::kSentMore:
+              return;
+            case internal::PeerActivity::kHungUp:
+              return gone->Notify();
+            case internal::PeerActivity::kNothing:
+              return self->WatchForHangUp();
+          }
         });
   }
 

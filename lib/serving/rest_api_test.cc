@@ -294,6 +294,59 @@ TEST(InferenceTest, QuickModelsRunOnTheCallersThreadOthersOnTheQueue) {
   std::filesystem::remove_all(base);
 }
 
+// While a request runs, its connection turning readable with nothing to
+// read is no hang-up: epoll can report the request's own bytes late, after
+// they were read (on a loaded machine such wake-ups cancelled requests
+// whose clients still waited). Peeking takes nothing.
+TEST(PeekPeerTest, TellsMoreBytesAHangUpAndNothingApart) {
+  using internal::PeekPeer;
+  using internal::PeerActivity;
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  EXPECT_EQ(PeekPeer(pair[0]), PeerActivity::kNothing);
+  ASSERT_EQ(write(pair[1], "x", 1), 1);
+  EXPECT_EQ(PeekPeer(pair[0]), PeerActivity::kSentMore);
+  EXPECT_EQ(PeekPeer(pair[0]), PeerActivity::kSentMore);
+  ASSERT_EQ(shutdown(pair[1], SHUT_WR), 0);
+  EXPECT_EQ(PeekPeer(pair[0]), PeerActivity::kSentMore);  // Bytes first.
+  char byte;
+  ASSERT_EQ(read(pair[0], &byte, 1), 1);
+  EXPECT_EQ(PeekPeer(pair[0]), PeerActivity::kHungUp);
+  close(pair[0]);
+  close(pair[1]);
+
+  // A reset (a client killed mid-request) over TCP.
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), length), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  ASSERT_EQ(
+      getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const int client = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&address), length), 0);
+  const int server = accept(listener, nullptr, nullptr);
+  ASSERT_GE(server, 0);
+  EXPECT_EQ(PeekPeer(server), PeerActivity::kNothing);
+  const linger abort_on_close{.l_onoff = 1, .l_linger = 0};
+  ASSERT_EQ(setsockopt(client, SOL_SOCKET, SO_LINGER, &abort_on_close,
+                       sizeof(abort_on_close)),
+            0);
+  close(client);  // Sends a reset.
+  PeerActivity seen = PeerActivity::kNothing;
+  for (int i = 0; i < 1000 && seen == PeerActivity::kNothing; ++i) {
+    seen = PeekPeer(server);
+    if (seen == PeerActivity::kNothing) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  EXPECT_EQ(seen, PeerActivity::kHungUp);
+  close(server);
+  close(listener);
+}
+
 TEST(ClientGoneTest, ACallbackRunsOnceAndAResetDropsIt) {
   ClientGone late;
   int runs = 0;

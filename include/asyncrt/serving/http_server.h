@@ -52,6 +52,20 @@ class ClientGone {
   absl::AnyInvocable<void() &&> callback_;  // Guarded by mutex_.
 };
 
+namespace internal {
+
+// What a connection that turned readable while its request runs holds.
+enum class PeerActivity {
+  kSentMore,  // Bytes wait: the client's next (pipelined) request.
+  kHungUp,    // The client closed (or half-closed) or reset it.
+  kNothing,   // Neither: a stale readiness. Edge-triggered epoll can report
+              // a socket readable after the bytes that made it so were read.
+};
+// Looks at connected socket `fd` without taking bytes or blocking.
+PeerActivity PeekPeer(int fd);
+
+}  // namespace internal
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // "/v1/models/m:predict", the query included.
