@@ -74,9 +74,13 @@ bool RegisterKernels(AsyncRT_PluginParams* params, const KernelEntry* kernels,
 void PrintHostProfile();
 const CudaSettings& Settings();
 
-// A key for cached matmul plans: dtype, shapes, transposes, epilogue.
-using MatmulKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                             int64_t, int, int>;
+// A key for cached matmul plans: dtype (and whether a C is read), m, n, k,
+// batch, the batch strides, the leading dimensions, transposes, epilogue,
+// compute type.
+using MatmulKey =
+    std::tuple<int, int64_t, int64_t, int64_t, int64_t,
+               std::tuple<int64_t, int64_t, int64_t>,
+               std::tuple<int64_t, int64_t, int64_t>, int64_t, int, int>;
 
 // A matrix product's cuBLASLt descriptors and algorithm, made once per
 // shape (cuda_ops.cc).

@@ -325,41 +325,6 @@ void LayerNormKernel(AsyncRT_KernelContext* context, void*,
               "launching the kernel");
 }
 
-// nn.attention (the shape function has checked the operands' shapes).
-void AttentionKernel(AsyncRT_KernelContext* context, void*,
-                     AsyncRT_Status* status) {
-  OpCall op(context, status);
-  AsyncRT_TensorView q, k, v, y;
-  if (!op.Input(0, &q) || !op.RequireFloat(q) || !op.Input(1, &k) ||
-      !op.Input(2, &v) || !op.Output(0, &y)) {
-    return;
-  }
-  AttentionShape shape;
-  shape.batch = q.dims[0];
-  shape.q_length = q.dims[1];
-  shape.kv_length = k.dims[1];
-  shape.q_heads = static_cast<int>(op.Int("q_num_heads", 1));
-  shape.kv_heads = static_cast<int>(op.Int("kv_num_heads", shape.q_heads));
-  shape.head_size = static_cast<int>(q.dims[2] / shape.q_heads);
-  shape.value_head_size = static_cast<int>(v.dims[2] / shape.kv_heads);
-  if (shape.head_size > kMaxAttentionHeadSize ||
-      shape.value_head_size > kMaxAttentionHeadSize) {
-    op.Unsupported("heads larger than " +
-                   std::to_string(kMaxAttentionHeadSize));
-    return;
-  }
-  if (NumElements(y) == 0) return;
-  if (shape.kv_length == 0) {
-    op.Invalid("attention over no keys");
-    return;
-  }
-  const float scale =
-      op.Float("scale", 1.f / std::sqrt(static_cast<float>(shape.head_size)));
-  op.Launched(LaunchAttention(ToGpu(q.dtype), q.data, k.data, v.data, y.data,
-                              shape, scale, op.stream()),
-              "launching the kernel");
-}
-
 void ReduceKernel(AsyncRT_KernelContext* context, void* data,
                   AsyncRT_Status* status) {
   const auto reduce = static_cast<ReduceOp>(reinterpret_cast<intptr_t>(data));
@@ -457,6 +422,10 @@ struct Matmul {
   const void* bias = nullptr;  // n values, or null.
   int64_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_d = 0;
+  // Row strides in elements as stored (0: dense). With them and the batch
+  // strides a product reads and writes matrices interleaved in a larger
+  // one: attention's heads, side by side in each row.
+  int64_t lda = 0, ldb = 0, ldd = 0;
   float alpha = 1.f, beta = 0.f;
   bool relu = false;
 };
@@ -467,6 +436,43 @@ bool BlasOk(cublasStatus_t status, const char* what, OpCall& op) {
        std::string(what) + ": " + cublasLtGetStatusName(status) + ": " +
            cublasLtGetStatusString(status));
   return false;
+}
+
+// Tells the heuristic how the matrices of a strided `mm` are aligned (it
+// assumes 256 bytes otherwise): the largest power of two up to 256 that
+// divides each matrix's row and batch strides in bytes. Operands and
+// results start at least that aligned (allocations are; attention's
+// offsets are multiples of its strides).
+bool SetAlignments(const Matmul& mm, cublasLtMatmulPreference_t preference,
+                   OpCall& op) {
+  if (mm.lda == 0 && mm.ldb == 0 && mm.ldd == 0) return true;
+  const uint64_t element = ElementBytes(mm.dtype);
+  auto alignment = [&](std::initializer_list<int64_t> strides) {
+    uint32_t bytes = 256;
+    for (int64_t stride : strides) {
+      while (stride != 0 && (stride * element) % bytes != 0) bytes /= 2;
+    }
+    return bytes;
+  };
+  const uint32_t a = alignment({mm.lda, mm.stride_a});
+  const uint32_t b = alignment({mm.ldb, mm.stride_b});
+  const uint32_t d = alignment({mm.ldd, mm.stride_d});
+  return BlasOk(cublasLtMatmulPreferenceSetAttribute(
+                    preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &b,
+                    sizeof(b)),
+                "setting an alignment", op) &&
+         BlasOk(cublasLtMatmulPreferenceSetAttribute(
+                    preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a,
+                    sizeof(a)),
+                "setting an alignment", op) &&
+         BlasOk(cublasLtMatmulPreferenceSetAttribute(
+                    preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &d,
+                    sizeof(d)),
+                "setting an alignment", op) &&
+         BlasOk(cublasLtMatmulPreferenceSetAttribute(
+                    preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &d,
+                    sizeof(d)),
+                "setting an alignment", op);
 }
 
 // The plan of `mm` (descriptors and algorithm). Row-major D = A x B is
@@ -485,29 +491,31 @@ std::unique_ptr<MatmulPlan> MakePlan(const Matmul& mm, CudaDevice& device,
   const int64_t first_cols = mm.transpose_b ? mm.n : mm.k;
   const int64_t second_rows = mm.transpose_a ? mm.m : mm.k;
   const int64_t second_cols = mm.transpose_a ? mm.k : mm.m;
-  bool ok =
-      BlasOk(cublasLtMatmulDescCreate(&plan->desc, compute, CUDA_R_32F),
-             "cublasLtMatmulDescCreate", op) &&
-      BlasOk(cublasLtMatmulDescSetAttribute(plan->desc,
-                                            CUBLASLT_MATMUL_DESC_TRANSA,
-                                            &op_first, sizeof(op_first)),
-             "setting TRANSA", op) &&
-      BlasOk(cublasLtMatmulDescSetAttribute(plan->desc,
-                                            CUBLASLT_MATMUL_DESC_TRANSB,
-                                            &op_second, sizeof(op_second)),
-             "setting TRANSB", op) &&
-      BlasOk(cublasLtMatmulDescSetAttribute(plan->desc,
-                                            CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                            &epilogue, sizeof(epilogue)),
-             "setting the epilogue", op) &&
-      BlasOk(cublasLtMatrixLayoutCreate(&plan->first, type, first_rows,
-                                        first_cols, first_rows),
-             "cublasLtMatrixLayoutCreate", op) &&
-      BlasOk(cublasLtMatrixLayoutCreate(&plan->second, type, second_rows,
-                                        second_cols, second_rows),
-             "cublasLtMatrixLayoutCreate", op) &&
-      BlasOk(cublasLtMatrixLayoutCreate(&plan->out, type, mm.n, mm.m, mm.n),
-             "cublasLtMatrixLayoutCreate", op);
+  bool ok = BlasOk(cublasLtMatmulDescCreate(&plan->desc, compute, CUDA_R_32F),
+                   "cublasLtMatmulDescCreate", op) &&
+            BlasOk(cublasLtMatmulDescSetAttribute(plan->desc,
+                                                  CUBLASLT_MATMUL_DESC_TRANSA,
+                                                  &op_first, sizeof(op_first)),
+                   "setting TRANSA", op) &&
+            BlasOk(cublasLtMatmulDescSetAttribute(
+                       plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
+                       sizeof(op_second)),
+                   "setting TRANSB", op) &&
+            BlasOk(cublasLtMatmulDescSetAttribute(plan->desc,
+                                                  CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                  &epilogue, sizeof(epilogue)),
+                   "setting the epilogue", op) &&
+            BlasOk(cublasLtMatrixLayoutCreate(&plan->first, type, first_rows,
+                                              first_cols,
+                                              mm.ldb ? mm.ldb : first_rows),
+                   "cublasLtMatrixLayoutCreate", op) &&
+            BlasOk(cublasLtMatrixLayoutCreate(&plan->second, type, second_rows,
+                                              second_cols,
+                                              mm.lda ? mm.lda : second_rows),
+                   "cublasLtMatrixLayoutCreate", op) &&
+            BlasOk(cublasLtMatrixLayoutCreate(&plan->out, type, mm.n, mm.m,
+                                              mm.ldd ? mm.ldd : mm.n),
+                   "cublasLtMatrixLayoutCreate", op);
   if (ok && mm.batch > 1) {
     const int32_t batch = static_cast<int32_t>(mm.batch);
     auto set_batch = [&](cublasLtMatrixLayout_t layout, int64_t stride) {
@@ -535,6 +543,7 @@ std::unique_ptr<MatmulPlan> MakePlan(const Matmul& mm, CudaDevice& device,
                   preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                   &workspace, sizeof(workspace)),
               "setting the workspace", op) &&
+       SetAlignments(mm, preference, op) &&
        BlasOk(cublasLtMatmulAlgoGetHeuristic(
                   device.blas_lt, plan->desc, plan->first, plan->second,
                   plan->out, plan->out, preference, 1, &result, &results),
@@ -563,7 +572,8 @@ bool RunMatmul(const Matmul& mm, OpCall& op) {
                       mm.n,
                       mm.k,
                       mm.batch,
-                      (mm.stride_a != 0) * 2 + (mm.stride_b != 0),
+                      {mm.stride_a, mm.stride_b, mm.stride_d},
+                      {mm.lda, mm.ldb, mm.ldd},
                       mm.transpose_a * 2 + mm.transpose_b,
                       static_cast<int>(epilogue),
                       static_cast<int>(compute)};
@@ -665,6 +675,140 @@ void MatmulKernel(AsyncRT_KernelContext* context, void*,
                             NumElements(y), alpha, beta, op.stream()),
                 "launching the activation");
   }
+}
+
+// Attention as two strided batched products on cuBLASLt around our softmax,
+// reading the heads where they lie (side by side in each row) and writing
+// each head's result into its columns: no head transposes, tensor cores
+// for the products. The scores and probabilities (heads x q_length x
+// kv_length each, the operands' dtype, as the unfused ops keep them) live
+// in memory for the call. Returns false with nothing done (status
+// untouched) where the shape does not suit it: heads shared by groups,
+// head sizes or a head's scores not a multiple of 16 bytes (cuBLASLt's
+// tensor-core kernels want that alignment), scores over
+// kAttentionScratchBytes.
+constexpr uint64_t kAttentionScratchBytes = uint64_t{64} << 20;
+
+bool AttentionByProducts(OpCall& op, const AsyncRT_TensorView& q,
+                         const AsyncRT_TensorView& k,
+                         const AsyncRT_TensorView& v,
+                         const AsyncRT_TensorView& y,
+                         const AttentionShape& shape, float scale,
+                         bool* launched) {
+  const int64_t element = ElementBytes(q.dtype);
+  const int64_t heads = shape.q_heads;
+  const int64_t scores = heads * shape.q_length * shape.kv_length;
+  if (shape.kv_heads != shape.q_heads ||
+      (shape.head_size * element) % 16 != 0 ||
+      (shape.value_head_size * element) % 16 != 0 ||
+      (shape.q_length * shape.kv_length * element) % 16 != 0 ||
+      static_cast<uint64_t>(2 * scores * element) > kAttentionScratchBytes) {
+    return false;
+  }
+  CudaDevice& device = op.device();
+  const uint64_t scratch_bytes = 2 * scores * element;
+  void* scratch = DeviceAllocate(device, scratch_bytes);
+  if (scratch == nullptr) {
+    Fail(op.status(), ASYNCRT_RESOURCE_EXHAUSTED,
+         "out of memory for the attention's scores of " +
+             std::to_string(scratch_bytes) + " bytes");
+    *launched = false;
+    return true;
+  }
+  char* const logits = static_cast<char*>(scratch);
+  char* const probabilities = logits + scores * element;
+  const int64_t q_row = heads * shape.head_size;
+  const int64_t v_row = heads * shape.value_head_size;
+  bool ok = true;
+  for (int64_t b = 0; ok && b < shape.batch; ++b) {
+    // logits[h] = q_h k_h^T * scale: q_h is q_length x head_size, rows
+    // q_row apart, head h head_size elements in.
+    Matmul scores_mm;
+    scores_mm.dtype = q.dtype;
+    scores_mm.m = shape.q_length;
+    scores_mm.n = shape.kv_length;
+    scores_mm.k = shape.head_size;
+    scores_mm.transpose_b = true;
+    scores_mm.a =
+        static_cast<const char*>(q.data) + b * shape.q_length * q_row * element;
+    scores_mm.b = static_cast<const char*>(k.data) +
+                  b * shape.kv_length * q_row * element;
+    scores_mm.d = logits;
+    scores_mm.batch = heads;
+    scores_mm.lda = q_row;
+    scores_mm.ldb = q_row;
+    scores_mm.stride_a = shape.head_size;
+    scores_mm.stride_b = shape.head_size;
+    scores_mm.stride_d = shape.q_length * shape.kv_length;
+    scores_mm.alpha = scale;
+    ok = RunMatmul(scores_mm, op) &&
+         op.Launched(LaunchSoftmax(ToGpu(q.dtype), logits, probabilities,
+                                   heads * shape.q_length, shape.kv_length,
+                                   /*inner=*/1, /*log=*/false, op.stream()),
+                     "launching the softmax");
+    if (!ok) break;
+    // y_h = probabilities[h] v_h, into head h's columns of y.
+    Matmul values_mm;
+    values_mm.dtype = q.dtype;
+    values_mm.m = shape.q_length;
+    values_mm.n = shape.value_head_size;
+    values_mm.k = shape.kv_length;
+    values_mm.a = probabilities;
+    values_mm.b = static_cast<const char*>(v.data) +
+                  b * shape.kv_length * v_row * element;
+    values_mm.d =
+        static_cast<char*>(y.data) + b * shape.q_length * v_row * element;
+    values_mm.batch = heads;
+    values_mm.ldb = v_row;
+    values_mm.ldd = v_row;
+    values_mm.stride_a = shape.q_length * shape.kv_length;
+    values_mm.stride_b = shape.value_head_size;
+    values_mm.stride_d = shape.value_head_size;
+    ok = RunMatmul(values_mm, op);
+  }
+  // Stream-ordered: the next user of these bytes runs after the products.
+  DeviceDeallocate(device, scratch, scratch_bytes);
+  *launched = ok;
+  return true;
+}
+
+// nn.attention (the shape function has checked the operands' shapes).
+void AttentionKernel(AsyncRT_KernelContext* context, void*,
+                     AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView q, k, v, y;
+  if (!op.Input(0, &q) || !op.RequireFloat(q) || !op.Input(1, &k) ||
+      !op.Input(2, &v) || !op.Output(0, &y)) {
+    return;
+  }
+  AttentionShape shape;
+  shape.batch = q.dims[0];
+  shape.q_length = q.dims[1];
+  shape.kv_length = k.dims[1];
+  shape.q_heads = static_cast<int>(op.Int("q_num_heads", 1));
+  shape.kv_heads = static_cast<int>(op.Int("kv_num_heads", shape.q_heads));
+  shape.head_size = static_cast<int>(q.dims[2] / shape.q_heads);
+  shape.value_head_size = static_cast<int>(v.dims[2] / shape.kv_heads);
+  if (NumElements(y) == 0) return;
+  if (shape.kv_length == 0) {
+    op.Invalid("attention over no keys");
+    return;
+  }
+  const float scale =
+      op.Float("scale", 1.f / std::sqrt(static_cast<float>(shape.head_size)));
+  bool launched = false;
+  if (AttentionByProducts(op, q, k, v, y, shape, scale, &launched)) return;
+  // Else one kernel on CUDA cores, scores in registers.
+  if (shape.head_size > kMaxAttentionHeadSize ||
+      shape.value_head_size > kMaxAttentionHeadSize) {
+    op.Unsupported("heads larger than " +
+                   std::to_string(kMaxAttentionHeadSize) +
+                   " shared by groups of query heads");
+    return;
+  }
+  op.Launched(LaunchAttention(ToGpu(q.dtype), q.data, k.data, v.data, y.data,
+                              shape, scale, op.stream()),
+              "launching the kernel");
 }
 
 // ONNX Gemm: alpha * op(A) x op(B) + beta * C, C broadcasting to M x N.
