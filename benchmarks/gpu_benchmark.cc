@@ -312,7 +312,8 @@ BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, bf16, DType::kBF16)
 
 // `variant`: "" (the model's device work one CUDA graph, convolutions in
 // NHWC), "_no_graphs" (each op launched by the runtime) or "_nchw" (ONNX's
-// NCHW layout kept) or "_attention" (attention as one nn.attention).
+// NCHW layout kept) or "_unfused" (attention as the unfused ops, not one
+// nn.attention).
 void BM_GpuModel_asyncrt(benchmark::State& state, const char* name,
                          const char* variant) {
   // Synthetic weights (as the PyTorch peer's random ones): the models'
@@ -371,8 +372,8 @@ BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2_nchw, "mobilenetv2", "_nchw")
     ->Name("BM_GpuModel/asyncrt_nchw/mobilenetv2_f16")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert_attention, "bert", "_attention")
-    ->Name("BM_GpuModel/asyncrt_attention/bert_f16")
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert_unfused, "bert", "_unfused")
+    ->Name("BM_GpuModel/asyncrt_unfused/bert_f16")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert, "bert", "")

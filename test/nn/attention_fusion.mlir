@@ -1,11 +1,11 @@
 // -nn-fuse-attention: the head reshapes and transposes, the two matrix
 // products (the first scaled) and the softmax of a transformer's attention
-// become one nn.attention; the CUDA pipeline runs it when asked
-// (--fuse-attention), and the host keeps the unfused ops.
+// become one nn.attention; the CUDA pipeline runs it unless told not to
+// (--fuse-attention=false), and the host keeps the unfused ops.
 // REQUIRES: nn_ops
 // RUN: asyncrt-opt -nn-fuse-attention %s | FileCheck %s
-// RUN: asyncrt-compile --device=CUDA:0 --fuse-attention --emit-mlir %s | FileCheck %s --check-prefix=CUDA
-// RUN: asyncrt-compile --device=CUDA:0 --emit-mlir %s | FileCheck %s --check-prefix=UNFUSED
+// RUN: asyncrt-compile --device=CUDA:0 --emit-mlir %s | FileCheck %s --check-prefix=CUDA
+// RUN: asyncrt-compile --device=CUDA:0 --fuse-attention=false --emit-mlir %s | FileCheck %s --check-prefix=UNFUSED
 // RUN: asyncrt-compile --emit-mlir %s | FileCheck %s --check-prefix=UNFUSED
 
 // CHECK-LABEL: func.func @attention

@@ -85,9 +85,8 @@ cl::opt<bool> fuse_attention(
     "fuse-attention",
     cl::desc("With --device=CUDA:N: a transformer's attention (head "
              "transposes, matrix products, softmax) as one nn.attention "
-             "(default false: its kernel is not yet faster than the "
-             "unfused ops)"),
-    cl::init(false), cl::cat(compile_options));
+             "(default true; false: the unfused ops)"),
+    cl::init(true), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));

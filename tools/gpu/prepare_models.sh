@@ -14,7 +14,8 @@
 # machine), NAME_f16_synthetic_no_graphs.bef without device graphs and,
 # for the convolutional models, NAME_f16_synthetic_nchw.bef with ONNX's
 # NCHW layout (--channels-last=false), for BERT
-# bert_f16_synthetic_attention.bef with nn.attention (--fuse-attention).
+# bert_f16_synthetic_unfused.bef without nn.attention
+# (--fuse-attention=false).
 # chain50 (50 alternating nn.neg and nn.abs on 1,024 values: the cost per
 # op) is made both ways too. The ONNX models come from tools/models/export_models.py,
 # cached in BUILD_DIR/models (exported there if missing).
@@ -60,11 +61,11 @@ for name in "${synthetic[@]}"; do
   prepare "$name" _synthetic --synthetic-weights
   prepare "$name" _synthetic_no_graphs --synthetic-weights --device-graphs=false
 done
-# ONNX's NCHW kept (the convolutional models) and attention as one
-# nn.attention (BERT), to measure against the defaults.
+# ONNX's NCHW kept (the convolutional models) and attention as the
+# unfused ops (BERT), to measure against the defaults.
 for name in "${synthetic[@]}"; do
   if [[ $name == bert ]]; then
-    prepare "$name" _synthetic_attention --synthetic-weights --fuse-attention
+    prepare "$name" _synthetic_unfused --synthetic-weights --fuse-attention=false
   else
     prepare "$name" _synthetic_nchw --synthetic-weights --channels-last=false
   fi

@@ -213,10 +213,9 @@ struct ModelPipelineOptions {
   // (-nn-channels-last), which cuDNN's tensor-core kernels read without
   // converting.
   bool channels_last = true;
-  // On a CUDA device: attention as one nn.attention (-nn-fuse-attention).
-  // Off by default: the CUDA kernel of nn.attention is still slower than
-  // the unfused ops on cuBLASLt (docs/gpu.md).
-  bool fuse_attention = false;
+  // On a CUDA device: attention as one nn.attention (-nn-fuse-attention),
+  // which reads the heads in place instead of transposing them (docs/gpu.md).
+  bool fuse_attention = true;
 };
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options = {});
