@@ -723,24 +723,23 @@ bool AttentionByProducts(OpCall& op, const AsyncRT_TensorView& q,
   for (int64_t b = 0; ok && b < shape.batch; ++b) {
     // logits[h] = q_h k_h^T * scale: q_h is q_length x head_size, rows
     // q_row apart, head h head_size elements in.
-    Matmul scores_mm;
-    scores_mm.dtype = q.dtype;
-    scores_mm.m = shape.q_length;
-    scores_mm.n = shape.kv_length;
-    scores_mm.k = shape.head_size;
-    scores_mm.transpose_b = true;
-    scores_mm.a =
-        static_cast<const char*>(q.data) + b * shape.q_length * q_row * element;
-    scores_mm.b = static_cast<const char*>(k.data) +
-                  b * shape.kv_length * q_row * element;
-    scores_mm.d = logits;
-    scores_mm.batch = heads;
-    scores_mm.lda = q_row;
-    scores_mm.ldb = q_row;
-    scores_mm.stride_a = shape.head_size;
-    scores_mm.stride_b = shape.head_size;
-    scores_mm.stride_d = shape.q_length * shape.kv_length;
-    scores_mm.alpha = scale;
+    const Matmul scores_mm{.dtype = q.dtype,
+                           .m = shape.q_length,
+                           .n = shape.kv_length,
+                           .k = shape.head_size,
+                           .transpose_b = true,
+                           .a = static_cast<const char*>(q.data) +
+                                b * shape.q_length * q_row * element,
+                           .b = static_cast<const char*>(k.data) +
+                                b * shape.kv_length * q_row * element,
+                           .d = logits,
+                           .batch = heads,
+                           .stride_a = shape.head_size,
+                           .stride_b = shape.head_size,
+                           .stride_d = shape.q_length * shape.kv_length,
+                           .lda = q_row,
+                           .ldb = q_row,
+                           .alpha = scale};
     ok = RunMatmul(scores_mm, op) &&
          op.Launched(LaunchSoftmax(ToGpu(q.dtype), logits, probabilities,
                                    heads * shape.q_length, shape.kv_length,
@@ -748,22 +747,21 @@ bool AttentionByProducts(OpCall& op, const AsyncRT_TensorView& q,
                      "launching the softmax");
     if (!ok) break;
     // y_h = probabilities[h] v_h, into head h's columns of y.
-    Matmul values_mm;
-    values_mm.dtype = q.dtype;
-    values_mm.m = shape.q_length;
-    values_mm.n = shape.value_head_size;
-    values_mm.k = shape.kv_length;
-    values_mm.a = probabilities;
-    values_mm.b = static_cast<const char*>(v.data) +
-                  b * shape.kv_length * v_row * element;
-    values_mm.d =
-        static_cast<char*>(y.data) + b * shape.q_length * v_row * element;
-    values_mm.batch = heads;
-    values_mm.ldb = v_row;
-    values_mm.ldd = v_row;
-    values_mm.stride_a = shape.q_length * shape.kv_length;
-    values_mm.stride_b = shape.value_head_size;
-    values_mm.stride_d = shape.value_head_size;
+    const Matmul values_mm{
+        .dtype = q.dtype,
+        .m = shape.q_length,
+        .n = shape.value_head_size,
+        .k = shape.kv_length,
+        .a = probabilities,
+        .b = static_cast<const char*>(v.data) +
+             b * shape.kv_length * v_row * element,
+        .d = static_cast<char*>(y.data) + b * shape.q_length * v_row * element,
+        .batch = heads,
+        .stride_a = shape.q_length * shape.kv_length,
+        .stride_b = shape.value_head_size,
+        .stride_d = shape.value_head_size,
+        .ldb = v_row,
+        .ldd = v_row};
     ok = RunMatmul(values_mm, op);
   }
   // Stream-ordered: the next user of these bytes runs after the products.
