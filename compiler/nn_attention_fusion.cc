@@ -1,7 +1,8 @@
-// -nn-fuse-attention: a transformer's attention as one nn.attention (see
-// passes.h).
+// -nn-fuse-attention: a transformer's attention as one nn.attention;
+// -nn-fuse-qkv: its three projections as one (see passes.h).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "asyncrt/compiler/passes.h"
 #include "asyncrt/dialects/nn/nn_dialect.h"
@@ -9,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -25,6 +27,13 @@ mlir::Operation* OnlyUseOf(mlir::Value value, llvm::StringRef name,
     return nullptr;
   }
   return op;
+}
+
+// An op with no attributes but its placement.
+bool OnlyDevice(mlir::Operation* op) {
+  return llvm::all_of(op->getAttrs(), [](mlir::NamedAttribute attribute) {
+    return attribute.getName() == kDeviceAttribute;
+  });
 }
 
 bool HasPerm(mlir::Operation* transpose, llvm::ArrayRef<int64_t> perm) {
@@ -151,13 +160,6 @@ class NnFuseAttentionPass
     for (mlir::Operation* op : dead) op->erase();
   }
 
-  // An op with no attributes but its placement.
-  static bool OnlyDevice(mlir::Operation* op) {
-    return llvm::all_of(op->getAttrs(), [](mlir::NamedAttribute attribute) {
-      return attribute.getName() == kDeviceAttribute;
-    });
-  }
-
   static bool LastAxis(mlir::Operation* softmax) {
     auto axis = softmax->getAttrOfType<mlir::IntegerAttr>("axis");
     return !axis || axis.getInt() == -1 || axis.getInt() == 3;
@@ -186,7 +188,162 @@ class NnFuseAttentionPass
   }
 };
 
+// The bytes of a constant `value` of `type`'s element type, or nullopt.
+std::optional<std::vector<char>> ConstantBytes(mlir::Value value,
+                                               mlir::RankedTensorType type) {
+  auto constant = value.getDefiningOp<nn::ConstantOp>();
+  std::optional<DType> dtype = nn::DTypeOf(type.getElementType());
+  if (!constant || !dtype) return std::nullopt;
+  auto elements = mlir::dyn_cast<mlir::ElementsAttr>(constant.getValue());
+  if (!elements) return std::nullopt;
+  return nn::ElementBytes(elements, *dtype);
+}
+
+class NnFuseQkvPass
+    : public mlir::PassWrapper<NnFuseQkvPass,
+                               mlir::OperationPass<mlir::func::FuncOp>> {
+ public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NnFuseQkvPass)
+
+  llvm::StringRef getArgument() const final { return "nn-fuse-qkv"; }
+  llvm::StringRef getDescription() const final {
+    return "Compute an nn.attention's Q, K and V projections as one matrix "
+           "product and pass its result packed";
+  }
+
+  void runOnOperation() override {
+    llvm::SmallVector<mlir::Operation*> attentions;
+    getOperation().walk([&](mlir::Operation* op) {
+      if (op->getName().getStringRef() == "nn.attention" &&
+          op->getNumOperands() == 3) {
+        attentions.push_back(op);
+      }
+    });
+    for (mlir::Operation* attention : attentions) Fuse(attention);
+  }
+
+ private:
+  // nn.attention(matmul(x, wq, bq), matmul(x, wk, bk), matmul(x, wv, bv)),
+  // weights [K, N] and biases [N] constant, each product used only there,
+  // becomes nn.attention(matmul(x, [wq wk wv], [bq bk bv])) {qkv_widths}.
+  void Fuse(mlir::Operation* attention) {
+    mlir::Attribute device = attention->getAttr(kDeviceAttribute);
+    mlir::Operation* projections[3];
+    for (int i = 0; i < 3; ++i) {
+      projections[i] = OnlyUseOf(attention->getOperand(i), "nn.matmul", device);
+      if (projections[i] == nullptr || projections[i]->getNumOperands() != 3 ||
+          !OnlyDevice(projections[i]) ||
+          projections[i]->getOperand(0) != projections[0]->getOperand(0)) {
+        return;
+      }
+    }
+    mlir::Value x = projections[0]->getOperand(0);
+    auto x_type = StaticType(x, 3);
+    if (!x_type) return;
+    // Rows of the fused weights: each projection's row side by side.
+    const int64_t rows = x_type.getDimSize(2);
+    std::vector<std::vector<char>> weights(3), biases(3);
+    int64_t widths[3];
+    mlir::Type element = x_type.getElementType();
+    for (int i = 0; i < 3; ++i) {
+      auto w_type = StaticType(projections[i]->getOperand(1), 2);
+      auto b_type = StaticType(projections[i]->getOperand(2), 1);
+      if (!w_type || !b_type || w_type.getElementType() != element ||
+          b_type.getElementType() != element || w_type.getDimSize(0) != rows ||
+          b_type.getDimSize(0) != w_type.getDimSize(1)) {
+        return;
+      }
+      widths[i] = w_type.getDimSize(1);
+      std::optional<std::vector<char>> w =
+          ConstantBytes(projections[i]->getOperand(1), w_type);
+      std::optional<std::vector<char>> b =
+          ConstantBytes(projections[i]->getOperand(2), b_type);
+      if (!w || !b) return;
+      weights[i] = *std::move(w);
+      biases[i] = *std::move(b);
+    }
+    const int64_t total = widths[0] + widths[1] + widths[2];
+    const size_t element_bytes = biases[0].size() / widths[0];
+    std::vector<char> fused_weights, fused_bias;
+    fused_weights.reserve(rows * total * element_bytes);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int i = 0; i < 3; ++i) {
+        const size_t row_bytes = widths[i] * element_bytes;
+        fused_weights.insert(fused_weights.end(),
+                             weights[i].begin() + r * row_bytes,
+                             weights[i].begin() + (r + 1) * row_bytes);
+      }
+    }
+    for (const std::vector<char>& b : biases) {
+      fused_bias.insert(fused_bias.end(), b.begin(), b.end());
+    }
+
+    mlir::OpBuilder builder(attention);
+    mlir::Location loc = attention->getLoc();
+    auto constant = [&](llvm::ArrayRef<int64_t> shape,
+                        const std::vector<char>& bytes, llvm::StringRef hint) {
+      auto type = mlir::RankedTensorType::get(shape, element);
+      mlir::Operation* op = nn::ConstantOp::create(
+          builder, loc, type,
+          mlir::DenseResourceElementsAttr::get(
+              type, hint,
+              mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(
+                  llvm::ArrayRef<char>(bytes.data(), bytes.size()), 64)),
+          nullptr);
+      return op->getResult(0);
+    };
+    mlir::Value w = constant({rows, total}, fused_weights, "qkv_weights");
+    mlir::Value b = constant({total}, fused_bias, "qkv_bias");
+    mlir::OperationState product(projections[0]->getLoc(), "nn.matmul");
+    product.addOperands({x, w, b});
+    product.addAttributes(projections[0]->getAttrs());
+    product.addTypes(mlir::RankedTensorType::get(
+        {x_type.getDimSize(0), x_type.getDimSize(1), total}, element));
+    mlir::OperationState packed(loc, "nn.attention");
+    packed.addAttributes(attention->getAttrs());
+    packed.addAttribute("qkv_widths", builder.getI64ArrayAttr(widths));
+    packed.addTypes(attention->getResultTypes());
+    // The shape functions decide, as for the attention itself.
+    std::string error;
+    mlir::FailureOr<llvm::SmallVector<mlir::Type>> product_types =
+        nn::InferResultTypes(
+            &getContext(), "nn.matmul",
+            mlir::TypeRange{x.getType(), w.getType(), b.getType()},
+            builder.getDictionaryAttr(product.attributes), 1, error);
+    mlir::FailureOr<llvm::SmallVector<mlir::Type>> packed_types =
+        nn::InferResultTypes(
+            &getContext(), "nn.attention", mlir::TypeRange{product.types[0]},
+            builder.getDictionaryAttr(packed.attributes), 1, error);
+    if (mlir::failed(product_types) ||
+        (*product_types)[0] != product.types[0] || mlir::failed(packed_types) ||
+        (*packed_types)[0] != attention->getResult(0).getType()) {
+      w.getDefiningOp()->erase();
+      b.getDefiningOp()->erase();
+      return;
+    }
+    mlir::Operation* qkv = builder.create(product);
+    packed.addOperands(qkv->getResult(0));
+    mlir::Operation* fused = builder.create(packed);
+    attention->getResult(0).replaceAllUsesWith(fused->getResult(0));
+    attention->erase();
+    for (mlir::Operation* projection : projections) {
+      mlir::Operation* weight = projection->getOperand(1).getDefiningOp();
+      mlir::Operation* bias = projection->getOperand(2).getDefiningOp();
+      projection->erase();
+      for (mlir::Operation* old : {weight, bias}) {
+        if (old->use_empty()) old->erase();
+      }
+    }
+  }
+};
+
 }  // namespace
+
+std::unique_ptr<mlir::Pass> CreateNnFuseQkvPass() {
+  return std::make_unique<NnFuseQkvPass>();
+}
+
+void RegisterNnFuseQkvPass() { mlir::PassRegistration<NnFuseQkvPass>(); }
 
 std::unique_ptr<mlir::Pass> CreateNnFuseAttentionPass() {
   return std::make_unique<NnFuseAttentionPass>();

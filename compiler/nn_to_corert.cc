@@ -368,6 +368,9 @@ void AddModelPipeline(mlir::OpPassManager& pipeline,
     const bool cuda = llvm::StringRef(options.device).starts_with("CUDA");
     if (options.fuse_attention && cuda) {
       pipeline.addNestedPass<mlir::func::FuncOp>(CreateNnFuseAttentionPass());
+      if (options.fuse_qkv) {
+        pipeline.addNestedPass<mlir::func::FuncOp>(CreateNnFuseQkvPass());
+      }
     }
     if (options.channels_last && cuda) {
       pipeline.addNestedPass<mlir::func::FuncOp>(

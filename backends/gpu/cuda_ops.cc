@@ -438,25 +438,36 @@ bool BlasOk(cublasStatus_t status, const char* what, OpCall& op) {
   return false;
 }
 
-// Tells the heuristic how the matrices of a strided `mm` are aligned (it
-// assumes 256 bytes otherwise): the largest power of two up to 256 that
-// divides each matrix's row and batch strides in bytes. Operands and
-// results start at least that aligned (allocations are; attention's
-// offsets are multiples of its strides).
-bool SetAlignments(const Matmul& mm, cublasLtMatmulPreference_t preference,
-                   OpCall& op) {
-  if (mm.lda == 0 && mm.ldb == 0 && mm.ldd == 0) return true;
+// How the matrices of a strided `mm` (lda, ldb or ldd set) are aligned:
+// for each of A, B and D the largest power of two up to 256 that divides
+// its address and its row and batch strides in bytes. Zeros for a dense
+// product (the heuristic assumes 256, which allocations are).
+struct Alignments {
+  uint32_t a = 0, b = 0, d = 0;
+};
+Alignments AlignmentsOf(const Matmul& mm) {
+  if (mm.lda == 0 && mm.ldb == 0 && mm.ldd == 0) return {};
   const uint64_t element = ElementBytes(mm.dtype);
-  auto alignment = [&](std::initializer_list<int64_t> strides) {
+  auto alignment = [&](const void* address,
+                       std::initializer_list<int64_t> strides) {
     uint32_t bytes = 256;
+    while (reinterpret_cast<uintptr_t>(address) % bytes != 0) bytes /= 2;
     for (int64_t stride : strides) {
       while (stride != 0 && (stride * element) % bytes != 0) bytes /= 2;
     }
     return bytes;
   };
-  const uint32_t a = alignment({mm.lda, mm.stride_a});
-  const uint32_t b = alignment({mm.ldb, mm.stride_b});
-  const uint32_t d = alignment({mm.ldd, mm.stride_d});
+  return {alignment(mm.a, {mm.lda, mm.stride_a}),
+          alignment(mm.b, {mm.ldb, mm.stride_b}),
+          alignment(mm.d, {mm.ldd, mm.stride_d})};
+}
+
+// Tells the heuristic the alignments of a strided `mm` (it assumes 256
+// bytes otherwise).
+bool SetAlignments(const Matmul& mm, cublasLtMatmulPreference_t preference,
+                   OpCall& op) {
+  const auto [a, b, d] = AlignmentsOf(mm);
+  if (a == 0) return true;
   return BlasOk(cublasLtMatmulPreferenceSetAttribute(
                     preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &b,
                     sizeof(b)),
@@ -574,6 +585,10 @@ bool RunMatmul(const Matmul& mm, OpCall& op) {
                       mm.batch,
                       {mm.stride_a, mm.stride_b, mm.stride_d},
                       {mm.lda, mm.ldb, mm.ldd},
+                      [&] {
+                        const Alignments aligned = AlignmentsOf(mm);
+                        return aligned.a | aligned.b << 9 | aligned.d << 18;
+                      }(),
                       mm.transpose_a * 2 + mm.transpose_b,
                       static_cast<int>(epilogue),
                       static_cast<int>(compute)};
@@ -689,13 +704,21 @@ void MatmulKernel(AsyncRT_KernelContext* context, void*,
 // kAttentionScratchBytes.
 constexpr uint64_t kAttentionScratchBytes = uint64_t{64} << 20;
 
-bool AttentionByProducts(OpCall& op, const AsyncRT_TensorView& q,
-                         const AsyncRT_TensorView& k,
-                         const AsyncRT_TensorView& v,
+// Where nn.attention's Q, K and V lie: their first rows (three operands,
+// or one that holds them side by side) and their row strides in elements.
+struct AttentionOperands {
+  AsyncRT_DType dtype;
+  const char* q;
+  const char* k;
+  const char* v;
+  int64_t q_row, k_row, v_row;
+};
+
+bool AttentionByProducts(OpCall& op, const AttentionOperands& in,
                          const AsyncRT_TensorView& y,
                          const AttentionShape& shape, float scale,
                          bool* launched) {
-  const int64_t element = ElementBytes(q.dtype);
+  const int64_t element = ElementBytes(in.dtype);
   const int64_t heads = shape.q_heads;
   const int64_t scores = heads * shape.q_length * shape.kv_length;
   if (shape.kv_heads != shape.q_heads ||
@@ -717,51 +740,47 @@ bool AttentionByProducts(OpCall& op, const AsyncRT_TensorView& q,
   }
   char* const logits = static_cast<char*>(scratch);
   char* const probabilities = logits + scores * element;
-  const int64_t q_row = heads * shape.head_size;
-  const int64_t v_row = heads * shape.value_head_size;
+  const int64_t y_row = heads * shape.value_head_size;
   bool ok = true;
   for (int64_t b = 0; ok && b < shape.batch; ++b) {
     // logits[h] = q_h k_h^T * scale: q_h is q_length x head_size, rows
     // q_row apart, head h head_size elements in.
-    const Matmul scores_mm{.dtype = q.dtype,
+    const Matmul scores_mm{.dtype = in.dtype,
                            .m = shape.q_length,
                            .n = shape.kv_length,
                            .k = shape.head_size,
                            .transpose_b = true,
-                           .a = static_cast<const char*>(q.data) +
-                                b * shape.q_length * q_row * element,
-                           .b = static_cast<const char*>(k.data) +
-                                b * shape.kv_length * q_row * element,
+                           .a = in.q + b * shape.q_length * in.q_row * element,
+                           .b = in.k + b * shape.kv_length * in.k_row * element,
                            .d = logits,
                            .batch = heads,
                            .stride_a = shape.head_size,
                            .stride_b = shape.head_size,
                            .stride_d = shape.q_length * shape.kv_length,
-                           .lda = q_row,
-                           .ldb = q_row,
+                           .lda = in.q_row,
+                           .ldb = in.k_row,
                            .alpha = scale};
     ok = RunMatmul(scores_mm, op) &&
-         op.Launched(LaunchSoftmax(ToGpu(q.dtype), logits, probabilities,
+         op.Launched(LaunchSoftmax(ToGpu(in.dtype), logits, probabilities,
                                    heads * shape.q_length, shape.kv_length,
                                    /*inner=*/1, /*log=*/false, op.stream()),
                      "launching the softmax");
     if (!ok) break;
     // y_h = probabilities[h] v_h, into head h's columns of y.
     const Matmul values_mm{
-        .dtype = q.dtype,
+        .dtype = in.dtype,
         .m = shape.q_length,
         .n = shape.value_head_size,
         .k = shape.kv_length,
         .a = probabilities,
-        .b = static_cast<const char*>(v.data) +
-             b * shape.kv_length * v_row * element,
-        .d = static_cast<char*>(y.data) + b * shape.q_length * v_row * element,
+        .b = in.v + b * shape.kv_length * in.v_row * element,
+        .d = static_cast<char*>(y.data) + b * shape.q_length * y_row * element,
         .batch = heads,
         .stride_a = shape.q_length * shape.kv_length,
         .stride_b = shape.value_head_size,
         .stride_d = shape.value_head_size,
-        .ldb = v_row,
-        .ldd = v_row};
+        .ldb = in.v_row,
+        .ldd = y_row};
     ok = RunMatmul(values_mm, op);
   }
   // Stream-ordered: the next user of these bytes runs after the products.
@@ -770,23 +789,44 @@ bool AttentionByProducts(OpCall& op, const AsyncRT_TensorView& q,
   return true;
 }
 
-// nn.attention (the shape function has checked the operands' shapes).
+// nn.attention (the shape function has checked the operands' shapes): Q,
+// K and V, or one operand holding them side by side (qkv_widths).
 void AttentionKernel(AsyncRT_KernelContext* context, void*,
                      AsyncRT_Status* status) {
   OpCall op(context, status);
-  AsyncRT_TensorView q, k, v, y;
-  if (!op.Input(0, &q) || !op.RequireFloat(q) || !op.Input(1, &k) ||
-      !op.Input(2, &v) || !op.Output(0, &y)) {
-    return;
-  }
+  AsyncRT_TensorView q, k = {}, v = {}, y;
+  const bool packed = op.num_inputs() == 1;
+  if (!op.Input(0, &q) || !op.RequireFloat(q)) return;
+  if (!packed && (!op.Input(1, &k) || !op.Input(2, &v))) return;
+  if (!op.Output(0, &y)) return;
+  const int64_t element = ElementBytes(q.dtype);
   AttentionShape shape;
   shape.batch = q.dims[0];
   shape.q_length = q.dims[1];
-  shape.kv_length = k.dims[1];
   shape.q_heads = static_cast<int>(op.Int("q_num_heads", 1));
   shape.kv_heads = static_cast<int>(op.Int("kv_num_heads", shape.q_heads));
-  shape.head_size = static_cast<int>(q.dims[2] / shape.q_heads);
-  shape.value_head_size = static_cast<int>(v.dims[2] / shape.kv_heads);
+  AttentionOperands in{.dtype = q.dtype, .q = static_cast<const char*>(q.data)};
+  std::vector<int64_t> widths;
+  if (packed) {
+    if (!op.Ints("qkv_widths", &widths) || widths.size() != 3) {
+      op.Invalid("one operand without three qkv_widths");
+      return;
+    }
+    shape.kv_length = q.dims[1];
+    in.k = in.q + widths[0] * element;
+    in.v = in.k + widths[1] * element;
+    in.q_row = in.k_row = in.v_row = q.dims[2];
+  } else {
+    widths = {q.dims[2], k.dims[2], v.dims[2]};
+    shape.kv_length = k.dims[1];
+    in.k = static_cast<const char*>(k.data);
+    in.v = static_cast<const char*>(v.data);
+    in.q_row = widths[0];
+    in.k_row = widths[1];
+    in.v_row = widths[2];
+  }
+  shape.head_size = static_cast<int>(widths[0] / shape.q_heads);
+  shape.value_head_size = static_cast<int>(widths[2] / shape.kv_heads);
   if (NumElements(y) == 0) return;
   if (shape.kv_length == 0) {
     op.Invalid("attention over no keys");
@@ -795,8 +835,8 @@ void AttentionKernel(AsyncRT_KernelContext* context, void*,
   const float scale =
       op.Float("scale", 1.f / std::sqrt(static_cast<float>(shape.head_size)));
   bool launched = false;
-  if (AttentionByProducts(op, q, k, v, y, shape, scale, &launched)) return;
-  // Else one kernel on CUDA cores, scores in registers.
+  if (AttentionByProducts(op, in, y, shape, scale, &launched)) return;
+  // Else one kernel on CUDA cores, scores in registers, dense operands.
   if (shape.head_size > kMaxAttentionHeadSize ||
       shape.value_head_size > kMaxAttentionHeadSize) {
     op.Unsupported("heads larger than " +
@@ -804,9 +844,45 @@ void AttentionKernel(AsyncRT_KernelContext* context, void*,
                    " shared by groups of query heads");
     return;
   }
-  op.Launched(LaunchAttention(ToGpu(q.dtype), q.data, k.data, v.data, y.data,
-                              shape, scale, op.stream()),
-              "launching the kernel");
+  if (!packed) {
+    op.Launched(LaunchAttention(ToGpu(q.dtype), q.data, k.data, v.data, y.data,
+                                shape, scale, op.stream()),
+                "launching the kernel");
+    return;
+  }
+  // Packed: Q, K and V copied apart first.
+  const int64_t rows = shape.batch * shape.q_length;
+  const uint64_t bytes = rows * q.dims[2] * element;
+  void* apart = DeviceAllocate(op.device(), bytes);
+  if (apart == nullptr) {
+    Fail(op.status(), ASYNCRT_RESOURCE_EXHAUSTED,
+         "out of memory for the attention's operands of " +
+             std::to_string(bytes) + " bytes");
+    return;
+  }
+  char* dense[3];
+  int64_t offset = 0;
+  bool ok = true;
+  for (int i = 0; ok && i < 3; ++i) {
+    dense[i] = static_cast<char*>(apart) + rows * offset * element;
+    StridedView view;
+    view.rank = 2;
+    view.dims[0] = rows;
+    view.dims[1] = widths[i];
+    view.strides[0] = q.dims[2];
+    view.strides[1] = 1;
+    view.offset = offset;
+    ok = op.Launched(LaunchStridedCopy(static_cast<int>(element), q.data, view,
+                                       dense[i], rows * widths[i], op.stream()),
+                     "launching a copy");
+    offset += widths[i];
+  }
+  if (ok) {
+    op.Launched(LaunchAttention(ToGpu(q.dtype), dense[0], dense[1], dense[2],
+                                y.data, shape, scale, op.stream()),
+                "launching the kernel");
+  }
+  DeviceDeallocate(op.device(), apart, bytes);
 }
 
 // ONNX Gemm: alpha * op(A) x op(B) + beta * C, C broadcasting to M x N.

@@ -516,6 +516,16 @@ TEST_F(CudaPluginTest, AttentionMatchesTheCpu) {
              Args(Random({2, 37, 4 * 40}), Random({2, 50, 2 * 40}),
                   Random({2, 50, 2 * 72})),
              grouped, DType::kF32, 1e-4f);
+  // Q, K and V packed in one operand (-nn-fuse-qkv): read in place by
+  // cuBLASLt (BERT's heads), copied apart for our kernel (grouped heads).
+  OpAttrs bert_packed = bert;
+  bert_packed.SetArray<int64_t>("qkv_widths", {768, 768, 768});
+  ExpectSame("nn.attention", Args(Random({1, 128, 3 * 768})), bert_packed,
+             DType::kF16, 5e-3f);
+  OpAttrs grouped_packed = grouped;
+  grouped_packed.SetArray<int64_t>("qkv_widths", {4 * 40, 2 * 40, 2 * 72});
+  ExpectSame("nn.attention", Args(Random({2, 37, 384})), grouped_packed,
+             DType::kF32, 1e-4f);
   // Two batches, more keys than queries, value heads wider than key heads
   // (on cuBLASLt: its operands' heads and scores aligned to 16 bytes; on
   // our kernel: 37 x 50 scores), heads of 256 (cuBLASLt only).

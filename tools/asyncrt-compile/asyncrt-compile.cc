@@ -87,6 +87,11 @@ cl::opt<bool> fuse_attention(
              "transposes, matrix products, softmax) as one nn.attention "
              "(default true; false: the unfused ops)"),
     cl::init(true), cl::cat(compile_options));
+cl::opt<bool> fuse_qkv(
+    "fuse-qkv",
+    cl::desc("With --fuse-attention: the attention's Q, K and V projections "
+             "as one matrix product (default false)"),
+    cl::init(false), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));
@@ -127,6 +132,7 @@ int Compile() {
   pipeline_options.device_graphs = device_graphs;
   pipeline_options.channels_last = channels_last;
   pipeline_options.fuse_attention = fuse_attention;
+  pipeline_options.fuse_qkv = fuse_qkv;
   asyncrt::compiler::AddModelPipeline(pipeline, pipeline_options);
   if (mlir::failed(pipeline.run(*module))) return 1;
 

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   asyncrt::compiler::RegisterNnConvertPrecisionPass();
   asyncrt::compiler::RegisterNnChannelsLastPass();
   asyncrt::compiler::RegisterNnFuseAttentionPass();
+  asyncrt::compiler::RegisterNnFuseQkvPass();
   asyncrt::compiler::RegisterModelPipeline();
 #endif
 

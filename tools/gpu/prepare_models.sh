@@ -15,7 +15,8 @@
 # for the convolutional models, NAME_f16_synthetic_nchw.bef with ONNX's
 # NCHW layout (--channels-last=false), for BERT
 # bert_f16_synthetic_unfused.bef without nn.attention
-# (--fuse-attention=false).
+# (--fuse-attention=false) and bert_f16_synthetic_qkv.bef with its
+# projections as one product (--fuse-qkv).
 # chain50 (50 alternating nn.neg and nn.abs on 1,024 values: the cost per
 # op) is made both ways too. The ONNX models come from tools/models/export_models.py,
 # cached in BUILD_DIR/models (exported there if missing).
@@ -66,6 +67,7 @@ done
 for name in "${synthetic[@]}"; do
   if [[ $name == bert ]]; then
     prepare "$name" _synthetic_unfused --synthetic-weights --fuse-attention=false
+    prepare "$name" _synthetic_qkv --synthetic-weights --fuse-qkv
   else
     prepare "$name" _synthetic_nchw --synthetic-weights --channels-last=false
   fi

@@ -4,7 +4,9 @@
 // more than a fast path (the host pipeline keeps the matrix products on
 // oneDNN).
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -18,23 +20,32 @@ constexpr absl::string_view kOp = "nn.attention";
 
 // Q [B, Sq, Hq * D], K [B, Skv, Hkv * D], V [B, Skv, Hkv * Dv]; query head
 // h reads key and value head h / (Hq / Hkv) (grouped-query attention).
+// Packed (one operand, `qkv_widths`): Q, K and V side by side in each row
+// of [B, S, Hq * D + Hkv * D + Hkv * Dv], a fused projection's result.
 struct AttentionPlan {
   int64_t batch, q_length, kv_length, q_heads, kv_heads, head_size,
       value_head_size;
+  // Where Q, K and V start in their operands' rows and how far apart their
+  // rows are, in elements.
+  int64_t q_offset = 0, k_offset = 0, v_offset = 0;
+  int64_t q_row, k_row, v_row;
   float scale;
 };
 
 absl::StatusOr<AttentionPlan> PlanAttention(ArgumentMetadata args,
                                             const OpAttrs& attrs) {
-  if (args.size() != 3) {
+  const std::optional<absl::Span<const int64_t>> widths =
+      attrs.GetArray<int64_t>("qkv_widths");
+  if (args.size() != (widths ? 1 : 3)) {
     return OpError(kOp,
-                   "takes Q, K and V (a mask or a cache is not "
+                   "takes Q, K and V, or one operand holding them side by "
+                   "side with qkv_widths (a mask or a cache is not "
                    "supported yet)");
   }
   if (absl::Status status = RequireFloat(kOp, args); !status.ok()) {
     return status;
   }
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].shape.GetRank() != 3) {
       return OpError(kOp, absl::StrCat("Q, K and V must be batch x sequence x "
                                        "hidden, got ",
@@ -48,10 +59,37 @@ absl::StatusOr<AttentionPlan> PlanAttention(ArgumentMetadata args,
       attrs.Get<float>("softcap").value_or(0.f) != 0.f) {
     return OpError(kOp, "is_causal and softcap are not supported yet");
   }
-  const auto q = args[0].shape.GetDimensions();
-  const auto k = args[1].shape.GetDimensions();
-  const auto v = args[2].shape.GetDimensions();
+  using Dims = std::array<int64_t, 3>;
+  Dims q, k, v;
   AttentionPlan plan;
+  if (widths) {
+    const auto packed = args[0].shape.GetDimensions();
+    if (widths->size() != 3 || (*widths)[0] < 1 || (*widths)[1] < 1 ||
+        (*widths)[2] < 1 ||
+        (*widths)[0] + (*widths)[1] + (*widths)[2] != packed[2]) {
+      return OpError(kOp, absl::StrCat("qkv_widths must be three positive "
+                                       "widths that add up to the operand's "
+                                       "hidden size, ",
+                                       packed[2]));
+    }
+    q = {packed[0], packed[1], (*widths)[0]};
+    k = {packed[0], packed[1], (*widths)[1]};
+    v = {packed[0], packed[1], (*widths)[2]};
+    plan.q_row = plan.k_row = plan.v_row = packed[2];
+    plan.k_offset = q[2];
+    plan.v_offset = q[2] + k[2];
+  } else {
+    auto dims = [&](int i) {
+      const auto d = args[i].shape.GetDimensions();
+      return Dims{d[0], d[1], d[2]};
+    };
+    q = dims(0);
+    k = dims(1);
+    v = dims(2);
+    plan.q_row = q[2];
+    plan.k_row = k[2];
+    plan.v_row = v[2];
+  }
   plan.batch = q[0];
   plan.q_length = q[1];
   plan.kv_length = k[1];
@@ -69,10 +107,11 @@ absl::StatusOr<AttentionPlan> PlanAttention(ArgumentMetadata args,
   plan.value_head_size = v[2] / plan.kv_heads;
   if (k[0] != plan.batch || v[0] != plan.batch || v[1] != plan.kv_length ||
       k[2] != plan.kv_heads * plan.head_size) {
-    return OpError(kOp,
-                   absl::StrCat("K ", args[1].shape.DebugString(), " and V ",
-                                args[2].shape.DebugString(), " do not match Q ",
-                                args[0].shape.DebugString()));
+    auto text = [](const Dims& d) {
+      return absl::StrCat("[", d[0], ", ", d[1], ", ", d[2], "]");
+    };
+    return OpError(kOp, absl::StrCat("K ", text(k), " and V ", text(v),
+                                     " do not match Q ", text(q)));
   }
   plan.scale = attrs.Get<float>("scale").value_or(
       1.f / std::sqrt(static_cast<float>(plan.head_size)));
@@ -101,16 +140,17 @@ void Attention(OpInvocation& invocation) {
         .elements<float>()
         .data();
   };
-  const float *q = data(0), *k = data(1), *v = data(2);
+  const AttentionPlan& p = *plan;
+  const bool packed = invocation.arguments.size() == 1;
+  const float* q = data(0) + p.q_offset;
+  const float* k = data(packed ? 0 : 1) + p.k_offset;
+  const float* v = data(packed ? 0 : 2) + p.v_offset;
   AsyncValueRef<DenseHostTensor> result =
       AllocateResult(invocation, kOp, invocation.result_metadata[0]);
   if (!result) return;
   float* y = result->elements<float>().data();
-  const AttentionPlan& p = *plan;
   const int64_t group = p.q_heads / p.kv_heads;
-  const int64_t q_row = p.q_heads * p.head_size;
-  const int64_t k_row = p.kv_heads * p.head_size;
-  const int64_t v_row = p.kv_heads * p.value_head_size;
+  const int64_t q_row = p.q_row, k_row = p.k_row, v_row = p.v_row;
   const int64_t y_row = p.q_heads * p.value_head_size;
   std::vector<float> scores(p.kv_length);
   for (int64_t b = 0; b < p.batch; ++b) {

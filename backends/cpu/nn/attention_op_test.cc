@@ -112,6 +112,43 @@ TEST_F(AttentionTest, GroupedQueryHeadsShareKeysAndValues) {
   EXPECT_THAT(fused->values, Pointwise(FloatNear(1e-6f), repeated->values));
 }
 
+// Q, K and V side by side in one operand (a fused projection's result) give
+// what they give apart; the widths must add up.
+TEST_F(AttentionTest, PackedQueriesKeysAndValuesMatchSeparateOnes) {
+  // 4 query heads of 2 over 2 key/value heads (values of 3): widths 8, 4, 6.
+  const Tensor32 q = Random({2, 5, 8}), k = Random({2, 5, 4}),
+                 v = Random({2, 5, 6});
+  Tensor32 packed{{2, 5, 18}, {}};
+  for (int64_t row = 0; row < 10; ++row) {
+    for (const Tensor32* part : {&q, &k, &v}) {
+      const int64_t width = part->shape[2];
+      packed.values.insert(packed.values.end(),
+                           part->values.begin() + row * width,
+                           part->values.begin() + (row + 1) * width);
+    }
+  }
+  OpAttrs separate;
+  separate.Set<int64_t>("q_num_heads", 4);
+  separate.Set<int64_t>("kv_num_heads", 2);
+  OpAttrs together = separate;
+  together.SetArray<int64_t>("qkv_widths", {8, 4, 6});
+  auto expected = Run("nn.attention", {q, k, v}, separate);
+  auto got = Run("nn.attention", {packed}, together);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->shape, (std::vector<int64_t>{2, 5, 12}));
+  EXPECT_THAT(got->values, Pointwise(FloatNear(0.f), expected->values));
+
+  OpAttrs wrong = separate;
+  wrong.SetArray<int64_t>("qkv_widths", {8, 4, 5});
+  EXPECT_THAT(Run("nn.attention", {packed}, wrong).status().message(),
+              HasSubstr("add up to the operand's hidden size, 18"));
+  EXPECT_THAT(Run("nn.attention", {packed}, separate).status().message(),
+              HasSubstr("or one operand holding them side by side"));
+  EXPECT_THAT(Run("nn.attention", {q, k, v}, together).status().message(),
+              HasSubstr("takes Q, K and V"));
+}
+
 TEST_F(AttentionTest, RejectsWhatItDoesNotCompute) {
   const Tensor32 q = Random({1, 2, 8}), k = Random({1, 3, 8}),
                  v = Random({1, 3, 8});

@@ -112,6 +112,14 @@ void RegisterNnChannelsLastPass();
 std::unique_ptr<mlir::Pass> CreateNnFuseAttentionPass();
 void RegisterNnFuseAttentionPass();
 
+// `-nn-fuse-qkv`: nn.attention(matmul(x, wq, bq), matmul(x, wk, bk),
+// matmul(x, wv, bv)) with constant weights and biases, each product used
+// only there, becomes nn.attention(matmul(x, [wq wk wv], [bq bk bv]))
+// {qkv_widths}: one wider product instead of three narrow ones, read in
+// place by the attention.
+std::unique_ptr<mlir::Pass> CreateNnFuseQkvPass();
+void RegisterNnFuseQkvPass();
+
 // `-nn-convert-precision="dtype=f16"` (or bf16): the model computes in the
 // narrow type and keeps its f32 signature. f32 constants are converted
 // (rounded to nearest even), f32 arguments are cast at entry and results
@@ -216,6 +224,9 @@ struct ModelPipelineOptions {
   // On a CUDA device: attention as one nn.attention (-nn-fuse-attention),
   // which reads the heads in place instead of transposing them (docs/gpu.md).
   bool fuse_attention = true;
+  // With fuse_attention: its Q, K and V projections as one product
+  // (-nn-fuse-qkv). Off until measured on a GPU.
+  bool fuse_qkv = false;
 };
 void AddModelPipeline(mlir::OpPassManager& pipeline,
                       const ModelPipelineOptions& options = {});

@@ -185,9 +185,12 @@ def NN_AttentionOp : NN_Op<"attention"> {
     (H x value head size). `kv_num_heads` (default H) divides H: query
     heads share key and value heads in groups. Made by -nn-fuse-attention
     from the matrix products, softmax and head transposes of a
-    transformer's attention.
+    transformer's attention. Packed: `nn.attention %qkv {qkv_widths =
+    [Nq, Nk, Nv], ...}` takes Q, K and V side by side in each row of one
+    operand (one sequence for all three), as a fused projection of Q, K and
+    V makes them (-nn-fuse-qkv).
   }];
-  let arguments = (ins AnyTensor:$q, AnyTensor:$k, AnyTensor:$v);
+  let arguments = (ins Variadic<AnyTensor>:$inputs);
 }
 
 def NN_ConvOp : NN_Op<"conv"> {
