@@ -753,17 +753,24 @@ TEST_F(CudaPluginTest, PoolingAndBatchNormMatchTheCpu) {
 // ResNet-50, MobileNetV2 and a BERT layer compiled for CUDA:0 in f16 give
 // PyTorch's f32 results within f16's tolerance (and the classifiers the
 // same top class) on every call (the weights are copied to the GPU on the
-// first call and kept).
+// first call and kept); the BERT layer also with its Q, K and V
+// projections as one product (--fuse-qkv, "_qkv").
 TEST_F(CudaPluginTest, ModelsInF16MatchTheReference) {
   int ran = 0;
-  for (const char* name : {"resnet50", "mobilenetv2", "bert_1layer"}) {
-    absl::StatusOr<testing::GpuModel> model = testing::FindGpuModel(name);
+  const std::pair<const char*, const char*> models[] = {
+      {"resnet50", ""},
+      {"mobilenetv2", ""},
+      {"bert_1layer", ""},
+      {"bert_1layer", "_qkv"}};
+  for (const auto& [name, variant] : models) {
+    absl::StatusOr<testing::GpuModel> model =
+        testing::FindGpuModel(name, /*synthetic=*/false, variant);
     if (!model.ok()) {
       std::printf("skipping %s: %s\n", name,
                   std::string(model.status().message()).c_str());
       continue;
     }
-    SCOPED_TRACE(name);
+    SCOPED_TRACE(std::string(name) + variant);
     absl::StatusOr<RCReference<BefProgram>> program =
         runtime_->LoadProgramFile(model->bef_path);
     ASSERT_TRUE(program.ok()) << program.status();

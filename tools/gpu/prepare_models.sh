@@ -8,7 +8,8 @@
 #     tools/gpu/prepare_models.sh [BUILD_DIR] [OUT_DIR]
 #
 # REAL_MODELS become NAME_f16.bef with their weights (the tests compare
-# their results with PyTorch's); SYNTHETIC_MODELS become
+# their results with PyTorch's; a BERT also NAME_f16_qkv.bef, compiled
+# with --fuse-qkv); SYNTHETIC_MODELS become
 # NAME_f16_synthetic.bef, compiled with --synthetic-weights (no weights in
 # the file: the benchmarks' models, small enough to carry to a GPU
 # machine), NAME_f16_synthetic_no_graphs.bef without device graphs and,
@@ -57,7 +58,11 @@ PY
   echo "$out/${name}_f16${suffix}.bef: $(du -h "$out/${name}_f16${suffix}.bef" | cut -f1)"
 }
 
-for name in "${real[@]}"; do prepare "$name" ""; done
+for name in "${real[@]}"; do
+  prepare "$name" ""
+  # The transformer layer with its projections as one product too.
+  if [[ $name == bert* ]]; then prepare "$name" _qkv --fuse-qkv; fi
+done
 for name in "${synthetic[@]}"; do
   prepare "$name" _synthetic --synthetic-weights
   prepare "$name" _synthetic_no_graphs --synthetic-weights --device-graphs=false
