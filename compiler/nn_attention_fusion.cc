@@ -10,7 +10,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -263,6 +262,34 @@ class NnFuseQkvPass
       biases[i] = *std::move(b);
     }
     const int64_t total = widths[0] + widths[1] + widths[2];
+    // The shape functions decide, as for the attention itself.
+    mlir::OpBuilder builder(attention);
+    auto w_type = mlir::RankedTensorType::get({rows, total}, element);
+    auto b_type = mlir::RankedTensorType::get({total}, element);
+    auto qkv_type = mlir::RankedTensorType::get(
+        {x_type.getDimSize(0), x_type.getDimSize(1), total}, element);
+    mlir::OperationState product(projections[0]->getLoc(), "nn.matmul");
+    product.addAttributes(projections[0]->getAttrs());
+    product.addTypes(qkv_type);
+    mlir::OperationState packed(attention->getLoc(), "nn.attention");
+    packed.addAttributes(attention->getAttrs());
+    packed.addAttribute("qkv_widths", builder.getI64ArrayAttr(widths));
+    packed.addTypes(attention->getResultTypes());
+    std::string error;
+    mlir::FailureOr<llvm::SmallVector<mlir::Type>> product_types =
+        nn::InferResultTypes(&getContext(), "nn.matmul",
+                             mlir::TypeRange{x.getType(), w_type, b_type},
+                             builder.getDictionaryAttr(product.attributes), 1,
+                             error);
+    mlir::FailureOr<llvm::SmallVector<mlir::Type>> packed_types =
+        nn::InferResultTypes(
+            &getContext(), "nn.attention", mlir::TypeRange{qkv_type},
+            builder.getDictionaryAttr(packed.attributes), 1, error);
+    if (mlir::failed(product_types) || (*product_types)[0] != qkv_type ||
+        mlir::failed(packed_types) ||
+        (*packed_types)[0] != attention->getResult(0).getType()) {
+      return;
+    }
     const size_t element_bytes = biases[0].size() / widths[0];
     std::vector<char> fused_weights, fused_bias;
     fused_weights.reserve(rows * total * element_bytes);
@@ -278,49 +305,15 @@ class NnFuseQkvPass
       fused_bias.insert(fused_bias.end(), b.begin(), b.end());
     }
 
-    mlir::OpBuilder builder(attention);
-    mlir::Location loc = attention->getLoc();
-    auto constant = [&](llvm::ArrayRef<int64_t> shape,
+    auto constant = [&](mlir::RankedTensorType type,
                         const std::vector<char>& bytes, llvm::StringRef hint) {
-      auto type = mlir::RankedTensorType::get(shape, element);
-      mlir::Operation* op = nn::ConstantOp::create(
-          builder, loc, type,
-          mlir::DenseResourceElementsAttr::get(
-              type, hint,
-              mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(
-                  llvm::ArrayRef<char>(bytes.data(), bytes.size()), 64)),
-          nullptr);
-      return op->getResult(0);
+      return nn::ConstantOp::create(builder, attention->getLoc(), type,
+                                    nn::ElementsFromBytes(type, bytes, hint),
+                                    nullptr)
+          ->getResult(0);
     };
-    mlir::Value w = constant({rows, total}, fused_weights, "qkv_weights");
-    mlir::Value b = constant({total}, fused_bias, "qkv_bias");
-    mlir::OperationState product(projections[0]->getLoc(), "nn.matmul");
-    product.addOperands({x, w, b});
-    product.addAttributes(projections[0]->getAttrs());
-    product.addTypes(mlir::RankedTensorType::get(
-        {x_type.getDimSize(0), x_type.getDimSize(1), total}, element));
-    mlir::OperationState packed(loc, "nn.attention");
-    packed.addAttributes(attention->getAttrs());
-    packed.addAttribute("qkv_widths", builder.getI64ArrayAttr(widths));
-    packed.addTypes(attention->getResultTypes());
-    // The shape functions decide, as for the attention itself.
-    std::string error;
-    mlir::FailureOr<llvm::SmallVector<mlir::Type>> product_types =
-        nn::InferResultTypes(
-            &getContext(), "nn.matmul",
-            mlir::TypeRange{x.getType(), w.getType(), b.getType()},
-            builder.getDictionaryAttr(product.attributes), 1, error);
-    mlir::FailureOr<llvm::SmallVector<mlir::Type>> packed_types =
-        nn::InferResultTypes(
-            &getContext(), "nn.attention", mlir::TypeRange{product.types[0]},
-            builder.getDictionaryAttr(packed.attributes), 1, error);
-    if (mlir::failed(product_types) ||
-        (*product_types)[0] != product.types[0] || mlir::failed(packed_types) ||
-        (*packed_types)[0] != attention->getResult(0).getType()) {
-      w.getDefiningOp()->erase();
-      b.getDefiningOp()->erase();
-      return;
-    }
+    product.addOperands({x, constant(w_type, fused_weights, "qkv_weights"),
+                         constant(b_type, fused_bias, "qkv_bias")});
     mlir::Operation* qkv = builder.create(product);
     packed.addOperands(qkv->getResult(0));
     mlir::Operation* fused = builder.create(packed);

@@ -451,15 +451,9 @@ class NnChannelsLastPass
         index[k] = 0;
       }
     }
-    mlir::ElementsAttr value =
-        mlir::isa<mlir::DenseResourceElementsAttr>(constant.getValue()) ||
-                type.getNumElements() > 16
-            ? mlir::ElementsAttr(mlir::DenseResourceElementsAttr::get(
-                  out_type, "channels_last",
-                  mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(
-                      llvm::ArrayRef<char>(out), 64)))
-            : mlir::ElementsAttr(
-                  mlir::DenseElementsAttr::getFromRawBuffer(out_type, out));
+    mlir::ElementsAttr value = nn::ElementsFromBytes(
+        out_type, out, "channels_last",
+        mlir::isa<mlir::DenseResourceElementsAttr>(constant.getValue()));
     return ReplaceWithConstant(op, constant, value);
   }
 

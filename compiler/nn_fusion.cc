@@ -326,17 +326,10 @@ mlir::Value MakeF32Constant(mlir::PatternRewriter& rewriter,
                             mlir::Location loc, mlir::RankedTensorType type,
                             llvm::ArrayRef<float> values,
                             llvm::StringRef hint) {
-  mlir::ElementsAttr attr;
-  if (values.size() > 16) {
-    llvm::ArrayRef<char> bytes(reinterpret_cast<const char*>(values.data()),
-                               values.size() * sizeof(float));
-    attr = mlir::DenseResourceElementsAttr::get(
-        type, hint,
-        mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, 64));
-  } else {
-    attr = mlir::DenseElementsAttr::get(type, values);
-  }
-  return nn::ConstantOp::create(rewriter, loc, type, attr, nullptr);
+  llvm::ArrayRef<char> bytes(reinterpret_cast<const char*>(values.data()),
+                             values.size() * sizeof(float));
+  return nn::ConstantOp::create(
+      rewriter, loc, type, nn::ElementsFromBytes(type, bytes, hint), nullptr);
 }
 
 // batch_normalization(conv(x, w[, b]), scale, bias, mean, variance), all

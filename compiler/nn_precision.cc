@@ -94,13 +94,9 @@ class NnConvertPrecisionPass
     auto type = mlir::cast<mlir::RankedTensorType>(Narrowed(value.getType()));
     llvm::ArrayRef<char> raw(reinterpret_cast<const char*>(narrow.data()),
                              narrow.size() * sizeof(uint16_t));
-    if (mlir::isa<mlir::DenseResourceElementsAttr>(value) || count > 16) {
-      return mlir::ElementsAttr(mlir::DenseResourceElementsAttr::get(
-          type, "narrowed",
-          mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
-    }
-    return mlir::ElementsAttr(
-        mlir::DenseElementsAttr::getFromRawBuffer(type, raw));
+    return nn::ElementsFromBytes(
+        type, raw, "narrowed",
+        mlir::isa<mlir::DenseResourceElementsAttr>(value));
   }
 
   mlir::LogicalResult Convert(mlir::func::FuncOp function) {

@@ -77,10 +77,11 @@ const CudaSettings& Settings();
 // A key for cached matmul plans: dtype (and whether a C is read), m, n, k,
 // batch, the batch strides, the leading dimensions, the alignments of a
 // strided product, transposes, epilogue, compute type.
-using MatmulKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t,
-                             std::tuple<int64_t, int64_t, int64_t>,
-                             std::tuple<int64_t, int64_t, int64_t>, uint32_t,
-                             int64_t, int, int>;
+using MatmulKey =
+    std::tuple<int, int64_t, int64_t, int64_t, int64_t,
+               std::tuple<int64_t, int64_t, int64_t>,
+               std::tuple<int64_t, int64_t, int64_t>,
+               std::tuple<uint32_t, uint32_t, uint32_t>, int64_t, int, int>;
 
 // A matrix product's cuBLASLt descriptors and algorithm, made once per
 // shape (cuda_ops.cc).

@@ -578,6 +578,7 @@ bool RunMatmul(const Matmul& mm, OpCall& op) {
   const cublasLtEpilogue_t epilogue =
       mm.bias ? (mm.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
               : (mm.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+  const Alignments aligned = AlignmentsOf(mm);
   const MatmulKey key{static_cast<int>(mm.dtype) * 2 + (mm.c != nullptr),
                       mm.m,
                       mm.n,
@@ -585,10 +586,7 @@ bool RunMatmul(const Matmul& mm, OpCall& op) {
                       mm.batch,
                       {mm.stride_a, mm.stride_b, mm.stride_d},
                       {mm.lda, mm.ldb, mm.ldd},
-                      [&] {
-                        const Alignments aligned = AlignmentsOf(mm);
-                        return aligned.a | aligned.b << 9 | aligned.d << 18;
-                      }(),
+                      {aligned.a, aligned.b, aligned.d},
                       mm.transpose_a * 2 + mm.transpose_b,
                       static_cast<int>(epilogue),
                       static_cast<int>(compute)};
@@ -697,8 +695,9 @@ void MatmulKernel(AsyncRT_KernelContext* context, void*,
 // each head's result into its columns: no head transposes, tensor cores
 // for the products. The scores and probabilities (heads x q_length x
 // kv_length each, the operands' dtype, as the unfused ops keep them) live
-// in memory for the call. Returns false with nothing done (status
-// untouched) where the shape does not suit it: heads shared by groups,
+// in memory for the call. Returns whether it took the op (its errors in
+// the op's status); false, with nothing done, where the shape does not
+// suit it: heads shared by groups,
 // head sizes or a head's scores not a multiple of 16 bytes (cuBLASLt's
 // tensor-core kernels want that alignment), scores over
 // kAttentionScratchBytes.
@@ -716,8 +715,7 @@ struct AttentionOperands {
 
 bool AttentionByProducts(OpCall& op, const AttentionOperands& in,
                          const AsyncRT_TensorView& y,
-                         const AttentionShape& shape, float scale,
-                         bool* launched) {
+                         const AttentionShape& shape, float scale) {
   const int64_t element = ElementBytes(in.dtype);
   const int64_t heads = shape.q_heads;
   const int64_t scores = heads * shape.q_length * shape.kv_length;
@@ -735,7 +733,6 @@ bool AttentionByProducts(OpCall& op, const AttentionOperands& in,
     Fail(op.status(), ASYNCRT_RESOURCE_EXHAUSTED,
          "out of memory for the attention's scores of " +
              std::to_string(scratch_bytes) + " bytes");
-    *launched = false;
     return true;
   }
   char* const logits = static_cast<char*>(scratch);
@@ -785,7 +782,6 @@ bool AttentionByProducts(OpCall& op, const AttentionOperands& in,
   }
   // Stream-ordered: the next user of these bytes runs after the products.
   DeviceDeallocate(device, scratch, scratch_bytes);
-  *launched = ok;
   return true;
 }
 
@@ -834,14 +830,13 @@ void AttentionKernel(AsyncRT_KernelContext* context, void*,
   }
   const float scale =
       op.Float("scale", 1.f / std::sqrt(static_cast<float>(shape.head_size)));
-  bool launched = false;
-  if (AttentionByProducts(op, in, y, shape, scale, &launched)) return;
+  if (AttentionByProducts(op, in, y, shape, scale)) return;
   // Else one kernel on CUDA cores, scores in registers, dense operands.
   if (shape.head_size > kMaxAttentionHeadSize ||
       shape.value_head_size > kMaxAttentionHeadSize) {
     op.Unsupported("heads larger than " +
                    std::to_string(kMaxAttentionHeadSize) +
-                   " shared by groups of query heads");
+                   " unless ungrouped and of a multiple of 16 bytes");
     return;
   }
   if (!packed) {

@@ -287,6 +287,17 @@ std::optional<std::vector<char>> ElementBytes(mlir::ElementsAttr elements,
   return bytes;
 }
 
+mlir::ElementsAttr ElementsFromBytes(mlir::ShapedType type,
+                                     llvm::ArrayRef<char> bytes,
+                                     llvm::StringRef hint, bool resource) {
+  if (resource || type.getNumElements() > 16) {
+    return mlir::DenseResourceElementsAttr::get(
+        type, hint,
+        mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, 64));
+  }
+  return mlir::DenseElementsAttr::getFromRawBuffer(type, bytes);
+}
+
 bool IsStaticTensorType(mlir::Type type) {
   auto ranked = mlir::dyn_cast<mlir::RankedTensorType>(type);
   return ranked && ranked.hasStaticShape();

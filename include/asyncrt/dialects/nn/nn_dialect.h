@@ -58,6 +58,14 @@ mlir::Type MlirTypeOf(DType dtype, mlir::MLIRContext* context);
 std::optional<std::vector<char>> ElementBytes(mlir::ElementsAttr elements,
                                               DType dtype);
 
+// Row-major `bytes` of `type`'s elements as an elements attribute: a dense
+// resource named after `hint` (64-byte aligned, stored once as bytes) when
+// it holds over 16 elements or `resource` is set, else inline.
+mlir::ElementsAttr ElementsFromBytes(mlir::ShapedType type,
+                                     llvm::ArrayRef<char> bytes,
+                                     llvm::StringRef hint,
+                                     bool resource = false);
+
 // True for a ranked tensor type of static shape.
 bool IsStaticTensorType(mlir::Type type);
 
