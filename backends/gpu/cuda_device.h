@@ -56,6 +56,14 @@ struct CudaSettings {
   // ASYNCRT_CUDA_COMPLETION=callback: completions through CUDA's host
   // callbacks (default: polled events, completion_poller.h).
   bool poll_completions = true;
+  // ASYNCRT_CUDA_ATTENTION: nn.attention's path. products (default): two
+  // cuBLASLt products around our softmax, else our one kernel; auto:
+  // cuDNN's fused attention where it takes the shape, else as products;
+  // cudnn: as auto, but a shape cuDNN should take and does not is an error
+  // (how tests see it run); kernel: our kernel only. cuDNN's becomes the
+  // default once measured on a GPU.
+  enum class AttentionPath { kAuto, kCudnn, kProducts, kKernel };
+  AttentionPath attention = AttentionPath::kProducts;
 };
 
 // A kernel to register: an op of the runtime's op set, its C function and

@@ -703,16 +703,6 @@ void MatmulKernel(AsyncRT_KernelContext* context, void*,
 // kAttentionScratchBytes.
 constexpr uint64_t kAttentionScratchBytes = uint64_t{64} << 20;
 
-// Where nn.attention's Q, K and V lie: their first rows (three operands,
-// or one that holds them side by side) and their row strides in elements.
-struct AttentionOperands {
-  AsyncRT_DType dtype;
-  const char* q;
-  const char* k;
-  const char* v;
-  int64_t q_row, k_row, v_row;
-};
-
 bool AttentionByProducts(OpCall& op, const AttentionOperands& in,
                          const AsyncRT_TensorView& y,
                          const AttentionShape& shape, float scale) {
@@ -830,7 +820,18 @@ void AttentionKernel(AsyncRT_KernelContext* context, void*,
   }
   const float scale =
       op.Float("scale", 1.f / std::sqrt(static_cast<float>(shape.head_size)));
-  if (AttentionByProducts(op, in, y, shape, scale)) return;
+  const CudaSettings::AttentionPath path = Settings().attention;
+#ifdef ASYNCRT_HAVE_CUDNN
+  if ((path == CudaSettings::AttentionPath::kAuto ||
+       path == CudaSettings::AttentionPath::kCudnn) &&
+      AttentionOnCudnn(op, in, y, shape, scale)) {
+    return;
+  }
+#endif
+  if (path != CudaSettings::AttentionPath::kKernel &&
+      AttentionByProducts(op, in, y, shape, scale)) {
+    return;
+  }
   // Else one kernel on CUDA cores, scores in registers, dense operands.
   if (shape.head_size > kMaxAttentionHeadSize ||
       shape.value_head_size > kMaxAttentionHeadSize) {

@@ -54,6 +54,14 @@ const CudaSettings& Settings() {
     if (const char* completion = std::getenv("ASYNCRT_CUDA_COMPLETION")) {
       s.poll_completions = std::strcmp(completion, "callback") != 0;
     }
+    if (const char* attention = std::getenv("ASYNCRT_CUDA_ATTENTION")) {
+      using Path = CudaSettings::AttentionPath;
+      const std::string path = attention;
+      s.attention = path == "cudnn"    ? Path::kCudnn
+                    : path == "auto"   ? Path::kAuto
+                    : path == "kernel" ? Path::kKernel
+                                       : Path::kProducts;
+    }
     return s;
   }();
   return settings;

@@ -556,6 +556,42 @@ TEST_F(CudaPluginTest, AttentionMatchesTheCpu) {
               HasSubstr("heads larger than 128"));
 }
 
+// The shapes cuDNN's fused attention takes (f16 and bf16, heads a multiple
+// of 8 up to 128): BERT's, packed, grouped query heads, lengths that are
+// not a multiple of 64, unequal lengths, two batches. ctest also runs it
+// with ASYNCRT_CUDA_ATTENTION=cudnn (cuda_plugin_test.attention_cudnn),
+// where a shape cuDNN does not take fails the op instead of falling back,
+// and with =auto (with AttentionMatchesTheCpu).
+TEST_F(CudaPluginTest, FusedAttentionMatchesTheCpu) {
+  OpAttrs bert;
+  bert.Set<int64_t>("q_num_heads", 12);
+  bert.Set("scale", 0.125f);
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    const float tolerance = dtype == DType::kF16 ? 5e-3f : 2e-2f;
+    ExpectSame("nn.attention",
+               Args(Random({1, 128, 768}), Random({1, 128, 768}),
+                    Random({1, 128, 768})),
+               bert, dtype, tolerance);
+    OpAttrs packed = bert;
+    packed.SetArray<int64_t>("qkv_widths", {768, 768, 768});
+    ExpectSame("nn.attention", Args(Random({2, 128, 3 * 768})), packed, dtype,
+               tolerance);
+  }
+  OpAttrs grouped;
+  grouped.Set<int64_t>("q_num_heads", 8);
+  grouped.Set<int64_t>("kv_num_heads", 2);
+  ExpectSame("nn.attention",
+             Args(Random({2, 77, 8 * 64}), Random({2, 77, 2 * 64}),
+                  Random({2, 77, 2 * 64})),
+             grouped, DType::kF16, 5e-3f);
+  OpAttrs four;
+  four.Set<int64_t>("q_num_heads", 4);
+  ExpectSame("nn.attention",
+             Args(Random({1, 50, 4 * 128}), Random({1, 200, 4 * 128}),
+                  Random({1, 200, 4 * 128})),
+             four, DType::kF16, 5e-3f);
+}
+
 TEST_F(CudaPluginTest, MatrixProductsMatchTheCpu) {
   // f32 without TF32 is exact to f32 rounding.
   ExpectSame("nn.matmul", Args(Random({64, 96}), Random({96, 128})), OpAttrs(),

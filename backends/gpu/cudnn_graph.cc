@@ -1,19 +1,11 @@
-// cuDNN's graph API for convolutions (see cudnn_graph.h).
+// cuDNN's graph API: the helpers every graph shares and the convolutions'
+// graphs (see cudnn_graph.h).
 #include "backends/gpu/cudnn_graph.h"
 
 #include <algorithm>
 #include <utility>
 
 namespace asyncrt::gpu {
-namespace {
-
-// In MakeBackendPlan: no plan where a step fails.
-#define ASYNCRT_BACKEND_OK(call) \
-  if ((call) != CUDNN_STATUS_SUCCESS) return std::nullopt
-
-constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3, kUidBias = 4, kUidSum = 5;
-// Virtual tensors between a fused graph's operations.
-constexpr int64_t kUidFirstVirtual = 100;
 
 bool SetInt64s(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
                const std::vector<int64_t>& values) {
@@ -22,13 +14,12 @@ bool SetInt64s(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
                                   values.data()) == CUDNN_STATUS_SUCCESS;
 }
 
-// A tensor of the graph: N, C, H, W `dims` in NCHW or NHWC memory;
-// `is_virtual`: an intermediate value of a fused graph, never in memory.
 cudnnBackendDescriptor_t BackendTensor(BackendDescriptors& descriptors,
                                        cudnnDataType_t type,
                                        const std::vector<int64_t>& dims,
-                                       bool channels_last, int64_t uid,
-                                       bool is_virtual = false) {
+                                       const std::vector<int64_t>& strides,
+                                       int64_t uid, bool is_virtual,
+                                       bool by_value) {
   cudnnBackendDescriptor_t tensor =
       descriptors.Make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   if (tensor == nullptr) return nullptr;
@@ -37,13 +28,16 @@ cudnnBackendDescriptor_t BackendTensor(BackendDescriptors& descriptors,
                                CUDNN_TYPE_DATA_TYPE, 1,
                                &type) != CUDNN_STATUS_SUCCESS ||
       !SetInt64s(tensor, CUDNN_ATTR_TENSOR_DIMENSIONS, dims) ||
-      !SetInt64s(tensor, CUDNN_ATTR_TENSOR_STRIDES,
-                 Strides4d(dims, channels_last)) ||
+      !SetInt64s(tensor, CUDNN_ATTR_TENSOR_STRIDES, strides) ||
       !SetInt64s(tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID, {uid}) ||
       !SetInt64s(tensor, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, {alignment}) ||
       cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_IS_VIRTUAL,
                                CUDNN_TYPE_BOOLEAN, 1,
                                &is_virtual) != CUDNN_STATUS_SUCCESS ||
+      (by_value &&
+       cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_IS_BY_VALUE,
+                                CUDNN_TYPE_BOOLEAN, 1,
+                                &by_value) != CUDNN_STATUS_SUCCESS) ||
       cudnnBackendFinalize(tensor) != CUDNN_STATUS_SUCCESS) {
     return nullptr;
   }
@@ -102,6 +96,8 @@ cudnnBackendDescriptor_t PointwiseOperation(BackendDescriptors& descriptors,
   return op;
 }
 
+namespace {
+
 // What the engine of an engine configuration says of itself.
 struct EngineNotes {
   // It compiles its kernel when its plan is made (NVRTC: hundreds of
@@ -148,6 +144,24 @@ EngineNotes NotesOf(cudnnBackendDescriptor_t config) {
   return result;
 }
 
+// In MakeBackendPlan and FastestPlan: no plan where a step fails.
+#define ASYNCRT_BACKEND_OK(call) \
+  if ((call) != CUDNN_STATUS_SUCCESS) return std::nullopt
+
+constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3, kUidBias = 4, kUidSum = 5;
+// Virtual tensors between a fused graph's operations.
+constexpr int64_t kUidFirstVirtual = 100;
+
+// A convolution's tensor: N, C, H, W `dims` in NCHW or NHWC memory.
+cudnnBackendDescriptor_t ConvTensor(BackendDescriptors& descriptors,
+                                    cudnnDataType_t type,
+                                    const std::vector<int64_t>& dims,
+                                    bool channels_last, int64_t uid,
+                                    bool is_virtual = false) {
+  return BackendTensor(descriptors, type, dims, Strides4d(dims, channels_last),
+                       uid, is_virtual);
+}
+
 }  // namespace
 
 // Element strides of N, C, H, W `dims` in NCHW or, `channels_last`, NHWC
@@ -159,25 +173,13 @@ std::vector<int64_t> Strides4d(const std::vector<int64_t>& dims,
   return {c * h * w, h * w, w, 1};
 }
 
-cudnnStatus_t ExecuteBackendPlan(cudnnHandle_t handle,
-                                 cudnnBackendDescriptor_t plan,
-                                 const ConvBuffers& buffers, void* workspace) {
+cudnnStatus_t ExecutePlan(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                          const int64_t* uids, void* const* pointers,
+                          int64_t count, void* workspace) {
   cudnnBackendDescriptor_t pack = nullptr;
   cudnnStatus_t status = cudnnBackendCreateDescriptor(
       CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
   if (status != CUDNN_STATUS_SUCCESS) return status;
-  int64_t uids[5] = {kUidX, kUidW, kUidY};
-  void* pointers[5] = {const_cast<void*>(buffers.x),
-                       const_cast<void*>(buffers.w), buffers.y};
-  int64_t count = 3;
-  if (buffers.bias != nullptr) {
-    uids[count] = kUidBias;
-    pointers[count++] = const_cast<void*>(buffers.bias);
-  }
-  if (buffers.sum != nullptr) {
-    uids[count] = kUidSum;
-    pointers[count++] = const_cast<void*>(buffers.sum);
-  }
   if ((status = cudnnBackendSetAttribute(
            pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count,
            uids)) == CUDNN_STATUS_SUCCESS &&
@@ -192,6 +194,152 @@ cudnnStatus_t ExecuteBackendPlan(cudnnHandle_t handle,
   }
   cudnnBackendDestroyDescriptor(pack);
   return status;
+}
+
+std::optional<BackendPlan> FastestPlan(
+    cudnnHandle_t handle,
+    const std::vector<cudnnBackendDescriptor_t>& operations,
+    std::unique_ptr<BackendDescriptors> owned, bool f32_operands,
+    CudaDevice& device, cudaStream_t stream,
+    const std::function<bool(cudnnBackendDescriptor_t, void*)>& run) {
+  BackendDescriptors& descriptors = *owned;
+  cudnnBackendDescriptor_t graph =
+      descriptors.Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  if (graph == nullptr) return std::nullopt;
+  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
+      graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+      static_cast<int64_t>(operations.size()), operations.data()));
+  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
+      graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
+  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(graph));
+
+  cudnnBackendDescriptor_t heuristics =
+      descriptors.Make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  if (heuristics == nullptr) return std::nullopt;
+  const cudnnBackendHeurMode_t heuristic_mode = CUDNN_HEUR_MODE_A;
+  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
+      heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
+  ASYNCRT_BACKEND_OK(
+      cudnnBackendSetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE,
+                               CUDNN_TYPE_HEUR_MODE, 1, &heuristic_mode));
+  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(heuristics));
+  int64_t count = 0;
+  ASYNCRT_BACKEND_OK(cudnnBackendGetAttribute(
+      heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+      0, &count, nullptr));
+  constexpr int64_t kCandidates = 8;
+  count = std::min(count, kCandidates);
+  if (count <= 0) return std::nullopt;
+  std::vector<cudnnBackendDescriptor_t> configs(count);
+  for (auto& config : configs) {
+    config = descriptors.Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    if (config == nullptr) return std::nullopt;
+  }
+  int64_t returned = 0;
+  ASYNCRT_BACKEND_OK(cudnnBackendGetAttribute(
+      heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+      count, &returned, configs.data()));
+  configs.resize(returned);
+  // Precompiled engines first, in the heuristics' order.
+  std::vector<std::pair<cudnnBackendDescriptor_t, EngineNotes>> candidates;
+  for (cudnnBackendDescriptor_t config : configs) {
+    EngineNotes notes = NotesOf(config);
+    if (f32_operands && notes.narrows_f32 && !Settings().allow_tf32) continue;
+    candidates.emplace_back(config, notes);
+  }
+  std::stable_partition(candidates.begin(), candidates.end(),
+                        [](const auto& candidate) {
+                          return !candidate.second.compiles_at_run_time;
+                        });
+
+  // Time the first few plans that build (twice each; the second run).
+  cudaEvent_t start = nullptr, stop = nullptr;
+  if (cudaEventCreate(&start) != cudaSuccess ||
+      cudaEventCreate(&stop) != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (start) cudaEventDestroy(start);
+    return std::nullopt;
+  }
+  cudnnBackendDescriptor_t best = nullptr;
+  float best_ms = 0;
+  int64_t best_workspace = 0;
+  int timed = 0, compiled = 0;
+  for (const auto& [config, notes] : candidates) {
+    if (timed >= 4) break;
+    // A precompiled engine that runs ends the search before any compiles;
+    // else only the first that compiles is tried (each costs the host
+    // hundreds of milliseconds).
+    if (notes.compiles_at_run_time && (best != nullptr || compiled++ > 0)) {
+      break;
+    }
+    cudnnBackendDescriptor_t candidate =
+        descriptors.Make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    if (candidate == nullptr) break;
+    int64_t workspace_bytes = 0;
+    if (cudnnBackendSetAttribute(candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                                 CUDNN_TYPE_HANDLE, 1,
+                                 &handle) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendSetAttribute(candidate,
+                                 CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                 &config) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendFinalize(candidate) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(candidate,
+                                 CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                 CUDNN_TYPE_INT64, 1, nullptr,
+                                 &workspace_bytes) != CUDNN_STATUS_SUCCESS) {
+      continue;
+    }
+    void* workspace =
+        workspace_bytes > 0 ? DeviceAllocate(device, workspace_bytes) : nullptr;
+    if (workspace_bytes > 0 && workspace == nullptr) continue;
+    float ms = -1;
+    bool ran = true;
+    for (int attempt = 0; attempt < 2 && ran; ++attempt) {
+      cudaEventRecord(start, stream);
+      ran = run(candidate, workspace);
+      cudaEventRecord(stop, stream);
+    }
+    if (ran && cudaEventSynchronize(stop) == cudaSuccess) {
+      cudaEventElapsedTime(&ms, start, stop);
+    }
+    (void)cudaGetLastError();
+    if (workspace) DeviceDeallocate(device, workspace, workspace_bytes);
+    if (!ran || ms < 0) continue;
+    ++timed;
+    if (best == nullptr || ms < best_ms) {
+      best = candidate;
+      best_ms = ms;
+      best_workspace = workspace_bytes;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (best == nullptr) return std::nullopt;
+  BackendPlan plan;
+  plan.plan = best;
+  plan.descriptors = std::move(owned);
+  plan.workspace_bytes = static_cast<size_t>(best_workspace);
+  return plan;
+}
+
+cudnnStatus_t ExecuteBackendPlan(cudnnHandle_t handle,
+                                 cudnnBackendDescriptor_t plan,
+                                 const ConvBuffers& buffers, void* workspace) {
+  int64_t uids[5] = {kUidX, kUidW, kUidY};
+  void* pointers[5] = {const_cast<void*>(buffers.x),
+                       const_cast<void*>(buffers.w), buffers.y};
+  int64_t count = 3;
+  if (buffers.bias != nullptr) {
+    uids[count] = kUidBias;
+    pointers[count++] = const_cast<void*>(buffers.bias);
+  }
+  if (buffers.sum != nullptr) {
+    uids[count] = kUidSum;
+    pointers[count++] = const_cast<void*>(buffers.sum);
+  }
+  return ExecutePlan(handle, plan, uids, pointers, count, workspace);
 }
 
 std::optional<ConvEpilogue> FusableEpilogue(bool bias, bool sum,
@@ -223,16 +371,16 @@ std::optional<BackendConvPlan> MakeBackendPlan(
   BackendDescriptors& descriptors = *owned;
   const bool fused = !epilogue.empty();
   cudnnBackendDescriptor_t x_desc =
-      BackendTensor(descriptors, type, x, channels_last, kUidX);
+      ConvTensor(descriptors, type, x, channels_last, kUidX);
   cudnnBackendDescriptor_t w_desc =
-      BackendTensor(descriptors, type, w, channels_last, kUidW);
+      ConvTensor(descriptors, type, w, channels_last, kUidW);
   cudnnBackendDescriptor_t y_desc =
-      BackendTensor(descriptors, type, y, channels_last, kUidY);
+      ConvTensor(descriptors, type, y, channels_last, kUidY);
   // A fused graph's convolution writes a virtual f32 tensor.
   int64_t next_virtual = kUidFirstVirtual;
   auto intermediate = [&] {
-    return BackendTensor(descriptors, CUDNN_DATA_FLOAT, y, channels_last,
-                         next_virtual++, /*is_virtual=*/true);
+    return ConvTensor(descriptors, CUDNN_DATA_FLOAT, y, channels_last,
+                      next_virtual++, /*is_virtual=*/true);
   };
   cudnnBackendDescriptor_t conv_y = fused ? intermediate() : y_desc;
   if (!x_desc || !w_desc || !y_desc || !conv_y) return std::nullopt;
@@ -303,14 +451,14 @@ std::optional<BackendConvPlan> MakeBackendPlan(
   if (epilogue.bias) {
     std::vector<int64_t> bias_dims = {1, y[1], 1, 1};
     cudnnBackendDescriptor_t bias =
-        BackendTensor(descriptors, type, bias_dims, channels_last, kUidBias);
+        ConvTensor(descriptors, type, bias_dims, channels_last, kUidBias);
     if (bias == nullptr || !append(CUDNN_POINTWISE_ADD, bias, nullptr)) {
       return std::nullopt;
     }
   }
   if (epilogue.sum) {
     cudnnBackendDescriptor_t sum =
-        BackendTensor(descriptors, type, y, channels_last, kUidSum);
+        ConvTensor(descriptors, type, y, channels_last, kUidSum);
     if (sum == nullptr || !append(CUDNN_POINTWISE_ADD, sum, nullptr)) {
       return std::nullopt;
     }
@@ -319,67 +467,6 @@ std::optional<BackendConvPlan> MakeBackendPlan(
     return std::nullopt;
   }
 
-  cudnnBackendDescriptor_t graph =
-      descriptors.Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  if (graph == nullptr) return std::nullopt;
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-      static_cast<int64_t>(operations.size()), operations.data()));
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
-  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(graph));
-
-  cudnnBackendDescriptor_t heuristics =
-      descriptors.Make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  if (heuristics == nullptr) return std::nullopt;
-  const cudnnBackendHeurMode_t heuristic_mode = CUDNN_HEUR_MODE_A;
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE,
-                               CUDNN_TYPE_HEUR_MODE, 1, &heuristic_mode));
-  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(heuristics));
-  int64_t count = 0;
-  ASYNCRT_BACKEND_OK(cudnnBackendGetAttribute(
-      heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-      0, &count, nullptr));
-  constexpr int64_t kCandidates = 8;
-  count = std::min(count, kCandidates);
-  if (count <= 0) return std::nullopt;
-  std::vector<cudnnBackendDescriptor_t> configs(count);
-  for (auto& config : configs) {
-    config = descriptors.Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    if (config == nullptr) return std::nullopt;
-  }
-  int64_t returned = 0;
-  ASYNCRT_BACKEND_OK(cudnnBackendGetAttribute(
-      heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-      count, &returned, configs.data()));
-  configs.resize(returned);
-  // Precompiled engines first, in the heuristics' order.
-  std::vector<std::pair<cudnnBackendDescriptor_t, EngineNotes>> candidates;
-  for (cudnnBackendDescriptor_t config : configs) {
-    EngineNotes notes = NotesOf(config);
-    if (type == CUDNN_DATA_FLOAT && notes.narrows_f32 &&
-        !Settings().allow_tf32) {
-      continue;
-    }
-    candidates.emplace_back(config, notes);
-  }
-  std::stable_partition(candidates.begin(), candidates.end(),
-                        [](const auto& candidate) {
-                          return !candidate.second.compiles_at_run_time;
-                        });
-
-  // Time the first few plans that build (twice each; the second run).
-  cudaEvent_t start = nullptr, stop = nullptr;
-  if (cudaEventCreate(&start) != cudaSuccess ||
-      cudaEventCreate(&stop) != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (start) cudaEventDestroy(start);
-    return std::nullopt;
-  }
   // A sum's prior value in y (the unfused plan's beta) must survive the
   // timing runs.
   const bool restore_y = beta && !fused;
@@ -394,81 +481,29 @@ std::optional<BackendConvPlan> MakeBackendPlan(
        cudaMemcpyAsync(saved_y, buffers.y, y_bytes, cudaMemcpyDeviceToDevice,
                        stream) != cudaSuccess)) {
     if (saved_y) DeviceDeallocate(device, saved_y, y_bytes);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
     return std::nullopt;
   }
-  cudnnBackendDescriptor_t best = nullptr;
-  float best_ms = 0;
-  int64_t best_workspace = 0;
-  int timed = 0, compiled = 0;
-  for (const auto& [config, notes] : candidates) {
-    if (timed >= 4) break;
-    // A precompiled engine that runs ends the search before any compiles;
-    // else only the first that compiles is tried (each costs the host
-    // hundreds of milliseconds).
-    if (notes.compiles_at_run_time && (best != nullptr || compiled++ > 0)) {
-      break;
-    }
-    cudnnBackendDescriptor_t candidate =
-        descriptors.Make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    if (candidate == nullptr) break;
-    int64_t workspace_bytes = 0;
-    if (cudnnBackendSetAttribute(candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                                 CUDNN_TYPE_HANDLE, 1,
-                                 &handle) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendSetAttribute(candidate,
-                                 CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                 &config) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendFinalize(candidate) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendGetAttribute(candidate,
-                                 CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                 CUDNN_TYPE_INT64, 1, nullptr,
-                                 &workspace_bytes) != CUDNN_STATUS_SUCCESS) {
-      continue;
-    }
-    void* workspace =
-        workspace_bytes > 0 ? DeviceAllocate(device, workspace_bytes) : nullptr;
-    if (workspace_bytes > 0 && workspace == nullptr) continue;
-    float ms = -1;
-    bool ran = true;
-    for (int run = 0; run < 2 && ran; ++run) {
-      if (restore_y) {
-        cudaMemcpyAsync(buffers.y, saved_y, y_bytes, cudaMemcpyDeviceToDevice,
-                        stream);
-      }
-      cudaEventRecord(start, stream);
-      ran = ExecuteBackendPlan(handle, candidate, buffers, workspace) ==
-            CUDNN_STATUS_SUCCESS;
-      cudaEventRecord(stop, stream);
-    }
-    if (ran && cudaEventSynchronize(stop) == cudaSuccess) {
-      cudaEventElapsedTime(&ms, start, stop);
-    }
-    (void)cudaGetLastError();
-    if (workspace) DeviceDeallocate(device, workspace, workspace_bytes);
-    if (!ran || ms < 0) continue;
-    ++timed;
-    if (best == nullptr || ms < best_ms) {
-      best = candidate;
-      best_ms = ms;
-      best_workspace = workspace_bytes;
-    }
-  }
+  std::optional<BackendPlan> best = FastestPlan(
+      handle, operations, std::move(owned), type == CUDNN_DATA_FLOAT, device,
+      stream, [&](cudnnBackendDescriptor_t plan, void* workspace) {
+        if (restore_y) {
+          cudaMemcpyAsync(buffers.y, saved_y, y_bytes, cudaMemcpyDeviceToDevice,
+                          stream);
+        }
+        return ExecuteBackendPlan(handle, plan, buffers, workspace) ==
+               CUDNN_STATUS_SUCCESS;
+      });
   if (restore_y) {
     // y as the caller gave it.
     cudaMemcpyAsync(buffers.y, saved_y, y_bytes, cudaMemcpyDeviceToDevice,
                     stream);
     DeviceDeallocate(device, saved_y, y_bytes);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  if (best == nullptr) return std::nullopt;
+  if (!best) return std::nullopt;
   BackendConvPlan plan;
-  plan.plan = best;
-  plan.descriptors = std::move(owned);
-  plan.workspace_bytes = static_cast<size_t>(best_workspace);
+  plan.plan = best->plan;
+  plan.descriptors = std::move(best->descriptors);
+  plan.workspace_bytes = best->workspace_bytes;
   plan.fused = fused;
   return plan;
 }

@@ -1,8 +1,9 @@
-// cuDNN 9's graph (backend) API for the CUDA plug-in's convolutions: a
-// convolution, with its bias, residual sum and relu or clip as pointwise
-// operations of the same graph where an engine fuses them, planned once per
-// configuration (the heuristics' engines timed on the first call's
-// buffers) and executed on the device's cuDNN handle.
+// cuDNN 9's graph (backend) API for the CUDA plug-in: a convolution, with
+// its bias, residual sum and relu or clip as pointwise operations of the
+// same graph where an engine fuses them, and nn.attention as cuDNN's fused
+// attention (cudnn_attention.cc); each planned once per configuration (the
+// heuristics' engines timed on the first call's buffers) and executed on
+// the device's cuDNN handle.
 //
 // Thread-safety: a plan is made and executed under the caller's lock on
 // the device's cuDNN state (cudnn_ops.cc); nothing here is shared.
@@ -12,6 +13,7 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -44,6 +46,60 @@ class BackendDescriptors {
  private:
   std::vector<cudnnBackendDescriptor_t> owned_;
 };
+
+//===--- What every graph shares ------------------------------------------===//
+
+bool SetInt64s(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+               const std::vector<int64_t>& values);
+
+// A tensor of a graph, 16-byte aligned: `is_virtual`, an intermediate value
+// of a fused graph, never in memory; `by_value`, a scalar passed from the
+// host in the variant pack. Null where cuDNN refuses it.
+cudnnBackendDescriptor_t BackendTensor(BackendDescriptors& descriptors,
+                                       cudnnDataType_t type,
+                                       const std::vector<int64_t>& dims,
+                                       const std::vector<int64_t>& strides,
+                                       int64_t uid, bool is_virtual = false,
+                                       bool by_value = false);
+
+struct ConvEpilogue;
+
+// A pointwise operation `mode` of a graph, computed in f32: y = x (op b);
+// b may be null; `relu` gives a RELU_FWD's clips.
+cudnnBackendDescriptor_t PointwiseOperation(BackendDescriptors& descriptors,
+                                            cudnnPointwiseMode_t mode,
+                                            cudnnBackendDescriptor_t x,
+                                            cudnnBackendDescriptor_t b,
+                                            cudnnBackendDescriptor_t y,
+                                            const ConvEpilogue* relu);
+
+// A plan of the graph API, with the descriptors it keeps.
+struct BackendPlan {
+  cudnnBackendDescriptor_t plan = nullptr;  // Owned by `descriptors`.
+  std::unique_ptr<BackendDescriptors> descriptors;
+  size_t workspace_bytes = 0;
+};
+
+// The plan of the graph of `operations` (their descriptors in `owned`):
+// of the engines cuDNN's heuristics propose, the fastest of the first few
+// that build, each launched twice by `run(plan, workspace)` on `stream` and
+// the second run timed (the host waits for the GPU, as cudnnFind does).
+// Engines that compile at run time are tried only where no other builds,
+// one at most; with `f32_operands`, engines that narrow f32 only where the
+// settings allow TF32. Nothing where any step fails.
+std::optional<BackendPlan> FastestPlan(
+    cudnnHandle_t handle,
+    const std::vector<cudnnBackendDescriptor_t>& operations,
+    std::unique_ptr<BackendDescriptors> owned, bool f32_operands,
+    CudaDevice& device, cudaStream_t stream,
+    const std::function<bool(cudnnBackendDescriptor_t, void*)>& run);
+
+// Runs `plan` once on the `count` buffers `pointers` of tensors `uids`.
+cudnnStatus_t ExecutePlan(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                          const int64_t* uids, void* const* pointers,
+                          int64_t count, void* workspace);
+
+//===--- Convolutions -----------------------------------------------------===//
 
 // A convolution's window per 2-D dimension (1-D: a leading 1 x 1 window).
 struct Window2d {
@@ -92,22 +148,16 @@ std::optional<ConvEpilogue> FusableEpilogue(bool bias, bool sum,
                                             UnaryOp activation, float alpha,
                                             float beta);
 
-// A convolution's plan of the graph API, with the descriptors it keeps.
-struct BackendConvPlan {
-  cudnnBackendDescriptor_t plan = nullptr;  // Owned by `descriptors`.
-  std::unique_ptr<BackendDescriptors> descriptors;
-  size_t workspace_bytes = 0;
+// A convolution's plan of the graph API.
+struct BackendConvPlan : BackendPlan {
   bool fused = false;  // It computes the epilogue: bias and sum in buffers.
 };
 
 // The plan of the convolution x * w -> y as a graph (with
 // `epilogue`'s operations after it where that is not empty, else + beta y
-// for a sum), the engines cuDNN's heuristics propose, the fastest of the
-// first few that build, timed on the call's buffers (the first call of a
-// shape waits for the GPU, as cudnnFind does). Engines that compile at run
-// time are tried only where no other builds; f32 is computed in TF32 only
-// where the settings allow it. Nothing where any step
-// fails: the caller falls back.
+// for a sum): FastestPlan's, timed on the call's buffers (y as given
+// survives the timing). Nothing where any step fails: the caller falls
+// back.
 std::optional<BackendConvPlan> MakeBackendPlan(
     cudnnHandle_t handle, cudnnDataType_t type, const ConvGeometry& geometry,
     const ConvEpilogue& epilogue, bool beta, const ConvBuffers& buffers,
@@ -118,6 +168,43 @@ std::optional<BackendConvPlan> MakeBackendPlan(
 cudnnStatus_t ExecuteBackendPlan(cudnnHandle_t handle,
                                  cudnnBackendDescriptor_t plan,
                                  const ConvBuffers& buffers, void* workspace);
+
+//===--- Attention (cudnn_attention.cc) -----------------------------------===//
+
+// nn.attention's operands as cuDNN's fused attention reads them: heads side
+// by side in each row, rows of `*_row` elements, each sequence's rows
+// consecutive; the output written the same way.
+struct AttentionGeometry {
+  int64_t batch = 0, q_heads = 0, kv_heads = 0;
+  int64_t q_length = 0, kv_length = 0, head_size = 0, value_head_size = 0;
+  int64_t q_row = 0, k_row = 0, v_row = 0, y_row = 0;
+};
+
+// The buffers of one execution of an attention plan.
+struct AttentionBuffers {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* y = nullptr;
+  float scale = 1.f;  // Passed by value.
+};
+
+// The plan of softmax(scale q k^T) v as one graph of cuDNN's operations
+// (two products, the scale and the softmax with its statistics between:
+// the pattern of cuDNN's fused flash attention), f32 within, `type` (half
+// or bfloat16) outside: FastestPlan's on the call's buffers. Nothing where
+// cuDNN has no engine for it.
+std::optional<BackendPlan> MakeAttentionPlan(cudnnHandle_t handle,
+                                             cudnnDataType_t type,
+                                             const AttentionGeometry& geometry,
+                                             const AttentionBuffers& buffers,
+                                             CudaDevice& device,
+                                             cudaStream_t stream);
+
+cudnnStatus_t ExecuteAttentionPlan(cudnnHandle_t handle,
+                                   cudnnBackendDescriptor_t plan,
+                                   const AttentionBuffers& buffers,
+                                   void* workspace);
 
 }  // namespace asyncrt::gpu
 

@@ -1,5 +1,5 @@
-// The CUDA plug-in's convolution and pooling on cuDNN 9, and inference
-// batch normalization on our kernel.
+// The CUDA plug-in's convolution, pooling and fused attention on cuDNN 9,
+// and inference batch normalization on our kernel.
 //
 // nn.conv (1-D and 2-D, groups, dilations, symmetric padding; NCHW, or
 // NHWC where data_format says so) runs a plan of cuDNN's graph API: the
@@ -54,8 +54,11 @@ struct CudnnState {
   std::mutex mutex;
   cudnnHandle_t handle = nullptr;
   std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> conv_plans;
+  // Fused attention plans by shape; none where no engine takes the shape.
+  std::map<std::vector<int64_t>, std::optional<BackendPlan>> attention_plans;
   ~CudnnState() {
     conv_plans.clear();
+    attention_plans.clear();
     if (handle) cudnnDestroy(handle);
   }
 };
@@ -535,6 +538,78 @@ void BatchNormKernel(AsyncRT_KernelContext* context, void*,
 }
 
 }  // namespace
+
+bool AttentionOnCudnn(OpCall& op, const AttentionOperands& in,
+                      const AsyncRT_TensorView& y, const AttentionShape& shape,
+                      float scale) {
+  const int64_t element = ElementBytes(in.dtype);
+  auto aligned = [](const void* pointer) {
+    return reinterpret_cast<uintptr_t>(pointer) % 16 == 0;
+  };
+  const int64_t y_row = int64_t{shape.q_heads} * shape.value_head_size;
+  const bool suits =
+      (in.dtype == ASYNCRT_DTYPE_F16 || in.dtype == ASYNCRT_DTYPE_BF16) &&
+      shape.kv_heads > 0 && shape.q_heads % shape.kv_heads == 0 &&
+      shape.head_size % 8 == 0 && shape.head_size <= 128 &&
+      shape.value_head_size % 8 == 0 && shape.value_head_size <= 128 &&
+      aligned(in.q) && aligned(in.k) && aligned(in.v) && aligned(y.data) &&
+      (in.q_row * element) % 16 == 0 && (in.k_row * element) % 16 == 0 &&
+      (in.v_row * element) % 16 == 0 && (y_row * element) % 16 == 0;
+  if (!suits) return false;
+  const bool strict =
+      Settings().attention == CudaSettings::AttentionPath::kCudnn;
+  std::unique_lock<std::mutex> lock;
+  CudnnState* state = LockedState(op, &lock);
+  // Without a handle the error is on the op: cuDNN is broken here.
+  if (state == nullptr) return true;
+  const AttentionGeometry geometry = {.batch = shape.batch,
+                                      .q_heads = shape.q_heads,
+                                      .kv_heads = shape.kv_heads,
+                                      .q_length = shape.q_length,
+                                      .kv_length = shape.kv_length,
+                                      .head_size = shape.head_size,
+                                      .value_head_size = shape.value_head_size,
+                                      .q_row = in.q_row,
+                                      .k_row = in.k_row,
+                                      .v_row = in.v_row,
+                                      .y_row = y_row};
+  const std::vector<int64_t> key = {
+      in.dtype,           geometry.batch,           geometry.q_heads,
+      geometry.kv_heads,  geometry.q_length,        geometry.kv_length,
+      geometry.head_size, geometry.value_head_size, geometry.q_row,
+      geometry.k_row,     geometry.v_row,           geometry.y_row};
+  const AttentionBuffers buffers = {in.q, in.k, in.v, y.data, scale};
+  auto [entry, made] = state->attention_plans.try_emplace(key);
+  std::optional<BackendPlan>& plan = entry->second;
+  if (made) {
+    plan = MakeAttentionPlan(state->handle, DnnType(in.dtype), geometry,
+                             buffers, op.device(), op.stream());
+  }
+  if (!plan) {
+    if (!strict) return false;
+    Fail(op.status(), ASYNCRT_UNIMPLEMENTED,
+         "no engine of cuDNN's fused attention takes this shape "
+         "(ASYNCRT_CUDA_ATTENTION=cudnn)");
+    return true;
+  }
+  void* workspace = nullptr;
+  if (plan->workspace_bytes > 0) {
+    workspace = DeviceAllocate(op.device(), plan->workspace_bytes);
+    if (workspace == nullptr) {
+      Fail(op.status(), ASYNCRT_RESOURCE_EXHAUSTED,
+           "out of memory for the attention's workspace of " +
+               std::to_string(plan->workspace_bytes) + " bytes");
+      return true;
+    }
+  }
+  DnnOk(ExecuteAttentionPlan(state->handle, plan->plan, buffers, workspace),
+        "cudnnBackendExecute (attention)", op);
+  // Stream-ordered: the next user of these bytes runs after the attention.
+  if (workspace != nullptr) {
+    DeviceDeallocate(op.device(), workspace, plan->workspace_bytes);
+  }
+  return true;
+}
 
 bool RegisterCudnnKernels(AsyncRT_PluginParams* params,
                           AsyncRT_Status* status) {

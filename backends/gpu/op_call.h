@@ -235,6 +235,28 @@ inline bool FusedActivation(OpCall& op, UnaryOp* activation, float* alpha,
   return true;
 }
 
+// Where nn.attention's Q, K and V lie: their first rows (three operands,
+// or one that holds them side by side) and their row strides in elements.
+struct AttentionOperands {
+  AsyncRT_DType dtype = ASYNCRT_DTYPE_F32;
+  const char* q = nullptr;
+  const char* k = nullptr;
+  const char* v = nullptr;
+  int64_t q_row = 0, k_row = 0, v_row = 0;
+};
+
+#ifdef ASYNCRT_HAVE_CUDNN
+// nn.attention as cuDNN's fused attention (cudnn_ops.cc), y's heads side by
+// side in its rows. Returns whether it took the op (its errors in the op's
+// status); false, nothing done, for f32, heads not a multiple of 8 or over
+// 128 elements, operands not 16-byte aligned, or a shape no engine of
+// cuDNN's takes (tried once per shape; with ASYNCRT_CUDA_ATTENTION=cudnn
+// that is an error on the op instead).
+bool AttentionOnCudnn(OpCall& op, const AttentionOperands& in,
+                      const AsyncRT_TensorView& y, const AttentionShape& shape,
+                      float scale);
+#endif
+
 }  // namespace asyncrt::gpu
 
 #endif  // ASYNCRT_BACKENDS_GPU_OP_CALL_H_
