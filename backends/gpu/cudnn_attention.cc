@@ -97,14 +97,15 @@ cudnnBackendDescriptor_t ReductionOperation(BackendDescriptors& descriptors,
 
 }  // namespace
 
-std::optional<BackendPlan> MakeAttentionPlan(
-    cudnnHandle_t handle, cudnnDataType_t type, const AttentionGeometry& g,
-    const AttentionBuffers& buffers, CudaDevice& device, cudaStream_t stream) {
-  auto owned = std::make_unique<BackendDescriptors>();
-  BackendDescriptors& d = *owned;
+std::vector<cudnnBackendDescriptor_t> AttentionOperations(
+    BackendDescriptors& d, cudnnDataType_t type, const AttentionGeometry& g) {
   const int64_t b = g.batch, h = g.q_heads, hk = g.kv_heads;
   const int64_t sq = g.q_length, skv = g.kv_length;
   const int64_t dk = g.head_size, dv = g.value_head_size;
+  // cuDNN divides by dimensions as it finalizes (a zero one is SIGFPE).
+  for (int64_t dimension : {b, h, hk, sq, skv, dk, dv}) {
+    if (dimension <= 0) return {};
+  }
   // Operands in memory: [batch, heads, length, head], each head's columns
   // in its rows.
   cudnnBackendDescriptor_t q = BackendTensor(
@@ -142,9 +143,9 @@ std::optional<BackendPlan> MakeAttentionPlan(
   for (cudnnBackendDescriptor_t tensor :
        {q, k_transposed, v, y, scale, products, scaled, row_max, shifted,
         exponentials, row_sum, log_sum, statistics, probabilities}) {
-    if (tensor == nullptr) return std::nullopt;
+    if (tensor == nullptr) return {};
   }
-  const std::vector<cudnnBackendDescriptor_t> operations = {
+  std::vector<cudnnBackendDescriptor_t> operations = {
       MatmulOperation(d, q, k_transposed, products),
       PointwiseOperation(d, CUDNN_POINTWISE_MUL, products, scale, scaled,
                          nullptr),
@@ -163,8 +164,21 @@ std::optional<BackendPlan> MakeAttentionPlan(
       MatmulOperation(d, probabilities, v, y),
   };
   for (cudnnBackendDescriptor_t op : operations) {
-    if (op == nullptr) return std::nullopt;
+    if (op == nullptr) return {};
   }
+  return operations;
+}
+
+std::optional<BackendPlan> MakeAttentionPlan(cudnnHandle_t handle,
+                                             cudnnDataType_t type,
+                                             const AttentionGeometry& geometry,
+                                             const AttentionBuffers& buffers,
+                                             CudaDevice& device,
+                                             cudaStream_t stream) {
+  auto owned = std::make_unique<BackendDescriptors>();
+  const std::vector<cudnnBackendDescriptor_t> operations =
+      AttentionOperations(*owned, type, geometry);
+  if (operations.empty()) return std::nullopt;
   return FastestPlan(handle, operations, std::move(owned),
                      /*f32_operands=*/false, device, stream,
                      [&](cudnnBackendDescriptor_t plan, void* workspace) {

@@ -189,6 +189,14 @@ struct AttentionBuffers {
   float scale = 1.f;  // Passed by value.
 };
 
+// The operations of softmax(scale q k^T) v as one graph of cuDNN's (their
+// descriptors in `descriptors`), finalized; none where a dimension is not
+// positive or cuDNN refuses one (heads not dividing into groups). Needs no
+// GPU (the plan does).
+std::vector<cudnnBackendDescriptor_t> AttentionOperations(
+    BackendDescriptors& descriptors, cudnnDataType_t type,
+    const AttentionGeometry& geometry);
+
 // The plan of softmax(scale q k^T) v as one graph of cuDNN's operations
 // (two products, the scale and the softmax with its statistics between:
 // the pattern of cuDNN's fused flash attention), f32 within, `type` (half

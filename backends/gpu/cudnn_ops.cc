@@ -549,8 +549,10 @@ bool AttentionOnCudnn(OpCall& op, const AttentionOperands& in,
   const int64_t y_row = int64_t{shape.q_heads} * shape.value_head_size;
   const bool suits =
       (in.dtype == ASYNCRT_DTYPE_F16 || in.dtype == ASYNCRT_DTYPE_BF16) &&
+      shape.batch > 0 && shape.q_length > 0 && shape.kv_length > 0 &&
       shape.kv_heads > 0 && shape.q_heads % shape.kv_heads == 0 &&
-      shape.head_size % 8 == 0 && shape.head_size <= 128 &&
+      shape.head_size > 0 && shape.head_size % 8 == 0 &&
+      shape.head_size <= 128 && shape.value_head_size > 0 &&
       shape.value_head_size % 8 == 0 && shape.value_head_size <= 128 &&
       aligned(in.q) && aligned(in.k) && aligned(in.v) && aligned(y.data) &&
       (in.q_row * element) % 16 == 0 && (in.k_row * element) % 16 == 0 &&
