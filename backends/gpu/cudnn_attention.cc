@@ -27,9 +27,6 @@ namespace {
 constexpr int64_t kUidQ = 1, kUidK = 2, kUidV = 3, kUidY = 4, kUidScale = 5;
 constexpr int64_t kUidFirstVirtual = 100;
 
-#define ASYNCRT_ATTENTION_OK(call) \
-  if ((call) != CUDNN_STATUS_SUCCESS) return nullptr
-
 // c = a b, batched over the leading dimensions, computed in f32.
 cudnnBackendDescriptor_t MatmulOperation(BackendDescriptors& descriptors,
                                          cudnnBackendDescriptor_t a,
@@ -37,63 +34,44 @@ cudnnBackendDescriptor_t MatmulOperation(BackendDescriptors& descriptors,
                                          cudnnBackendDescriptor_t c) {
   cudnnBackendDescriptor_t matmul =
       descriptors.Make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-  if (matmul == nullptr) return nullptr;
   const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  ASYNCRT_ATTENTION_OK(cudnnBackendSetAttribute(
-      matmul, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute));
-  ASYNCRT_ATTENTION_OK(cudnnBackendFinalize(matmul));
-  cudnnBackendDescriptor_t op =
-      descriptors.Make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-  if (op == nullptr) return nullptr;
-  ASYNCRT_ATTENTION_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a));
-  ASYNCRT_ATTENTION_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
-  ASYNCRT_ATTENTION_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
-  ASYNCRT_ATTENTION_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_MATMUL_DESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &matmul));
-  ASYNCRT_ATTENTION_OK(cudnnBackendFinalize(op));
-  return op;
+  if (matmul == nullptr ||
+      cudnnBackendSetAttribute(matmul, CUDNN_ATTR_MATMUL_COMP_TYPE,
+                               CUDNN_TYPE_DATA_TYPE, 1,
+                               &compute) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendFinalize(matmul) != CUDNN_STATUS_SUCCESS) {
+    return nullptr;
+  }
+  return DescriptorOf(descriptors, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+                      {{CUDNN_ATTR_OPERATION_MATMUL_ADESC, a},
+                       {CUDNN_ATTR_OPERATION_MATMUL_BDESC, b},
+                       {CUDNN_ATTR_OPERATION_MATMUL_CDESC, c},
+                       {CUDNN_ATTR_OPERATION_MATMUL_DESC, matmul}});
 }
 
-// y = `reduction` of x over the dimensions where y has 1.
+// y = `reduction` of x over the dimensions where y has 1, in f32.
 cudnnBackendDescriptor_t ReductionOperation(BackendDescriptors& descriptors,
                                             cudnnReduceTensorOp_t reduction,
                                             cudnnBackendDescriptor_t x,
                                             cudnnBackendDescriptor_t y) {
   cudnnBackendDescriptor_t reduce =
       descriptors.Make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-  if (reduce == nullptr) return nullptr;
   const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  ASYNCRT_ATTENTION_OK(cudnnBackendSetAttribute(
-      reduce, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE,
-      1, &reduction));
-  ASYNCRT_ATTENTION_OK(
+  if (reduce == nullptr ||
+      cudnnBackendSetAttribute(reduce, CUDNN_ATTR_REDUCTION_OPERATOR,
+                               CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1,
+                               &reduction) != CUDNN_STATUS_SUCCESS ||
       cudnnBackendSetAttribute(reduce, CUDNN_ATTR_REDUCTION_COMP_TYPE,
-                               CUDNN_TYPE_DATA_TYPE, 1, &compute));
-  ASYNCRT_ATTENTION_OK(cudnnBackendFinalize(reduce));
-  cudnnBackendDescriptor_t op =
-      descriptors.Make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-  if (op == nullptr) return nullptr;
-  ASYNCRT_ATTENTION_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-  ASYNCRT_ATTENTION_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-  ASYNCRT_ATTENTION_OK(
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &reduce));
-  ASYNCRT_ATTENTION_OK(cudnnBackendFinalize(op));
-  return op;
+                               CUDNN_TYPE_DATA_TYPE, 1,
+                               &compute) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendFinalize(reduce) != CUDNN_STATUS_SUCCESS) {
+    return nullptr;
+  }
+  return DescriptorOf(descriptors, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+                      {{CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x},
+                       {CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y},
+                       {CUDNN_ATTR_OPERATION_REDUCTION_DESC, reduce}});
 }
-
-#undef ASYNCRT_ATTENTION_OK
 
 }  // namespace
 

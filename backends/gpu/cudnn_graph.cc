@@ -3,6 +3,7 @@
 #include "backends/gpu/cudnn_graph.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <utility>
 
 namespace asyncrt::gpu {
@@ -44,6 +45,24 @@ cudnnBackendDescriptor_t BackendTensor(BackendDescriptors& descriptors,
   return tensor;
 }
 
+cudnnBackendDescriptor_t DescriptorOf(
+    BackendDescriptors& descriptors, cudnnBackendDescriptorType_t type,
+    std::initializer_list<
+        std::pair<cudnnBackendAttributeName_t, cudnnBackendDescriptor_t>>
+        attributes) {
+  cudnnBackendDescriptor_t descriptor = descriptors.Make(type);
+  if (descriptor == nullptr) return nullptr;
+  for (auto [name, value] : attributes) {
+    if (value != nullptr && cudnnBackendSetAttribute(
+                                descriptor, name, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                1, &value) != CUDNN_STATUS_SUCCESS) {
+      return nullptr;
+    }
+  }
+  return cudnnBackendFinalize(descriptor) == CUDNN_STATUS_SUCCESS ? descriptor
+                                                                  : nullptr;
+}
+
 // A pointwise operation `mode` of the graph: y = x (op b); b may be null.
 cudnnBackendDescriptor_t PointwiseOperation(BackendDescriptors& descriptors,
                                             cudnnPointwiseMode_t mode,
@@ -74,26 +93,12 @@ cudnnBackendDescriptor_t PointwiseOperation(BackendDescriptors& descriptors,
     return nullptr;
   }
   if (cudnnBackendFinalize(pointwise) != CUDNN_STATUS_SUCCESS) return nullptr;
-  cudnnBackendDescriptor_t op =
-      descriptors.Make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  if (op == nullptr ||
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                               &pointwise) != CUDNN_STATUS_SUCCESS ||
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                               &x) != CUDNN_STATUS_SUCCESS ||
-      (b != nullptr &&
-       cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                &b) != CUDNN_STATUS_SUCCESS) ||
-      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                               &y) != CUDNN_STATUS_SUCCESS ||
-      cudnnBackendFinalize(op) != CUDNN_STATUS_SUCCESS) {
-    return nullptr;
-  }
-  return op;
+  return DescriptorOf(
+      descriptors, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+      {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pointwise},
+       {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x},
+       {CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b},
+       {CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y}});
 }
 
 namespace {

@@ -14,8 +14,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "backends/gpu/cuda_device.h"
@@ -61,6 +63,14 @@ cudnnBackendDescriptor_t BackendTensor(BackendDescriptors& descriptors,
                                        const std::vector<int64_t>& strides,
                                        int64_t uid, bool is_virtual = false,
                                        bool by_value = false);
+
+// A finalized descriptor of `type` whose `attributes` are descriptors
+// (those given null are left unset); null where cuDNN refuses one.
+cudnnBackendDescriptor_t DescriptorOf(
+    BackendDescriptors& descriptors, cudnnBackendDescriptorType_t type,
+    std::initializer_list<
+        std::pair<cudnnBackendAttributeName_t, cudnnBackendDescriptor_t>>
+        attributes);
 
 struct ConvEpilogue;
 
