@@ -16,6 +16,7 @@
 // K^T (its last two dimensions and strides swapped), as the engine wants.
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -147,23 +148,25 @@ std::vector<cudnnBackendDescriptor_t> AttentionOperations(
   return operations;
 }
 
-std::optional<BackendPlan> MakeAttentionPlan(cudnnHandle_t handle,
-                                             cudnnDataType_t type,
-                                             const AttentionGeometry& geometry,
-                                             const AttentionBuffers& buffers,
-                                             CudaDevice& device,
-                                             cudaStream_t stream) {
+std::optional<BackendPlan> MakeAttentionPlan(
+    cudnnHandle_t handle, cudnnDataType_t type,
+    const AttentionGeometry& geometry, const AttentionBuffers& buffers,
+    CudaDevice& device, cudaStream_t stream, std::string* why) {
   auto owned = std::make_unique<BackendDescriptors>();
   const std::vector<cudnnBackendDescriptor_t> operations =
       AttentionOperations(*owned, type, geometry);
-  if (operations.empty()) return std::nullopt;
-  return FastestPlan(handle, operations, std::move(owned),
-                     /*f32_operands=*/false, device, stream,
-                     [&](cudnnBackendDescriptor_t plan, void* workspace) {
-                       return ExecuteAttentionPlan(handle, plan, buffers,
-                                                   workspace) ==
-                              CUDNN_STATUS_SUCCESS;
-                     });
+  if (operations.empty()) {
+    *why = "cuDNN refused one of the graph's tensors or operations";
+    return std::nullopt;
+  }
+  return FastestPlan(
+      handle, operations, std::move(owned),
+      /*f32_operands=*/false, device, stream,
+      [&](cudnnBackendDescriptor_t plan, void* workspace) {
+        return ExecuteAttentionPlan(handle, plan, buffers, workspace) ==
+               CUDNN_STATUS_SUCCESS;
+      },
+      why);
 }
 
 cudnnStatus_t ExecuteAttentionPlan(cudnnHandle_t handle,

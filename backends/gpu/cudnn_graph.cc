@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <string>
 #include <utility>
 
 namespace asyncrt::gpu {
@@ -206,45 +207,68 @@ std::optional<BackendPlan> FastestPlan(
     const std::vector<cudnnBackendDescriptor_t>& operations,
     std::unique_ptr<BackendDescriptors> owned, bool f32_operands,
     CudaDevice& device, cudaStream_t stream,
-    const std::function<bool(cudnnBackendDescriptor_t, void*)>& run) {
+    const std::function<bool(cudnnBackendDescriptor_t, void*)>& run,
+    std::string* why) {
+  // Says which step refused, for `why`.
+  auto refuse = [why](const char* step, cudnnStatus_t status) {
+    if (why != nullptr) {
+      *why = std::string(step) + ": " + cudnnGetErrorString(status);
+    }
+    return std::nullopt;
+  };
+#define ASYNCRT_STEP(step, call)                                     \
+  if (cudnnStatus_t status = (call); status != CUDNN_STATUS_SUCCESS) \
+  return refuse(step, status)
   BackendDescriptors& descriptors = *owned;
   cudnnBackendDescriptor_t graph =
       descriptors.Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  if (graph == nullptr) return std::nullopt;
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-      static_cast<int64_t>(operations.size()), operations.data()));
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
-  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(graph));
-
   cudnnBackendDescriptor_t heuristics =
       descriptors.Make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  if (heuristics == nullptr) return std::nullopt;
+  if (graph == nullptr || heuristics == nullptr) {
+    return refuse("descriptors", CUDNN_STATUS_ALLOC_FAILED);
+  }
+  ASYNCRT_STEP("the operation graph",
+               cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                                        CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                        static_cast<int64_t>(operations.size()),
+                                        operations.data()));
+  ASYNCRT_STEP("the operation graph",
+               cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE,
+                                        CUDNN_TYPE_HANDLE, 1, &handle));
+  ASYNCRT_STEP("the operation graph", cudnnBackendFinalize(graph));
   const cudnnBackendHeurMode_t heuristic_mode = CUDNN_HEUR_MODE_A;
-  ASYNCRT_BACKEND_OK(cudnnBackendSetAttribute(
-      heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
-  ASYNCRT_BACKEND_OK(
-      cudnnBackendSetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE,
-                               CUDNN_TYPE_HEUR_MODE, 1, &heuristic_mode));
-  ASYNCRT_BACKEND_OK(cudnnBackendFinalize(heuristics));
+  ASYNCRT_STEP("the heuristics",
+               cudnnBackendSetAttribute(
+                   heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
+  ASYNCRT_STEP("the heuristics", cudnnBackendSetAttribute(
+                                     heuristics, CUDNN_ATTR_ENGINEHEUR_MODE,
+                                     CUDNN_TYPE_HEUR_MODE, 1, &heuristic_mode));
+  ASYNCRT_STEP("the heuristics", cudnnBackendFinalize(heuristics));
   int64_t count = 0;
-  ASYNCRT_BACKEND_OK(cudnnBackendGetAttribute(
-      heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-      0, &count, nullptr));
+  ASYNCRT_STEP("the heuristics' results",
+               cudnnBackendGetAttribute(
+                   heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
   constexpr int64_t kCandidates = 8;
   count = std::min(count, kCandidates);
-  if (count <= 0) return std::nullopt;
+  if (count <= 0) {
+    return refuse("the heuristics proposed no engine",
+                  CUDNN_STATUS_NOT_SUPPORTED);
+  }
   std::vector<cudnnBackendDescriptor_t> configs(count);
   for (auto& config : configs) {
     config = descriptors.Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    if (config == nullptr) return std::nullopt;
+    if (config == nullptr)
+      return refuse("descriptors", CUDNN_STATUS_ALLOC_FAILED);
   }
   int64_t returned = 0;
-  ASYNCRT_BACKEND_OK(cudnnBackendGetAttribute(
-      heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-      count, &returned, configs.data()));
+  ASYNCRT_STEP(
+      "the heuristics' results",
+      cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned,
+                               configs.data()));
+#undef ASYNCRT_STEP
   configs.resize(returned);
   // Precompiled engines first, in the heuristics' order.
   std::vector<std::pair<cudnnBackendDescriptor_t, EngineNotes>> candidates;
@@ -264,7 +288,7 @@ std::optional<BackendPlan> FastestPlan(
       cudaEventCreate(&stop) != cudaSuccess) {
     (void)cudaGetLastError();
     if (start) cudaEventDestroy(start);
-    return std::nullopt;
+    return refuse("cudaEventCreate", CUDNN_STATUS_INTERNAL_ERROR);
   }
   cudnnBackendDescriptor_t best = nullptr;
   float best_ms = 0;
@@ -282,18 +306,20 @@ std::optional<BackendPlan> FastestPlan(
         descriptors.Make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
     if (candidate == nullptr) break;
     int64_t workspace_bytes = 0;
-    if (cudnnBackendSetAttribute(candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                                 CUDNN_TYPE_HANDLE, 1,
-                                 &handle) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendSetAttribute(candidate,
-                                 CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                 &config) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendFinalize(candidate) != CUDNN_STATUS_SUCCESS ||
-        cudnnBackendGetAttribute(candidate,
-                                 CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                 CUDNN_TYPE_INT64, 1, nullptr,
-                                 &workspace_bytes) != CUDNN_STATUS_SUCCESS) {
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+    if ((status = cudnnBackendSetAttribute(
+             candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
+             &handle)) != CUDNN_STATUS_SUCCESS ||
+        (status = cudnnBackendSetAttribute(
+             candidate, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config)) !=
+            CUDNN_STATUS_SUCCESS ||
+        (status = cudnnBackendFinalize(candidate)) != CUDNN_STATUS_SUCCESS ||
+        (status = cudnnBackendGetAttribute(
+             candidate, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+             CUDNN_TYPE_INT64, 1, nullptr, &workspace_bytes)) !=
+            CUDNN_STATUS_SUCCESS) {
+      refuse("every plan of the proposed engines", status);
       continue;
     }
     void* workspace =
@@ -311,7 +337,10 @@ std::optional<BackendPlan> FastestPlan(
     }
     (void)cudaGetLastError();
     if (workspace) DeviceDeallocate(device, workspace, workspace_bytes);
-    if (!ran || ms < 0) continue;
+    if (!ran || ms < 0) {
+      refuse("running a plan", CUDNN_STATUS_EXECUTION_FAILED);
+      continue;
+    }
     ++timed;
     if (best == nullptr || ms < best_ms) {
       best = candidate;
@@ -321,7 +350,12 @@ std::optional<BackendPlan> FastestPlan(
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  if (best == nullptr) return std::nullopt;
+  if (best == nullptr) {
+    if (candidates.empty()) {
+      return refuse("no engine the settings allow", CUDNN_STATUS_NOT_SUPPORTED);
+    }
+    return std::nullopt;  // `why` says what the last candidate did.
+  }
   BackendPlan plan;
   plan.plan = best;
   plan.descriptors = std::move(owned);

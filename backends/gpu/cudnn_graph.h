@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -96,13 +97,15 @@ struct BackendPlan {
 // the second run timed (the host waits for the GPU, as cudnnFind does).
 // Engines that compile at run time are tried only where no other builds,
 // one at most; with `f32_operands`, engines that narrow f32 only where the
-// settings allow TF32. Nothing where any step fails.
+// settings allow TF32. Nothing where any step fails; then `why` (if not
+// null) says which step and cuDNN's status.
 std::optional<BackendPlan> FastestPlan(
     cudnnHandle_t handle,
     const std::vector<cudnnBackendDescriptor_t>& operations,
     std::unique_ptr<BackendDescriptors> owned, bool f32_operands,
     CudaDevice& device, cudaStream_t stream,
-    const std::function<bool(cudnnBackendDescriptor_t, void*)>& run);
+    const std::function<bool(cudnnBackendDescriptor_t, void*)>& run,
+    std::string* why = nullptr);
 
 // Runs `plan` once on the `count` buffers `pointers` of tensors `uids`.
 cudnnStatus_t ExecutePlan(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
@@ -211,13 +214,11 @@ std::vector<cudnnBackendDescriptor_t> AttentionOperations(
 // (two products, the scale and the softmax with its statistics between:
 // the pattern of cuDNN's fused flash attention), f32 within, `type` (half
 // or bfloat16) outside: FastestPlan's on the call's buffers. Nothing where
-// cuDNN has no engine for it.
-std::optional<BackendPlan> MakeAttentionPlan(cudnnHandle_t handle,
-                                             cudnnDataType_t type,
-                                             const AttentionGeometry& geometry,
-                                             const AttentionBuffers& buffers,
-                                             CudaDevice& device,
-                                             cudaStream_t stream);
+// cuDNN has no engine for it; then `why` says what refused.
+std::optional<BackendPlan> MakeAttentionPlan(
+    cudnnHandle_t handle, cudnnDataType_t type,
+    const AttentionGeometry& geometry, const AttentionBuffers& buffers,
+    CudaDevice& device, cudaStream_t stream, std::string* why);
 
 cudnnStatus_t ExecuteAttentionPlan(cudnnHandle_t handle,
                                    cudnnBackendDescriptor_t plan,

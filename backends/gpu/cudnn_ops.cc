@@ -56,6 +56,8 @@ struct CudnnState {
   std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> conv_plans;
   // Fused attention plans by shape; none where no engine takes the shape.
   std::map<std::vector<int64_t>, std::optional<BackendPlan>> attention_plans;
+  // Why cuDNN refused the shapes it has no plan for.
+  std::map<std::vector<int64_t>, std::string> attention_refusals;
   ~CudnnState() {
     conv_plans.clear();
     attention_plans.clear();
@@ -584,14 +586,17 @@ bool AttentionOnCudnn(OpCall& op, const AttentionOperands& in,
   auto [entry, made] = state->attention_plans.try_emplace(key);
   std::optional<BackendPlan>& plan = entry->second;
   if (made) {
+    std::string why;
     plan = MakeAttentionPlan(state->handle, DnnType(in.dtype), geometry,
-                             buffers, op.device(), op.stream());
+                             buffers, op.device(), op.stream(), &why);
+    if (!plan) state->attention_refusals[key] = why;
   }
   if (!plan) {
     if (!strict) return false;
     Fail(op.status(), ASYNCRT_UNIMPLEMENTED,
-         "no engine of cuDNN's fused attention takes this shape "
-         "(ASYNCRT_CUDA_ATTENTION=cudnn)");
+         "cuDNN's fused attention does not take this shape "
+         "(ASYNCRT_CUDA_ATTENTION=cudnn): " +
+             state->attention_refusals[key]);
     return true;
   }
   void* workspace = nullptr;
