@@ -60,9 +60,10 @@ struct CudaSettings {
   // cuBLASLt products around our softmax, else our one kernel; auto:
   // cuDNN's fused attention where it takes the shape, else as products;
   // cudnn: as auto, but a shape cuDNN should take and does not is an error
-  // (how tests see it run); kernel: our kernel only. cuDNN's becomes the
-  // default once measured on a GPU.
-  enum class AttentionPath { kAuto, kCudnn, kProducts, kKernel };
+  // (how tests see it run); flash: our FlashAttention-2 kernel where it
+  // takes the shape, else as products; kernel: our CUDA-core kernel only.
+  // The fastest becomes the default once measured on a GPU.
+  enum class AttentionPath { kAuto, kCudnn, kFlash, kProducts, kKernel };
   AttentionPath attention = AttentionPath::kProducts;
 };
 

@@ -170,6 +170,30 @@ cudaError_t LaunchAttention(GpuDType dtype, const void* q, const void* k,
                             const void* v, void* y, const AttentionShape& shape,
                             float scale, cudaStream_t stream);
 
+// nn.attention's operands for LaunchFlashAttention (flash_attention.cu):
+// rows of *_row elements, each sequence's rows consecutive, head h's
+// head_size columns at h * head_size (value heads as wide as key heads).
+struct FlashAttentionShape {
+  int64_t batch, q_length, kv_length;
+  int q_heads, kv_heads, head_size;
+  int64_t q_row, k_row, v_row, y_row;
+};
+
+// Whether LaunchFlashAttention takes these operands: f16 or bf16, heads of
+// 32, 64 or 128, query heads a multiple of key heads, 16-byte aligned
+// pointers and rows.
+bool FlashAttentionTakes(GpuDType dtype, const void* q, const void* k,
+                         const void* v, const void* y,
+                         const FlashAttentionShape& shape);
+
+// y = per head softmax(q k^T * scale) v in one kernel on tensor cores (f32
+// accumulation; FlashAttention-2's forward pass: the scores stay in
+// registers). cudaErrorNotSupported where FlashAttentionTakes says no.
+cudaError_t LaunchFlashAttention(GpuDType dtype, const void* q, const void* k,
+                                 const void* v, void* y,
+                                 const FlashAttentionShape& shape, float scale,
+                                 cudaStream_t stream);
+
 }  // namespace asyncrt::gpu
 
 #endif  // ASYNCRT_BACKENDS_GPU_CUDA_KERNELS_H_

@@ -59,6 +59,7 @@ const CudaSettings& Settings() {
       const std::string path = attention;
       s.attention = path == "cudnn"    ? Path::kCudnn
                     : path == "auto"   ? Path::kAuto
+                    : path == "flash"  ? Path::kFlash
                     : path == "kernel" ? Path::kKernel
                                        : Path::kProducts;
     }

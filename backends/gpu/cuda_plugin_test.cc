@@ -556,12 +556,13 @@ TEST_F(CudaPluginTest, AttentionMatchesTheCpu) {
               HasSubstr("heads larger than 128"));
 }
 
-// The shapes cuDNN's fused attention takes (f16 and bf16, heads a multiple
-// of 8 up to 128): BERT's, packed, grouped query heads, lengths that are
-// not a multiple of 64, unequal lengths, two batches. ctest also runs it
-// with ASYNCRT_CUDA_ATTENTION=cudnn (cuda_plugin_test.attention_cudnn),
-// where a shape cuDNN does not take fails the op instead of falling back,
-// and with =auto (with AttentionMatchesTheCpu).
+// The shapes cuDNN's fused attention and our FlashAttention-2 kernel take
+// (f16 and bf16, heads of 32, 64 or 128): BERT's, packed, grouped query
+// heads, lengths that are not a multiple of 64 (partial query blocks and
+// key tiles), unequal lengths, batches. ctest also runs it with
+// ASYNCRT_CUDA_ATTENTION=cudnn (cuda_plugin_test.attention_cudnn), where a
+// shape cuDNN does not take fails the op instead of falling back, and with
+// =auto and =flash (with AttentionMatchesTheCpu).
 TEST_F(CudaPluginTest, FusedAttentionMatchesTheCpu) {
   OpAttrs bert;
   bert.Set<int64_t>("q_num_heads", 12);
@@ -590,6 +591,10 @@ TEST_F(CudaPluginTest, FusedAttentionMatchesTheCpu) {
              Args(Random({1, 50, 4 * 128}), Random({1, 200, 4 * 128}),
                   Random({1, 200, 4 * 128})),
              four, DType::kF16, 5e-3f);
+  ExpectSame("nn.attention",
+             Args(Random({3, 16, 4 * 32}), Random({3, 33, 4 * 32}),
+                  Random({3, 33, 4 * 32})),
+             four, DType::kBF16, 2e-2f);
 }
 
 TEST_F(CudaPluginTest, MatrixProductsMatchTheCpu) {
