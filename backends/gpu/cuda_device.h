@@ -65,6 +65,9 @@ struct CudaSettings {
   // The fastest becomes the default once measured on a GPU.
   enum class AttentionPath { kAuto, kCudnn, kFlash, kProducts, kKernel };
   AttentionPath attention = AttentionPath::kProducts;
+  // ASYNCRT_CUDA_FLASH_WARPS=1|2|4: warps (of 16 query rows) per block of
+  // the flash attention kernel.
+  int flash_warps = 2;
 };
 
 // A kernel to register: an op of the runtime's op set, its C function and

@@ -188,11 +188,13 @@ bool FlashAttentionTakes(GpuDType dtype, const void* q, const void* k,
 
 // y = per head softmax(q k^T * scale) v in one kernel on tensor cores (f32
 // accumulation; FlashAttention-2's forward pass: the scores stay in
-// registers). cudaErrorNotSupported where FlashAttentionTakes says no.
+// registers), `warps` (1, 2 or 4; 2 at most for heads of 128) warps of 16
+// query rows per block. cudaErrorNotSupported where FlashAttentionTakes
+// says no.
 cudaError_t LaunchFlashAttention(GpuDType dtype, const void* q, const void* k,
                                  const void* v, void* y,
                                  const FlashAttentionShape& shape, float scale,
-                                 cudaStream_t stream);
+                                 int warps, cudaStream_t stream);
 
 }  // namespace asyncrt::gpu
 

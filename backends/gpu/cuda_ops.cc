@@ -842,9 +842,10 @@ void AttentionKernel(AsyncRT_KernelContext* context, void*,
         .v_row = in.v_row,
         .y_row = int64_t{shape.q_heads} * shape.value_head_size};
     if (FlashAttentionTakes(ToGpu(in.dtype), in.q, in.k, in.v, y.data, flash)) {
-      op.Launched(LaunchFlashAttention(ToGpu(in.dtype), in.q, in.k, in.v,
-                                       y.data, flash, scale, op.stream()),
-                  "launching the flash attention kernel");
+      op.Launched(
+          LaunchFlashAttention(ToGpu(in.dtype), in.q, in.k, in.v, y.data, flash,
+                               scale, Settings().flash_warps, op.stream()),
+          "launching the flash attention kernel");
       return;
     }
   }

@@ -63,6 +63,9 @@ const CudaSettings& Settings() {
                     : path == "kernel" ? Path::kKernel
                                        : Path::kProducts;
     }
+    if (const char* warps = std::getenv("ASYNCRT_CUDA_FLASH_WARPS")) {
+      s.flash_warps = std::atoi(warps);
+    }
     return s;
   }();
   return settings;

@@ -1,5 +1,6 @@
 // nn.attention in one kernel on tensor cores, FlashAttention-2's forward
-// pass (Dao, 2023): a warp takes 16 query rows, computes their scores
+// pass (Dao, 2023): a block of 1, 2 or 4 warps, each taking 16 query rows,
+// computes their scores
 // against a tile of 64 keys with mma.sync (f16 or bf16 in, f32 out), keeps
 // each row's running max and sum in registers, turns its scores into
 // weights in place (the scores' accumulator layout is the next product's
@@ -20,9 +21,7 @@
 namespace asyncrt::gpu {
 namespace {
 
-constexpr int kFlashWarps = 2;                // Per block.
-constexpr int kFlashRows = 16 * kFlashWarps;  // Query rows per block.
-constexpr int kFlashKeys = 64;                // Keys per tile.
+constexpr int kFlashKeys = 64;  // Keys per tile.
 constexpr int kPad = 8;  // Halves after each shared row: no bank conflicts.
 
 // Two halves (or bfloat16s) of a register, as mma.sync takes them.
@@ -111,11 +110,13 @@ __device__ __forceinline__ void LoadTile(T (*tile)[kHead + kPad],
   }
 }
 
-template <typename T, int kHead>
-__global__ void __launch_bounds__(kFlashWarps * 32)
+// kWarps warps per block, 16 query rows each.
+template <typename T, int kHead, int kWarps>
+__global__ void __launch_bounds__(kWarps * 32)
     FlashAttentionKernel(const T* __restrict__ q, const T* __restrict__ k,
                          const T* __restrict__ v, T* __restrict__ y,
                          FlashAttentionShape shape, float scale_log2) {
+  constexpr int kFlashRows = 16 * kWarps;
   __shared__ __align__(16) T queries[kFlashRows][kHead + kPad];
   __shared__ __align__(16) T keys[kFlashKeys][kHead + kPad];
   __shared__ __align__(16) T values[kFlashKeys][kHead + kPad];
@@ -248,33 +249,46 @@ __global__ void __launch_bounds__(kFlashWarps * 32)
   }
 }
 
-template <typename T, int kHead>
+template <typename T, int kHead, int kWarps>
 cudaError_t Launch(const void* q, const void* k, const void* v, void* y,
                    const FlashAttentionShape& shape, float scale,
                    cudaStream_t stream) {
+  constexpr int kRows = 16 * kWarps;
   const dim3 grid(
-      static_cast<unsigned>((shape.q_length + kFlashRows - 1) / kFlashRows),
+      static_cast<unsigned>((shape.q_length + kRows - 1) / kRows),
       static_cast<unsigned>(shape.q_heads),
       static_cast<unsigned>(shape.batch));
   // Scores in log2 units: exp2 is the unit's instruction.
   const float scale_log2 = scale * 1.4426950408889634f;
-  FlashAttentionKernel<T, kHead><<<grid, kFlashWarps * 32, 0, stream>>>(
+  FlashAttentionKernel<T, kHead, kWarps><<<grid, kWarps * 32, 0, stream>>>(
       static_cast<const T*>(q), static_cast<const T*>(k),
       static_cast<const T*>(v), static_cast<T*>(y), shape, scale_log2);
   return cudaGetLastError();
 }
 
+template <typename T, int kHead>
+cudaError_t LaunchForWarps(const void* q, const void* k, const void* v,
+                           void* y, const FlashAttentionShape& shape,
+                           float scale, int warps, cudaStream_t stream) {
+  // Heads of 128 with 4 warps would pass 48 KB of static shared memory.
+  if constexpr (kHead <= 64) {
+    if (warps >= 4) return Launch<T, kHead, 4>(q, k, v, y, shape, scale, stream);
+  }
+  if (warps >= 2) return Launch<T, kHead, 2>(q, k, v, y, shape, scale, stream);
+  return Launch<T, kHead, 1>(q, k, v, y, shape, scale, stream);
+}
+
 template <typename T>
 cudaError_t LaunchForHead(const void* q, const void* k, const void* v,
                           void* y, const FlashAttentionShape& shape,
-                          float scale, cudaStream_t stream) {
+                          float scale, int warps, cudaStream_t stream) {
   switch (shape.head_size) {
     case 32:
-      return Launch<T, 32>(q, k, v, y, shape, scale, stream);
+      return LaunchForWarps<T, 32>(q, k, v, y, shape, scale, warps, stream);
     case 64:
-      return Launch<T, 64>(q, k, v, y, shape, scale, stream);
+      return LaunchForWarps<T, 64>(q, k, v, y, shape, scale, warps, stream);
     case 128:
-      return Launch<T, 128>(q, k, v, y, shape, scale, stream);
+      return LaunchForWarps<T, 128>(q, k, v, y, shape, scale, warps, stream);
     default:
       return cudaErrorNotSupported;
   }
@@ -303,13 +317,14 @@ bool FlashAttentionTakes(GpuDType dtype, const void* q, const void* k,
 cudaError_t LaunchFlashAttention(GpuDType dtype, const void* q, const void* k,
                                  const void* v, void* y,
                                  const FlashAttentionShape& shape, float scale,
-                                 cudaStream_t stream) {
+                                 int warps, cudaStream_t stream) {
   if (!FlashAttentionTakes(dtype, q, k, v, y, shape)) {
     return cudaErrorNotSupported;
   }
   return dtype == GpuDType::kF16
-             ? LaunchForHead<__half>(q, k, v, y, shape, scale, stream)
-             : LaunchForHead<__nv_bfloat16>(q, k, v, y, shape, scale, stream);
+             ? LaunchForHead<__half>(q, k, v, y, shape, scale, warps, stream)
+             : LaunchForHead<__nv_bfloat16>(q, k, v, y, shape, scale, warps,
+                                            stream);
 }
 
 }  // namespace asyncrt::gpu
