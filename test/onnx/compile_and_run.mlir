@@ -18,6 +18,9 @@
 // RUN: not asyncrt-run 2>&1 | FileCheck %s --check-prefix=NO-MODEL
 // RUN: not asyncrt-run %t.bef --iterations=many 2>&1 | FileCheck %s --check-prefix=BAD-OPTION
 // RUN: not asyncrt-run %t.bef --frobnicate 2>&1 | FileCheck %s --check-prefix=UNKNOWN-OPTION
+// Denormals kept or flushed give this model's printed values alike.
+// RUN: asyncrt-run %t.bef --input=%onnx_data/pytorch-converted/test_Conv2d/test_data_set_0/input_0.pb --denormals=keep | FileCheck %s --check-prefix=PRINT
+// RUN: not asyncrt-run %t.bef --denormals=sometimes 2>&1 | FileCheck %s --check-prefix=BAD-DENORMALS
 // --help lists the tools' own options, not those of the LLVM libraries.
 // RUN: asyncrt-run --help | FileCheck %s --check-prefix=HELP
 // RUN: asyncrt-compile --help | FileCheck %s --check-prefix=HELP
@@ -41,3 +44,4 @@
 // NO-MODEL: asyncrt-run: no model given
 // BAD-OPTION: asyncrt-run: --iterations takes an integer, not 'many'
 // UNKNOWN-OPTION: asyncrt-run: unknown option '--frobnicate' (see --help)
+// BAD-DENORMALS: asyncrt-run: --denormals must be flush or keep

@@ -60,6 +60,7 @@ struct Options {
   int iterations = 20;
   int threads = 0;
   std::string threading = "latency";
+  std::string denormals;  // Empty: nn's default ($ASYNCRT_NN_DENORMALS).
   bool json = false;
   std::string work_queue;
   std::string trace_file;
@@ -72,6 +73,7 @@ USAGE: asyncrt-run [options] <model.onnx|.mlir|.bef>
 asyncrt-run options:
 
   --benchmark           - Time repeated calls after warm-ups
+  --denormals=<string>  - flush (to zero while ops compute, the default) | keep
   --function=<string>   - The function to call (main)
   --input=<string>      - An input as an ONNX TensorProto file (repeat, in the function's argument order)
   --iterations=<int>    - Timed calls (20)
@@ -135,6 +137,8 @@ absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
       status = integer(name, value, options.threads);
     } else if (name == "threading") {
       options.threading = std::string(value);
+    } else if (name == "denormals") {
+      options.denormals = std::string(value);
     } else if (name == "work_queue") {
       options.work_queue = std::string(value);
     } else if (name == "trace_file") {
@@ -239,6 +243,13 @@ int Run(const Options& flags) {
   }
   nn::SetThreading(flags.threading == "latency" ? nn::Threading::kLatency
                                                 : nn::Threading::kThroughput);
+  if (!flags.denormals.empty()) {
+    if (flags.denormals != "flush" && flags.denormals != "keep") {
+      return Fail("--denormals must be flush or keep");
+    }
+    nn::SetDenormals(flags.denormals == "flush" ? nn::Denormals::kFlush
+                                                : nn::Denormals::kKeep);
+  }
   if (flags.threads > 0) nn::SetTeamSize(flags.threads);
   RuntimeOptions options;
   // Latency: the calling thread runs every op (the single-threaded queue)

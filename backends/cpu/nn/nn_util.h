@@ -137,12 +137,26 @@ decltype(auto) DispatchRealNumber(DType dtype, F&& f) {
 // Normalizes an axis in [-rank, rank) to [0, rank); error otherwise.
 absl::StatusOr<int> NormalizeAxis(absl::string_view op, int64_t axis, int rank);
 
+// Applies the process's denormals policy (nn::SetDenormals) to the calling
+// thread for the scope's life, restoring the thread's mode after.
+class ScopedDenormals {
+ public:
+  ScopedDenormals();
+  ~ScopedDenormals();
+  ScopedDenormals(const ScopedDenormals&) = delete;
+  ScopedDenormals& operator=(const ScopedDenormals&) = delete;
+
+ private:
+  unsigned saved_ = 0;
+};
+
 // Runs body(begin, end) over contiguous parts of [0, n) that together cover
 // it, each of at least `grain` items: on the calling thread's OpenMP team
 // in latency mode (one full team at a time, as oneDNN's primitives run:
 // nn::SetThreading), on the calling thread alone in throughput mode or
-// when n < 2 * grain. For the ops outside oneDNN (copies, normalization,
-// elementwise), which otherwise run on one thread while the team waits.
+// when n < 2 * grain; every part under the denormals policy. For the ops
+// outside oneDNN (copies, normalization, elementwise), which otherwise run
+// on one thread while the team waits.
 // `body` must not throw or run oneDNN primitives. Blocks until done.
 void ParallelRanges(int64_t n, int64_t grain,
                     absl::FunctionRef<void(int64_t, int64_t)> body);

@@ -3,6 +3,9 @@
 #include <omp.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -34,6 +37,37 @@ Threading ThreadingFromEnvironment() {
 std::atomic<Threading>& CurrentThreading() {
   static std::atomic<Threading> threading{ThreadingFromEnvironment()};
   return threading;
+}
+
+Denormals DenormalsFromEnvironment() {
+  const char* value = std::getenv("ASYNCRT_NN_DENORMALS");
+  return value != nullptr && std::string(value) == "keep" ? Denormals::kKeep
+                                                          : Denormals::kFlush;
+}
+
+std::atomic<Denormals>& CurrentDenormals() {
+  static std::atomic<Denormals> denormals{DenormalsFromEnvironment()};
+  return denormals;
+}
+
+// MXCSR's sticky exception flags (invalid, denormal, divide by zero,
+// overflow, underflow, precision).
+constexpr unsigned kStatusFlags = 0x3f;
+#if defined(__x86_64__) || defined(__i386__)
+// MXCSR's flush-to-zero (results) and denormals-are-zero (inputs) bits.
+constexpr unsigned kFlushBits = 0x8040;
+unsigned ThreadFloatMode() { return _mm_getcsr(); }
+void SetThreadFloatMode(unsigned mode) { _mm_setcsr(mode); }
+#else
+constexpr unsigned kFlushBits = 0;
+unsigned ThreadFloatMode() { return 0; }
+void SetThreadFloatMode(unsigned) {}
+#endif
+
+// `mode` with the policy's flush bits.
+unsigned WithPolicy(unsigned mode, Denormals denormals) {
+  return denormals == Denormals::kFlush ? mode | kFlushBits
+                                        : mode & ~kFlushBits;
 }
 
 // The OpenMP team a primitive gets in latency mode: OpenMP's default for
@@ -99,6 +133,27 @@ void SetThreading(Threading threading) {
 
 Threading GetThreading() {
   return CurrentThreading().load(std::memory_order_relaxed);
+}
+
+void SetDenormals(Denormals denormals) {
+  CurrentDenormals().store(denormals, std::memory_order_relaxed);
+}
+
+Denormals GetDenormals() {
+  return CurrentDenormals().load(std::memory_order_relaxed);
+}
+
+ScopedDenormals::ScopedDenormals() : saved_(ThreadFloatMode()) {
+  const unsigned mode = WithPolicy(saved_, GetDenormals());
+  if (mode != saved_) SetThreadFloatMode(mode);
+}
+
+ScopedDenormals::~ScopedDenormals() {
+  // The controls as they were; the exception flags the op raised stay.
+  const unsigned now = ThreadFloatMode();
+  if ((now & ~kStatusFlags) != (saved_ & ~kStatusFlags)) {
+    SetThreadFloatMode((now & kStatusFlags) | (saved_ & ~kStatusFlags));
+  }
 }
 
 void SetTeamSize(int threads) {
@@ -224,6 +279,23 @@ int UseCurrentTeam() {
   const int team =
       GetThreading() == Threading::kThroughput ? 1 : FullTeam();
   if (omp_get_max_threads() != team) omp_set_num_threads(team);
+  // oneDNN computes on this thread's OpenMP team, whose other threads
+  // (OpenMP keeps a team per thread that starts one) take the denormals
+  // policy here, once per team size and policy: nothing of ours runs on
+  // them around a primitive. This thread's own mode is ScopedDenormals'.
+  struct Applied {
+    int team = 0;
+    Denormals denormals = Denormals::kKeep;
+  };
+  thread_local Applied applied;
+  const Denormals denormals = GetDenormals();
+  if (team > 1 && (applied.team != team || applied.denormals != denormals)) {
+#pragma omp parallel num_threads(team)
+    if (omp_get_thread_num() != 0) {
+      SetThreadFloatMode(WithPolicy(ThreadFloatMode(), denormals));
+    }
+    applied = {team, denormals};
+  }
   return team;
 }
 
@@ -254,6 +326,7 @@ void ParallelRanges(int64_t n, int64_t grain,
   const int64_t parts =
       std::min<int64_t>(team, n / std::max<int64_t>(grain, 1));
   if (parts <= 1) {
+    ScopedDenormals denormals;
     if (n > 0) body(0, n);
     return;
   }
@@ -263,6 +336,7 @@ void ParallelRanges(int64_t n, int64_t grain,
   // ThreadSanitizer cannot see the barrier that ends an OpenMP region
   // (Debian's libgomp is not instrumented) and would report the parts'
   // reads of this frame as races: the same parts, one after the other.
+  ScopedDenormals denormals;
   for (int64_t part = 0; part < parts; ++part) {
     const int64_t begin = n * part / parts, end = n * (part + 1) / parts;
     if (begin < end) body(begin, end);
@@ -271,6 +345,7 @@ void ParallelRanges(int64_t n, int64_t grain,
   const int team_threads = static_cast<int>(parts);
 #pragma omp parallel num_threads(team_threads)
   {
+    ScopedDenormals denormals;
     const int64_t thread = omp_get_thread_num();
     const int64_t threads = omp_get_num_threads();
     const int64_t begin = n * thread / threads;
@@ -281,6 +356,7 @@ void ParallelRanges(int64_t n, int64_t grain,
 }
 
 void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {
+  ScopedDenormals denormals;
   // A thread may serve both modes over its life.
   UseCurrentTeam();
   const Threading threading = GetThreading();

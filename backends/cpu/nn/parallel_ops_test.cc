@@ -2,9 +2,11 @@
 // in latency mode (ParallelRanges: copies and transpositions, elementwise
 // ops with and without broadcasting, fused elementwise chains, layer
 // normalization) give the same bits on a team of four as on one thread,
-// and the values the definition gives.
+// and the values the definition gives. Denormals are flushed on every
+// thread of the team, ours and oneDNN's, unless kept.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,9 @@
 #include "backends/cpu/nn/nn_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 namespace asyncrt::nn {
 namespace {
@@ -138,6 +143,49 @@ TEST_F(ParallelOpsTest, FusedChainAndLayerNorm) {
     }
   }
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+// Denormal inputs read as zero and denormal results become zero on every
+// thread that computes (the calling thread, our team's, oneDNN's), and the
+// calling thread's own mode is as it was after the op; kept, they are
+// computed exactly.
+TEST_F(ParallelOpsTest, DenormalsAreFlushedOnEveryThreadUnlessKept) {
+  const float tiny = std::numeric_limits<float>::denorm_min() * 1000;
+  ASSERT_EQ(std::fpclassify(tiny), FP_SUBNORMAL);
+  const std::vector<int64_t> shape = {4, 300, 128};
+  const Tensor32 x{shape, std::vector<float>(Count(shape), tiny)};
+  const Tensor32 ones{shape, std::vector<float>(Count(shape), 1.0f)};
+  // A 3 x 3 convolution of 32 channels: each output sums 9 x 16 of them.
+  const Tensor32 image{{1, 16, 12, 12}, std::vector<float>(16 * 144, tiny)};
+  const Tensor32 weights{{32, 16, 3, 3}, std::vector<float>(32 * 144, 1.0f)};
+  OpAttrs conv;
+  conv.SetArray<int64_t>("pads", {1, 1, 1, 1});
+  const unsigned before = _mm_getcsr();
+  for (Denormals mode : {Denormals::kFlush, Denormals::kKeep}) {
+    SetDenormals(mode);
+    const bool flushed = mode == Denormals::kFlush;
+    std::vector<float> product = OnOneAndFour("nn.mul", {x, ones});
+    ASSERT_EQ(product.size(), x.values.size());
+    for (float value : product) ASSERT_EQ(value, flushed ? 0.0f : tiny);
+    for (int team : {1, 4}) {
+      SetTeamSize(team);
+      absl::StatusOr<Tensor32> sums = Run("nn.conv", {image, weights}, conv);
+      ASSERT_TRUE(sums.ok()) << sums.status();
+      for (float value : sums->values) {
+        if (flushed) {
+          ASSERT_EQ(value, 0.0f) << "team of " << team;
+        } else {
+          ASSERT_EQ(std::fpclassify(value), FP_SUBNORMAL) << "team of " << team;
+        }
+      }
+    }
+    SetTeamSize(0);
+    // The controls; the exception flags the ops raised stay raised.
+    EXPECT_EQ(_mm_getcsr() & ~0x3fu, before & ~0x3fu);
+  }
+  SetDenormals(Denormals::kFlush);
+}
+#endif
 
 }  // namespace
 }  // namespace asyncrt::nn
