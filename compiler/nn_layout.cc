@@ -37,24 +37,41 @@ bool IsChannelScale(mlir::Operation* op) {
   return false;
 }
 
+// Whether `op` joins 4-D f32 tensors of static shapes along the channels
+// (an Inception module's or a fire module's branches, a DenseNet block's
+// features). The runtime runs it as oneDNN's concat primitive on the
+// layouts its parts come in (backends/cpu/nn/onednn_concat.cc).
+bool IsChannelConcat(mlir::Operation* op) {
+  if (!mlir::isa<nn::ConcatOp>(op) || op->getNumResults() != 1) return false;
+  auto axis = op->getAttrOfType<mlir::IntegerAttr>("axis");
+  if (!axis || (axis.getInt() != 1 && axis.getInt() != -3)) return false;
+  auto is_f32_image = [](mlir::Value value) {
+    auto ranked = mlir::dyn_cast<mlir::RankedTensorType>(value.getType());
+    return ranked && ranked.hasStaticShape() && ranked.getRank() == 4 &&
+           ranked.getElementType().isF32();
+  };
+  return is_f32_image(op->getResult(0)) &&
+         llvm::all_of(op->getOperands(), is_f32_image);
+}
+
 // The ops on oneDNN that read a OneDnnTensor as it is (the runtime's
 // kOpAcceptsRegisteredHost ops) and can produce one.
 bool IsLayoutOp(mlir::Operation* op) {
   return mlir::isa<nn::ConvOp, nn::MaxPoolOp, nn::AveragePoolOp,
                    nn::GlobalAveragePoolOp>(op) ||
-         IsChannelScale(op);
+         IsChannelScale(op) || IsChannelConcat(op);
 }
 
 // Whether `use` reads its value in oneDNN's layout without a reorder of
 // its own: a convolution's input or fused sum, a pooling's input, either
-// operand of a channel scaling. (A convolution's weights and bias are
-// constants, read plain.)
+// operand of a channel scaling, every part of a channel concatenation. (A
+// convolution's weights and bias are constants, read plain.)
 bool TakesOneDnnLayout(mlir::OpOperand& use) {
   mlir::Operation* user = use.getOwner();
   if (mlir::isa<nn::ConvOp>(user)) {
     return use.getOperandNumber() == 0 || use.getOperandNumber() == 3;
   }
-  if (IsChannelScale(user)) return true;
+  if (IsChannelScale(user) || IsChannelConcat(user)) return true;
   return IsLayoutOp(user) && use.getOperandNumber() == 0;
 }
 

@@ -118,6 +118,35 @@ func.func @squeeze_excite(%x: tensor<1x16x4x4xf32>, %dw: tensor<16x1x3x3xf32>, %
   return %y, %r : tensor<1x24x4x4xf32>, tensor<1x16x4x4xf32>
 }
 
+// A fire module (SqueezeNet): a 1x1 squeeze, two expands (1x1 and 3x3)
+// joined along the channels, then the next squeeze. The concatenation
+// takes and gives oneDNN's layout, so the module is one blocked chain.
+// CHECK-LABEL: func.func @fire
+func.func @fire(%x: tensor<1x32x8x8xf32>, %sq: tensor<16x32x1x1xf32>, %e1: tensor<32x16x1x1xf32>, %e3: tensor<32x16x3x3xf32>, %next: tensor<16x64x1x1xf32>) -> tensor<1x16x8x8xf32> {
+  // CHECK: %[[S:.*]] = nn.conv %arg0, %arg1 {compute_layout = "blocked", result_layout = "onednn"}
+  %s = nn.conv %x, %sq : (tensor<1x32x8x8xf32>, tensor<16x32x1x1xf32>) -> tensor<1x16x8x8xf32>
+  // CHECK: %[[A:.*]] = nn.conv %[[S]], %arg2 {compute_layout = "blocked", result_layout = "onednn"}
+  %a = nn.conv %s, %e1 : (tensor<1x16x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x8x8xf32>
+  // CHECK: %[[B:.*]] = nn.conv %[[S]], %arg3 {compute_layout = "blocked", pads = [1, 1, 1, 1], result_layout = "onednn"}
+  %b = nn.conv %s, %e3 {pads = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x8x8xf32>
+  // CHECK: %[[C:.*]] = nn.concat %[[A]], %[[B]] {axis = 1 : i64, result_layout = "onednn"}
+  %c = nn.concat %a, %b {axis = 1 : i64} : (tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>) -> tensor<1x64x8x8xf32>
+  // CHECK: nn.conv %[[C]], %arg4 {compute_layout = "blocked"} :
+  %n = nn.conv %c, %next : (tensor<1x64x8x8xf32>, tensor<16x64x1x1xf32>) -> tensor<1x16x8x8xf32>
+  return %n : tensor<1x16x8x8xf32>
+}
+
+// A concatenation along another axis reads and gives plain tensors, and
+// so do the convolutions it reads.
+// CHECK-LABEL: func.func @concat_elsewhere
+func.func @concat_elsewhere(%x: tensor<1x16x8x8xf32>, %w: tensor<16x16x1x1xf32>) -> tensor<1x16x8x16xf32> {
+  // CHECK: nn.conv %arg0, %arg1 :
+  %a = nn.conv %x, %w : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  // CHECK: nn.concat %{{.*}}, %{{.*}} {axis = 3 : i64} :
+  %c = nn.concat %a, %a {axis = 3 : i64} : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x16xf32>
+  return %c : tensor<1x16x8x16xf32>
+}
+
 // The compiled chain runs (graph_mode.mlir checks such values).
 // EXEC-NOT: error
 // EXEC: 'main' returned !corert.tensorhandle value

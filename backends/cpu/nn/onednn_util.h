@@ -234,6 +234,11 @@ const DenseHostTensor* PlainArgument(
 // implementation already registered. Registered by RegisterOneDnnOps.
 void RegisterOneDnnMul(OpRegistry& registry);
 
+// Lets nn.concat take OneDnnTensors (onednn_concat.cc): wraps the CPU
+// implementation already registered (RegisterShapeOps'), so it is
+// registered after it (static_registration.cc).
+void RegisterOneDnnConcat(OpRegistry& registry);
+
 // Hands the pages of a read-only constant (a model's weights) back to the
 // kernel once an op computes from a reordered copy of it instead: pages
 // mapped from a BEF file leave the resident set (and are read from the

@@ -1,10 +1,13 @@
 // Always linked (see asyncrt_kernel_library): linking asyncrt::nn_ops is
 // what registers the nn.* ops.
 #include "asyncrt/backends/nn_ops.h"
+#include "backends/cpu/nn/onednn_util.h"
 
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterElementwiseOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterOneDnnOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterShapeOps);
+// Wraps RegisterShapeOps' nn.concat.
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterOneDnnConcat);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNormalizationOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterResizeOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterIndexOps);

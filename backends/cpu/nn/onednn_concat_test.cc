@@ -1,0 +1,137 @@
+// nn.concat on OneDnnTensors (onednn_concat.cc): parts in a channel-blocked
+// layout are joined in it (each part of each image copied whole), with the
+// result in that layout or plain as asked; parts that a copy cannot join
+// (mixed layouts, channel counts that pad the blocks) go through oneDNN's
+// concat or plain copies. Every result against the plain kernel's.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "asyncrt/backends/nn_ops.h"
+#include "backends/cpu/nn/nn_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace asyncrt::nn {
+namespace {
+
+class OneDnnConcatTest : public EagerOpTest {
+ protected:
+  TensorHandle Make(const Tensor32& tensor, bool read_only = false) {
+    absl::StatusOr<TensorHandle> made = Handle(tensor, read_only);
+    EXPECT_TRUE(made.ok()) << made.status();
+    return made.ok() ? *std::move(made) : TensorHandle();
+  }
+
+  // `x` itself through an identity 1x1 convolution: a OneDnnTensor in the
+  // channel-blocked layout its chain would compute in.
+  TensorHandle Blocked(const Tensor32& x) {
+    const int64_t channels = x.shape[1];
+    std::vector<float> identity(channels * channels, 0.0f);
+    for (int64_t c = 0; c < channels; ++c) identity[c * channels + c] = 1.0f;
+    OpAttrs attrs;
+    attrs.SetString("result_layout", "onednn");
+    attrs.SetString("compute_layout", "blocked");
+    std::vector<TensorHandle> args;
+    args.push_back(Make(x));
+    args.push_back(Make({{channels, channels, 1, 1}, identity}, true));
+    TensorHandle blocked = Execute("nn.conv", std::move(args), attrs);
+    const Tensor* tensor = core_->Await(blocked);
+    EXPECT_NE(tensor, nullptr);
+    if (tensor != nullptr) {
+      EXPECT_EQ(std::string(tensor->tensor_type().name()), "OneDnnHost");
+    }
+    return blocked;
+  }
+
+  // nn.concat of `parts` along `axis`, read back plain; its result's
+  // tensor type in `type`, oneDNN's verbose log of the op in `log`.
+  absl::StatusOr<Tensor32> Concat(std::vector<TensorHandle> parts, int axis,
+                                  bool onednn_result, std::string* type,
+                                  std::string* log = nullptr) {
+    for (TensorHandle& part : parts) core_->Await(part);
+    OpAttrs attrs;
+    attrs.Set<int64_t>("axis", axis);
+    if (onednn_result) attrs.SetString("result_layout", "onednn");
+    dnnl::set_verbose(1);
+    ::testing::internal::CaptureStdout();
+    TensorHandle whole = Execute("nn.concat", std::move(parts), attrs);
+    const Tensor* tensor = core_->Await(whole);
+    const std::string captured = ::testing::internal::GetCapturedStdout();
+    dnnl::set_verbose(0);
+    if (log != nullptr) *log = captured;
+    if (tensor != nullptr) *type = std::string(tensor->tensor_type().name());
+    return Read(whole);
+  }
+};
+
+TEST_F(OneDnnConcatTest, BlockedPartsJoinInTheirLayout) {
+  // Two images; 16, 32 and 16 channels (whole blocks), and 8 and 24 (the
+  // blocks padded: oneDNN's concat instead of copies); a plain part among
+  // blocked ones.
+  const std::vector<std::vector<int64_t>> channel_sets = {
+      {16, 32, 16}, {8, 24}, {16, 16}};
+  for (size_t set = 0; set < channel_sets.size(); ++set) {
+    std::vector<Tensor32> parts;
+    for (size_t i = 0; i < channel_sets[set].size(); ++i) {
+      const int64_t c = channel_sets[set][i];
+      parts.push_back({{2, c, 5, 7}, RandomFloats(2 * c * 35, 10 * set + i)});
+    }
+    OpAttrs axis1;
+    axis1.Set<int64_t>("axis", 1);
+    absl::StatusOr<Tensor32> expected = Run("nn.concat", parts, axis1);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    for (bool onednn_result : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "set " << set << ", result "
+                                      << (onednn_result ? "onednn" : "plain"));
+      std::vector<TensorHandle> handles;
+      for (size_t i = 0; i < parts.size(); ++i) {
+        // The last set mixes a plain part in.
+        handles.push_back(set == 2 && i == 1 ? Make(parts[i])
+                                             : Blocked(parts[i]));
+      }
+      std::string type, log;
+      absl::StatusOr<Tensor32> whole =
+          Concat(std::move(handles), 1, onednn_result, &type, &log);
+      ASSERT_TRUE(whole.ok()) << whole.status();
+      EXPECT_EQ(whole->shape, expected->shape);
+      EXPECT_EQ(whole->values, expected->values);
+      if (set == 0) {
+        EXPECT_EQ(type, onednn_result ? "OneDnnHost" : "DenseHost");
+        // Whole blocks: copied, neither reordered nor through oneDNN's
+        // concat, when the result stays blocked.
+        if (onednn_result) {
+          EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("exec,cpu")))
+              << log;
+        }
+      }
+    }
+  }
+}
+
+// Along another axis, or with an axis counted from the end, the values are
+// the plain kernel's.
+TEST_F(OneDnnConcatTest, OtherAxes) {
+  const Tensor32 a{{1, 16, 3, 4}, RandomFloats(16 * 12, 1)};
+  const Tensor32 b{{1, 16, 3, 4}, RandomFloats(16 * 12, 2)};
+  for (int axis : {-3, 2, 3}) {
+    SCOPED_TRACE(testing::Message() << "axis " << axis);
+    OpAttrs attrs;
+    attrs.Set<int64_t>("axis", axis);
+    absl::StatusOr<Tensor32> expected = Run("nn.concat", {a, b}, attrs);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    std::vector<TensorHandle> handles;
+    handles.push_back(Blocked(a));
+    handles.push_back(Blocked(b));
+    std::string type;
+    absl::StatusOr<Tensor32> whole =
+        Concat(std::move(handles), axis, /*onednn_result=*/false, &type);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    EXPECT_EQ(whole->shape, expected->shape);
+    EXPECT_EQ(whole->values, expected->values);
+  }
+}
+
+}  // namespace
+}  // namespace asyncrt::nn
