@@ -8,7 +8,6 @@
 // chose. Any other nn.mul that receives a OneDnnTensor (the compiler plans
 // none) gets plain copies of it and runs the elementwise kernel.
 #include <algorithm>
-#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,12 +27,6 @@ namespace {
 using dnnl::memory;
 
 constexpr absl::string_view kMul = "nn.mul";
-
-// The CPU implementation of nn.mul that MulOnOneDnnLayouts wraps.
-struct WrappedMul {
-  OpDispatchFn dispatch = nullptr;
-  const void* data = nullptr;
-};
 
 // Whether `scale` scales the channels of `x`: both 4-D, scale [N or 1, C,
 // 1, 1] for x [N, C, H, W].
@@ -193,38 +186,14 @@ bool ScaleChannels(OpInvocation& invocation, int x_index) {
   return true;
 }
 
-// The wrapped kernel on plain copies of the OneDnnTensor arguments.
-void MulOnPlainCopies(OpInvocation& invocation, const WrappedMul& wrapped) {
-  std::vector<RCReference<AsyncValue>> converted;
-  std::array<const Tensor*, 2> tensors;
-  for (size_t i = 0; i < 2; ++i) {
-    tensors[i] = PlainArgument(invocation, kMul, i, converted);
-    if (tensors[i] == nullptr) return;
-  }
-  // The copies are the op's own: the kernel must not take the originals'
-  // buffers for its result.
-  const absl::Span<const Tensor* const> original = invocation.argument_tensors;
-  const uint64_t unshared = invocation.unshared_arguments;
-  invocation.argument_tensors = tensors;
-  invocation.unshared_arguments = 0;
-  invocation.implementation_data = wrapped.data;
-  wrapped.dispatch(invocation);
-  invocation.argument_tensors = original;
-  invocation.unshared_arguments = unshared;
-}
-
 void MulOnOneDnnLayouts(OpInvocation& invocation) {
-  const auto& wrapped =
-      *static_cast<const WrappedMul*>(invocation.implementation_data);
+  const auto& wrapped = *static_cast<const WrappedImplementation*>(
+      invocation.implementation_data);
   const Tensor& a = invocation.argument(0);
   const Tensor& b = invocation.argument(1);
-  const bool a_onednn = a.tensor_type() == OneDnnTensor::Type();
-  const bool b_onednn = b.tensor_type() == OneDnnTensor::Type();
-  if (!a_onednn && !b_onednn) {
-    invocation.implementation_data = wrapped.data;
-    return wrapped.dispatch(invocation);
-  }
-  if (a.dtype() == DType::kF32 && b.dtype() == DType::kF32) {
+  const bool onednn = a.tensor_type() == OneDnnTensor::Type() ||
+                      b.tensor_type() == OneDnnTensor::Type();
+  if (onednn && a.dtype() == DType::kF32 && b.dtype() == DType::kF32) {
     if (IsChannelScale(a.shape(), b.shape()) && ScaleChannels(invocation, 0)) {
       return;
     }
@@ -232,20 +201,13 @@ void MulOnOneDnnLayouts(OpInvocation& invocation) {
       return;
     }
   }
-  MulOnPlainCopies(invocation, wrapped);
+  RunWrapped(invocation, kMul, wrapped);
 }
 
 }  // namespace
 
 void RegisterOneDnnMul(OpRegistry& registry) {
-  const OpEntry* entry = registry.Find(kMul);
-  const OpImplementation* cpu =
-      entry != nullptr ? entry->FindImplementation("cpu") : nullptr;
-  if (cpu == nullptr || cpu->dispatch == MulOnOneDnnLayouts) return;
-  // One per registry it wraps in, living as long as the process.
-  auto* wrapped = new WrappedMul{cpu->dispatch, cpu->data};
-  registry.AddDispatch(kMul, "cpu", MulOnOneDnnLayouts,
-                       kOpAcceptsRegisteredHost, wrapped);
+  WrapCpuImplementation(registry, kMul, MulOnOneDnnLayouts);
 }
 
 }  // namespace asyncrt::nn

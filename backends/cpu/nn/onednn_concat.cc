@@ -31,12 +31,6 @@ using dnnl::memory;
 
 constexpr absl::string_view kConcat = "nn.concat";
 
-// The CPU implementation of nn.concat that ConcatOnOneDnnLayouts wraps.
-struct WrappedConcat {
-  OpDispatchFn dispatch = nullptr;
-  const void* data = nullptr;
-};
-
 memory::dims DimsOf(const TensorShape& shape) {
   auto dims = shape.GetDimensions();
   return memory::dims(dims.begin(), dims.end());
@@ -206,30 +200,9 @@ bool ConcatChannels(OpInvocation& invocation) {
   return true;
 }
 
-// The wrapped kernel on plain copies of the OneDnnTensor arguments.
-void ConcatOnPlainCopies(OpInvocation& invocation,
-                         const WrappedConcat& wrapped) {
-  std::vector<RCReference<AsyncValue>> converted;
-  std::vector<const Tensor*> tensors(invocation.arguments.size());
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    tensors[i] = PlainArgument(invocation, kConcat, i, converted);
-    if (tensors[i] == nullptr) return;
-  }
-  // The copies are the op's own: the kernel must not take the originals'
-  // buffers for its result.
-  const absl::Span<const Tensor* const> original = invocation.argument_tensors;
-  const uint64_t unshared = invocation.unshared_arguments;
-  invocation.argument_tensors = tensors;
-  invocation.unshared_arguments = 0;
-  invocation.implementation_data = wrapped.data;
-  wrapped.dispatch(invocation);
-  invocation.argument_tensors = original;
-  invocation.unshared_arguments = unshared;
-}
-
 void ConcatOnOneDnnLayouts(OpInvocation& invocation) {
-  const auto& wrapped =
-      *static_cast<const WrappedConcat*>(invocation.implementation_data);
+  const auto& wrapped = *static_cast<const WrappedImplementation*>(
+      invocation.implementation_data);
   bool any_onednn = false, channels_of_f32 = true;
   for (size_t i = 0; i < invocation.arguments.size(); ++i) {
     const Tensor& part = invocation.argument(i);
@@ -237,29 +210,18 @@ void ConcatOnOneDnnLayouts(OpInvocation& invocation) {
     channels_of_f32 &=
         part.dtype() == DType::kF32 && part.shape().GetRank() == 4;
   }
-  if (!any_onednn) {
-    invocation.implementation_data = wrapped.data;
-    return wrapped.dispatch(invocation);
-  }
   const std::optional<int64_t> axis = invocation.attrs.GetInteger("axis");
-  if (channels_of_f32 && axis && (*axis == 1 || *axis == -3) &&
+  if (any_onednn && channels_of_f32 && axis && (*axis == 1 || *axis == -3) &&
       invocation.result_metadata.size() == 1 && ConcatChannels(invocation)) {
     return;
   }
-  ConcatOnPlainCopies(invocation, wrapped);
+  RunWrapped(invocation, kConcat, wrapped);
 }
 
 }  // namespace
 
 void RegisterOneDnnConcat(OpRegistry& registry) {
-  const OpEntry* entry = registry.Find(kConcat);
-  const OpImplementation* cpu =
-      entry != nullptr ? entry->FindImplementation("cpu") : nullptr;
-  if (cpu == nullptr || cpu->dispatch == ConcatOnOneDnnLayouts) return;
-  // One per registry it wraps in, living as long as the process.
-  auto* wrapped = new WrappedConcat{cpu->dispatch, cpu->data};
-  registry.AddDispatch(kConcat, "cpu", ConcatOnOneDnnLayouts,
-                       kOpAcceptsRegisteredHost, wrapped);
+  WrapCpuImplementation(registry, kConcat, ConcatOnOneDnnLayouts);
 }
 
 }  // namespace asyncrt::nn

@@ -23,6 +23,7 @@
 #include "asyncrt/host_context/host_allocator.h"
 #include "asyncrt/host_context/host_context.h"
 #include "asyncrt/tensor/conversion_registry.h"
+#include "backends/cpu/nn/onednn_tensor.h"
 
 namespace asyncrt::nn {
 namespace {
@@ -353,6 +354,39 @@ void ParallelRanges(int64_t n, int64_t grain,
     if (begin < end) body(begin, end);
   }
 #endif
+}
+
+void WrapCpuImplementation(OpRegistry& registry, absl::string_view op,
+                           OpDispatchFn wrapper) {
+  const OpEntry* entry = registry.Find(op);
+  const OpImplementation* cpu =
+      entry != nullptr ? entry->FindImplementation("cpu") : nullptr;
+  if (cpu == nullptr || cpu->dispatch == wrapper) return;
+  auto* wrapped = new WrappedImplementation{cpu->dispatch, cpu->data};
+  registry.AddDispatch(op, "cpu", wrapper, kOpAcceptsRegisteredHost, wrapped);
+}
+
+void RunWrapped(OpInvocation& invocation, absl::string_view op,
+                const WrappedImplementation& wrapped) {
+  bool any_onednn = false;
+  for (size_t i = 0; i < invocation.arguments.size(); ++i) {
+    any_onednn |= invocation.argument(i).tensor_type() == OneDnnTensor::Type();
+  }
+  invocation.implementation_data = wrapped.data;
+  if (!any_onednn) return wrapped.dispatch(invocation);
+  std::vector<RCReference<AsyncValue>> converted;
+  std::vector<const Tensor*> tensors(invocation.arguments.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    tensors[i] = PlainArgument(invocation, op, i, converted);
+    if (tensors[i] == nullptr) return;
+  }
+  const absl::Span<const Tensor* const> original = invocation.argument_tensors;
+  const uint64_t unshared = invocation.unshared_arguments;
+  invocation.argument_tensors = tensors;
+  invocation.unshared_arguments = 0;
+  wrapped.dispatch(invocation);
+  invocation.argument_tensors = original;
+  invocation.unshared_arguments = unshared;
 }
 
 void ExecutePrimitives(absl::Span<const PrimitiveStep> steps) {

@@ -230,6 +230,26 @@ const DenseHostTensor* PlainArgument(
     OpInvocation& invocation, absl::string_view op, size_t index,
     std::vector<RCReference<AsyncValue>>& keep);
 
+// The CPU implementation of an op that a wrapper taking OneDnnTensors
+// (WrapCpuImplementation) stands in front of.
+struct WrappedImplementation {
+  OpDispatchFn dispatch = nullptr;
+  const void* data = nullptr;
+};
+
+// Makes `wrapper` `op`'s CPU implementation, taking OneDnnTensors
+// (kOpAcceptsRegisteredHost), with a WrappedImplementation of the one
+// registered before as its data (living as long as the process). No-op
+// where none is registered or `wrapper` already is.
+void WrapCpuImplementation(OpRegistry& registry, absl::string_view op,
+                           OpDispatchFn wrapper);
+
+// Runs `wrapped` on `invocation` as given when no argument is a
+// OneDnnTensor, else on plain copies of those (the op's own: the kernel
+// may not take the originals' buffers for its result).
+void RunWrapped(OpInvocation& invocation, absl::string_view op,
+                const WrappedImplementation& wrapped);
+
 // Lets nn.mul take OneDnnTensors (onednn_binary.cc): wraps the CPU
 // implementation already registered. Registered by RegisterOneDnnOps.
 void RegisterOneDnnMul(OpRegistry& registry);
