@@ -395,14 +395,18 @@ TEST_F(GrpcServerTest, DeadlinesAndCancellationStopTheModel) {
   runtime_->Quiesce();
   EXPECT_EQ(testing::marks.load(), 0);
 
-  // Let through, it answers.
+  // Let through once it waits at the gate (not before: a gate opened
+  // before the request reaches it stays closed for it), it answers.
+  testing::Notification waiting;
+  testing::gate_reached = &waiting;
   grpc::ClientContext plain;
   std::thread opener([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    waiting.WaitForNotification();
     testing::OpenGate();
   });
   status = Predict(Floats({1, 2}, {1, 2}, false), &response, "gated", &plain);
   opener.join();
+  testing::gate_reached = nullptr;
   EXPECT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(testing::marks.load(), 1);
 }
