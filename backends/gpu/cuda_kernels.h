@@ -170,21 +170,23 @@ cudaError_t LaunchAttention(GpuDType dtype, const void* q, const void* k,
                             const void* v, void* y, const AttentionShape& shape,
                             float scale, cudaStream_t stream);
 
-// nn.attention's operands for LaunchFlashAttention (flash_attention.cu):
-// rows of *_row elements, each sequence's rows consecutive, head h's
-// head_size columns at h * head_size (value heads as wide as key heads).
-struct FlashAttentionShape {
-  int64_t batch, q_length, kv_length;
-  int q_heads, kv_heads, head_size;
-  int64_t q_row, k_row, v_row, y_row;
+// nn.attention's operands where they lie, as the paths that read them in
+// place take them (our flash kernel, cuDNN's fused attention): rows of
+// *_row elements, each sequence's rows consecutive, head h's head_size
+// columns at h * head_size (value heads: value_head_size at h *
+// value_head_size); the output's rows the same way.
+struct StridedAttentionShape {
+  int64_t batch = 0, q_length = 0, kv_length = 0;
+  int64_t q_heads = 0, kv_heads = 0, head_size = 0, value_head_size = 0;
+  int64_t q_row = 0, k_row = 0, v_row = 0, y_row = 0;
 };
 
-// Whether LaunchFlashAttention takes these operands: f16 or bf16, heads of
-// 32, 64 or 128, query heads a multiple of key heads, 16-byte aligned
-// pointers and rows.
+// Whether LaunchFlashAttention takes these operands: f16 or bf16, key and
+// value heads of 32, 64 or 128 alike, query heads a multiple of key heads,
+// 16-byte aligned pointers and rows.
 bool FlashAttentionTakes(GpuDType dtype, const void* q, const void* k,
                          const void* v, const void* y,
-                         const FlashAttentionShape& shape);
+                         const StridedAttentionShape& shape);
 
 // y = per head softmax(q k^T * scale) v in one kernel on tensor cores (f32
 // accumulation; FlashAttention-2's forward pass: the scores stay in
@@ -193,8 +195,8 @@ bool FlashAttentionTakes(GpuDType dtype, const void* q, const void* k,
 // says no.
 cudaError_t LaunchFlashAttention(GpuDType dtype, const void* q, const void* k,
                                  const void* v, void* y,
-                                 const FlashAttentionShape& shape, float scale,
-                                 int warps, cudaStream_t stream);
+                                 const StridedAttentionShape& shape,
+                                 float scale, int warps, cudaStream_t stream);
 
 }  // namespace asyncrt::gpu
 

@@ -828,19 +828,8 @@ void AttentionKernel(AsyncRT_KernelContext* context, void*,
     return;
   }
 #endif
-  if (path == CudaSettings::AttentionPath::kFlash &&
-      shape.head_size == shape.value_head_size) {
-    const FlashAttentionShape flash = {
-        .batch = shape.batch,
-        .q_length = shape.q_length,
-        .kv_length = shape.kv_length,
-        .q_heads = shape.q_heads,
-        .kv_heads = shape.kv_heads,
-        .head_size = shape.head_size,
-        .q_row = in.q_row,
-        .k_row = in.k_row,
-        .v_row = in.v_row,
-        .y_row = int64_t{shape.q_heads} * shape.value_head_size};
+  if (path == CudaSettings::AttentionPath::kFlash) {
+    const StridedAttentionShape flash = StridedShapeOf(shape, in);
     if (FlashAttentionTakes(ToGpu(in.dtype), in.q, in.k, in.v, y.data, flash)) {
       op.Launched(
           LaunchFlashAttention(ToGpu(in.dtype), in.q, in.k, in.v, y.data, flash,

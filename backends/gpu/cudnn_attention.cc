@@ -77,7 +77,8 @@ cudnnBackendDescriptor_t ReductionOperation(BackendDescriptors& descriptors,
 }  // namespace
 
 std::vector<cudnnBackendDescriptor_t> AttentionOperations(
-    BackendDescriptors& d, cudnnDataType_t type, const AttentionGeometry& g) {
+    BackendDescriptors& d, cudnnDataType_t type,
+    const StridedAttentionShape& g) {
   const int64_t b = g.batch, h = g.q_heads, hk = g.kv_heads;
   const int64_t sq = g.q_length, skv = g.kv_length;
   const int64_t dk = g.head_size, dv = g.value_head_size;
@@ -150,7 +151,7 @@ std::vector<cudnnBackendDescriptor_t> AttentionOperations(
 
 std::optional<BackendPlan> MakeAttentionPlan(
     cudnnHandle_t handle, cudnnDataType_t type,
-    const AttentionGeometry& geometry, const AttentionBuffers& buffers,
+    const StridedAttentionShape& geometry, const AttentionBuffers& buffers,
     CudaDevice& device, cudaStream_t stream, std::string* why) {
   auto owned = std::make_unique<BackendDescriptors>();
   const std::vector<cudnnBackendDescriptor_t> operations =

@@ -184,15 +184,6 @@ cudnnStatus_t ExecuteBackendPlan(cudnnHandle_t handle,
 
 //===--- Attention (cudnn_attention.cc) -----------------------------------===//
 
-// nn.attention's operands as cuDNN's fused attention reads them: heads side
-// by side in each row, rows of `*_row` elements, each sequence's rows
-// consecutive; the output written the same way.
-struct AttentionGeometry {
-  int64_t batch = 0, q_heads = 0, kv_heads = 0;
-  int64_t q_length = 0, kv_length = 0, head_size = 0, value_head_size = 0;
-  int64_t q_row = 0, k_row = 0, v_row = 0, y_row = 0;
-};
-
 // The buffers of one execution of an attention plan.
 struct AttentionBuffers {
   const void* q = nullptr;
@@ -208,7 +199,7 @@ struct AttentionBuffers {
 // GPU (the plan does).
 std::vector<cudnnBackendDescriptor_t> AttentionOperations(
     BackendDescriptors& descriptors, cudnnDataType_t type,
-    const AttentionGeometry& geometry);
+    const StridedAttentionShape& geometry);
 
 // The plan of softmax(scale q k^T) v as one graph of cuDNN's operations
 // (two products, the scale and the softmax with its statistics between:
@@ -217,7 +208,7 @@ std::vector<cudnnBackendDescriptor_t> AttentionOperations(
 // cuDNN has no engine for it; then `why` says what refused.
 std::optional<BackendPlan> MakeAttentionPlan(
     cudnnHandle_t handle, cudnnDataType_t type,
-    const AttentionGeometry& geometry, const AttentionBuffers& buffers,
+    const StridedAttentionShape& geometry, const AttentionBuffers& buffers,
     CudaDevice& device, cudaStream_t stream, std::string* why);
 
 cudnnStatus_t ExecuteAttentionPlan(cudnnHandle_t handle,

@@ -11,12 +11,12 @@
 namespace asyncrt::gpu {
 namespace {
 
-AttentionGeometry Bert(int64_t batch, int64_t row) {
+StridedAttentionShape Bert(int64_t batch, int64_t row) {
   return {.batch = batch,
-          .q_heads = 12,
-          .kv_heads = 12,
           .q_length = 128,
           .kv_length = 128,
+          .q_heads = 12,
+          .kv_heads = 12,
           .head_size = 64,
           .value_head_size = 64,
           .q_row = row,
@@ -39,17 +39,17 @@ TEST(CudnnGraphTest, AttentionGraphsFinalize) {
     }
   }
   // Grouped query heads, unequal lengths, wider value heads.
-  AttentionGeometry grouped = {.batch = 1,
-                               .q_heads = 8,
-                               .kv_heads = 2,
-                               .q_length = 77,
-                               .kv_length = 200,
-                               .head_size = 64,
-                               .value_head_size = 128,
-                               .q_row = 8 * 64,
-                               .k_row = 2 * 64,
-                               .v_row = 2 * 128,
-                               .y_row = 8 * 128};
+  StridedAttentionShape grouped = {.batch = 1,
+                                   .q_length = 77,
+                                   .kv_length = 200,
+                                   .q_heads = 8,
+                                   .kv_heads = 2,
+                                   .head_size = 64,
+                                   .value_head_size = 128,
+                                   .q_row = 8 * 64,
+                                   .k_row = 2 * 64,
+                                   .v_row = 2 * 128,
+                                   .y_row = 8 * 128};
   BackendDescriptors descriptors;
   EXPECT_EQ(AttentionOperations(descriptors, CUDNN_DATA_HALF, grouped).size(),
             10u);
@@ -58,14 +58,14 @@ TEST(CudnnGraphTest, AttentionGraphsFinalize) {
 TEST(CudnnGraphTest, ShapesCuDnnRefusesGiveNoOperations) {
   // Dimensions that are not positive (cuDNN would divide by a zero one),
   // and query heads that do not divide into the key heads' groups.
-  for (auto spoil : std::vector<void (*)(AttentionGeometry&)>{
-           [](AttentionGeometry& g) { g.head_size = 0; },
-           [](AttentionGeometry& g) { g.head_size = -1; },
-           [](AttentionGeometry& g) { g.kv_heads = 0; },
-           [](AttentionGeometry& g) { g.batch = 0; },
-           [](AttentionGeometry& g) { g.q_length = 0; },
-           [](AttentionGeometry& g) { g.kv_heads = 5; }}) {
-    AttentionGeometry geometry = Bert(1, 768);
+  for (auto spoil : std::vector<void (*)(StridedAttentionShape&)>{
+           [](StridedAttentionShape& g) { g.head_size = 0; },
+           [](StridedAttentionShape& g) { g.head_size = -1; },
+           [](StridedAttentionShape& g) { g.kv_heads = 0; },
+           [](StridedAttentionShape& g) { g.batch = 0; },
+           [](StridedAttentionShape& g) { g.q_length = 0; },
+           [](StridedAttentionShape& g) { g.kv_heads = 5; }}) {
+    StridedAttentionShape geometry = Bert(1, 768);
     spoil(geometry);
     BackendDescriptors descriptors;
     EXPECT_TRUE(

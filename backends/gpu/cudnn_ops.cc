@@ -54,10 +54,12 @@ struct CudnnState {
   std::mutex mutex;
   cudnnHandle_t handle = nullptr;
   std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> conv_plans;
-  // Fused attention plans by shape; none where no engine takes the shape.
-  std::map<std::vector<int64_t>, std::optional<BackendPlan>> attention_plans;
-  // Why cuDNN refused the shapes it has no plan for.
-  std::map<std::vector<int64_t>, std::string> attention_refusals;
+  // Fused attention by shape: the plan, or why cuDNN refused the shape.
+  struct AttentionPlan {
+    std::optional<BackendPlan> plan;
+    std::string refusal;
+  };
+  std::map<std::vector<int64_t>, AttentionPlan> attention_plans;
   ~CudnnState() {
     conv_plans.clear();
     attention_plans.clear();
@@ -548,7 +550,8 @@ bool AttentionOnCudnn(OpCall& op, const AttentionOperands& in,
   auto aligned = [](const void* pointer) {
     return reinterpret_cast<uintptr_t>(pointer) % 16 == 0;
   };
-  const int64_t y_row = int64_t{shape.q_heads} * shape.value_head_size;
+  const StridedAttentionShape geometry = StridedShapeOf(shape, in);
+  const int64_t y_row = geometry.y_row;
   const bool suits =
       (in.dtype == ASYNCRT_DTYPE_F16 || in.dtype == ASYNCRT_DTYPE_BF16) &&
       shape.batch > 0 && shape.q_length > 0 && shape.kv_length > 0 &&
@@ -566,17 +569,6 @@ bool AttentionOnCudnn(OpCall& op, const AttentionOperands& in,
   CudnnState* state = LockedState(op, &lock);
   // Without a handle the error is on the op: cuDNN is broken here.
   if (state == nullptr) return true;
-  const AttentionGeometry geometry = {.batch = shape.batch,
-                                      .q_heads = shape.q_heads,
-                                      .kv_heads = shape.kv_heads,
-                                      .q_length = shape.q_length,
-                                      .kv_length = shape.kv_length,
-                                      .head_size = shape.head_size,
-                                      .value_head_size = shape.value_head_size,
-                                      .q_row = in.q_row,
-                                      .k_row = in.k_row,
-                                      .v_row = in.v_row,
-                                      .y_row = y_row};
   const std::vector<int64_t> key = {
       in.dtype,           geometry.batch,           geometry.q_heads,
       geometry.kv_heads,  geometry.q_length,        geometry.kv_length,
@@ -584,19 +576,19 @@ bool AttentionOnCudnn(OpCall& op, const AttentionOperands& in,
       geometry.k_row,     geometry.v_row,           geometry.y_row};
   const AttentionBuffers buffers = {in.q, in.k, in.v, y.data, scale};
   auto [entry, made] = state->attention_plans.try_emplace(key);
-  std::optional<BackendPlan>& plan = entry->second;
+  CudnnState::AttentionPlan& attention = entry->second;
   if (made) {
-    std::string why;
-    plan = MakeAttentionPlan(state->handle, DnnType(in.dtype), geometry,
-                             buffers, op.device(), op.stream(), &why);
-    if (!plan) state->attention_refusals[key] = why;
+    attention.plan =
+        MakeAttentionPlan(state->handle, DnnType(in.dtype), geometry, buffers,
+                          op.device(), op.stream(), &attention.refusal);
   }
+  const std::optional<BackendPlan>& plan = attention.plan;
   if (!plan) {
     if (!strict) return false;
     Fail(op.status(), ASYNCRT_UNIMPLEMENTED,
          "cuDNN's fused attention does not take this shape "
          "(ASYNCRT_CUDA_ATTENTION=cudnn): " +
-             state->attention_refusals[key]);
+             attention.refusal);
     return true;
   }
   void* workspace = nullptr;

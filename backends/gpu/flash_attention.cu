@@ -115,7 +115,7 @@ template <typename T, int kHead, int kWarps>
 __global__ void __launch_bounds__(kWarps * 32)
     FlashAttentionKernel(const T* __restrict__ q, const T* __restrict__ k,
                          const T* __restrict__ v, T* __restrict__ y,
-                         FlashAttentionShape shape, float scale_log2) {
+                         StridedAttentionShape shape, float scale_log2) {
   constexpr int kFlashRows = 16 * kWarps;
   __shared__ __align__(16) T queries[kFlashRows][kHead + kPad];
   __shared__ __align__(16) T keys[kFlashKeys][kHead + kPad];
@@ -123,7 +123,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int group = lane / 4, quad = lane % 4;  // mma's row and column parts.
   const int head = blockIdx.y;
-  const int kv_head = head / (shape.q_heads / shape.kv_heads);
+  const int kv_head =
+      head / static_cast<int>(shape.q_heads / shape.kv_heads);
   const int64_t batch = blockIdx.z;
   const int64_t first_row = int64_t{blockIdx.x} * kFlashRows;
   const T* q_head = q + batch * shape.q_length * shape.q_row + head * kHead;
@@ -251,7 +252,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 
 template <typename T, int kHead, int kWarps>
 cudaError_t Launch(const void* q, const void* k, const void* v, void* y,
-                   const FlashAttentionShape& shape, float scale,
+                   const StridedAttentionShape& shape, float scale,
                    cudaStream_t stream) {
   constexpr int kRows = 16 * kWarps;
   const dim3 grid(
@@ -268,7 +269,7 @@ cudaError_t Launch(const void* q, const void* k, const void* v, void* y,
 
 template <typename T, int kHead>
 cudaError_t LaunchForWarps(const void* q, const void* k, const void* v,
-                           void* y, const FlashAttentionShape& shape,
+                           void* y, const StridedAttentionShape& shape,
                            float scale, int warps, cudaStream_t stream) {
   // Heads of 128 with 4 warps would pass 48 KB of static shared memory.
   if constexpr (kHead <= 64) {
@@ -280,7 +281,7 @@ cudaError_t LaunchForWarps(const void* q, const void* k, const void* v,
 
 template <typename T>
 cudaError_t LaunchForHead(const void* q, const void* k, const void* v,
-                          void* y, const FlashAttentionShape& shape,
+                          void* y, const StridedAttentionShape& shape,
                           float scale, int warps, cudaStream_t stream) {
   switch (shape.head_size) {
     case 32:
@@ -302,10 +303,11 @@ bool Aligned16(const void* pointer) {
 
 bool FlashAttentionTakes(GpuDType dtype, const void* q, const void* k,
                          const void* v, const void* y,
-                         const FlashAttentionShape& shape) {
+                         const StridedAttentionShape& shape) {
   const int64_t h = shape.head_size;
   return (dtype == GpuDType::kF16 || dtype == GpuDType::kBF16) &&
-         (h == 32 || h == 64 || h == 128) && shape.batch > 0 &&
+         (h == 32 || h == 64 || h == 128) && shape.value_head_size == h &&
+         shape.batch > 0 &&
          shape.q_length > 0 && shape.kv_length > 0 && shape.kv_heads > 0 &&
          shape.q_heads % shape.kv_heads == 0 && shape.batch <= 65535 &&
          shape.q_heads <= 65535 && Aligned16(q) && Aligned16(k) &&
@@ -316,7 +318,7 @@ bool FlashAttentionTakes(GpuDType dtype, const void* q, const void* k,
 
 cudaError_t LaunchFlashAttention(GpuDType dtype, const void* q, const void* k,
                                  const void* v, void* y,
-                                 const FlashAttentionShape& shape, float scale,
+                                 const StridedAttentionShape& shape, float scale,
                                  int warps, cudaStream_t stream) {
   if (!FlashAttentionTakes(dtype, q, k, v, y, shape)) {
     return cudaErrorNotSupported;

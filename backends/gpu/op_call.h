@@ -245,6 +245,23 @@ struct AttentionOperands {
   int64_t q_row = 0, k_row = 0, v_row = 0;
 };
 
+// The attention's operands as the paths that read them in place take
+// them, y's heads side by side in its rows.
+inline StridedAttentionShape StridedShapeOf(const AttentionShape& shape,
+                                            const AttentionOperands& in) {
+  return {.batch = shape.batch,
+          .q_length = shape.q_length,
+          .kv_length = shape.kv_length,
+          .q_heads = shape.q_heads,
+          .kv_heads = shape.kv_heads,
+          .head_size = shape.head_size,
+          .value_head_size = shape.value_head_size,
+          .q_row = in.q_row,
+          .k_row = in.k_row,
+          .v_row = in.v_row,
+          .y_row = int64_t{shape.q_heads} * shape.value_head_size};
+}
+
 #ifdef ASYNCRT_HAVE_CUDNN
 // nn.attention as cuDNN's fused attention (cudnn_ops.cc), y's heads side by
 // side in its rows. Returns whether it took the op (its errors in the op's
