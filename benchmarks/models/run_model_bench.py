@@ -21,8 +21,10 @@ summary that benchmarks/summarize.py writes:
 
 Every runtime also gets OMP_NUM_THREADS=T and OPENBLAS_NUM_THREADS=T.
 
-Cases: resnet50, mobilenetv2 and bert at batch 1 on 1 and 2 threads, and
-ResNet-50 at batch 8 (the resnet50_b8 export) on 2 threads. Each case runs
+Cases: resnet50, mobilenetv2 and bert (the models issue's targets), and
+squeezenet and efficientnet_b0 (concatenations and squeeze-and-excite
+blocks), at batch 1 on 1 and 2 threads, and ResNet-50 at batch 8 (the
+resnet50_b8 export) on 2 threads. Each case runs
 every runtime once per round, the runtimes in a rotating order, for several
 interleaved rounds (BENCH_MODEL_ROUNDS, default 3) so that drift on a noisy
 machine hits them alike; a runtime's figure for a case is the median over
@@ -108,7 +110,7 @@ Case = collections.namedtuple(
     "Case", "label model torch_model batch threads warmup iterations")
 
 # label, export name (BUILD/models/<model>), torch_bench.py --model, batch,
-# threads, warm-up calls, timed calls. Roughly 1.5 minutes a round on an
+# threads, warm-up calls, timed calls. Roughly 2 minutes a round on an
 # idle 2-core machine once models are exported and compiled.
 CASES = (
     Case("ResNet50", "resnet50", "resnet50", 1, 1, 3, 20),
@@ -117,6 +119,10 @@ CASES = (
     Case("MobileNetV2", "mobilenetv2", "mobilenetv2", 1, 2, 3, 20),
     Case("Bert", "bert", "bert", 1, 1, 2, 10),
     Case("Bert", "bert", "bert", 1, 2, 2, 10),
+    Case("SqueezeNet", "squeezenet", "squeezenet", 1, 1, 3, 20),
+    Case("SqueezeNet", "squeezenet", "squeezenet", 1, 2, 3, 20),
+    Case("EfficientNetB0", "efficientnet_b0", "efficientnet_b0", 1, 1, 3, 20),
+    Case("EfficientNetB0", "efficientnet_b0", "efficientnet_b0", 1, 2, 3, 20),
     Case("ResNet50", "resnet50_b8", "resnet50", 8, 2, 1, 5),
 )
 
