@@ -326,8 +326,9 @@ void ParallelRanges(int64_t n, int64_t grain,
   const int team = GetThreading() == Threading::kThroughput ? 1 : FullTeam();
   const int64_t parts =
       std::min<int64_t>(team, n / std::max<int64_t>(grain, 1));
+  // This thread's parts; the team's other threads take their own below.
+  ScopedDenormals denormals;
   if (parts <= 1) {
-    ScopedDenormals denormals;
     if (n > 0) body(0, n);
     return;
   }
@@ -337,7 +338,6 @@ void ParallelRanges(int64_t n, int64_t grain,
   // ThreadSanitizer cannot see the barrier that ends an OpenMP region
   // (Debian's libgomp is not instrumented) and would report the parts'
   // reads of this frame as races: the same parts, one after the other.
-  ScopedDenormals denormals;
   for (int64_t part = 0; part < parts; ++part) {
     const int64_t begin = n * part / parts, end = n * (part + 1) / parts;
     if (begin < end) body(begin, end);
@@ -346,7 +346,7 @@ void ParallelRanges(int64_t n, int64_t grain,
   const int team_threads = static_cast<int>(parts);
 #pragma omp parallel num_threads(team_threads)
   {
-    ScopedDenormals denormals;
+    ScopedDenormals team_denormals;
     const int64_t thread = omp_get_thread_num();
     const int64_t threads = omp_get_num_threads();
     const int64_t begin = n * thread / threads;
