@@ -127,6 +127,22 @@ cudaError_t LaunchSoftmax(GpuDType dtype, const void* x, void* y, int64_t outer,
 
 // y = activation(y + bias[c]) over y viewed as [outer, channels, inner]
 // (bias: `channels` values, or null), in place.
+// A depthwise 2-D convolution (one filter per channel) in NHWC: x [N, H,
+// W, C], w [C, kH, kW] (channels last's M x kH x kW x 1), y [N, outH,
+// outW, C] = activation(conv + bias[c] + sum), bias and sum optional.
+// x and y under 2^31 elements (cudaErrorInvalidValue otherwise).
+struct DepthwiseShape {
+  int64_t n, h, w, c, out_h, out_w;
+  int kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_h,
+      pad_w;
+};
+cudaError_t LaunchDepthwiseConvNhwc(GpuDType dtype, const void* x,
+                                    const void* w, const void* bias,
+                                    const void* sum, void* y,
+                                    const DepthwiseShape& shape,
+                                    UnaryOp activation, float alpha, float beta,
+                                    cudaStream_t stream);
+
 cudaError_t LaunchBiasActivation(GpuDType dtype, void* y, const void* bias,
                                  int64_t channels, int64_t inner, int64_t n,
                                  UnaryOp activation, float alpha, float beta,

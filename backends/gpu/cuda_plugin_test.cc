@@ -383,9 +383,13 @@ TEST_F(CudaPluginTest, UnaryOpsMatchTheCpu) {
       "nn.neg",  "nn.abs",      "nn.erf",   "nn.leaky_relu", "nn.hard_swish",
       "nn.elu",  "nn.softplus", "nn.floor", "nn.ceil",       "nn.sin",
       "nn.cos",  "nn.identity"};
+  // Sizes that take 16 bytes per access (f32 1,024, f16 and bf16 1,000)
+  // and others (771, 999).
   for (const char* op : ops) {
     ExpectSame(op, Args(Random({3, 257})), OpAttrs(), DType::kF32, 2e-6f);
+    ExpectSame(op, Args(Random({4, 256})), OpAttrs(), DType::kF32, 2e-6f);
     ExpectSame(op, Args(Random({1000})), OpAttrs(), DType::kF16, 2e-3f);
+    ExpectSame(op, Args(Random({999})), OpAttrs(), DType::kF16, 2e-3f);
     ExpectSame(op, Args(Random({1000})), OpAttrs(), DType::kBF16, 1e-2f);
   }
   // Positive inputs for the ones defined there.
@@ -473,6 +477,13 @@ TEST_F(CudaPluginTest, SoftmaxNormalizationAndReductionsMatchTheCpu) {
   ExpectSame("nn.softmax", Args(Random({8, 1000}, -10, 10)), OpAttrs(),
              DType::kF16, 2e-3f);
   ExpectSame("nn.log_softmax", Args(Random({4, 33})));
+  // Rows in a warp's registers (up to 1,024; attention's 128, a row count
+  // that leaves a block part empty) and longer rows in a block.
+  ExpectSame("nn.softmax", Args(Random({1531, 128}, -10, 10)), OpAttrs(),
+             DType::kF16, 2e-3f);
+  ExpectSame("nn.log_softmax", Args(Random({3, 1024}, -10, 10)));
+  ExpectSame("nn.softmax", Args(Random({3, 1500}, -10, 10)));
+  ExpectSame("nn.softmax", Args(Random({5, 1}, -10, 10)));
   OpAttrs axis1;
   axis1.Set<int64_t>("axis", 1);
   ExpectSame("nn.softmax", Args(Random({2, 7, 3})), axis1);
@@ -482,6 +493,12 @@ TEST_F(CudaPluginTest, SoftmaxNormalizationAndReductionsMatchTheCpu) {
   ExpectSame("nn.layer_normalization",
              Args(Random({16, 768}), Random({768}), Random({768})), OpAttrs(),
              DType::kF16, 1e-2f);
+  // Rows held in registers (up to 1,024, a partial warp) and longer ones.
+  for (int64_t cols : {100, 1024, 1500}) {
+    ExpectSame("nn.layer_normalization",
+               Args(Random({7, cols}), Random({cols}), Random({cols})),
+               OpAttrs(), DType::kF32, 1e-5f);
+  }
   OpAttrs axes;
   axes.SetArray<int64_t>("axes", {0, 2});
   axes.Set<int64_t>("keepdims", 0);
@@ -736,6 +753,19 @@ TEST_F(CudaPluginTest, ChannelsLastConvolutionsAndPoolingMatchTheCpu) {
                          Args(Random({1, 16, 12, 12}, -8.f, 8.f),
                               Random({16, 1, 3, 3}), Random({16})),
                          depthwise, DType::kF16, 5e-3f);
+  // Depthwise strided and dilated, 5 x 5, a residual sum, two images.
+  OpAttrs strided_depthwise;
+  strided_depthwise.Set<int64_t>("group", 12);
+  strided_depthwise.SetArray<int64_t>("strides", {2, 2});
+  strided_depthwise.SetArray<int64_t>("dilations", {2, 1});
+  strided_depthwise.SetArray<int64_t>("pads", {4, 2, 4, 2});
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    ExpectSameChannelsLast("nn.conv",
+                           Args(Random({2, 12, 15, 11}), Random({12, 1, 5, 5}),
+                                Random({12}), Random({2, 12, 8, 6})),
+                           strided_depthwise, dtype,
+                           dtype == DType::kF32 ? 1e-5f : 2e-2f);
+  }
   ExpectSameChannelsLast(
       "nn.conv",
       Args(Random({1, 24, 7, 7}), Random({40, 24, 1, 1}), Random({40})),

@@ -288,6 +288,31 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
   UnaryOp activation;
   float alpha_act, beta_act;
   if (!FusedActivation(op, &activation, &alpha_act, &beta_act)) return;
+  // Depthwise in NHWC (one filter per channel): our kernel, with its
+  // bias, sum and activation.
+  if (channels_last && x.rank == 4 && group == x4[1] && w4[0] == x4[1] &&
+      w4[1] == 1 && NumElements(x) <= INT32_MAX &&
+      NumElements(y) <= INT32_MAX) {
+    const DepthwiseShape shape = {.n = x4[0],
+                                  .h = x4[2],
+                                  .w = x4[3],
+                                  .c = x4[1],
+                                  .out_h = y4[2],
+                                  .out_w = y4[3],
+                                  .kernel_h = static_cast<int>(w4[2]),
+                                  .kernel_w = static_cast<int>(w4[3]),
+                                  .stride_h = window.stride[0],
+                                  .stride_w = window.stride[1],
+                                  .dilation_h = window.dilation[0],
+                                  .dilation_w = window.dilation[1],
+                                  .pad_h = window.pad[0],
+                                  .pad_w = window.pad[1]};
+    op.Launched(LaunchDepthwiseConvNhwc(
+                    ToGpu(x.dtype), x.data, w.data, bias.data, sum.data, y.data,
+                    shape, activation, alpha_act, beta_act, op.stream()),
+                "launching the depthwise convolution");
+    return;
+  }
   // Our kernel's bias and activation: channels vary fastest in NHWC.
   const int64_t channel_inner = channels_last ? 1 : y4[2] * y4[3];
 
