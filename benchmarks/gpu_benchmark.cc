@@ -313,8 +313,8 @@ BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, bf16, DType::kBF16)
 // `variant`: "" (the model's device work one CUDA graph, convolutions in
 // NHWC), "_no_graphs" (each op launched by the runtime) or "_nchw" (ONNX's
 // NCHW layout kept) or "_unfused" (attention as the unfused ops, not one
-// nn.attention) or "_qkv" (its Q, K and V projections one product,
-// --fuse-qkv).
+// nn.attention) or "_separate_qkv" (its Q, K and V projections three
+// products, --fuse-qkv=false).
 void BM_GpuModel_asyncrt(benchmark::State& state, const char* name,
                          const char* variant) {
   // Synthetic weights (as the PyTorch peer's random ones): the models'
@@ -373,8 +373,9 @@ BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, mobilenetv2_nchw, "mobilenetv2", "_nchw")
     ->Name("BM_GpuModel/asyncrt_nchw/mobilenetv2_f16")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert_qkv, "bert", "_qkv")
-    ->Name("BM_GpuModel/asyncrt_qkv/bert_f16")
+BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert_separate_qkv, "bert",
+                  "_separate_qkv")
+    ->Name("BM_GpuModel/asyncrt_separate_qkv/bert_f16")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_GpuModel_asyncrt, bert_unfused, "bert", "_unfused")

@@ -825,14 +825,14 @@ TEST_F(CudaPluginTest, PoolingAndBatchNormMatchTheCpu) {
 // PyTorch's f32 results within f16's tolerance (and the classifiers the
 // same top class) on every call (the weights are copied to the GPU on the
 // first call and kept); the BERT layer also with its Q, K and V
-// projections as one product (--fuse-qkv, "_qkv").
+// projections as three products (--fuse-qkv=false, "_separate_qkv").
 TEST_F(CudaPluginTest, ModelsInF16MatchTheReference) {
   int ran = 0;
   const std::pair<const char*, const char*> models[] = {
       {"resnet50", ""},
       {"mobilenetv2", ""},
       {"bert_1layer", ""},
-      {"bert_1layer", "_qkv"}};
+      {"bert_1layer", "_separate_qkv"}};
   for (const auto& [name, variant] : models) {
     absl::StatusOr<testing::GpuModel> model =
         testing::FindGpuModel(name, /*synthetic=*/false, variant);

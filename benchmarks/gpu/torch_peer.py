@@ -61,6 +61,16 @@ def main():
     parser.add_argument("--models", nargs="+", choices=sorted(MODELS),
                         default=sorted(MODELS))
     args = parser.parse_args()
+    # Without a cuDNN it can load (another cuDNN found first on
+    # LD_LIBRARY_PATH: AsyncRT's run scripts set one), PyTorch silently
+    # falls back to slower convolutions: a peer that is not PyTorch's best.
+    try:
+        cudnn = torch.backends.cudnn.version()
+    except RuntimeError as error:
+        sys.exit(f"torch_peer.py: PyTorch cannot use cuDNN ({error}); run "
+                 "it without AsyncRT's LD_LIBRARY_PATH")
+    if cudnn is None:
+        sys.exit("torch_peer.py: PyTorch has no cuDNN")
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
     data = {"context": {}, "benchmarks": []}
@@ -69,6 +79,7 @@ def main():
             data = json.load(f)
     data["context"]["torch_gpu"] = torch.cuda.get_device_name()
     data["context"]["torch_version"] = torch.__version__
+    data["context"]["torch_cudnn"] = cudnn
     records = data["benchmarks"]
 
     def save():

@@ -1,14 +1,15 @@
 // -nn-fuse-qkv: an nn.attention's three projections of one input, with
 // constant weights and biases, become one product whose result the
-// attention reads packed (qkv_widths); the CUDA pipeline runs it when
-// asked (--fuse-qkv). The CPU computes the packed form to the same values.
+// attention reads packed (qkv_widths); the CUDA pipeline runs it unless
+// told not to (--fuse-qkv=false). The CPU computes the packed form to the
+// same values.
 // REQUIRES: nn_ops
 // RUN: asyncrt-opt -nn-fuse-qkv %s | FileCheck %s
 // RUN: asyncrt-run %s > %t.plain
 // RUN: asyncrt-opt -nn-fuse-qkv %s > %t.mlir && asyncrt-run %t.mlir > %t.fused
 // RUN: diff %t.plain %t.fused
-// RUN: asyncrt-compile --device=CUDA:0 --fuse-qkv --emit-mlir %s | FileCheck %s --check-prefix=CUDA
-// RUN: asyncrt-compile --device=CUDA:0 --emit-mlir %s | FileCheck %s --check-prefix=UNFUSED
+// RUN: asyncrt-compile --device=CUDA:0 --emit-mlir %s | FileCheck %s --check-prefix=CUDA
+// RUN: asyncrt-compile --device=CUDA:0 --fuse-qkv=false --emit-mlir %s | FileCheck %s --check-prefix=UNFUSED
 
 // CHECK-LABEL: func.func @main
 // CHECK: %[[W:.*]] = nn.constant dense_resource<qkv_weights> : tensor<8x24xf32>

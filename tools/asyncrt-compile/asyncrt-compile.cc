@@ -90,8 +90,8 @@ cl::opt<bool> fuse_attention(
 cl::opt<bool> fuse_qkv(
     "fuse-qkv",
     cl::desc("With --fuse-attention: the attention's Q, K and V projections "
-             "as one matrix product (default false)"),
-    cl::init(false), cl::cat(compile_options));
+             "as one matrix product (default true; false: three)"),
+    cl::init(true), cl::cat(compile_options));
 cl::opt<bool> emit_mlir("emit-mlir",
                         cl::desc("Print the compiled module instead of BEF"),
                         cl::cat(compile_options));

@@ -8,16 +8,16 @@
 #     tools/gpu/prepare_models.sh [BUILD_DIR] [OUT_DIR]
 #
 # REAL_MODELS become NAME_f16.bef with their weights (the tests compare
-# their results with PyTorch's; a BERT also NAME_f16_qkv.bef, compiled
-# with --fuse-qkv); SYNTHETIC_MODELS become
+# their results with PyTorch's; a BERT also NAME_f16_separate_qkv.bef,
+# compiled with --fuse-qkv=false); SYNTHETIC_MODELS become
 # NAME_f16_synthetic.bef, compiled with --synthetic-weights (no weights in
 # the file: the benchmarks' models, small enough to carry to a GPU
 # machine), NAME_f16_synthetic_no_graphs.bef without device graphs and,
 # for the convolutional models, NAME_f16_synthetic_nchw.bef with ONNX's
 # NCHW layout (--channels-last=false), for BERT
 # bert_f16_synthetic_unfused.bef without nn.attention
-# (--fuse-attention=false) and bert_f16_synthetic_qkv.bef with its
-# projections as one product (--fuse-qkv).
+# (--fuse-attention=false) and bert_f16_synthetic_separate_qkv.bef with
+# its Q, K and V projections as three products (--fuse-qkv=false).
 # chain50 (50 alternating nn.neg and nn.abs on 1,024 values: the cost per
 # op) is made both ways too. The ONNX models come from tools/models/export_models.py,
 # cached in BUILD_DIR/models (exported there if missing).
@@ -60,8 +60,8 @@ PY
 
 for name in "${real[@]}"; do
   prepare "$name" ""
-  # The transformer layer with its projections as one product too.
-  if [[ $name == bert* ]]; then prepare "$name" _qkv --fuse-qkv; fi
+  # The transformer layer with its projections as three products too.
+  if [[ $name == bert* ]]; then prepare "$name" _separate_qkv --fuse-qkv=false; fi
 done
 for name in "${synthetic[@]}"; do
   prepare "$name" _synthetic --synthetic-weights
@@ -72,7 +72,7 @@ done
 for name in "${synthetic[@]}"; do
   if [[ $name == bert ]]; then
     prepare "$name" _synthetic_unfused --synthetic-weights --fuse-attention=false
-    prepare "$name" _synthetic_qkv --synthetic-weights --fuse-qkv
+    prepare "$name" _synthetic_separate_qkv --synthetic-weights --fuse-qkv=false
   else
     prepare "$name" _synthetic_nchw --synthetic-weights --channels-last=false
   fi
