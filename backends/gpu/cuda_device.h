@@ -62,7 +62,7 @@ struct CudaSettings {
   // cudnn: as auto, but a shape cuDNN should take and does not is an error
   // (how tests see it run); flash: our FlashAttention-2 kernel where it
   // takes the shape, else as products; kernel: our CUDA-core kernel only.
-  // The fastest becomes the default once measured on a GPU.
+  // The products were the fastest for BERT on an H200 (docs/gpu.md).
   enum class AttentionPath { kAuto, kCudnn, kFlash, kProducts, kKernel };
   AttentionPath attention = AttentionPath::kProducts;
   // ASYNCRT_CUDA_FLASH_WARPS=1|2|4: warps (of 16 query rows) per block of

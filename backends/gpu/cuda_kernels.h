@@ -125,8 +125,6 @@ cudaError_t LaunchSoftmax(GpuDType dtype, const void* x, void* y, int64_t outer,
                           int64_t axis, int64_t inner, bool log,
                           cudaStream_t stream);
 
-// y = activation(y + bias[c]) over y viewed as [outer, channels, inner]
-// (bias: `channels` values, or null), in place.
 // A depthwise 2-D convolution (one filter per channel) in NHWC: x [N, H,
 // W, C], w [C, kH, kW] (channels last's M x kH x kW x 1), y [N, outH,
 // outW, C] = activation(conv + bias[c] + sum), bias and sum optional.
@@ -143,6 +141,8 @@ cudaError_t LaunchDepthwiseConvNhwc(GpuDType dtype, const void* x,
                                     UnaryOp activation, float alpha, float beta,
                                     cudaStream_t stream);
 
+// y = activation(y + bias[c]) over y viewed as [outer, channels, inner]
+// (bias: `channels` values, or null), in place.
 cudaError_t LaunchBiasActivation(GpuDType dtype, void* y, const void* bias,
                                  int64_t channels, int64_t inner, int64_t n,
                                  UnaryOp activation, float alpha, float beta,
