@@ -54,18 +54,33 @@ bool IsChannelConcat(mlir::Operation* op) {
          llvm::all_of(op->getOperands(), is_f32_image);
 }
 
+// Whether `op` is a batch normalization or a relu of a 4-D f32 tensor of
+// static shape (a DenseNet's pre-activation after each concatenation).
+// The runtime runs it as oneDNN's primitive on the layout its input comes
+// in (backends/cpu/nn/onednn_channelwise.cc).
+bool IsChannelwise(mlir::Operation* op) {
+  if (!mlir::isa<nn::BatchNormalizationOp, nn::ReluOp>(op) ||
+      op->getNumResults() != 1) {
+    return false;
+  }
+  auto x = mlir::dyn_cast<mlir::RankedTensorType>(op->getOperand(0).getType());
+  return x && x.hasStaticShape() && x.getRank() == 4 &&
+         x.getElementType().isF32() && x == op->getResult(0).getType();
+}
+
 // The ops on oneDNN that read a OneDnnTensor as it is (the runtime's
 // kOpAcceptsRegisteredHost ops) and can produce one.
 bool IsLayoutOp(mlir::Operation* op) {
   return mlir::isa<nn::ConvOp, nn::MaxPoolOp, nn::AveragePoolOp,
                    nn::GlobalAveragePoolOp>(op) ||
-         IsChannelScale(op) || IsChannelConcat(op);
+         IsChannelScale(op) || IsChannelConcat(op) || IsChannelwise(op);
 }
 
 // Whether `use` reads its value in oneDNN's layout without a reorder of
-// its own: a convolution's input or fused sum, a pooling's input, either
-// operand of a channel scaling, every part of a channel concatenation. (A
-// convolution's weights and bias are constants, read plain.)
+// its own: a convolution's input or fused sum, a pooling's, batch
+// normalization's or relu's input, either operand of a channel scaling,
+// every part of a channel concatenation. (A convolution's weights and
+// bias and a batch normalization's statistics are constants, read plain.)
 bool TakesOneDnnLayout(mlir::OpOperand& use) {
   mlir::Operation* user = use.getOwner();
   if (mlir::isa<nn::ConvOp>(user)) {

@@ -31,7 +31,7 @@ func.func @edges(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<1x
   // CHECK: nn.conv %arg0, %arg1 :
   %a = nn.conv %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   %b = nn.conv %a, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
-  %r = nn.relu %a : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %r = nn.tanh %a : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   // CHECK: nn.conv %{{.*}}, %arg1 :
   // CHECK: nn.max_pool %arg1 {kernel_shape = [1, 1]} :
   %wp = nn.max_pool %w {kernel_shape = [1, 1]} : (tensor<2x2x1x1xf32>) -> tensor<2x2x1x1xf32>
@@ -134,6 +134,29 @@ func.func @fire(%x: tensor<1x32x8x8xf32>, %sq: tensor<16x32x1x1xf32>, %e1: tenso
   // CHECK: nn.conv %[[C]], %arg4 {compute_layout = "blocked"} :
   %n = nn.conv %c, %next : (tensor<1x64x8x8xf32>, tensor<16x64x1x1xf32>) -> tensor<1x16x8x8xf32>
   return %n : tensor<1x16x8x8xf32>
+}
+
+// A dense layer (DenseNet): the block's features concatenated, then batch
+// normalization and relu (pre-activation) before a 1x1 convolution. Both
+// read and give oneDNN's layout, so the block is one chain; a relu whose
+// user takes plain tensors gives a plain one.
+// CHECK-LABEL: func.func @dense_layer
+func.func @dense_layer(%x: tensor<1x32x8x8xf32>, %w0: tensor<16x32x1x1xf32>, %w1: tensor<16x16x3x3xf32>, %scale: tensor<32xf32>, %bias: tensor<32xf32>, %mean: tensor<32xf32>, %var: tensor<32xf32>, %next: tensor<16x32x1x1xf32>) -> (tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32>) {
+  // CHECK: %[[A:.*]] = nn.conv %arg0, %arg1 {{{.*}}result_layout = "onednn"}
+  %a = nn.conv %x, %w0 : (tensor<1x32x8x8xf32>, tensor<16x32x1x1xf32>) -> tensor<1x16x8x8xf32>
+  // CHECK: %[[B:.*]] = nn.conv %[[A]], %arg2 {{{.*}}result_layout = "onednn"}
+  %b = nn.conv %a, %w1 {pads = [1, 1, 1, 1]} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  // CHECK: %[[C:.*]] = nn.concat %[[A]], %[[B]] {axis = 1 : i64, result_layout = "onednn"}
+  %c = nn.concat %a, %b {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32>
+  // CHECK: %[[N:.*]] = nn.batch_normalization %[[C]], %arg3, %arg4, %arg5, %arg6 {result_layout = "onednn"}
+  %n = nn.batch_normalization %c, %scale, %bias, %mean, %var : (tensor<1x32x8x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x8x8xf32>
+  // CHECK: %[[R:.*]] = nn.relu %[[N]] {result_layout = "onednn"}
+  %r = nn.relu %n : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  // CHECK: nn.conv %[[R]], %arg7 {compute_layout = "blocked"} :
+  %y = nn.conv %r, %next : (tensor<1x32x8x8xf32>, tensor<16x32x1x1xf32>) -> tensor<1x16x8x8xf32>
+  // CHECK: nn.relu %[[N]] :
+  %out = nn.relu %n : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  return %y, %out : tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32>
 }
 
 // A concatenation along another axis reads and gives plain tensors, and

@@ -85,6 +85,36 @@ class EagerOpTest : public ::testing::Test {
     return result;
   }
 
+  // `x` itself through an identity 1x1 convolution whose result stays in
+  // oneDNN's layout: channel-blocked (aBcd16b under AVX-512) with
+  // `compute_layout` "blocked", else oneDNN's choice (nhwc, acdb).
+  TensorHandle InOneDnnLayout(const Tensor32& x,
+                              const std::string& compute_layout = "blocked") {
+    const int64_t channels = x.shape[1];
+    std::vector<float> identity(channels * channels, 0.0f);
+    for (int64_t c = 0; c < channels; ++c) identity[c * channels + c] = 1.0f;
+    OpAttrs attrs;
+    attrs.SetString("result_layout", "onednn");
+    if (!compute_layout.empty()) {
+      attrs.SetString("compute_layout", compute_layout);
+    }
+    std::vector<TensorHandle> args;
+    absl::StatusOr<TensorHandle> input = Handle(x);
+    absl::StatusOr<TensorHandle> weights =
+        Handle({{channels, channels, 1, 1}, identity}, /*read_only=*/true);
+    EXPECT_TRUE(input.ok() && weights.ok());
+    if (!input.ok() || !weights.ok()) return TensorHandle();
+    args.push_back(*std::move(input));
+    args.push_back(*std::move(weights));
+    TensorHandle result = Execute("nn.conv", std::move(args), attrs);
+    const Tensor* tensor = core_->Await(result);
+    EXPECT_NE(tensor, nullptr);
+    if (tensor != nullptr) {
+      EXPECT_EQ(std::string(tensor->tensor_type().name()), "OneDnnHost");
+    }
+    return result;
+  }
+
   // The f32 values of `handle` once computed (a tensor of another type is
   // converted to a dense one first), or its error.
   absl::StatusOr<Tensor32> Read(const TensorHandle& handle) {

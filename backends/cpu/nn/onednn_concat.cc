@@ -3,9 +3,10 @@
 // channels and hand the whole to the next convolution. Done on plain
 // tensors, each part is reordered out of its channel-blocked layout, copied
 // into place and the whole reordered back in (SqueezeNet: a tenth of its
-// time); here oneDNN's concat primitive joins the parts in their own layout
-// (channel blocks side by side: each part's bytes of an image copied whole
-// where the layouts allow, else oneDNN's concat primitive), so the chain
+// time); here the parts are joined in their own layout (channel blocks
+// side by side: each part's bytes of an image copied whole, after
+// reordering the few parts in another layout, where the layouts allow,
+// else oneDNN's concat primitive), so the chain
 // keeps the layout -nn-assign-layouts chose. Anything else with a OneDnnTensor
 // (another axis or rank, layouts oneDNN joins only with its reference code)
 // runs the plain kernel on plain copies.
@@ -20,6 +21,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/backends/nn_ops.h"
+#include "asyncrt/host_context/host_allocator.h"
+#include "asyncrt/host_context/host_context.h"
 #include "backends/cpu/nn/nn_util.h"
 #include "backends/cpu/nn/onednn_tensor.h"
 #include "backends/cpu/nn/onednn_util.h"
@@ -82,6 +85,46 @@ void CopyParts(absl::Span<const OneDnnOperand> parts, int64_t images,
       });
 }
 
+// The layout the parts are joined in by copies: of the copyable layouts
+// (CopyableLayout) the parts come in, the one holding most of their
+// elements; the others are reordered into it first. None where a part
+// would be padded in it (channels not a whole number of its blocks) or
+// has a layout its name does not tell (opaque).
+std::optional<memory::format_tag> JoinLayout(
+    absl::Span<const OneDnnOperand> parts) {
+  std::vector<std::pair<std::string, size_t>> bytes_by_layout;
+  for (const OneDnnOperand& part : parts) {
+    const std::string layout = OneDnnLayoutName(part.desc);
+    if (layout == "opaque") return std::nullopt;
+    auto it =
+        std::find_if(bytes_by_layout.begin(), bytes_by_layout.end(),
+                     [&](const auto& entry) { return entry.first == layout; });
+    if (it == bytes_by_layout.end()) {
+      it = bytes_by_layout.insert(bytes_by_layout.end(), {layout, 0});
+    }
+    it->second += part.desc.get_size();
+  }
+  std::optional<memory::format_tag> tag;
+  size_t most = 0;
+  for (const auto& [layout, bytes] : bytes_by_layout) {
+    std::optional<memory::format_tag> copyable = CopyableLayout(layout);
+    if (copyable && bytes > most) {
+      tag = copyable;
+      most = bytes;
+    }
+  }
+  if (!tag) return std::nullopt;
+  for (const OneDnnOperand& part : parts) {
+    const memory::desc wanted(part.desc.dims(), memory::data_type::f32, *tag);
+    int64_t elements = 1;
+    for (int64_t d : part.desc.dims()) elements *= d;
+    if (wanted.get_size() != static_cast<size_t>(elements) * sizeof(float)) {
+      return std::nullopt;
+    }
+  }
+  return tag;
+}
+
 // A concatenation's primitive for one configuration.
 struct ConcatPrimitive {
   dnnl::primitive primitive;
@@ -116,20 +159,45 @@ bool ConcatChannels(OpInvocation& invocation) {
     return true;
   }
   const memory::dims dst_dims = DimsOf(invocation.result_metadata[0].shape);
-  // One layout for every part, copied whole: the result in it.
-  const std::string first_layout = OneDnnLayoutName(parts[0].desc);
-  std::optional<memory::format_tag> tag = CopyableLayout(first_layout);
-  for (const OneDnnOperand& part : parts) {
-    const auto dims = part.desc.dims();
-    int64_t elements = 1;
-    for (int64_t d : dims) elements *= d;
-    if (!tag || OneDnnLayoutName(part.desc) != first_layout ||
-        part.desc.get_size() != static_cast<size_t>(elements) * sizeof(float)) {
-      tag.reset();
-    }
-  }
+  // One layout for every part, copied whole: the result in it. Parts in
+  // another layout are reordered into it first: a DenseNet block's first
+  // part comes from a pooling in nhwc, the rest from blocked convolutions,
+  // and oneDNN 2.6 joins mixed layouts only with its reference code.
+  std::optional<memory::format_tag> tag = JoinLayout(parts);
   if (tag && (*onednn_result || *tag == memory::format_tag::abcd)) {
     const memory::desc dst_desc(dst_dims, memory::data_type::f32, *tag);
+    std::vector<RCReference<HostBuffer>> reordered;
+    std::vector<PrimitiveStep> reorders;
+    try {
+      for (OneDnnOperand& part : parts) {
+        const memory::desc wanted(part.desc.dims(), memory::data_type::f32,
+                                  *tag);
+        if (part.desc == wanted) continue;
+        RCReference<HostBuffer> buffer =
+            HostBuffer::CreateUninitialized(wanted.get_size(), kTensorAlignment,
+                                            *invocation.host()->allocator());
+        if (!buffer) {
+          FailAll(invocation, kConcat, "cannot allocate a part's reorder");
+          return true;
+        }
+        dnnl::primitive reorder = CachedPrimitive(
+            absl::StrCat(DimsKey(part.desc.dims()), "|",
+                         OneDnnLayoutName(part.desc), "|",
+                         OneDnnLayoutName(wanted)),
+            [&] {
+              return dnnl::primitive(*ReorderIfNeeded(part.desc, wanted));
+            });
+        reorders.push_back({reorder,
+                            {{DNNL_ARG_FROM, Wrap(part.desc, part.data)},
+                             {DNNL_ARG_TO, Wrap(wanted, buffer->data())}}});
+        part = OneDnnOperand{wanted, buffer->data()};
+        reordered.push_back(std::move(buffer));
+      }
+      if (!reorders.empty()) ExecutePrimitives(reorders);
+    } catch (const dnnl::error& error) {
+      FailAll(invocation, kConcat, absl::StrCat("oneDNN: ", error.what()));
+      return true;
+    }
     AsyncValueRef<DenseHostTensor> plain_result;
     RCReference<HostBuffer> onednn_buffer;
     void* dst = nullptr;

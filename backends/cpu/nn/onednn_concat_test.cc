@@ -24,27 +24,6 @@ class OneDnnConcatTest : public EagerOpTest {
     return made.ok() ? *std::move(made) : TensorHandle();
   }
 
-  // `x` itself through an identity 1x1 convolution: a OneDnnTensor in the
-  // channel-blocked layout its chain would compute in.
-  TensorHandle Blocked(const Tensor32& x) {
-    const int64_t channels = x.shape[1];
-    std::vector<float> identity(channels * channels, 0.0f);
-    for (int64_t c = 0; c < channels; ++c) identity[c * channels + c] = 1.0f;
-    OpAttrs attrs;
-    attrs.SetString("result_layout", "onednn");
-    attrs.SetString("compute_layout", "blocked");
-    std::vector<TensorHandle> args;
-    args.push_back(Make(x));
-    args.push_back(Make({{channels, channels, 1, 1}, identity}, true));
-    TensorHandle blocked = Execute("nn.conv", std::move(args), attrs);
-    const Tensor* tensor = core_->Await(blocked);
-    EXPECT_NE(tensor, nullptr);
-    if (tensor != nullptr) {
-      EXPECT_EQ(std::string(tensor->tensor_type().name()), "OneDnnHost");
-    }
-    return blocked;
-  }
-
   // nn.concat of `parts` along `axis`, read back plain; its result's
   // tensor type in `type`, oneDNN's verbose log of the op in `log`.
   absl::StatusOr<Tensor32> Concat(std::vector<TensorHandle> parts, int axis,
@@ -89,7 +68,7 @@ TEST_F(OneDnnConcatTest, BlockedPartsJoinInTheirLayout) {
       for (size_t i = 0; i < parts.size(); ++i) {
         // The last set mixes a plain part in.
         handles.push_back(set == 2 && i == 1 ? Make(parts[i])
-                                             : Blocked(parts[i]));
+                                             : InOneDnnLayout(parts[i]));
       }
       std::string type, log;
       absl::StatusOr<Tensor32> whole =
@@ -110,6 +89,34 @@ TEST_F(OneDnnConcatTest, BlockedPartsJoinInTheirLayout) {
   }
 }
 
+// Parts in different layouts (a DenseNet block's first part from a pooling
+// in nhwc, the rest from blocked convolutions): the odd ones reordered into
+// the layout most of the elements are in, then all copied whole, never
+// oneDNN's concat (its reference code for mixed layouts).
+TEST_F(OneDnnConcatTest, MixedLayoutsJoinInTheMostCommonOne) {
+  const std::vector<Tensor32> parts = {
+      {{2, 16, 5, 7}, RandomFloats(2 * 16 * 35, 1)},
+      {{2, 32, 5, 7}, RandomFloats(2 * 32 * 35, 2)},
+      {{2, 16, 5, 7}, RandomFloats(2 * 16 * 35, 3)}};
+  OpAttrs axis1;
+  axis1.Set<int64_t>("axis", 1);
+  absl::StatusOr<Tensor32> expected = Run("nn.concat", parts, axis1);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  std::vector<TensorHandle> handles;
+  handles.push_back(InOneDnnLayout(parts[0], /*compute_layout=*/""));
+  handles.push_back(InOneDnnLayout(parts[1]));
+  handles.push_back(InOneDnnLayout(parts[2]));
+  std::string type, log;
+  absl::StatusOr<Tensor32> whole = Concat(std::move(handles), 1,
+                                          /*onednn_result=*/true, &type, &log);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->values, expected->values);
+  EXPECT_EQ(type, "OneDnnHost");
+  EXPECT_THAT(log, ::testing::HasSubstr("exec,cpu,reorder")) << log;
+  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("exec,cpu,concat")))
+      << log;
+}
+
 // Along another axis, or with an axis counted from the end, the values are
 // the plain kernel's.
 TEST_F(OneDnnConcatTest, OtherAxes) {
@@ -122,8 +129,8 @@ TEST_F(OneDnnConcatTest, OtherAxes) {
     absl::StatusOr<Tensor32> expected = Run("nn.concat", {a, b}, attrs);
     ASSERT_TRUE(expected.ok()) << expected.status();
     std::vector<TensorHandle> handles;
-    handles.push_back(Blocked(a));
-    handles.push_back(Blocked(b));
+    handles.push_back(InOneDnnLayout(a));
+    handles.push_back(InOneDnnLayout(b));
     std::string type;
     absl::StatusOr<Tensor32> whole =
         Concat(std::move(handles), axis, /*onednn_result=*/false, &type);

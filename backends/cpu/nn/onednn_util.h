@@ -259,6 +259,12 @@ void RegisterOneDnnMul(OpRegistry& registry);
 // registered after it (static_registration.cc).
 void RegisterOneDnnConcat(OpRegistry& registry);
 
+// Lets nn.batch_normalization and nn.relu take OneDnnTensors
+// (onednn_channelwise.cc): wraps the CPU implementations registered by
+// RegisterNormalizationOps and RegisterElementwiseOps, so it is registered
+// after both (static_registration.cc).
+void RegisterOneDnnChannelwiseOps(OpRegistry& registry);
+
 // Hands the pages of a read-only constant (a model's weights) back to the
 // kernel once an op computes from a reordered copy of it instead: pages
 // mapped from a BEF file leave the resident set (and are read from the

@@ -9,6 +9,9 @@ ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterShapeOps);
 // Wraps RegisterShapeOps' nn.concat.
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterOneDnnConcat);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNormalizationOps);
+// Wraps RegisterNormalizationOps' nn.batch_normalization and
+// RegisterElementwiseOps' nn.relu.
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterOneDnnChannelwiseOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterResizeOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterIndexOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterNdIndexOps);

@@ -147,9 +147,12 @@ void RegisterNnConvertPrecisionPass();
 std::unique_ptr<mlir::Pass> CreateNnFusionPass();
 void RegisterNnFusionPass();
 
-// `-nn-assign-layouts`: layout assignment. A convolution or pooling op
-// whose every use reads oneDNN's layouts as they are (a convolution's
-// input or fused sum, a pooling's input) gets `result_layout = "onednn"`:
+// `-nn-assign-layouts`: layout assignment. A convolution, pooling, channel
+// scaling or concatenation, batch normalization or relu (4-D f32) whose
+// every use reads oneDNN's layouts as they are (a convolution's input or
+// fused sum, the input of a pooling, batch normalization or relu, the
+// operands of a channel scaling or concatenation) gets
+// `result_layout = "onednn"`:
 // at run time its result stays in the layout oneDNN computed it in (a
 // OneDnnTensor) instead of being reordered to the plain layout and back by
 // the next op. Values that reach other ops or the function's results stay
