@@ -61,11 +61,34 @@ class NnFuseElementwisePass
 
   void runOnOperation() override {
     for (auto function : getOperation().getOps<mlir::func::FuncOp>()) {
-      if (!function.isDeclaration()) Fuse(function);
+      if (function.isDeclaration()) continue;
+      FoldReluIntoBatchNorm(function);
+      Fuse(function);
     }
   }
 
  private:
+  // relu(batch_normalization(x)), the normalization read by nobody else,
+  // becomes the normalization with `activation = "relu"`: one pass over
+  // the tensor instead of two (a DenseNet's pre-activation after each
+  // concatenation). The host's kernels take the attribute; this pass runs
+  // only in the host's pipeline.
+  void FoldReluIntoBatchNorm(mlir::func::FuncOp function) {
+    llvm::SmallVector<nn::ReluOp> relus;
+    function.walk([&](nn::ReluOp relu) { relus.push_back(relu); });
+    for (nn::ReluOp relu : relus) {
+      auto norm = relu->getOperand(0).getDefiningOp<nn::BatchNormalizationOp>();
+      if (!norm || !norm->hasOneUse() || norm->hasAttr("activation") ||
+          !relu->getAttrs().empty() ||
+          norm->getResult(0).getType() != relu->getResult(0).getType()) {
+        continue;
+      }
+      norm->setAttr("activation", mlir::StringAttr::get(&getContext(), "relu"));
+      relu->getResult(0).replaceAllUsesWith(norm->getResult(0));
+      relu->erase();
+    }
+  }
+
   void Fuse(mlir::func::FuncOp function) {
     llvm::SmallVector<mlir::Operation*> ops;
     for (mlir::Block& block : function.getBody()) {

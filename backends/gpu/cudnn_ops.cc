@@ -550,6 +550,13 @@ void BatchNormKernel(AsyncRT_KernelContext* context, void*,
     op.Invalid("batch normalization needs N x C x ...");
     return;
   }
+  // The host's pipeline folds a relu in (-nn-fuse-elementwise); the
+  // device's never does: an error, not a result without it.
+  if (const std::string activation = op.String("activation", "");
+      !activation.empty()) {
+    op.Unsupported("fused activation '" + activation + "'");
+    return;
+  }
   const int64_t channels = x.dims[1];
   for (const AsyncRT_TensorView* parameter : {&scale, &bias, &mean, &var}) {
     if (NumElements(*parameter) != channels) {

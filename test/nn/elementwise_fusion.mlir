@@ -45,3 +45,20 @@ func.func @not_fused(%i: tensor<4xi32>, %a: tensor<2x4xf32>, %row: tensor<4xf32>
   %5 = nn.neg %4 : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %1, %3, %5 : tensor<4xi32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// A relu of a batch normalization nothing else reads becomes the
+// normalization's activation (one pass); not where the normalization's
+// own value is read too.
+// CHECK-LABEL: func.func @norm_relu
+// CHECK: %[[N:.*]] = nn.batch_normalization %arg0, %arg1, %arg1, %arg1, %arg1 {activation = "relu", epsilon = 1.000000e-03 : f32}
+// CHECK-NOT: nn.relu %[[N]]
+// CHECK: %[[M:.*]] = nn.batch_normalization %arg0, %arg1, %arg1, %arg1, %arg1 :
+// CHECK: %[[R:.*]] = nn.relu %[[M]]
+// CHECK: return %[[N]], %[[M]], %[[R]]
+func.func @norm_relu(%x: tensor<1x4x2x2xf32>, %p: tensor<4xf32>) -> (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>) {
+  %n = nn.batch_normalization %x, %p, %p, %p, %p {epsilon = 1.0e-3 : f32} : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x2x2xf32>
+  %r = nn.relu %n : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  %m = nn.batch_normalization %x, %p, %p, %p, %p : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x2x2xf32>
+  %s = nn.relu %m : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  return %r, %m, %s : tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>
+}

@@ -115,11 +115,11 @@ absl::Status CheckChannelOperands(absl::string_view op, ArgumentMetadata args,
 
 // y = x * s + t over each (n, c) plane of x (argument 0), with
 // {s, t} = coefficients(c, plane), `plane` pointing at the plane's `inner`
-// elements. Each plane's coefficients are computed before it is written:
-// x's buffer may be the result's.
+// elements; max(y, 0) where `relu`. Each plane's coefficients are computed
+// before it is written: x's buffer may be the result's.
 template <typename Coefficients>
 void ScaleShiftPlanes(OpInvocation& invocation, absl::string_view op,
-                      Coefficients coefficients) {
+                      Coefficients coefficients, bool relu = false) {
   const TensorShape& shape = invocation.argument(0).metadata().shape;
   const int64_t batch = shape.GetDimensionSize(0);
   const int64_t channels = shape.GetDimensionSize(1);
@@ -137,7 +137,14 @@ void ScaleShiftPlanes(OpInvocation& invocation, absl::string_view op,
       const float* in = x + offset;
       const auto [sc, sh] = coefficients(c, in, inner);
       float* out = y + offset;
-      ForRow(out, inner, [&](int64_t j) { return in[j] * sc + sh; });
+      if (relu) {
+        ForRow(out, inner, [&](int64_t j) {
+          const float v = in[j] * sc + sh;
+          return v > 0 ? v : 0.0f;  // nn.relu's.
+        });
+      } else {
+        ForRow(out, inner, [&](int64_t j) { return in[j] * sc + sh; });
+      }
     }
   }
   invocation.results[0] = std::move(result);
@@ -146,7 +153,9 @@ void ScaleShiftPlanes(OpInvocation& invocation, absl::string_view op,
 //===--- nn.batch_normalization -------------------------------------------===//
 
 // ONNX BatchNormalization in inference mode: x [N, C, spatial...]; scale,
-// B, mean and var [C]; y = (x - mean) / sqrt(var + epsilon) * scale + B.
+// B, mean and var [C]; y = (x - mean) / sqrt(var + epsilon) * scale + B,
+// rectified (max(y, 0)) with `activation = "relu"` (-nn-fuse-elementwise
+// folds a relu after it in).
 absl::Status BatchNormMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                                absl::Span<TensorMetadata> results) {
   constexpr absl::string_view kOp = "nn.batch_normalization";
@@ -156,6 +165,12 @@ absl::Status BatchNormMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   }
   if (attrs.GetInteger("training_mode").value_or(0) != 0) {
     return OpError(kOp, "training_mode = 1 is not supported");
+  }
+  if (std::optional<absl::string_view> activation =
+          attrs.GetString("activation");
+      activation && *activation != "relu") {
+    return OpError(kOp, absl::StrCat("activation \"", *activation,
+                                     "\" is not supported (only relu)"));
   }
   static constexpr const char* kNames[] = {"scale", "B", "mean", "var"};
   if (absl::Status status = CheckChannelOperands(kOp, args, 2, kNames);
@@ -181,10 +196,12 @@ void BatchNorm(OpInvocation& invocation) {
     s[c] = static_cast<float>(factor);
     t[c] = static_cast<float>(bias[c] - mean[c] * factor);
   }
-  ScaleShiftPlanes(invocation, "nn.batch_normalization",
-                   [&](int64_t c, const float*, int64_t) {
-                     return std::pair<float, float>(s[c], t[c]);
-                   });
+  ScaleShiftPlanes(
+      invocation, "nn.batch_normalization",
+      [&](int64_t c, const float*, int64_t) {
+        return std::pair<float, float>(s[c], t[c]);
+      },
+      invocation.attrs.GetString("activation").has_value());
 }
 
 //===--- nn.instance_normalization ----------------------------------------===//

@@ -119,13 +119,23 @@ TEST_F(NormOpsTest, BatchNormalizationRank3And4) {
                          var = Random(c, seed++, 0.05f, 2.0f);
       OpAttrs attrs;
       if (epsilon) attrs.Set("epsilon", *epsilon);
+      const std::vector<double> expected =
+          NaiveBatchNorm(x, scale, bias, mean, var, epsilon.value_or(1e-5f));
       auto result =
           Run("nn.batch_normalization",
               {x, {{c}, scale}, {{c}, bias}, {{c}, mean}, {{c}, var}}, attrs);
       ASSERT_TRUE(result.ok()) << result.status();
       EXPECT_EQ(result->shape, shape);
-      ExpectNear(result->values, NaiveBatchNorm(x, scale, bias, mean, var,
-                                                epsilon.value_or(1e-5f)));
+      ExpectNear(result->values, expected);
+      // With a relu folded in (-nn-fuse-elementwise): rectified.
+      attrs.SetString("activation", "relu");
+      auto rectified =
+          Run("nn.batch_normalization",
+              {x, {{c}, scale}, {{c}, bias}, {{c}, mean}, {{c}, var}}, attrs);
+      ASSERT_TRUE(rectified.ok()) << rectified.status();
+      std::vector<double> expected_rectified = expected;
+      for (double& v : expected_rectified) v = std::max(v, 0.0);
+      ExpectNear(rectified->values, expected_rectified);
     }
   }
 }
@@ -144,6 +154,10 @@ TEST_F(NormOpsTest, BatchNormalizationRejectsBadOperands) {
   OpAttrs training;
   training.Set("training_mode", int64_t{1});
   ExpectError(op, {x, p3, p3, p3, p3}, training, "training_mode");
+  OpAttrs tanh;
+  tanh.SetString("activation", "tanh");
+  ExpectError(op, {x, p3, p3, p3, p3}, tanh,
+              "activation \"tanh\" is not supported (only relu)");
 }
 
 //===--- nn.instance_normalization ----------------------------------------===//
@@ -167,13 +181,14 @@ TEST_F(NormOpsTest, InstanceNormalizationPerPlane) {
       double mean = 0, variance = 0;
       for (int64_t j = 0; j < inner; ++j) mean += in[j];
       mean /= inner;
-      for (int64_t j = 0; j < inner; ++j) variance += (in[j] - mean) * (in[j] - mean);
+      for (int64_t j = 0; j < inner; ++j)
+        variance += (in[j] - mean) * (in[j] - mean);
       variance /= inner;
       const int64_t channel = plane % c;
       for (int64_t j = 0; j < inner; ++j) {
-        expected[plane * inner + j] = (in[j] - mean) / std::sqrt(variance + 0.01) *
-                                          scale[channel] +
-                                      bias[channel];
+        expected[plane * inner + j] =
+            (in[j] - mean) / std::sqrt(variance + 0.01) * scale[channel] +
+            bias[channel];
       }
     }
     ExpectNear(result->values, expected);
@@ -639,7 +654,8 @@ TEST_F(NormOpsTest, GemmVectorShapesAndEmptyInnerDimension) {
 
   // A fully connected layer at batch 1 (MobileNetV2's classifier, smaller):
   // constant weights [N, K] (transB), a bias [N].
-  const Tensor32 x = RandomTensor({1, 40}, 905), w = RandomTensor({24, 40}, 906);
+  const Tensor32 x = RandomTensor({1, 40}, 905),
+                 w = RandomTensor({24, 40}, 906);
   const Tensor32 bias = RandomTensor({24}, 907);
   OpAttrs trans_b;
   trans_b.Set("transB", int64_t{1});

@@ -5,11 +5,13 @@
 // parts to plain (DenseNet-121: ~570 reorders a call) and each 1x1
 // convolution reordered its input back; here both compute over the layout
 // their input comes in, so a dense block keeps the layout
-// -nn-assign-layouts chose. They are our loops, not oneDNN's primitives:
-// oneDNN 2.6's inference batch normalization and eltwise relu on nChw16c
-// took 1.9x and 2.6x the time of the plain kernels on DenseNet-121's
-// tensors (one AVX-512 core). Inputs that are not OneDnnTensors, results
-// asked for plain, and layouts not named here run the plain kernel.
+// -nn-assign-layouts chose (and a relu that -nn-fuse-elementwise folded
+// into the normalization, `activation = "relu"`, in the same pass). They are
+// our loops, not oneDNN's primitives: oneDNN 2.6's inference batch
+// normalization and eltwise relu on nChw16c took 1.9x and 2.6x the time of the
+// plain kernels on DenseNet-121's tensors (one AVX-512 core). Inputs that are
+// not OneDnnTensors, results asked for plain, and layouts not named here run
+// the plain kernel.
 #include <cmath>
 #include <optional>
 #include <string>
@@ -53,21 +55,29 @@ std::optional<ChannelLayout> ChannelLayoutOf(const dnnl::memory::desc& desc) {
   return std::nullopt;
 }
 
-// y = x * s[c] + t[c] over runs of `Block` channels repeated `pixels`
-// times (a blocked plane).
-template <int Block>
+// x * s + t, rectified where `kRectify`.
+template <bool kRectify>
+float ScaleShift(float x, float s, float t) {
+  const float y = x * s + t;
+  return kRectify ? Relu(y) : y;
+}
+
+// y = x * s[c] + t[c] (rectified where `kRectify`) over runs of `Block`
+// channels repeated `pixels` times (a blocked plane).
+template <int Block, bool kRectify>
 void ScaleShiftBlock(const float* x, float* y, int64_t pixels, const float* s,
                      const float* t) {
   for (int64_t p = 0; p < pixels; ++p) {
     for (int l = 0; l < Block; ++l) {
-      y[p * Block + l] = x[p * Block + l] * s[l] + t[l];
+      y[p * Block + l] = ScaleShift<kRectify>(x[p * Block + l], s[l], t[l]);
     }
   }
 }
 
-// y = x * s[c] + t[c] over x [N, C, H, W] in `layout`; `s` and `t` hold
-// the channels padded to whole blocks (zeros past C, so the padding stays
-// zero). x may be y.
+// y = x * s[c] + t[c] (rectified where `kRectify`) over x [N, C, H, W] in
+// `layout`; `s` and `t` hold the channels padded to whole blocks (zeros
+// past C, so the padding stays zero). x may be y.
+template <bool kRectify>
 void ScaleShiftInLayout(const float* x, float* y,
                         absl::Span<const int64_t> dims,
                         const ChannelLayout& layout,
@@ -84,7 +94,8 @@ void ScaleShiftInLayout(const float* x, float* y,
               const float sc = s[plane % c], sh = t[plane % c];
               const float* in = x + plane * hw;
               float* out = y + plane * hw;
-              for (int64_t i = 0; i < hw; ++i) out[i] = in[i] * sc + sh;
+              for (int64_t i = 0; i < hw; ++i)
+                out[i] = ScaleShift<kRectify>(in[i], sc, sh);
             }
           });
       return;
@@ -96,7 +107,8 @@ void ScaleShiftInLayout(const float* x, float* y,
             for (int64_t pixel = begin; pixel < end; ++pixel) {
               const float* in = x + pixel * c;
               float* out = y + pixel * c;
-              for (int64_t k = 0; k < c; ++k) out[k] = in[k] * s[k] + t[k];
+              for (int64_t k = 0; k < c; ++k)
+                out[k] = ScaleShift<kRectify>(in[k], s[k], t[k]);
             }
           });
       return;
@@ -111,11 +123,11 @@ void ScaleShiftInLayout(const float* x, float* y,
             for (int64_t r = begin; r < end; ++r) {
               const int64_t first = (r % blocks) * block;
               if (block == 16) {
-                ScaleShiftBlock<16>(x + r * plane, y + r * plane, hw, &s[first],
-                                    &t[first]);
+                ScaleShiftBlock<16, kRectify>(x + r * plane, y + r * plane, hw,
+                                              &s[first], &t[first]);
               } else {
-                ScaleShiftBlock<8>(x + r * plane, y + r * plane, hw, &s[first],
-                                   &t[first]);
+                ScaleShiftBlock<8, kRectify>(x + r * plane, y + r * plane, hw,
+                                             &s[first], &t[first]);
               }
             }
           });
@@ -191,7 +203,11 @@ void BatchNormOnOneDnnLayouts(OpInvocation& invocation) {
     t[c] = static_cast<float>(bias[c] - mean[c] * factor);
   }
   ComputeInLayout(invocation, kBatchNorm, *x, [&](const float* in, float* out) {
-    ScaleShiftInLayout(in, out, dims, *layout, s, t);
+    if (invocation.attrs.GetString("activation").has_value()) {
+      ScaleShiftInLayout<true>(in, out, dims, *layout, s, t);
+    } else {
+      ScaleShiftInLayout<false>(in, out, dims, *layout, s, t);
+    }
   });
 }
 

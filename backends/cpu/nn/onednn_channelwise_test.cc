@@ -20,13 +20,14 @@ namespace {
 class OneDnnChannelwiseTest : public EagerOpTest {
  protected:
   // `op` on `x` (in oneDNN's layout `compute_layout`, see InOneDnnLayout)
-  // and `params` (plain), read back plain; the result's tensor type in
+  // and `params` (plain), with `activation = "relu"` where `relu`, read
+  // back plain; the result's tensor type in
   // `type`, oneDNN's verbose log of the op in `log`.
   absl::StatusOr<Tensor32> RunInLayout(const std::string& op, const Tensor32& x,
                                        const std::vector<Tensor32>& params,
                                        const std::string& compute_layout,
-                                       bool onednn_result, std::string* type,
-                                       std::string* log) {
+                                       bool relu, bool onednn_result,
+                                       std::string* type, std::string* log) {
     std::vector<TensorHandle> args;
     args.push_back(InOneDnnLayout(x, compute_layout));
     core_->Await(args[0]);
@@ -37,6 +38,7 @@ class OneDnnChannelwiseTest : public EagerOpTest {
     }
     OpAttrs attrs;
     attrs.Set<float>("epsilon", 1e-3f);
+    if (relu) attrs.SetString("activation", "relu");
     if (onednn_result) attrs.SetString("result_layout", "onednn");
     dnnl::set_verbose(1);
     ::testing::internal::CaptureStdout();
@@ -65,14 +67,19 @@ TEST_F(OneDnnChannelwiseTest, BatchNormAndReluComputeInTheInputsLayout) {
       params.push_back({{c.channels}, RandomFloats(c.channels, 10 + i)});
     }
     for (float& var : params[3].values) var = var * var + 0.1f;
-    for (const std::string op : {"nn.batch_normalization", "nn.relu"}) {
+    // Batch normalization also with a relu folded in.
+    for (const std::string op :
+         {"nn.batch_normalization", "nn.batch_normalization+relu", "nn.relu"}) {
+      const bool folded = op == "nn.batch_normalization+relu";
       const std::vector<Tensor32> op_params =
           op == "nn.relu" ? std::vector<Tensor32>() : params;
       std::vector<Tensor32> plain_args = {x};
       plain_args.insert(plain_args.end(), op_params.begin(), op_params.end());
       OpAttrs attrs;
       attrs.Set<float>("epsilon", 1e-3f);
-      absl::StatusOr<Tensor32> expected = Run(op, plain_args, attrs);
+      if (folded) attrs.SetString("activation", "relu");
+      const std::string op_name = folded ? "nn.batch_normalization" : op;
+      absl::StatusOr<Tensor32> expected = Run(op_name, plain_args, attrs);
       ASSERT_TRUE(expected.ok()) << expected.status();
       for (bool onednn_result : {true, false}) {
         SCOPED_TRACE(testing::Message()
@@ -80,8 +87,9 @@ TEST_F(OneDnnChannelwiseTest, BatchNormAndReluComputeInTheInputsLayout) {
                      << (c.compute_layout.empty() ? "nhwc" : "blocked")
                      << ", result " << (onednn_result ? "onednn" : "plain"));
         std::string type, log;
-        absl::StatusOr<Tensor32> result = RunInLayout(
-            op, x, op_params, c.compute_layout, onednn_result, &type, &log);
+        absl::StatusOr<Tensor32> result =
+            RunInLayout(op_name, x, op_params, c.compute_layout, folded,
+                        onednn_result, &type, &log);
         ASSERT_TRUE(result.ok()) << result.status();
         EXPECT_EQ(result->shape, expected->shape);
         EXPECT_THAT(result->values,
