@@ -55,6 +55,11 @@ std::optional<ChannelLayout> ChannelLayoutOf(const dnnl::memory::desc& desc) {
   return std::nullopt;
 }
 
+// Rows of `row` elements in each part of the work split over the team.
+int64_t RowsPerPart(int64_t row) {
+  return std::max<int64_t>(1, kGrainElements / std::max<int64_t>(row, 1));
+}
+
 // x * s + t, rectified where `kRectify`.
 template <bool kRectify>
 float ScaleShift(float x, float s, float t) {
@@ -86,40 +91,32 @@ void ScaleShiftInLayout(const float* x, float* y,
   const int64_t n = dims[0], c = dims[1], hw = dims[2] * dims[3];
   switch (layout.order) {
     case ChannelOrder::kPlanes:
-      ParallelRanges(
-          n * c,
-          std::max<int64_t>(1, kGrainElements / std::max<int64_t>(hw, 1)),
-          [&](int64_t begin, int64_t end) {
-            for (int64_t plane = begin; plane < end; ++plane) {
-              const float sc = s[plane % c], sh = t[plane % c];
-              const float* in = x + plane * hw;
-              float* out = y + plane * hw;
-              for (int64_t i = 0; i < hw; ++i)
-                out[i] = ScaleShift<kRectify>(in[i], sc, sh);
-            }
-          });
+      ParallelRanges(n * c, RowsPerPart(hw), [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+          const float sc = s[plane % c], sh = t[plane % c];
+          const float* in = x + plane * hw;
+          float* out = y + plane * hw;
+          for (int64_t i = 0; i < hw; ++i)
+            out[i] = ScaleShift<kRectify>(in[i], sc, sh);
+        }
+      });
       return;
     case ChannelOrder::kLast:
-      ParallelRanges(
-          n * hw,
-          std::max<int64_t>(1, kGrainElements / std::max<int64_t>(c, 1)),
-          [&](int64_t begin, int64_t end) {
-            for (int64_t pixel = begin; pixel < end; ++pixel) {
-              const float* in = x + pixel * c;
-              float* out = y + pixel * c;
-              for (int64_t k = 0; k < c; ++k)
-                out[k] = ScaleShift<kRectify>(in[k], s[k], t[k]);
-            }
-          });
+      ParallelRanges(n * hw, RowsPerPart(c), [&](int64_t begin, int64_t end) {
+        for (int64_t pixel = begin; pixel < end; ++pixel) {
+          const float* in = x + pixel * c;
+          float* out = y + pixel * c;
+          for (int64_t k = 0; k < c; ++k)
+            out[k] = ScaleShift<kRectify>(in[k], s[k], t[k]);
+        }
+      });
       return;
     case ChannelOrder::kBlocked: {
       const int64_t block = layout.block;
       const int64_t blocks = (c + block - 1) / block;
       const int64_t plane = hw * block;
       ParallelRanges(
-          n * blocks,
-          std::max<int64_t>(1, kGrainElements / std::max<int64_t>(plane, 1)),
-          [&](int64_t begin, int64_t end) {
+          n * blocks, RowsPerPart(plane), [&](int64_t begin, int64_t end) {
             for (int64_t r = begin; r < end; ++r) {
               const int64_t first = (r % blocks) * block;
               if (block == 16) {
