@@ -519,6 +519,27 @@ struct FuseLayerNorm : public mlir::OpRewritePattern<nn::AddOp> {
   }
 };
 
+// A pad of nothing (every pad 0: ONNX exports of DenseNet put one before
+// each transition's average pooling) is its input: the op would copy the
+// tensor and, on the host, break a chain kept in oneDNN's layouts.
+struct RemoveEmptyPad : public mlir::OpRewritePattern<nn::PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  mlir::LogicalResult matchAndRewrite(
+      nn::PadOp pad, mlir::PatternRewriter& rewriter) const override {
+    auto pads = pad->getAttrOfType<mlir::ArrayAttr>("pads");
+    if (!pads || pad->getOperand(0).getType() != pad.getResult().getType() ||
+        !llvm::all_of(pads, [](mlir::Attribute element) {
+          auto value = mlir::dyn_cast<mlir::IntegerAttr>(element);
+          return value && value.getInt() == 0;
+        })) {
+      return mlir::failure();
+    }
+    rewriter.replaceOp(pad, pad->getOperand(0));
+    return mlir::success();
+  }
+};
+
 class NnFusionPass
     : public mlir::PassWrapper<NnFusionPass,
                                mlir::OperationPass<mlir::ModuleOp>> {
@@ -528,15 +549,14 @@ class NnFusionPass
   llvm::StringRef getArgument() const final { return "nn-fuse"; }
   llvm::StringRef getDescription() const final {
     return "Fuse biases, residual adds and activations into nn.conv and "
-           "nn.matmul (oneDNN post-ops)";
+           "nn.matmul (oneDNN post-ops); drop pads of nothing";
   }
 
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
-    patterns
-        .add<FoldBatchNormIntoConv, FuseActivation, FuseResidualAdd, FuseGelu,
-             FuseHardSwish, FuseLayerNorm, FuseMatmulBias, FuseSwish>(
-            &getContext());
+    patterns.add<FoldBatchNormIntoConv, FuseActivation, FuseResidualAdd,
+                 FuseGelu, FuseHardSwish, FuseLayerNorm, FuseMatmulBias,
+                 FuseSwish, RemoveEmptyPad>(&getContext());
     if (mlir::failed(
             mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       signalPassFailure();

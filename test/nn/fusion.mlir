@@ -184,3 +184,16 @@ func.func @batch_norm_folding(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
   %r = nn.relu %n : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
   return %r : tensor<1x2x2x2xf32>
 }
+
+// A pad of nothing (DenseNet's exports put one before each transition's
+// average pooling) is dropped; a pad of something stays.
+// CHECK-LABEL: func.func @empty_pad
+// CHECK-NEXT: %[[P:.*]] = nn.average_pool %arg0
+// CHECK-NEXT: %[[Q:.*]] = nn.pad %arg0 {mode = "constant", pads = [0, 0, 1, 0, 0, 0, 0, 0]}
+// CHECK-NEXT: return %[[P]], %[[Q]]
+func.func @empty_pad(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x5x4xf32>) {
+  %p = nn.pad %x {mode = "constant", pads = [0, 0, 0, 0, 0, 0, 0, 0]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %a = nn.average_pool %p {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %q = nn.pad %x {mode = "constant", pads = [0, 0, 1, 0, 0, 0, 0, 0]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x5x4xf32>
+  return %a, %q : tensor<1x2x2x2xf32>, tensor<1x2x5x4xf32>
+}

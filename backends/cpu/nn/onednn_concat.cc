@@ -87,9 +87,11 @@ void CopyParts(absl::Span<const OneDnnOperand> parts, int64_t images,
 
 // The layout the parts are joined in by copies: of the copyable layouts
 // (CopyableLayout) the parts come in, the one holding most of their
-// elements; the others are reordered into it first. None where a part
-// would be padded in it (channels not a whole number of its blocks) or
-// has a layout its name does not tell (opaque).
+// elements, channel blocks before plain (what reads the whole computes in
+// blocks: a convolution would reorder all of it); the others are reordered
+// into it first. None where a part would be padded in it (channels not a
+// whole number of its blocks) or has a layout its name does not tell
+// (opaque).
 std::optional<memory::format_tag> JoinLayout(
     absl::Span<const OneDnnOperand> parts) {
   std::vector<std::pair<std::string, size_t>> bytes_by_layout;
@@ -106,11 +108,15 @@ std::optional<memory::format_tag> JoinLayout(
   }
   std::optional<memory::format_tag> tag;
   size_t most = 0;
+  bool blocked = false;
   for (const auto& [layout, bytes] : bytes_by_layout) {
     std::optional<memory::format_tag> copyable = CopyableLayout(layout);
-    if (copyable && bytes > most) {
+    if (!copyable) continue;
+    const bool is_blocked = *copyable != memory::format_tag::abcd;
+    if ((is_blocked && !blocked) || (is_blocked == blocked && bytes > most)) {
       tag = copyable;
       most = bytes;
+      blocked = is_blocked;
     }
   }
   if (!tag) return std::nullopt;

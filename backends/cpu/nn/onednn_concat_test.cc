@@ -91,8 +91,9 @@ TEST_F(OneDnnConcatTest, BlockedPartsJoinInTheirLayout) {
 
 // Parts in different layouts (a DenseNet block's first part from a pooling
 // in nhwc, the rest from blocked convolutions): the odd ones reordered into
-// the layout most of the elements are in, then all copied whole, never
-// oneDNN's concat (its reference code for mixed layouts).
+// the layout most of the elements are in, channel blocks before plain, then
+// all copied whole, never oneDNN's concat (its reference code for mixed
+// layouts).
 TEST_F(OneDnnConcatTest, MixedLayoutsJoinInTheMostCommonOne) {
   const std::vector<Tensor32> parts = {
       {{2, 16, 5, 7}, RandomFloats(2 * 16 * 35, 1)},
@@ -113,6 +114,23 @@ TEST_F(OneDnnConcatTest, MixedLayoutsJoinInTheMostCommonOne) {
   EXPECT_EQ(whole->values, expected->values);
   EXPECT_EQ(type, "OneDnnHost");
   EXPECT_THAT(log, ::testing::HasSubstr("exec,cpu,reorder")) << log;
+  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("exec,cpu,concat")))
+      << log;
+
+  // A plain part bigger than the blocked one: still joined in blocks (the
+  // plain part reordered into them, not the blocked part out of them).
+  const std::vector<Tensor32> unequal = {
+      {{1, 64, 5, 7}, RandomFloats(64 * 35, 4)},
+      {{1, 16, 5, 7}, RandomFloats(16 * 35, 5)}};
+  expected = Run("nn.concat", unequal, axis1);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  handles.clear();
+  handles.push_back(Make(unequal[0]));
+  handles.push_back(InOneDnnLayout(unequal[1]));
+  whole = Concat(std::move(handles), 1, /*onednn_result=*/true, &type, &log);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->values, expected->values);
+  EXPECT_THAT(log, ::testing::HasSubstr("dst_f32::blocked:aBcd16b")) << log;
   EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("exec,cpu,concat")))
       << log;
 }

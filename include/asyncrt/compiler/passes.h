@@ -142,8 +142,9 @@ void RegisterNnConvertPrecisionPass();
 // nn.gelu of it, or its product with or quotient by a scalar constant
 // ("linear"), becomes its `activation`. Also recognizes GELU and last-axis
 // layer normalization as PyTorch exports them (written out in elementwise
-// ops and reductions) and makes them nn.gelu and nn.layer_normalization.
-// Greedy; results equal the unfused ops' up to rounding.
+// ops and reductions) and makes them nn.gelu and nn.layer_normalization,
+// and drops pads of nothing (every pad 0). Greedy; results equal the
+// unfused ops' up to rounding.
 std::unique_ptr<mlir::Pass> CreateNnFusionPass();
 void RegisterNnFusionPass();
 
