@@ -38,6 +38,9 @@ not (the model test's wider net; not benchmarked):
                      hardsigmoid as exported before opset 14.
   regnet_y_400mf     torchvision RegNetY-400MF: grouped convolutions (8
                      channels a group) with squeeze-and-excite.
+  densenet121        torchvision DenseNet-121: concatenations feeding batch
+                     normalization and relu (pre-activation); exported
+                     only when named in --models (a benchmark case).
   swin_tiny          torchvision's Swin Transformer at a small size (embed
                      32, depths 2-2, heads 2-4, window 7, 10 classes, input
                      [1, 3, 112, 112]): shifted windows (Range, ScatterND,
@@ -182,6 +185,8 @@ MODELS = {
         weights=None), (1, 3, 224, 224)),
     "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(
         weights=None), (1, 3, 224, 224)),
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None),
+                    (1, 3, 224, 224)),
     "swin_tiny": (lambda: torchvision.models.swin_transformer.SwinTransformer(
         patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
         window_size=[7, 7], num_classes=10), (1, 3, 112, 112)),
