@@ -540,6 +540,87 @@ struct RemoveEmptyPad : public mlir::OpRewritePattern<nn::PadOp> {
   }
 };
 
+// A zero pad of the spatial dimensions, the same at both ends, read only
+// by an average pooling (with count_include_pad) or a convolution that pads
+// nothing itself, becomes that op's `pads`: Inception-v3's exports pad
+// before each 3x3 average pooling of its blocks, and the pad op copies the
+// tensor and, on the host, breaks the chain kept in oneDNN's layouts.
+// (Both ends equal: CUDA's cuDNN ops take symmetric padding only.)
+struct FoldPadIntoWindow : public mlir::RewritePattern {
+  explicit FoldPadIntoWindow(mlir::MLIRContext* context)
+      : RewritePattern(mlir::Pattern::MatchAnyOpTypeTag(), /*benefit=*/1,
+                       context) {}
+
+  mlir::LogicalResult matchAndRewrite(
+      mlir::Operation* op, mlir::PatternRewriter& rewriter) const override {
+    const bool pool = mlir::isa<nn::AveragePoolOp>(op);
+    if ((!pool && !mlir::isa<nn::ConvOp>(op)) || op->getNumOperands() < 1) {
+      return mlir::failure();
+    }
+    auto pad = op->getOperand(0).getDefiningOp<nn::PadOp>();
+    if (!pad || !pad->hasOneUse()) return mlir::failure();
+    auto type =
+        mlir::dyn_cast<mlir::RankedTensorType>(pad->getOperand(0).getType());
+    auto mode = pad->getAttrOfType<mlir::StringAttr>("mode");
+    auto value = pad->getAttrOfType<mlir::FloatAttr>("value");
+    auto pads = IntegersOf(pad->getAttr("pads"));
+    if (!type || type.getRank() < 3 ||
+        (mode && mode.getValue() != "constant") ||
+        (value && !value.getValue().isZero()) ||
+        (pad->hasAttr("value") && !value) || !pads ||
+        static_cast<int64_t>(pads->size()) != 2 * type.getRank()) {
+      return mlir::failure();
+    }
+    const int64_t rank = type.getRank();
+    llvm::SmallVector<int64_t> window_pads(2 * (rank - 2));
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t begin = (*pads)[d], end = (*pads)[rank + d];
+      if (begin != end || begin < 0 || (d < 2 && begin != 0)) {
+        return mlir::failure();
+      }
+      if (d >= 2) {
+        window_pads[d - 2] = begin;
+        window_pads[rank - 2 + d - 2] = end;
+      }
+    }
+    // The window op pads nothing itself and chooses no padding of its own.
+    std::optional<llvm::SmallVector<int64_t>> own =
+        op->hasAttr("pads") ? IntegersOf(op->getAttr("pads"))
+                            : llvm::SmallVector<int64_t>();
+    auto auto_pad = op->getAttrOfType<mlir::StringAttr>("auto_pad");
+    auto ceil_mode = op->getAttrOfType<mlir::IntegerAttr>("ceil_mode");
+    if (!own || llvm::any_of(*own, [](int64_t p) { return p != 0; }) ||
+        (auto_pad && auto_pad.getValue() != "NOTSET") ||
+        (ceil_mode && ceil_mode.getInt() != 0) || op->hasAttr("data_format")) {
+      return mlir::failure();
+    }
+    rewriter.modifyOpInPlace(op, [&] {
+      op->setOperand(0, pad->getOperand(0));
+      op->setAttr("pads", rewriter.getI64ArrayAttr(window_pads));
+      // The pad's zeros were averaged in: so are the op's own.
+      if (pool) {
+        op->setAttr("count_include_pad", rewriter.getI64IntegerAttr(1));
+      }
+    });
+    rewriter.eraseOp(pad);
+    return mlir::success();
+  }
+
+  // The integers of an array attribute, or nullopt.
+  static std::optional<llvm::SmallVector<int64_t>> IntegersOf(
+      mlir::Attribute attr) {
+    auto array = mlir::dyn_cast_or_null<mlir::ArrayAttr>(attr);
+    if (!array) return std::nullopt;
+    llvm::SmallVector<int64_t> values;
+    for (mlir::Attribute element : array) {
+      auto integer = mlir::dyn_cast<mlir::IntegerAttr>(element);
+      if (!integer) return std::nullopt;
+      values.push_back(integer.getInt());
+    }
+    return values;
+  }
+};
+
 class NnFusionPass
     : public mlir::PassWrapper<NnFusionPass,
                                mlir::OperationPass<mlir::ModuleOp>> {
@@ -556,7 +637,7 @@ class NnFusionPass
     mlir::RewritePatternSet patterns(&getContext());
     patterns.add<FoldBatchNormIntoConv, FuseActivation, FuseResidualAdd,
                  FuseGelu, FuseHardSwish, FuseLayerNorm, FuseMatmulBias,
-                 FuseSwish, RemoveEmptyPad>(&getContext());
+                 FuseSwish, RemoveEmptyPad, FoldPadIntoWindow>(&getContext());
     if (mlir::failed(
             mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       signalPassFailure();

@@ -143,8 +143,10 @@ void RegisterNnConvertPrecisionPass();
 // ("linear"), becomes its `activation`. Also recognizes GELU and last-axis
 // layer normalization as PyTorch exports them (written out in elementwise
 // ops and reductions) and makes them nn.gelu and nn.layer_normalization,
-// and drops pads of nothing (every pad 0). Greedy; results equal the
-// unfused ops' up to rounding.
+// drops pads of nothing (every pad 0), and makes a symmetric zero pad of
+// the spatial dimensions read only by an average pooling (then counting
+// the padding) or a convolution that op's own `pads`. Greedy; results
+// equal the unfused ops' up to rounding.
 std::unique_ptr<mlir::Pass> CreateNnFusionPass();
 void RegisterNnFusionPass();
 
