@@ -102,6 +102,13 @@ Dims BroadcastStrides(const TensorShape& shape, const TensorShape& out);
 // A float attribute given as f32 or f64; `fallback` if absent.
 float FloatAttr(const OpAttrs& attrs, absl::string_view name, float fallback);
 
+// nn.batch_normalization's per-channel y = x * s[c] + t[c] from its f32
+// scale, B, mean and var (arguments 1-4, [C] each, as its shape function
+// checked) and `epsilon`, into `s` and `t` (resized to at least C; entries
+// past C are left as they are: a blocked layout's padding).
+void BatchNormCoefficients(const OpInvocation& invocation,
+                           std::vector<float>& s, std::vector<float>& t);
+
 // True for the dtypes that ops computing in more than f32 accept: the
 // signed and unsigned integers (not bool), f32 and f64.
 bool IsRealNumber(DType dtype);

@@ -181,13 +181,15 @@ absl::Status BatchNormMetadata(ArgumentMetadata args, const OpAttrs& attrs,
   return absl::OkStatus();
 }
 
-void BatchNorm(OpInvocation& invocation) {
-  if (RefuseHalf(invocation, "nn.batch_normalization")) return;
-  const TensorShape& shape = invocation.argument(0).metadata().shape;
+}  // namespace
+
+void BatchNormCoefficients(const OpInvocation& invocation,
+                           std::vector<float>& s, std::vector<float>& t) {
+  const int64_t channels =
+      invocation.argument(0).metadata().shape.GetDimensionSize(1);
   const float epsilon = FloatAttr(invocation.attrs, "epsilon", 1e-5f);
-  const int64_t channels = shape.GetDimensionSize(1);
-  // Per channel, once: y = x * s + t.
-  std::vector<float> s(channels), t(channels);
+  if (static_cast<int64_t>(s.size()) < channels) s.resize(channels);
+  if (static_cast<int64_t>(t.size()) < channels) t.resize(channels);
   const float *scale = Data(invocation, 1), *bias = Data(invocation, 2),
               *mean = Data(invocation, 3), *var = Data(invocation, 4);
   for (int64_t c = 0; c < channels; ++c) {
@@ -196,6 +198,15 @@ void BatchNorm(OpInvocation& invocation) {
     s[c] = static_cast<float>(factor);
     t[c] = static_cast<float>(bias[c] - mean[c] * factor);
   }
+}
+
+namespace {
+
+void BatchNorm(OpInvocation& invocation) {
+  if (RefuseHalf(invocation, "nn.batch_normalization")) return;
+  // Per channel, once: y = x * s + t.
+  std::vector<float> s, t;
+  BatchNormCoefficients(invocation, s, t);
   ScaleShiftPlanes(
       invocation, "nn.batch_normalization",
       [&](int64_t c, const float*, int64_t) {

@@ -12,7 +12,7 @@
 // plain kernels on DenseNet-121's tensors (one AVX-512 core). Inputs that are
 // not OneDnnTensors, results asked for plain, and layouts not named here run
 // the plain kernel.
-#include <cmath>
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -179,26 +179,13 @@ void BatchNormOnOneDnnLayouts(OpInvocation& invocation) {
     }
   }
   if (!layout) return RunWrapped(invocation, kBatchNorm, wrapped);
-  // Per channel, once, as the plain kernel: y = x * s + t.
+  // Per channel, once, as the plain kernel: y = x * s + t; zeros for a
+  // block's padding.
   const auto dims = x->shape().GetDimensions();
-  const int64_t channels = dims[1];
   const int64_t padded =
-      (channels + layout->block - 1) / layout->block * layout->block;
+      (dims[1] + layout->block - 1) / layout->block * layout->block;
   std::vector<float> s(padded, 0.0f), t(padded, 0.0f);
-  const float epsilon = FloatAttr(invocation.attrs, "epsilon", 1e-5f);
-  auto param = [&](size_t i) {
-    return static_cast<const DenseHostTensor&>(invocation.argument(i))
-        .elements<float>()
-        .data();
-  };
-  const float *scale = param(1), *bias = param(2), *mean = param(3),
-              *var = param(4);
-  for (int64_t c = 0; c < channels; ++c) {
-    const double factor =
-        scale[c] / std::sqrt(static_cast<double>(var[c]) + epsilon);
-    s[c] = static_cast<float>(factor);
-    t[c] = static_cast<float>(bias[c] - mean[c] * factor);
-  }
+  BatchNormCoefficients(invocation, s, t);
   ComputeInLayout(invocation, kBatchNorm, *x, [&](const float* in, float* out) {
     if (invocation.attrs.GetString("activation").has_value()) {
       ScaleShiftInLayout<true>(in, out, dims, *layout, s, t);
