@@ -29,7 +29,7 @@
 // HELP-NOT: aarch64
 
 // PRINT: output 0: DenseHostTensor dtype = f32, shape = [2, 4, 5, 4], values = [-3.713104e-01, -1.209029e+00
-// BENCH: {"load_ms": {{.*}}, "p50_ms": {{.*}}, "p90_ms": {{.*}}, "p99_ms": {{.*}}, "calls_per_s": {{.*}}, "peak_rss_bytes": {{[0-9]+}}}
+// BENCH: {"load_ms": {{.*}}, "first_call_ms": {{.*}}, "p50_ms": {{.*}}, "p90_ms": {{.*}}, "p99_ms": {{.*}}, "calls_per_s": {{.*}}, "peak_rss_bytes": {{[0-9]+}}}
 // A profile of the model: the call, and each op with its inputs' shapes.
 // TRACE: "name":"main","ph":"b"
 // TRACE: "name":"RunDispatchFunction: nn.conv#op_name=nn.conv{{.*}},Inputs=(f32 [2, 3, 7, 5];{{.*}}),Results=(f32 [2, 4, 5, 4]){{.*}}"ph":"X"
