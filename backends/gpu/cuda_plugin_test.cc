@@ -989,6 +989,16 @@ TEST_F(CudaPluginTest, ErrorsNameTheOpAndDevice) {
   TensorHandle a = Random({2, 3}).TransferTo(*exec_ctx_, *gpu_);
   EXPECT_THAT(ErrorOf(Run("nn.matmul", "cuda", {&a, &a})),
               HasSubstr("nn.matmul"));
+  // A relu folded into a batch normalization (the host pipeline's) is
+  // refused by name, never dropped.
+  TensorHandle image = Random({1, 2, 2, 2}).TransferTo(*exec_ctx_, *gpu_);
+  TensorHandle channel = Random({2}, 0.5f, 2.f).TransferTo(*exec_ctx_, *gpu_);
+  OpAttrs relu;
+  relu.SetString("activation", "relu");
+  EXPECT_THAT(
+      ErrorOf(Run("nn.batch_normalization", "cuda",
+                  {&image, &channel, &channel, &channel, &channel}, relu)),
+      HasSubstr("fused activation 'relu' is not supported on CUDA"));
   // The device is still usable.
   EXPECT_EQ(HostFloats(Run("nn.neg", "cuda", {&on_gpu})).size(), 4u);
 }
