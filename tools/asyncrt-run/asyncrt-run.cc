@@ -357,13 +357,12 @@ int Run(const Options& flags) {
   std::vector<RCReference<AsyncValue>> results;
   // The first call also reorders the weights for oneDNN and faults in the
   // activations' memory: with the load, the time to a first result.
-  const auto first_call_start = std::chrono::steady_clock::now();
+  const Clock::time_point first_call_start = Clock::now();
   if (std::string error = call(tensors, results); !error.empty()) {
     return Fail(error);
   }
   const double first_call_ms =
-      std::chrono::duration<double, std::milli>(
-          std::chrono::steady_clock::now() - first_call_start)
+      std::chrono::duration<double, std::milli>(Clock::now() - first_call_start)
           .count();
   if (!flags.output_dir.empty()) {
     std::filesystem::create_directories(flags.output_dir);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
@@ -102,7 +103,8 @@ Dims BroadcastStrides(const TensorShape& shape, const TensorShape& out);
 // A float attribute given as f32 or f64; `fallback` if absent.
 float FloatAttr(const OpAttrs& attrs, absl::string_view name, float fallback);
 
-// nn.batch_normalization's per-channel y = x * s[c] + t[c] from its f32
+// nn.batch_normalization's (norm_ops.cc) per-channel y = x * s[c] + t[c],
+// for its plain kernel and the one in oneDNN's layouts, from its f32
 // scale, B, mean and var (arguments 1-4, [C] each, as its shape function
 // checked) and `epsilon`, into `s` and `t` (resized to at least C; entries
 // past C are left as they are: a blocked layout's padding).
