@@ -1,5 +1,6 @@
 #include "asyncrt/host_context/concurrent_work_queue.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -58,6 +59,12 @@ void BlockUntilAllReady(absl::Span<const RCReference<AsyncValue>> values) {
     if (value->IsUnavailable()) pending.push_back(value.get());
   }
   if (pending.empty()) return;
+  const bool ready = SpinBriefly([&] {
+    return std::none_of(pending.begin(), pending.end(), [](AsyncValue* value) {
+      return value->IsUnavailable();
+    });
+  });
+  if (ready) return;
   latch->remaining = static_cast<int>(pending.size());
   for (AsyncValue* value : pending) {
     value->AndThen([latch] {

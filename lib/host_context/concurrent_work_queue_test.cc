@@ -134,6 +134,34 @@ TEST_P(WorkQueueTest, AwaitOnValuePublishedByAnotherThread) {
   producer.join();
 }
 
+// Await spins briefly before it sleeps: values published by another
+// thread (directly, or by a task it adds) from at once to well past the
+// spin must all be seen, none lost between the spin and the sleep.
+TEST_P(WorkQueueTest, AwaitSeesValuesPublishedAroundItsSpin) {
+  constexpr int kDelaysUs[] = {0, 5, 30, 45, 50, 55, 80, 200};
+  constexpr int kRounds = 40;
+  for (int round = 0; round < kRounds; ++round) {
+    for (int delay_us : kDelaysUs) {
+      auto direct = MakeUnconstructedAsyncValueRef<int>();
+      auto by_task = MakeUnconstructedAsyncValueRef<int>();
+      std::thread producer([&, direct, by_task, delay_us] {
+        const auto start = std::chrono::steady_clock::now();
+        while (std::chrono::steady_clock::now() - start <
+               std::chrono::microseconds(delay_us)) {
+        }
+        direct.emplace(delay_us);
+        queue_->AddTask([by_task, delay_us] { by_task.emplace(delay_us); });
+      });
+      std::vector<RCReference<AsyncValue>> values = {direct, by_task};
+      queue_->Await(values);
+      ASSERT_TRUE(direct.IsAvailable() && by_task.IsAvailable())
+          << "round " << round << ", " << delay_us << " us";
+      EXPECT_EQ(direct.get() + by_task.get(), 2 * delay_us);
+      producer.join();
+    }
+  }
+}
+
 TEST_P(WorkQueueTest, AwaitOnAvailableValuesReturnsAtOnce) {
   std::vector<RCReference<AsyncValue>> values = {
       MakeAvailableAsyncValueRef<int>(1), GetReadyChain(),

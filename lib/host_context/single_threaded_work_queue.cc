@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "asyncrt/host_context/concurrent_work_queue.h"
+#include "lib/host_context/work_queue_util.h"
 
 namespace asyncrt {
 namespace {
@@ -54,8 +55,15 @@ class SingleThreadedWorkQueue final : public ConcurrentWorkQueue {
     while (*remaining > 0) {
       if (tasks_.empty()) {
         // Nothing to run here: the values wait on other threads (a task
-        // added from outside, or work on another device).
-        cv_.wait(lock);
+        // added from outside, or work on another device), which are often
+        // microseconds away: spin briefly, then sleep.
+        lock.unlock();
+        internal::SpinBriefly([&] {
+          std::lock_guard<std::mutex> check(mutex_);
+          return *remaining == 0 || !tasks_.empty();
+        });
+        lock.lock();
+        if (*remaining > 0 && tasks_.empty()) cv_.wait(lock);
         continue;
       }
       RunOneTask(lock);

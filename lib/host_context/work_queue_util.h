@@ -22,6 +22,25 @@ inline void CpuRelax() {
 #endif
 }
 
+// How long a thread that awaits values spins (yielding its core) before it
+// sleeps: a value due within microseconds (a device's completion, a short
+// task on another thread) is then seen without the wake-up a sleeping
+// thread needs, 5-25 us on a VM (most of an eager GPU round trip). A wait
+// longer than this costs at most this much of a core, once per Await.
+inline constexpr std::chrono::microseconds kAwaitSpin{50};
+
+// Spins (yielding) until `done()` or kAwaitSpin has passed; returns
+// `done()`'s last answer.
+template <typename Done>
+bool SpinBriefly(const Done& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kAwaitSpin;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 // Exponential backoff for polling loops that wait on other threads: yields
 // first, then sleeps from 10 us up to 1 ms.
 class Backoff {
