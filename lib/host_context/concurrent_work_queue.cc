@@ -1,7 +1,10 @@
 #include "asyncrt/host_context/concurrent_work_queue.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +49,17 @@ absl::StatusOr<std::unique_ptr<ConcurrentWorkQueue>> CreateWorkQueue(
 }
 
 namespace internal {
+
+std::chrono::microseconds AwaitSpin() {
+  static const std::chrono::microseconds spin = [] {
+    int64_t us = 50;
+    if (const char* value = std::getenv("ASYNCRT_AWAIT_SPIN_US")) {
+      if (!absl::SimpleAtoi(value, &us) || us < 0) us = 50;
+    }
+    return std::chrono::microseconds(us);
+  }();
+  return spin;
+}
 
 void BlockUntilAllReady(absl::Span<const RCReference<AsyncValue>> values) {
   struct Latch {

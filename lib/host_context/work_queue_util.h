@@ -25,15 +25,17 @@ inline void CpuRelax() {
 // How long a thread that awaits values spins (yielding its core) before it
 // sleeps: a value due within microseconds (a device's completion, a short
 // task on another thread) is then seen without the wake-up a sleeping
-// thread needs, 5-25 us on a VM (most of an eager GPU round trip). A wait
-// longer than this costs at most this much of a core, once per Await.
-inline constexpr std::chrono::microseconds kAwaitSpin{50};
+// thread needs, 5-25 us on a VM (most of an eager GPU round trip), and the
+// thread's core stays awake for what it does next. A wait longer than
+// this costs at most this much of a core, once per Await. 50 us, or
+// ASYNCRT_AWAIT_SPIN_US (read once; 0 turns the spin off).
+std::chrono::microseconds AwaitSpin();
 
-// Spins (yielding) until `done()` or kAwaitSpin has passed; returns
+// Spins (yielding) until `done()` or AwaitSpin() has passed; returns
 // `done()`'s last answer.
 template <typename Done>
 bool SpinBriefly(const Done& done) {
-  const auto deadline = std::chrono::steady_clock::now() + kAwaitSpin;
+  const auto deadline = std::chrono::steady_clock::now() + AwaitSpin();
   while (!done()) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::yield();
