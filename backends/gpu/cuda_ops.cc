@@ -616,6 +616,15 @@ bool RunMatmul(const Matmul& mm, OpCall& op) {
                 "cublasLtMatmul", op);
 }
 
+// `y` set to zeros: a product over an empty inner dimension, which
+// cuBLASLt's layouts cannot describe.
+bool FillZeros(const AsyncRT_TensorView& y, OpCall& op) {
+  return op.Launched(
+      cudaMemsetAsync(y.data, 0, NumElements(y) * ElementBytes(y.dtype),
+                      op.stream()),
+      "zeroing the result");
+}
+
 void MatmulKernel(AsyncRT_KernelContext* context, void*,
                   AsyncRT_Status* status) {
   OpCall op(context, status);
@@ -638,6 +647,25 @@ void MatmulKernel(AsyncRT_KernelContext* context, void*,
   mm.b = b.data;
   mm.d = y.data;
   if (NumElements(y) == 0) return;
+  if (mm.k == 0) {
+    if (op.num_inputs() > 2) {
+      op.Unsupported(
+          "a fused bias or sum on a matrix product over an empty inner "
+          "dimension");
+      return;
+    }
+    UnaryOp activation;
+    float alpha, beta;
+    if (!FusedActivation(op, &activation, &alpha, &beta) || !FillZeros(y, op)) {
+      return;
+    }
+    if (activation != UnaryOp::kIdentity) {
+      op.Launched(LaunchUnary(activation, ToGpu(y.dtype), y.data, y.data,
+                              NumElements(y), alpha, beta, op.stream()),
+                  "launching the activation");
+    }
+    return;
+  }
   // Batches: each operand has all of the result's, or one.
   const int64_t matrix_d = mm.m * mm.n;
   mm.batch = NumElements(y) / matrix_d;
@@ -811,6 +839,10 @@ void AttentionKernel(AsyncRT_KernelContext* context, void*,
     in.k_row = widths[1];
     in.v_row = widths[2];
   }
+  if (shape.q_heads <= 0 || shape.kv_heads <= 0) {
+    op.Invalid("q_num_heads and kv_num_heads must be positive");
+    return;
+  }
   shape.head_size = static_cast<int>(widths[0] / shape.q_heads);
   shape.value_head_size = static_cast<int>(widths[2] / shape.kv_heads);
   if (NumElements(y) == 0) return;
@@ -914,6 +946,14 @@ void GemmKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
   mm.d = y.data;
   mm.alpha = op.Float("alpha", 1.f);
   if (NumElements(y) == 0) return;
+  if (mm.k == 0) {
+    if (c.data != nullptr) {
+      op.Unsupported("gemm's C over an empty inner dimension");
+      return;
+    }
+    FillZeros(y, op);
+    return;
+  }
   if (c.data != nullptr) {
     if (c.dtype != a.dtype || !op.RequireRank(c)) {
       op.Invalid("gemm's C must have the operands' dtype");

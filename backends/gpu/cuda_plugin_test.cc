@@ -621,6 +621,19 @@ TEST_F(CudaPluginTest, FusedAttentionMatchesTheCpu) {
              four, DType::kBF16, 2e-2f);
 }
 
+// Found by cuda_plugin_random_ops_test: a product over an empty inner
+// dimension divided by zero (SIGFPE). It is zeros, as on the CPU.
+TEST_F(CudaPluginTest, ProductsOverAnEmptyInnerDimensionAreZeros) {
+  ExpectSame("nn.matmul", Args(Random({2, 0}), Random({0, 3})));
+  ExpectSame("nn.matmul", Args(Random({4, 3, 0}), Random({0, 5})));
+  ExpectSame("nn.gemm", Args(Random({2, 0}), Random({0, 3})));
+  TensorHandle a = Random({2, 0}).TransferTo(*exec_ctx_, *gpu_);
+  TensorHandle b = Random({0, 3}).TransferTo(*exec_ctx_, *gpu_);
+  TensorHandle bias = Random({3}).TransferTo(*exec_ctx_, *gpu_);
+  EXPECT_THAT(ErrorOf(Run("nn.matmul", "cuda", {&a, &b, &bias})),
+              HasSubstr("nn.matmul on CUDA:0: a fused bias"));
+}
+
 TEST_F(CudaPluginTest, MatrixProductsMatchTheCpu) {
   // f32 without TF32 is exact to f32 rounding.
   ExpectSame("nn.matmul", Args(Random({64, 96}), Random({96, 128})), OpAttrs(),

@@ -952,6 +952,17 @@ TEST(OpRegistryTest, LookupsRaceRegistrationSafely) {
   }
 }
 
+TEST(OpRegistryTest, ListsTheOpsOfADeviceType) {
+  OpRegistry registry;
+  registry.AddOp("declared_only", NoMetadata);
+  registry.AddDispatch("b", "cpu", NoDispatch);
+  registry.AddDispatch("a", "cpu", NoDispatch);
+  registry.AddDispatch("a", "sim", NoDispatch);
+  EXPECT_EQ(registry.OpNamesFor("cpu"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(registry.OpNamesFor("sim"), (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(registry.OpNamesFor("gpu").empty());
+}
+
 TEST(OpRegistryTest, ReRegistrationMakesANewEntryAndKeepsTheOld) {
   OpRegistry registry;
   registry.AddDispatch("op", "cpu", NoDispatch);

@@ -1,5 +1,6 @@
 #include "asyncrt/core_runtime/op_registry.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -147,6 +148,19 @@ bool OpRegistry::HasDeviceType(absl::string_view device_type) const {
     if (entry->FindImplementation(device_type) != nullptr) return true;
   }
   return false;
+}
+
+std::vector<std::string> OpRegistry::OpNamesFor(
+    absl::string_view device_type) const {
+  const Table& table = *table_.load(std::memory_order_acquire);
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : table.ops) {
+    if (entry->FindImplementation(device_type) != nullptr) {
+      names.emplace_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 void ApplyStaticOpRegistration(OpRegistration registration) {

@@ -65,17 +65,16 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(
     const void*, size_t) {
   return kRefused;
 }
-cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t*,
-                                          cudaDataType, uint64_t, uint64_t,
-                                          int64_t) {
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t*, cudaDataType,
+                                          uint64_t, uint64_t, int64_t) {
   return kRefused;
 }
 cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t) {
   return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasLtMatrixLayoutSetAttribute(
-    cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, const void*,
-    size_t) {
+cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t,
+                                                cublasLtMatrixLayoutAttribute_t,
+                                                const void*, size_t) {
   return kRefused;
 }
 

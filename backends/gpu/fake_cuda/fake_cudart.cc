@@ -1,9 +1,9 @@
 // A stand-in for CUDA's runtime (libcudart.so.13) with no GPU behind it:
 // what the CUDA plug-in's host path calls, answered on the host. Device
-// and pinned memory are host memory, copies are memmove, kernel launches,
-// events and stream waits do nothing and succeed (so kernels' results are
-// whatever the memory held), graphs are not supported, and a stream
-// callback runs at once.
+// and pinned memory are host memory, copies and fills are done at once
+// (memmove, memset), kernel launches, events and stream waits do nothing
+// and succeed (so kernels' results are whatever the memory held), graphs
+// are not supported, and a stream callback runs at once.
 //
 // With it on LD_LIBRARY_PATH the plug-in loads on a machine without a GPU,
 // so that its host side (the C API, attributes, errors, the block cache,
@@ -149,6 +149,11 @@ cudaError_t cudaFreeHost(void* memory) {
 cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t size,
                             cudaMemcpyKind, cudaStream_t) {
   std::memmove(to, from, size);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* memory, int value, size_t size,
+                            cudaStream_t) {
+  std::memset(memory, value, size);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy2DAsync(void* to, size_t to_pitch, const void* from,

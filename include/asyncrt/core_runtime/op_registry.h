@@ -250,6 +250,9 @@ class OpRegistry {
                    const void* data = nullptr);
   // Whether `device_type` has an implementation of any op. Lock-free.
   bool HasDeviceType(absl::string_view device_type) const;
+  // The ops with an implementation for `device_type`, sorted by name
+  // (what a device runs; for tools and tests). Lock-free.
+  std::vector<std::string> OpNamesFor(absl::string_view device_type) const;
 
   // A small integer naming `device_type` ("cpu", "gpu", ...), the same for
   // the same name for the life of the process. Thread-safe.
