@@ -186,6 +186,105 @@ class RandomOpsTest : public ::testing::Test {
     return attrs;
   }
 
+  // Operands and attributes shaped as `op` takes them (small random
+  // sizes, now and then an empty one, optional operands and options
+  // drawn), for the ops whose operands must agree in several dimensions;
+  // false for the others.
+  bool Shaped(const std::string& op, std::vector<std::vector<int64_t>>* shapes,
+              OpAttrs* attrs) {
+    auto size = [&] {
+      return static_cast<int64_t>(Pick(16) == 0 ? 0 : 1 + Pick(4));
+    };
+    const int64_t n = size(), c = 1 + Pick(4), h = 2 + Pick(5), w = 2 + Pick(5);
+    const bool nhwc = Pick(4) == 0;
+    if (nhwc) attrs->SetString("data_format", "NHWC");
+    auto image = [&](int64_t channels) {
+      return nhwc ? std::vector<int64_t>{n, h, w, channels}
+                  : std::vector<int64_t>{n, channels, h, w};
+    };
+    const int64_t k = 1 + Pick(3), stride = 1 + Pick(2), pad = Pick(2);
+    if (op == "nn.conv") {
+      const int64_t group = 1 + Pick(2), out = group * (1 + Pick(3));
+      shapes->push_back(image(group * c));
+      shapes->push_back(nhwc ? std::vector<int64_t>{out, k, k, c}
+                             : std::vector<int64_t>{out, c, k, k});
+      if (Pick(2) == 0) shapes->push_back({out});
+      attrs->Set<int64_t>("group", group);
+      attrs->SetArray<int64_t>("kernel_shape", {k, k});
+      attrs->SetArray<int64_t>("strides", {stride, stride});
+      attrs->SetArray<int64_t>("pads", {pad, pad, pad, pad});
+      attrs->SetArray<int64_t>("dilations", {1 + Pick(2), 1});
+      static const char* const kActivations[] = {"none", "relu", "clip",
+                                                 "sigmoid", "swish"};
+      attrs->SetString("activation", kActivations[Pick(5)]);
+      return true;
+    }
+    if (op == "nn.max_pool" || op == "nn.average_pool") {
+      shapes->push_back(image(c));
+      attrs->SetArray<int64_t>("kernel_shape", {k, k});
+      attrs->SetArray<int64_t>("strides", {stride, stride});
+      attrs->SetArray<int64_t>("pads", {pad, pad, pad, pad});
+      attrs->Set<int64_t>("ceil_mode", Pick(2));
+      attrs->Set<int64_t>("count_include_pad", Pick(2));
+      return true;
+    }
+    if (op == "nn.batch_normalization") {
+      shapes->push_back(image(c));
+      for (int i = 0; i < 4; ++i) shapes->push_back({c});
+      attrs->Set<float>("epsilon", 1e-5f);
+      return true;
+    }
+    const int64_t m = size(), inner = size(), cols = 1 + Pick(5);
+    if (op == "nn.matmul") {
+      shapes->push_back(Pick(2) ? std::vector<int64_t>{m, inner}
+                                : std::vector<int64_t>{c, m, inner});
+      shapes->push_back({inner, cols});
+      if (Pick(3) == 0) shapes->push_back({cols});
+      if (Pick(2) == 0)
+        attrs->SetString("activation", Pick(2) ? "relu" : "gelu");
+      return true;
+    }
+    if (op == "nn.gemm") {
+      const bool ta = Pick(2), tb = Pick(2);
+      shapes->push_back(ta ? std::vector<int64_t>{inner, m}
+                           : std::vector<int64_t>{m, inner});
+      shapes->push_back(tb ? std::vector<int64_t>{cols, inner}
+                           : std::vector<int64_t>{inner, cols});
+      if (Pick(2) == 0) {
+        shapes->push_back(Pick(2) ? std::vector<int64_t>{cols}
+                                  : std::vector<int64_t>{m, cols});
+      }
+      attrs->Set<int64_t>("transA", ta);
+      attrs->Set<int64_t>("transB", tb);
+      return true;
+    }
+    if (op == "nn.attention") {
+      const int64_t kv_heads = 1 + Pick(2), heads = kv_heads * (1 + Pick(2));
+      const int64_t head = 2 * (1 + Pick(4)), keys = size();
+      attrs->Set<int64_t>("q_num_heads", heads);
+      attrs->Set<int64_t>("kv_num_heads", kv_heads);
+      if (Pick(4) == 0) {
+        shapes->push_back({n, m, (heads + 2 * kv_heads) * head});
+        attrs->SetArray<int64_t>(
+            "qkv_widths", {heads * head, kv_heads * head, kv_heads * head});
+        return true;
+      }
+      shapes->push_back({n, m, heads * head});
+      shapes->push_back({n, keys, kv_heads * head});
+      shapes->push_back({n, keys, kv_heads * head});
+      if (Pick(3) == 0) attrs->Set<int64_t>("is_causal", 1);
+      return true;
+    }
+    if (op == "nn.layer_normalization") {
+      shapes->push_back({m, c, cols});
+      shapes->push_back({cols});
+      if (Pick(2) == 0) shapes->push_back({cols});
+      attrs->Set<int64_t>("axis", -1);
+      return true;
+    }
+    return false;
+  }
+
   size_t Pick(size_t n) {
     return std::uniform_int_distribution<size_t>(0, n - 1)(rng_);
   }
@@ -215,23 +314,32 @@ TEST_F(RandomOpsTest, EveryCallComputesOrFailsNamingTheOp) {
     const std::string& op = ops[Pick(ops.size())];
     // Half the calls take operands alike (same dtype and shape), which
     // elementwise ops and most others need; the rest anything.
+    // Some calls of ops with a shape of their own take operands so shaped.
     const bool alike = Pick(2) == 0;
     const DType dtype = alike && Pick(3) != 0 ? DType::kF32 : RandomDType();
     const std::vector<int64_t> shape = RandomShape();
+    OpAttrs attrs = RandomAttrs();
+    std::vector<std::vector<int64_t>> shaped;
+    const bool use_shaped = Pick(3) != 0 && Shaped(op, &shaped, &attrs);
+    const DType shaped_dtype = Pick(4) == 0 ? DType::kF16 : DType::kF32;
     std::vector<TensorHandle> args;
     std::vector<std::string> described;
     const auto known = arity.find(op);
-    const int count = known != arity.end() && Pick(4) != 0
+    const int count = use_shaped ? static_cast<int>(shaped.size())
+                      : known != arity.end() && Pick(4) != 0
                           ? known->second
                           : 1 + static_cast<int>(Pick(alike ? 3 : 5));
     for (int i = 0; i < count; ++i) {
-      const DType arg_dtype = alike ? dtype : RandomDType();
-      const std::vector<int64_t> arg_shape = alike ? shape : RandomShape();
+      const DType arg_dtype = use_shaped ? shaped_dtype
+                              : alike    ? dtype
+                                         : RandomDType();
+      const std::vector<int64_t> arg_shape = use_shaped ? shaped[i]
+                                             : alike    ? shape
+                                                        : RandomShape();
       described.push_back(absl::StrCat(DTypeName(arg_dtype), "[",
                                        absl::StrJoin(arg_shape, "x"), "]"));
       args.push_back(Operand(arg_dtype, arg_shape));
     }
-    OpAttrs attrs = RandomAttrs();
     for (const auto& [name, kind] : required[op]) {
       if (kind == 'a') {
         std::vector<int64_t> values =
