@@ -11,7 +11,7 @@
 set -euo pipefail
 build=${1:-build}
 out=${2:-$build/asyncrt-gpu.tar.xz}
-programs=(cuda_plugin_test gpu_benchmark)
+programs=(cuda_plugin_test cuda_plugin_random_ops_test gpu_benchmark)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"

@@ -5,8 +5,9 @@
 #
 #   run_gpu_suite.sh [OUT_DIR]
 #
-# Writes OUT_DIR/gpu_tests.xml (GoogleTest) and OUT_DIR/gpu_benchmark.json
-# (Google Benchmark), and prints the test summary and the benchmark table.
+# Writes OUT_DIR/gpu_tests.xml and gpu_random_ops.xml (GoogleTest) and
+# OUT_DIR/gpu_benchmark.json (Google Benchmark), and prints the test
+# summary and the benchmark table.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/out}
@@ -31,6 +32,14 @@ status=0
 "$here/bin/cuda_plugin_test" --gtest_output="xml:$out/gpu_tests.xml" \
   2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|error|Expected|Which is|element|CPU " | head -80
 [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+# Random calls of every op on the real GPU: what the host side lets
+# through must not fault the device either.
+if [[ -x "$here/bin/cuda_plugin_random_ops_test" ]]; then
+  "$here/bin/cuda_plugin_random_ops_test" \
+    --gtest_output="xml:$out/gpu_random_ops.xml" 2>&1 |
+    tee "$out/gpu_random_ops.log" | grep -E "^\[  (FAILED|PASSED) |Failure|computed" | head -20
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
 "$here/bin/gpu_benchmark" --benchmark_repetitions="${BENCH_REPETITIONS:-5}" \
   --benchmark_report_aggregates_only=true --benchmark_enable_random_interleaving=true \
   --benchmark_min_time="${BENCH_MIN_TIME:-0.3}" \
