@@ -148,18 +148,19 @@ cudaError_t cudaFreeHost(void* memory) {
 
 cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t size,
                             cudaMemcpyKind, cudaStream_t) {
-  std::memmove(to, from, size);
+  // CUDA takes null pointers for nothing to copy; memmove does not.
+  if (size > 0) std::memmove(to, from, size);
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void* memory, int value, size_t size,
                             cudaStream_t) {
-  std::memset(memory, value, size);
+  if (size > 0) std::memset(memory, value, size);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy2DAsync(void* to, size_t to_pitch, const void* from,
                               size_t from_pitch, size_t width, size_t height,
                               cudaMemcpyKind, cudaStream_t) {
-  for (size_t row = 0; row < height; ++row) {
+  for (size_t row = 0; width > 0 && row < height; ++row) {
     std::memmove(static_cast<char*>(to) + row * to_pitch,
                  static_cast<const char*>(from) + row * from_pitch, width);
   }
