@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/host_context/host_context.h"
 #include "asyncrt/tensor/dense_host_tensor.h"
@@ -26,6 +27,7 @@ struct Wrapped {
   OpDispatchFn dispatch;
   const void* data;
   uint32_t accepted_tensors;
+  const char* op;  // For errors.
 };
 std::map<std::string, Wrapped>& WrappedImplementations() {
   static auto* wrapped = new std::map<std::string, Wrapped>();
@@ -91,14 +93,16 @@ void DispatchWithHalvesInF32(OpInvocation& invocation) {
     tensors[i] = &tensor;
     if (!IsHalf(tensor.dtype())) continue;
     if (tensor.tensor_type() != DenseHostTensorType()) {
-      return FailAll(invocation, "f16/bf16 on the CPU",
-                     "only dense host tensors are widened to f32");
+      return FailAll(invocation, wrapped.op,
+                     "f16/bf16 on the CPU: only dense host tensors are "
+                     "widened to f32");
     }
     widened.push_back(Converted(static_cast<const DenseHostTensor&>(tensor),
                                 DType::kF32, host));
     if (!widened.back()) {
-      return FailAll(invocation, "f16/bf16 on the CPU",
-                     "out of host memory widening an argument to f32");
+      return FailAll(invocation, wrapped.op,
+                     "f16/bf16 on the CPU: out of host memory widening an "
+                     "argument to f32");
     }
     arguments[i] = widened.back().GetAsyncValue();
     tensors[i] = &widened.back().get();
@@ -126,9 +130,12 @@ void DispatchWithHalvesInF32(OpInvocation& invocation) {
     // The CPU's kernels answer at once.
     if (!result->IsAvailable() ||
         result->get<Tensor>().tensor_type() != DenseHostTensorType()) {
-      invocation.results[r] = MakeErrorAsyncValueRef(absl::InternalError(
-          "f16/bf16 on the CPU: the f32 kernel's result is not a dense host "
-          "tensor available at once"));
+      // A oneDNN layout (result_layout), which halves do not take.
+      invocation.results[r] = MakeErrorAsyncValueRef(absl::UnimplementedError(
+          absl::StrCat(wrapped.op,
+                       ": f16/bf16 on the CPU: the f32 kernel's result is "
+                       "not a plain dense tensor at once (result_layout "
+                       "other than plain is for f32)")));
       continue;
     }
     AsyncValueRef<DenseHostTensor> narrowed =
@@ -137,8 +144,8 @@ void DispatchWithHalvesInF32(OpInvocation& invocation) {
       invocation.results[r] = narrowed;
     } else {
       invocation.results[r] = MakeErrorAsyncValueRef(
-          absl::ResourceExhaustedError("f16/bf16 on the CPU: out of host "
-                                       "memory"));
+          absl::ResourceExhaustedError(absl::StrCat(
+              wrapped.op, ": f16/bf16 on the CPU: out of host memory")));
     }
   }
 }
@@ -226,9 +233,9 @@ void ComputeHalvesInF32OnCpu(OpRegistry& registry) {
         entry ? entry->FindImplementation("cpu") : nullptr;
     if (cpu == nullptr || cpu->dispatch == DispatchWithHalvesInF32) continue;
     auto [it, inserted] = WrappedImplementations().try_emplace(
-        op, Wrapped{cpu->dispatch, cpu->data, cpu->accepted_tensors});
+        op, Wrapped{cpu->dispatch, cpu->data, cpu->accepted_tensors, op});
     if (!inserted)
-      it->second = {cpu->dispatch, cpu->data, cpu->accepted_tensors};
+      it->second = {cpu->dispatch, cpu->data, cpu->accepted_tensors, op};
     registry.AddDispatch(op, "cpu", DispatchWithHalvesInF32,
                          it->second.accepted_tensors, &it->second);
   }

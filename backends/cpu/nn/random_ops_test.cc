@@ -1,0 +1,57 @@
+// Every nn.* op of the CPU device, called 20,000 times at random
+// (testing/random_op_calls.h): each call must either compute or fail with
+// an error that names the op; never a crash, a hang or a leak (the
+// sanitizer trees run it too). ASYNCRT_RANDOM_OPS_TRIALS (default 20000)
+// and ASYNCRT_RANDOM_OPS_SEED (default 1) change the run;
+// ASYNCRT_RANDOM_OPS_SHOW_ERRORS=1 prints every error.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "asyncrt/core_runtime/op_registry.h"
+#include "asyncrt/runtime/runtime.h"
+#include "gtest/gtest.h"
+#include "testing/random_op_calls.h"
+
+namespace asyncrt {
+namespace {
+
+int64_t EnvInt(const char* name, int64_t fallback) {
+  const char* text = std::getenv(name);
+  int64_t value = 0;
+  return text != nullptr && absl::SimpleAtoi(text, &value) ? value : fallback;
+}
+
+TEST(CpuRandomOpsTest, EveryCallComputesOrFailsNamingTheOp) {
+  RuntimeOptions options;
+  options.work_queue = "mstd:2";
+  options.device_plugins_from_environment = false;
+  std::unique_ptr<Runtime> runtime = *Runtime::Create(options);
+  ExecutionContext exec_ctx = *runtime->CreateExecutionContext();
+  std::vector<std::string> ops;
+  for (std::string& op : OpRegistry::Global().OpNamesFor("cpu")) {
+    if (absl::StartsWith(op, "nn.")) ops.push_back(std::move(op));
+  }
+  ASSERT_GT(ops.size(), 100u);
+  const int64_t trials = EnvInt("ASYNCRT_RANDOM_OPS_TRIALS", 20000);
+  Device& host = runtime->host().host_device();
+  testing::RandomOpCalls calls(
+      runtime->core_runtime(), exec_ctx, host, host, "cpu",
+      static_cast<uint64_t>(EnvInt("ASYNCRT_RANDOM_OPS_SEED", 1)));
+  calls.Run(ops, trials, EnvInt("ASYNCRT_RANDOM_OPS_SHOW_ERRORS", 0) != 0);
+  std::printf("computed %lld of %lld calls of %zu ops; per op "
+              "(computed/called): %s\n",
+              static_cast<long long>(calls.computed()),
+              static_cast<long long>(trials), ops.size(),
+              calls.Summary().c_str());
+  EXPECT_GT(calls.computed(), trials / 10);
+  runtime->Quiesce();
+}
+
+}  // namespace
+}  // namespace asyncrt
