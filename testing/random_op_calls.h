@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <random>
@@ -31,6 +32,27 @@
 #include "gtest/gtest.h"
 
 namespace asyncrt::testing {
+
+// A run's size and seed: ASYNCRT_RANDOM_OPS_TRIALS (default 20000),
+// ASYNCRT_RANDOM_OPS_SEED (default 1); ASYNCRT_RANDOM_OPS_SHOW_ERRORS=1
+// prints every error.
+struct RandomOpCallSettings {
+  int64_t trials = 20000;
+  uint64_t seed = 1;
+  bool show_errors = false;
+
+  static RandomOpCallSettings FromEnvironment() {
+    auto read = [](const char* name, int64_t fallback) {
+      const char* text = std::getenv(name);
+      int64_t value = 0;
+      return text != nullptr && absl::SimpleAtoi(text, &value) ? value
+                                                               : fallback;
+    };
+    return {read("ASYNCRT_RANDOM_OPS_TRIALS", 20000),
+            static_cast<uint64_t>(read("ASYNCRT_RANDOM_OPS_SEED", 1)),
+            read("ASYNCRT_RANDOM_OPS_SHOW_ERRORS", 0) != 0};
+  }
+};
 
 class RandomOpCalls {
  public:

@@ -25,6 +25,7 @@
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/device/dense_device_tensor.h"
 #include "asyncrt/runtime/runtime.h"
+#include "backends/gpu/cuda_runtime_test.h"
 #include "backends/gpu/gpu_models.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -42,45 +43,8 @@ std::vector<TensorHandle> Args(Handles&&... handles) {
   return args;
 }
 
-std::string PluginPath() {
-  const char* path = std::getenv("ASYNCRT_CUDA_PLUGIN");
-  return path != nullptr ? path : CUDA_PLUGIN;
-}
-
-class CudaPluginTest : public ::testing::Test {
+class CudaPluginTest : public testing::CudaRuntimeTest {
  protected:
-  void SetUp() override {
-    const OpEntry* relu = OpRegistry::Global().Find("nn.relu");
-    if (relu == nullptr || relu->metadata_fn == nullptr) {
-      GTEST_SKIP() << "the nn.* op library (oneDNN) is not linked: its shape "
-                      "functions are what GPU kernels allocate by";
-    }
-    RuntimeOptions options;
-    options.work_queue = "mstd:2";
-    options.device_plugins = {PluginPath()};
-    options.device_plugins_from_environment = false;
-    absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
-    if (!runtime.ok() &&
-        absl::StrContains(runtime.status().message(), "no CUDA GPU")) {
-      GTEST_SKIP() << "no GPU here (the CUDA plug-in says: "
-                   << runtime.status().message() << ")";
-    }
-    ASSERT_TRUE(runtime.ok()) << runtime.status();
-    runtime_ = *std::move(runtime);
-    exec_ctx_.emplace(*runtime_->CreateExecutionContext());
-    gpu_ = &FindDevice("CUDA:0");
-  }
-
-  void TearDown() override {
-    if (!runtime_) return;
-    exec_ctx_.reset();
-    runtime_->Quiesce();
-    // Every byte of device memory is back.
-    auto* device = AsStreamDevice(gpu_);
-    testing::DrainDevice(runtime_->host(), *device);
-    EXPECT_EQ(device->allocator().GetStats().live_bytes, 0);
-  }
-
   Device& FindDevice(absl::string_view name) {
     absl::StatusOr<RCReference<Device>> device =
         runtime_->host().device_manager().FindDevice(name);
@@ -240,9 +204,6 @@ class CudaPluginTest : public ::testing::Test {
   }
 
   std::mt19937 rng_{42};
-  std::unique_ptr<Runtime> runtime_;
-  std::optional<ExecutionContext> exec_ctx_;
-  Device* gpu_ = nullptr;
 };
 
 TEST_F(CudaPluginTest, TheGpuIsADevice) {

@@ -6,13 +6,11 @@
 // ASYNCRT_RANDOM_OPS_SHOW_ERRORS=1 prints every error.
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/runtime/runtime.h"
 #include "gtest/gtest.h"
@@ -20,12 +18,6 @@
 
 namespace asyncrt {
 namespace {
-
-int64_t EnvInt(const char* name, int64_t fallback) {
-  const char* text = std::getenv(name);
-  int64_t value = 0;
-  return text != nullptr && absl::SimpleAtoi(text, &value) ? value : fallback;
-}
 
 TEST(CpuRandomOpsTest, EveryCallComputesOrFailsNamingTheOp) {
   RuntimeOptions options;
@@ -38,17 +30,17 @@ TEST(CpuRandomOpsTest, EveryCallComputesOrFailsNamingTheOp) {
     if (absl::StartsWith(op, "nn.")) ops.push_back(std::move(op));
   }
   ASSERT_GT(ops.size(), 100u);
-  const int64_t trials = EnvInt("ASYNCRT_RANDOM_OPS_TRIALS", 20000);
+  const auto settings = testing::RandomOpCallSettings::FromEnvironment();
+  const int64_t trials = settings.trials;
   Device& host = runtime->host().host_device();
-  testing::RandomOpCalls calls(
-      runtime->core_runtime(), exec_ctx, host, host, "cpu",
-      static_cast<uint64_t>(EnvInt("ASYNCRT_RANDOM_OPS_SEED", 1)));
-  calls.Run(ops, trials, EnvInt("ASYNCRT_RANDOM_OPS_SHOW_ERRORS", 0) != 0);
-  std::printf("computed %lld of %lld calls of %zu ops; per op "
-              "(computed/called): %s\n",
-              static_cast<long long>(calls.computed()),
-              static_cast<long long>(trials), ops.size(),
-              calls.Summary().c_str());
+  testing::RandomOpCalls calls(runtime->core_runtime(), exec_ctx, host, host,
+                               "cpu", settings.seed);
+  calls.Run(ops, trials, settings.show_errors);
+  std::printf(
+      "computed %lld of %lld calls of %zu ops; per op "
+      "(computed/called): %s\n",
+      static_cast<long long>(calls.computed()), static_cast<long long>(trials),
+      ops.size(), calls.Summary().c_str());
   EXPECT_GT(calls.computed(), trials / 10);
   runtime->Quiesce();
 }
