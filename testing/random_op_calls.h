@@ -213,7 +213,8 @@ class RandomOpCalls {
   }
 
   // Up to four attributes from the ones the ops and their shape functions
-  // read, each with a value that may or may not make sense.
+  // read, each with a value that may or may not make sense, now and then
+  // of another type than the op reads.
   OpAttrs RandomAttrs() {
     static const char* const kInts[] = {"axis",
                                         "group",
@@ -246,7 +247,7 @@ class RandomOpCalls {
         {"reduction", {"none", "mean", "sum", "max"}}};
     OpAttrs attrs;
     for (int i = 0, n = Pick(5); i < n; ++i) {
-      switch (Pick(5)) {
+      switch (Pick(6)) {
         case 0:
           attrs.Set<int64_t>(kInts[Pick(std::size(kInts))],
                              static_cast<int64_t>(Pick(9)) - 4);
@@ -264,8 +265,30 @@ class RandomOpCalls {
           attrs.SetString(name, values[Pick(values.size())]);
           break;
         }
-        default:
+        case 4:
           attrs.Set("to", RandomDType());
+          break;
+        default: {
+          // A name the ops read, with a value of another type (an axis as
+          // a string, a shape as a float, a dtype as an integer).
+          static const char* const kAny[] = {
+              "axis",  "perm", "shape", "to",   "pads",
+              "alpha", "mode", "group", "axes", "activation"};
+          const char* name = kAny[Pick(std::size(kAny))];
+          switch (Pick(4)) {
+            case 0:
+              attrs.SetString(name, "3");
+              break;
+            case 1:
+              attrs.Set<float>(name, 2.5f);
+              break;
+            case 2:
+              attrs.Set<bool>(name, true);
+              break;
+            default:
+              attrs.SetArray<float>(name, {1.f, -1.f});
+          }
+        }
       }
     }
     return attrs;
