@@ -61,7 +61,8 @@ std::chrono::microseconds AwaitSpin() {
   return spin;
 }
 
-void BlockUntilAllReady(absl::Span<const RCReference<AsyncValue>> values) {
+void BlockUntilAllReady(absl::Span<const RCReference<AsyncValue>> values,
+                        bool may_spin) {
   struct Latch {
     std::mutex mutex;
     std::condition_variable cv;
@@ -73,7 +74,7 @@ void BlockUntilAllReady(absl::Span<const RCReference<AsyncValue>> values) {
     if (value->IsUnavailable()) pending.push_back(value.get());
   }
   if (pending.empty()) return;
-  const bool ready = SpinBriefly([&] {
+  const bool ready = may_spin && SpinBriefly([&] {
     return std::none_of(pending.begin(), pending.end(), [](AsyncValue* value) {
       return value->IsUnavailable();
     });

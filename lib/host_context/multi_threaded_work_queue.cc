@@ -113,6 +113,8 @@ class NonBlockingPool {
   }
 
   int num_threads() const { return static_cast<int>(workers_.size()); }
+  // Workers not parked (running or spinning for tasks); racy, a hint.
+  int BusyWorkers() const { return num_threads() - event_.NumWaiters(); }
   bool IsInWorkerThread() const { return current_pool == this; }
   int CurrentIndex() const { return current_pool == this ? current_index : -1; }
 
@@ -412,7 +414,11 @@ class MultiThreadedWorkQueue final : public ConcurrentWorkQueue {
 
   void Await(absl::Span<const RCReference<AsyncValue>> values) override {
     assert(!IsInWorkerThread() && "Await called from a worker thread");
-    internal::BlockUntilAllReady(values);
+    // Spin only while every worker is parked: the values then wait on
+    // another thread or a device, and spinning takes nothing from the
+    // pool (while it computes a model, the wait is long and its workers
+    // want the cores).
+    internal::BlockUntilAllReady(values, non_blocking_.BusyWorkers() == 0);
   }
 
   void Quiesce() override {

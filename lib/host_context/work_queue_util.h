@@ -62,7 +62,10 @@ class Backoff {
 };
 
 // Blocks the calling thread until every value is available.
-void BlockUntilAllReady(absl::Span<const RCReference<AsyncValue>> values);
+// With `may_spin`, spins first (SpinBriefly); a caller whose spinning would
+// take a core from busy workers passes false.
+void BlockUntilAllReady(absl::Span<const RCReference<AsyncValue>> values,
+                        bool may_spin = true);
 
 }  // namespace asyncrt::internal
 
