@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "backends/gpu/cuda_runtime_test.h"
@@ -26,8 +27,14 @@ namespace {
 using RandomOpsTest = testing::CudaRuntimeTest;
 
 TEST_F(RandomOpsTest, EveryCallComputesOrFailsNamingTheOp) {
-  const std::vector<std::string> ops = OpRegistry::Global().OpNamesFor("cuda");
+  std::vector<std::string> ops = OpRegistry::Global().OpNamesFor("cuda");
   ASSERT_GT(ops.size(), 30u) << absl::StrJoin(ops, ", ");
+  if (!absl::StrContains(gpu_->physical_description(), "host only")) {
+    // On a GPU an out-of-range gather index fails the device's later work
+    // by design (CudaPluginTest.AGatherIndexOutOfRangeIsAnError), which
+    // would fail every call after it here.
+    std::erase(ops, "nn.gather");
+  }
   const auto settings = testing::RandomOpCallSettings::FromEnvironment();
   testing::RandomOpCalls calls(runtime_->core_runtime(), *exec_ctx_, *gpu_,
                                runtime_->host().host_device(), "cuda",

@@ -162,6 +162,31 @@ TEST_P(WorkQueueTest, AwaitSeesValuesPublishedAroundItsSpin) {
   }
 }
 
+// Values that become available while Await looks at them: each one it
+// finds unavailable gets its continuation, even if it is available by the
+// time that is added ("s" once counted such a value and skipped its
+// continuation, and waited forever).
+TEST_P(WorkQueueTest, AwaitOnValuesPublishedWhileItStarts) {
+  for (int round = 0; round < 50; ++round) {
+    std::vector<AsyncValueRef<int>> refs;
+    std::vector<RCReference<AsyncValue>> values;
+    for (int i = 0; i < 2000; ++i) {
+      refs.push_back(MakeUnconstructedAsyncValueRef<int>());
+      values.push_back(refs.back());
+    }
+    std::atomic<bool> go{false};
+    std::thread producer([&] {
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      for (auto& ref : refs) ref.emplace(1);
+    });
+    go.store(true, std::memory_order_release);
+    queue_->Await(values);
+    producer.join();
+    for (const auto& value : values) ASSERT_TRUE(value->IsAvailable());
+  }
+}
+
 TEST_P(WorkQueueTest, AwaitOnAvailableValuesReturnsAtOnce) {
   std::vector<RCReference<AsyncValue>> values = {
       MakeAvailableAsyncValueRef<int>(1), GetReadyChain(),

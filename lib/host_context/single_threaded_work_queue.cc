@@ -35,23 +35,25 @@ class SingleThreadedWorkQueue final : public ConcurrentWorkQueue {
   }
 
   void Await(absl::Span<const RCReference<AsyncValue>> values) override {
-    // Counts values still unavailable; shared with the continuations, which
-    // may run on other threads after this call has returned for others.
-    auto remaining = std::make_shared<int>(0);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (const auto& value : values) {
-        if (value->IsUnavailable()) ++*remaining;
-      }
-    }
+    // Counts values still unavailable, plus one for this call until every
+    // continuation is added (one may run at once, on a value that became
+    // available since it was counted: counting and adding in one pass,
+    // never a value counted without its continuation). Shared with the
+    // continuations, which may run on other threads after this returns.
+    auto remaining = std::make_shared<int>(1);
     for (const auto& value : values) {
       if (!value->IsUnavailable()) continue;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++*remaining;
+      }
       value->AndThen([this, remaining] {
         std::lock_guard<std::mutex> lock(mutex_);
         if (--*remaining == 0) cv_.notify_all();
       });
     }
     std::unique_lock<std::mutex> lock(mutex_);
+    --*remaining;
     while (*remaining > 0) {
       if (tasks_.empty()) {
         // Nothing to run here: the values wait on other threads (a task
