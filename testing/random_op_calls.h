@@ -76,8 +76,9 @@ class RandomOpCalls {
     for (int64_t trial = 0; trial < trials; ++trial) {
       const std::string& op = ops[Pick(ops.size())];
       // Half the calls take operands alike (same dtype and shape), which
-      // elementwise ops and most others need; the rest anything.
-      // Some calls of ops with a shape of their own take operands so shaped.
+      // elementwise ops and most others need, the rest anything; two
+      // thirds of the calls of ops with a shape of their own take operands
+      // so shaped.
       const bool alike = Pick(2) == 0;
       const DType dtype = alike && Pick(3) != 0 ? DType::kF32 : RandomDType();
       const std::vector<int64_t> shape = RandomShape();
@@ -103,17 +104,7 @@ class RandomOpCalls {
                                          absl::StrJoin(arg_shape, "x"), "]"));
         args.push_back(Operand(arg_dtype, arg_shape));
       }
-      for (const auto& [name, kind] : required_[op]) {
-        if (kind == 'a') {
-          std::vector<int64_t> values =
-              name == "shape" ? RandomShape() : RandomInts();
-          attrs.SetArray<int64_t>(name, values);
-        } else if (kind == 'd') {
-          attrs.Set(name, RandomDType());
-        } else {
-          attrs.Set<int64_t>(name, static_cast<int64_t>(Pick(7)) - 3);
-        }
-      }
+      SetRequiredAttrs(op, &attrs);
       SCOPED_TRACE(absl::StrCat("trial ", trial, ": ", op, "(",
                                 absl::StrJoin(described, ", "), ")"));
       TensorHandle result = Run(op, handler_, std::move(args), attrs);
@@ -123,23 +114,7 @@ class RandomOpCalls {
         const absl::string_view message = error->message();
         EXPECT_TRUE(absl::StrContains(message, op)) << *error;
         if (show_errors) std::printf("%s\n", std::string(message).c_str());
-        if (const size_t at = message.find("attribute `");
-            at != absl::string_view::npos &&
-            absl::StrContains(message, "required")) {
-          const size_t begin = at + 11, end = message.find('`', begin);
-          if (end != absl::string_view::npos) {
-            required_[op][std::string(message.substr(begin, end - begin))] =
-                absl::StrContains(message, "array")   ? 'a'
-                : absl::StrContains(message, "dtype") ? 'd'
-                                                      : 'i';
-          }
-        }
-        const size_t takes = message.find(" takes ");
-        int wanted = 0;
-        if (takes != absl::string_view::npos &&
-            absl::SimpleAtoi(message.substr(takes + 7, 1), &wanted)) {
-          arity_[op] = wanted;
-        }
+        LearnFrom(op, message);
         continue;
       }
       ++outcomes_[op].first;
@@ -151,8 +126,9 @@ class RandomOpCalls {
     }
   }
 
-  // Calls that computed; per op, "op computed/called".
+  // Calls that computed.
   int64_t computed() const { return computed_; }
+  // Per op, "op computed/called".
   std::string Summary() const {
     std::string summary;
     for (const auto& [op, counts] : outcomes_) {
@@ -171,6 +147,43 @@ class RandomOpCalls {
                   absl::MakeSpan(args), frozen.Freeze(),
                   absl::MakeSpan(&result, 1), nullptr);
     return result;
+  }
+
+  // What an error says `op` needs: an arity ("takes 2 arguments") or a
+  // required attribute ("attribute `axes` (an integer array) is
+  // required"), for later calls.
+  void LearnFrom(const std::string& op, absl::string_view message) {
+    if (const size_t at = message.find("attribute `");
+        at != absl::string_view::npos &&
+        absl::StrContains(message, "required")) {
+      const size_t begin = at + 11, end = message.find('`', begin);
+      if (end != absl::string_view::npos) {
+        required_[op][std::string(message.substr(begin, end - begin))] =
+            absl::StrContains(message, "array")   ? 'a'
+            : absl::StrContains(message, "dtype") ? 'd'
+                                                  : 'i';
+      }
+    }
+    const size_t takes = message.find(" takes ");
+    int wanted = 0;
+    if (takes != absl::string_view::npos &&
+        absl::SimpleAtoi(message.substr(takes + 7, 1), &wanted)) {
+      arity_[op] = wanted;
+    }
+  }
+
+  // The attributes `op`'s errors said it requires, with random values.
+  void SetRequiredAttrs(const std::string& op, OpAttrs* attrs) {
+    for (const auto& [name, kind] : required_[op]) {
+      if (kind == 'a') {
+        attrs->SetArray<int64_t>(
+            name, name == "shape" ? RandomShape() : RandomInts());
+      } else if (kind == 'd') {
+        attrs->Set(name, RandomDType());
+      } else {
+        attrs->Set<int64_t>(name, static_cast<int64_t>(Pick(7)) - 3);
+      }
+    }
   }
 
   // A random tensor of `dtype` and `shape` on the device (made in f32 on
@@ -305,8 +318,8 @@ class RandomOpCalls {
     };
     const int64_t n = size(), c = 1 + Pick(4), h = 2 + Pick(5), w = 2 + Pick(5);
     const bool nhwc = Pick(4) == 0;
-    if (nhwc) attrs->SetString("data_format", "NHWC");
     auto image = [&](int64_t channels) {
+      if (nhwc) attrs->SetString("data_format", "NHWC");
       return nhwc ? std::vector<int64_t>{n, h, w, channels}
                   : std::vector<int64_t>{n, channels, h, w};
     };

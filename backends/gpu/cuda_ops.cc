@@ -647,30 +647,18 @@ void MatmulKernel(AsyncRT_KernelContext* context, void*,
   mm.b = b.data;
   mm.d = y.data;
   if (NumElements(y) == 0) return;
-  if (mm.k == 0) {
-    if (op.num_inputs() > 2) {
-      op.Unsupported(
-          "a fused bias or sum on a matrix product over an empty inner "
-          "dimension");
-      return;
-    }
-    UnaryOp activation;
-    float alpha, beta;
-    if (!FusedActivation(op, &activation, &alpha, &beta) || !FillZeros(y, op)) {
-      return;
-    }
-    if (activation != UnaryOp::kIdentity) {
-      op.Launched(LaunchUnary(activation, ToGpu(y.dtype), y.data, y.data,
-                              NumElements(y), alpha, beta, op.stream()),
-                  "launching the activation");
-    }
+  if (mm.k == 0 && op.num_inputs() > 2) {
+    op.Unsupported(
+        "a fused bias or sum on a matrix product over an empty inner "
+        "dimension");
     return;
   }
-  // Batches: each operand has all of the result's, or one.
+  // Batches: each operand has all of the result's, or one (any number,
+  // over an empty inner dimension: the product is zeros).
   const int64_t matrix_d = mm.m * mm.n;
   mm.batch = NumElements(y) / matrix_d;
-  const int64_t batch_a = NumElements(a) / (mm.m * mm.k);
-  const int64_t batch_b = NumElements(b) / (mm.k * mm.n);
+  const int64_t batch_a = mm.k == 0 ? mm.batch : NumElements(a) / (mm.m * mm.k);
+  const int64_t batch_b = mm.k == 0 ? mm.batch : NumElements(b) / (mm.k * mm.n);
   if ((batch_a != 1 && batch_a != mm.batch) ||
       (batch_b != 1 && batch_b != mm.batch)) {
     op.Unsupported(
@@ -710,7 +698,7 @@ void MatmulKernel(AsyncRT_KernelContext* context, void*,
     mm.beta *= alpha;  // alpha (A B + C), C the fused sum.
     activation = UnaryOp::kIdentity;
   }
-  if (!RunMatmul(mm, op)) return;
+  if (!(mm.k == 0 ? FillZeros(y, op) : RunMatmul(mm, op))) return;
   if (activation != UnaryOp::kIdentity && !mm.relu) {
     op.Launched(LaunchUnary(activation, ToGpu(y.dtype), y.data, y.data,
                             NumElements(y), alpha, beta, op.stream()),
