@@ -26,7 +26,11 @@
 //                               device tensors (T: f16, bf16), 50 per
 //                               wait for the stream
 //   BM_GpuGemm4096/cublaslt/T   cublasLtMatmul called directly, same sizes
-//                               and count
+//                               and count, on cudaMalloc's memory
+//   BM_GpuGemm4096/cublaslt_pool/f16  the same on memory from the device's
+//                               default pool (cudaMallocFromPoolAsync), as
+//                               the plug-in allocates: whether where the
+//                               matrices live explains a difference
 //   BM_GpuModel/asyncrt/M_f16   model M (resnet50, mobilenetv2, bert: the
 //                               BERT-base encoder at sequence 128) compiled
 //                               for CUDA:0 in f16 with synthetic weights,
@@ -264,7 +268,9 @@ BENCHMARK_CAPTURE(BM_GpuGemm_asyncrt, bf16, DType::kBF16)
     ->Name("BM_GpuGemm4096/asyncrt/bf16")
     ->UseRealTime();
 
-void BM_GpuGemm_cublaslt(benchmark::State& state, DType dtype) {
+// `from_pool`: the matrices in memory of the device's default pool (as
+// the plug-in's), not cudaMalloc's.
+void BM_GpuGemm_cublaslt(benchmark::State& state, DType dtype, bool from_pool) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     return state.SkipWithError("no CUDA GPU");
@@ -275,9 +281,16 @@ void BM_GpuGemm_cublaslt(benchmark::State& state, DType dtype) {
   const size_t workspace_bytes = 32u << 20;
   cudaStream_t stream;
   CHECK_CUDA_OR_SKIP(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  CHECK_CUDA_OR_SKIP(cudaMalloc(&a, bytes));
-  CHECK_CUDA_OR_SKIP(cudaMalloc(&b, bytes));
-  CHECK_CUDA_OR_SKIP(cudaMalloc(&d, bytes));
+  cudaMemPool_t pool;
+  CHECK_CUDA_OR_SKIP(cudaDeviceGetDefaultMemPool(&pool, 0));
+  auto allocate = [&](void** memory) {
+    return from_pool ? cudaMallocFromPoolAsync(memory, bytes, pool, stream)
+                     : cudaMalloc(memory, bytes);
+  };
+  CHECK_CUDA_OR_SKIP(allocate(&a));
+  CHECK_CUDA_OR_SKIP(allocate(&b));
+  CHECK_CUDA_OR_SKIP(allocate(&d));
+  CHECK_CUDA_OR_SKIP(cudaStreamSynchronize(stream));
   CHECK_CUDA_OR_SKIP(cudaMalloc(&workspace, workspace_bytes));
   {
     // The same values as the AsyncRT case, rounded the same way.
@@ -325,16 +338,24 @@ void BM_GpuGemm_cublaslt(benchmark::State& state, DType dtype) {
   cublasLtMatmulDescDestroy(desc);
   cublasLtDestroy(handle);
   cudaFree(workspace);
-  cudaFree(d);
-  cudaFree(b);
-  cudaFree(a);
+  for (void* matrix : {d, b, a}) {
+    if (from_pool) {
+      cudaFreeAsync(matrix, stream);
+    } else {
+      cudaFree(matrix);
+    }
+  }
+  cudaStreamSynchronize(stream);
   cudaStreamDestroy(stream);
 }
-BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, f16, DType::kF16)
+BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, f16, DType::kF16, false)
     ->Name("BM_GpuGemm4096/cublaslt/f16")
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, bf16, DType::kBF16)
+BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, bf16, DType::kBF16, false)
     ->Name("BM_GpuGemm4096/cublaslt/bf16")
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_GpuGemm_cublaslt, f16_pool, DType::kF16, true)
+    ->Name("BM_GpuGemm4096/cublaslt_pool/f16")
     ->UseRealTime();
 
 //===--- Models -----------------------------------------------------------===//

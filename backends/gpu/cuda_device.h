@@ -85,6 +85,10 @@ bool RegisterKernels(AsyncRT_PluginParams* params, const KernelEntry* kernels,
 // Prints and clears the host profile (no-op when it is off).
 void PrintHostProfile();
 const CudaSettings& Settings();
+// With host profiling on, adds `nanoseconds` spent in CUDA's launch call
+// to the profile of the kernel running on this thread (so that the
+// profile tells CUDA's host time from the plug-in's own).
+void AddProfiledLaunchTime(int64_t nanoseconds);
 
 // A key for cached matmul plans: dtype (and whether a C is read), m, n, k,
 // batch, the batch strides, the leading dimensions, the alignments of a

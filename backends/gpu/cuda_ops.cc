@@ -40,9 +40,12 @@ void UnaryKernel(AsyncRT_KernelContext* context, void* data,
   float alpha =
       def.alpha_name ? op.Float(def.alpha_name, def.alpha) : def.alpha;
   float beta = def.beta_name ? op.Float(def.beta_name, def.beta) : def.beta;
-  op.Launched(LaunchUnary(def.op, ToGpu(x.dtype), x.data, y.data,
-                          NumElements(y), alpha, beta, op.stream()),
-              "launching the kernel");
+  op.TimedLaunch(
+      [&] {
+        return LaunchUnary(def.op, ToGpu(x.dtype), x.data, y.data,
+                           NumElements(y), alpha, beta, op.stream());
+      },
+      "launching the kernel");
 }
 
 // `operand` read as the output's shape under numpy broadcasting.

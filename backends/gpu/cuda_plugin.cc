@@ -98,7 +98,10 @@ struct ProfiledKernel {
   std::string op;
   std::atomic<int64_t> calls{0};
   std::atomic<int64_t> nanoseconds{0};
+  std::atomic<int64_t> launch_nanoseconds{0};  // Of those, in CUDA launches.
 };
+// The profiled kernel this thread is running, if any.
+thread_local ProfiledKernel* running_kernel = nullptr;
 std::mutex profile_mutex;
 std::vector<std::unique_ptr<ProfiledKernel>>& Profiled() {
   static auto* kernels = new std::vector<std::unique_ptr<ProfiledKernel>>();
@@ -108,8 +111,11 @@ std::vector<std::unique_ptr<ProfiledKernel>>& Profiled() {
 void RunProfiled(AsyncRT_KernelContext* context, void* data,
                  AsyncRT_Status* status) {
   auto* kernel = static_cast<ProfiledKernel*>(data);
+  ProfiledKernel* const outer = running_kernel;
+  running_kernel = kernel;
   const auto start = std::chrono::steady_clock::now();
   kernel->compute(context, kernel->data, status);
+  running_kernel = outer;
   kernel->nanoseconds.fetch_add(
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::steady_clock::now() - start)
@@ -117,6 +123,17 @@ void RunProfiled(AsyncRT_KernelContext* context, void* data,
       std::memory_order_relaxed);
   kernel->calls.fetch_add(1, std::memory_order_relaxed);
 }
+
+}  // namespace
+
+void AddProfiledLaunchTime(int64_t nanoseconds) {
+  if (running_kernel != nullptr) {
+    running_kernel->launch_nanoseconds.fetch_add(nanoseconds,
+                                                 std::memory_order_relaxed);
+  }
+}
+
+namespace {
 
 // The kernel, then a faulting one (ASYNCRT_CUDA_FAULT_OP).
 struct FaultingKernel {
@@ -169,12 +186,18 @@ void PrintHostProfile() {
   for (const auto& kernel : Profiled()) {
     const int64_t calls = kernel->calls.exchange(0);
     const int64_t ns = kernel->nanoseconds.exchange(0);
+    const int64_t launch_ns = kernel->launch_nanoseconds.exchange(0);
     if (calls == 0) continue;
     std::fprintf(stderr,
                  "asyncrt cuda host profile: %-24s %8lld calls %10.2f us/call "
-                 "%10.1f ms\n",
+                 "%10.1f ms",
                  kernel->op.c_str(), static_cast<long long>(calls),
                  ns / 1e3 / calls, ns / 1e6);
+    if (launch_ns != 0) {
+      std::fprintf(stderr, " (in CUDA's launch: %.2f us/call)",
+                   launch_ns / 1e3 / calls);
+    }
+    std::fprintf(stderr, "\n");
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -154,6 +155,18 @@ class OpCall {
   }
   bool Launched(cudaError_t error, const char* what) {
     return CheckCuda(error, what, status_);
+  }
+  // Calls `launch` (which enqueues a kernel and returns CUDA's answer),
+  // timing it for the host profile when that is on; then as Launched.
+  template <typename Launch>
+  bool TimedLaunch(Launch&& launch, const char* what) {
+    if (!Settings().host_profile) return Launched(launch(), what);
+    const auto start = std::chrono::steady_clock::now();
+    const cudaError_t error = launch();
+    AddProfiledLaunchTime(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+    return Launched(error, what);
   }
   bool RequireFloat(const AsyncRT_TensorView& view) {
     if (IsFloating16or32(view.dtype)) return true;

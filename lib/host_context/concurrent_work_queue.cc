@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -55,6 +56,17 @@ std::chrono::microseconds AwaitSpin() {
     int64_t us = 50;
     if (const char* value = std::getenv("ASYNCRT_AWAIT_SPIN_US")) {
       if (!absl::SimpleAtoi(value, &us) || us < 0) us = 50;
+    }
+    return std::chrono::microseconds(us);
+  }();
+  return spin;
+}
+
+std::chrono::microseconds BlockingSpin() {
+  static const std::chrono::microseconds spin = [] {
+    int64_t us = std::thread::hardware_concurrency() >= 8 ? 50 : 0;
+    if (const char* value = std::getenv("ASYNCRT_BLOCKING_SPIN_US")) {
+      if (!absl::SimpleAtoi(value, &us) || us < 0) us = 0;
     }
     return std::chrono::microseconds(us);
   }();

@@ -479,6 +479,43 @@ TEST(BlockingWorkQueueTest, SaturationStress) {
   EXPECT_GT(accepted.load(), 0);
 }
 
+TEST(BlockingWorkQueueTest, TasksAddedAroundTheSpinAllRunStress) {
+  // Where a blocking thread spins for its next task before it sleeps
+  // (ASYNCRT_BLOCKING_SPIN_US; the .blocking_spin test turns it on), tasks
+  // added while it spins, as it gives up and after it sleeps, from outside
+  // and from blocking tasks, all run exactly once.
+  auto queue = MakeQueue("mstd:1,3");
+  constexpr int kProducers = 3, kTasksEach = 300;
+  std::atomic<int> ran{0};
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kProducers; ++t) {
+    producers.emplace_back([&, t] {
+      uint32_t seed = 17 * t + 1;
+      for (int i = 0; i < kTasksEach; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        // 0-100 us apart: on both sides of a 50 us spin's end.
+        std::this_thread::sleep_for(std::chrono::microseconds(seed % 100));
+        auto refused = queue->AddBlockingTask(
+            [&, i] {
+              ran.fetch_add(1);
+              // Every tenth task adds one more from its blocking thread.
+              if (i % 10 == 0) {
+                EXPECT_FALSE(queue
+                                 ->AddBlockingTask([&] { ran.fetch_add(1); },
+                                                   /*allow_queuing=*/true)
+                                 .has_value());
+              }
+            },
+            /*allow_queuing=*/true);
+        EXPECT_FALSE(refused.has_value());
+      }
+    });
+  }
+  for (auto& producer : producers) producer.join();
+  queue->Quiesce();
+  EXPECT_EQ(ran.load(), kProducers * (kTasksEach + kTasksEach / 10));
+}
+
 //===--- Creation by name
 //---------------------------------------------------===//
 

@@ -152,6 +152,10 @@ cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t size,
   if (size > 0) std::memmove(to, from, size);
   return cudaSuccess;
 }
+cudaError_t cudaMemcpy(void* to, const void* from, size_t size,
+                       cudaMemcpyKind kind) {
+  return cudaMemcpyAsync(to, from, size, kind, nullptr);
+}
 cudaError_t cudaMemsetAsync(void* memory, int value, size_t size,
                             cudaStream_t) {
   if (size > 0) std::memset(memory, value, size);
