@@ -53,6 +53,11 @@ struct CudaSettings {
   // illegal address): how tests see a device fault reach the program. The
   // fault is sticky for the process's CUDA context.
   std::string fault_op;
+  // ASYNCRT_CUDA_DEVICE_MEMORY=malloc: the block cache's device memory from
+  // cudaMalloc (its frees wait for the device) instead of the device's
+  // default pool (cudaMallocFromPoolAsync): whether where tensors live
+  // changes a kernel's speed.
+  bool memory_from_pool = true;
   // ASYNCRT_CUDA_COMPLETION=callback: completions through CUDA's host
   // callbacks (default: polled events, completion_poller.h).
   bool poll_completions = true;

@@ -51,6 +51,9 @@ const CudaSettings& Settings() {
     if (const char* fault = std::getenv("ASYNCRT_CUDA_FAULT_OP")) {
       s.fault_op = fault;
     }
+    if (const char* memory = std::getenv("ASYNCRT_CUDA_DEVICE_MEMORY")) {
+      s.memory_from_pool = std::strcmp(memory, "malloc") != 0;
+    }
     if (const char* completion = std::getenv("ASYNCRT_CUDA_COMPLETION")) {
       s.poll_completions = std::strcmp(completion, "callback") != 0;
     }
@@ -272,7 +275,9 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
       [raw](uint64_t size) -> void* {
         void* memory = nullptr;
         cudaStream_t stream =
-            raw->allocation_stream.load(std::memory_order_acquire);
+            Settings().memory_from_pool
+                ? raw->allocation_stream.load(std::memory_order_acquire)
+                : nullptr;
         UseDevice(raw->ordinal);
         cudaError_t error =
             stream != nullptr
@@ -286,7 +291,9 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
       },
       [raw](void* memory, uint64_t) {
         cudaStream_t stream =
-            raw->allocation_stream.load(std::memory_order_acquire);
+            Settings().memory_from_pool
+                ? raw->allocation_stream.load(std::memory_order_acquire)
+                : nullptr;
         UseDevice(raw->ordinal);
         // Without a stream (the runtime destroyed it) cudaFree waits.
         if (stream != nullptr) {
