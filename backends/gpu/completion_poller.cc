@@ -8,16 +8,17 @@
 namespace asyncrt::gpu {
 
 // How long the poller spins (yielding) after the last completion or
-// addition: before it sleeps between rounds while completions are due
+// addition before it sleeps between rounds while completions are due
 // (longer than a typical model call, so that the answer comes within
-// microseconds; a longer wait costs a round per kSleep), and before it
-// sleeps with none due (so that the next one, added within a model call's
+// microseconds; a longer wait costs a round per kSleep). With none due it
+// spins idle_spin_ (so that the next one, added within a model call's
 // time, needs no wake-up: on the fake CUDA an eager round trip 22 -> 9 us).
 constexpr auto kSpin = std::chrono::milliseconds(2);
 constexpr auto kSleep = std::chrono::microseconds(50);
 
-CompletionPoller::CompletionPoller(EventOps ops)
-    : ops_(std::move(ops)), thread_([this] { Run(); }) {}
+CompletionPoller::CompletionPoller(EventOps ops,
+                                   std::chrono::microseconds idle_spin)
+    : ops_(std::move(ops)), idle_spin_(idle_spin), thread_([this] { Run(); }) {}
 
 CompletionPoller::~CompletionPoller() {
   {
@@ -53,11 +54,12 @@ void CompletionPoller::Run() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     if (polled.empty()) {
-      // Nothing due: stay awake (yielding) until kSpin after the last
+      // Nothing due: stay awake (yielding) until idle_spin_ after the last
       // news, then sleep. The next completion of a burst (an eager chain's
       // copy back, a model's next call) then finds the poller awake
       // instead of waiting for its wake-up.
-      while (added_.empty() && !stopping_ && Clock::now() - last_news < kSpin) {
+      while (added_.empty() && !stopping_ &&
+             Clock::now() - last_news < idle_spin_) {
         lock.unlock();
         std::this_thread::yield();
         lock.lock();

@@ -1,8 +1,8 @@
 // How the CUDA plug-in learns that a stream's work is done: a thread per
 // GPU that polls events recorded after the work (cudaEventQuery), spinning
-// while completions are due and for 2 ms after the last one, then
-// sleeping (so a burst's next completion, an eager chain's or a model
-// call's, finds it awake). CUDA's own host
+// while completions are due and for a while (2 ms by default) after the
+// last one, then sleeping (so a burst's next completion, an eager chain's
+// or a model call's, finds it awake). CUDA's own host
 // callbacks (cudaStreamAddCallback) pass through its callback thread and
 // cost about 45 us more per completion; the poller answers within a few
 // microseconds of the GPU, for one host core kept busy while a GPU has
@@ -26,6 +26,7 @@
 #ifndef ASYNCRT_BACKENDS_GPU_COMPLETION_POLLER_H_
 #define ASYNCRT_BACKENDS_GPU_COMPLETION_POLLER_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -53,7 +54,12 @@ class CompletionPoller {
     std::function<void(void* event)> release;
   };
 
-  explicit CompletionPoller(EventOps ops);
+  // How long the poller stays awake (spinning, yielding its core) with
+  // nothing due after the last completion or addition, before it sleeps.
+  static constexpr std::chrono::microseconds kDefaultIdleSpin{2000};
+
+  explicit CompletionPoller(
+      EventOps ops, std::chrono::microseconds idle_spin = kDefaultIdleSpin);
   ~CompletionPoller();
   CompletionPoller(const CompletionPoller&) = delete;
   CompletionPoller& operator=(const CompletionPoller&) = delete;
@@ -78,6 +84,7 @@ class CompletionPoller {
   void Run();
 
   const EventOps ops_;
+  const std::chrono::microseconds idle_spin_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable drained_;

@@ -168,7 +168,39 @@ TEST(CompletionPollerTest, TheDestructorWaitsForPendingCompletions) {
 // Threads add events on three streams; a "device" thread completes each
 // stream's events in order, the streams interleaved at random. Every
 // callback comes once, a stream's in order.
-TEST(CompletionPollerTest, ConcurrentStreamsStress) {
+TEST(CompletionPollerTest, ASleepingPollerWakesForTheNextCompletion) {
+  // Without an idle spin the poller sleeps as soon as nothing is due; with
+  // a short one it sleeps after it: either way an addition wakes it.
+  for (const auto idle_spin :
+       {std::chrono::microseconds(0), std::chrono::microseconds(500)}) {
+    std::atomic<int> released{0};
+    Log log;
+    FakeEvent first, second;
+    Named first_name{&log, "first"}, second_name{&log, "second"};
+    CompletionPoller poller(FakeOps(&released), idle_spin);
+    first.state = EventState::kDone;
+    poller.Add(kA, &first, LogCallback, &first_name);
+    poller.Drain();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // Asleep.
+    second.state = EventState::kDone;
+    poller.Add(kA, &second, LogCallback, &second_name);
+    poller.Drain();
+    EXPECT_THAT(log.Get(), ElementsAre("first", "second"));
+    EXPECT_EQ(released.load(), 2);
+  }
+}
+
+// Every completion of every stream called back once, in each stream's
+// order, as threads add and a "device" completes them; with the default
+// idle spin and with none (the poller then sleeps between most additions).
+class CompletionPollerStressTest
+    : public ::testing::TestWithParam<std::chrono::microseconds> {};
+
+INSTANTIATE_TEST_SUITE_P(IdleSpins, CompletionPollerStressTest,
+                         ::testing::Values(CompletionPoller::kDefaultIdleSpin,
+                                           std::chrono::microseconds(0)));
+
+TEST_P(CompletionPollerStressTest, ConcurrentStreamsStress) {
   constexpr int kThreads = 4, kPerThread = 300, kStreams = 3;
   std::atomic<int> released{0};
   struct Stream {
@@ -183,7 +215,7 @@ TEST(CompletionPollerTest, ConcurrentStreamsStress) {
   };
   std::vector<std::unique_ptr<Arg>> args(kThreads * kPerThread);
   std::atomic<bool> adding{true};
-  CompletionPoller poller(FakeOps(&released));
+  CompletionPoller poller(FakeOps(&released), GetParam());
   std::thread device([&] {
     std::mt19937 rng(7);
     size_t done[kStreams] = {};

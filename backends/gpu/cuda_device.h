@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -61,6 +62,10 @@ struct CudaSettings {
   // ASYNCRT_CUDA_COMPLETION=callback: completions through CUDA's host
   // callbacks (default: polled events, completion_poller.h).
   bool poll_completions = true;
+  // ASYNCRT_CUDA_POLLER_IDLE_US: how long the completion poller stays
+  // awake with nothing due (0: it sleeps at once).
+  std::chrono::microseconds poller_idle_spin =
+      CompletionPoller::kDefaultIdleSpin;
   // ASYNCRT_CUDA_ATTENTION: nn.attention's path. products (default): two
   // cuBLASLt products around our softmax, else our one kernel; auto:
   // cuDNN's fused attention where it takes the shape, else as products;

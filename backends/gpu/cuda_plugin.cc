@@ -57,6 +57,9 @@ const CudaSettings& Settings() {
     if (const char* completion = std::getenv("ASYNCRT_CUDA_COMPLETION")) {
       s.poll_completions = std::strcmp(completion, "callback") != 0;
     }
+    if (const char* idle = std::getenv("ASYNCRT_CUDA_POLLER_IDLE_US")) {
+      s.poller_idle_spin = std::chrono::microseconds(std::atoll(idle));
+    }
     if (const char* attention = std::getenv("ASYNCRT_CUDA_ATTENTION")) {
       using Path = CudaSettings::AttentionPath;
       const std::string path = attention;
@@ -316,8 +319,8 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
       [](void* memory, uint64_t) { cudaFreeHost(memory); });
   if (Settings().poll_completions) {
     CudaDevice* raw = cuda.get();
-    cuda->completions =
-        std::make_unique<CompletionPoller>(CompletionPoller::EventOps{
+    cuda->completions = std::make_unique<CompletionPoller>(
+        CompletionPoller::EventOps{
             [ordinal = cuda->ordinal] { UseDevice(ordinal); },
             [raw](void* event, AsyncRT_Code* code, std::string* message) {
               cudaError_t error =
@@ -336,7 +339,8 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
             },
             [raw](void* event) {
               ReturnEvent(*raw, static_cast<cudaEvent_t>(event));
-            }});
+            }},
+        Settings().poller_idle_spin);
   }
   device->memory_limit_bytes = limit;
   device->numa_node = -1;
