@@ -236,6 +236,13 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
       Settings().memory_limit_bytes < limit) {
     limit = Settings().memory_limit_bytes;
   }
+  // The runtime's user's limit for this device (API 1.3), which the block
+  // cache keeps to (in use plus cached).
+  if (device->struct_size >= ASYNCRT_DEVICE_STRUCT_SIZE &&
+      device->requested_memory_limit_bytes != 0 &&
+      device->requested_memory_limit_bytes < limit) {
+    limit = device->requested_memory_limit_bytes;
+  }
   cuda->description = std::string(props.name) + ", compute capability " +
                       std::to_string(props.major) + "." +
                       std::to_string(props.minor) + ", " +

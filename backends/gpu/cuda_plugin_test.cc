@@ -994,6 +994,38 @@ TEST_F(CudaPluginTest, OutOfMemoryIsAnErrorOnTheOp) {
   EXPECT_EQ(HostFloats(Run("nn.neg", "cuda", {&x})).size(), 1u);
 }
 
+// RuntimeOptions::device_memory_limits reaches the plug-in (API 1.3): the
+// device reports it and the block cache keeps in use plus cached within
+// it, giving cached blocks back rather than pass it.
+class CudaMemoryLimitTest : public CudaPluginTest {
+  void AdjustOptions(RuntimeOptions& options) override {
+    options.device_memory_limits = {{"cuda", 64 << 20}};
+  }
+};
+
+TEST_F(CudaMemoryLimitTest, TheLimitAskedForIsKeptCacheIncluded) {
+  EXPECT_EQ(gpu_->memory_limit_bytes(), 64u << 20);
+  TensorHandle x = Random({1}).TransferTo(*exec_ctx_, *gpu_);
+  auto expand = [&](int64_t n) {
+    OpAttrs shape;
+    shape.SetArray<int64_t>("shape", {n});
+    return Run("nn.expand", "cuda", {&x}, shape);
+  };
+  // 40 MiB, then freed (cached), then 48 MiB.
+  TensorHandle first = expand(10 << 20);
+  ASSERT_EQ(ErrorOf(first), "<no error>");
+  first = TensorHandle();
+  runtime_->Quiesce();
+  testing::DrainDevice(runtime_->host(), *AsStreamDevice(gpu_));
+  TensorHandle second = expand(12 << 20);
+  ASSERT_EQ(ErrorOf(second), "<no error>");
+  std::optional<StreamDevice::BackendMemoryStats> stats =
+      AsStreamDevice(gpu_)->GetBackendMemoryStats();
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_LE(stats->in_use_bytes + stats->cached_bytes, 64u << 20);
+  EXPECT_THAT(ErrorOf(expand(5 << 20)), HasSubstr("out of memory"));
+}
+
 TEST_F(CudaPluginTest, MemoryIsReusedAndCounted) {
   auto* device = AsStreamDevice(gpu_);
   TensorHandle x = Random({1 << 16}).TransferTo(*exec_ctx_, *gpu_);

@@ -36,6 +36,7 @@ class CudaRuntimeTest : public ::testing::Test {
     options.work_queue = "mstd:2";
     options.device_plugins = {path != nullptr ? path : CUDA_PLUGIN};
     options.device_plugins_from_environment = false;
+    AdjustOptions(options);
     absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
     if (!runtime.ok() &&
         absl::StrContains(runtime.status().message(), "no CUDA GPU")) {
@@ -48,6 +49,9 @@ class CudaRuntimeTest : public ::testing::Test {
     gpu_ = runtime_->host().device_manager().GetDevice("CUDA:0").get();
     ASSERT_NE(gpu_, nullptr);
   }
+
+  // A fixture's own settings for the runtime it makes.
+  virtual void AdjustOptions(RuntimeOptions& options) {}
 
   void TearDown() override {
     if (!runtime_) return;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -455,8 +456,9 @@ absl::Status Prefixed(absl::string_view path, const absl::Status& status) {
 
 }  // namespace
 
-absl::StatusOr<LoadedDevicePlugin> LoadDevicePlugin(absl::string_view path,
-                                                    CoreRuntime& runtime) {
+absl::StatusOr<LoadedDevicePlugin> LoadDevicePlugin(
+    absl::string_view path, CoreRuntime& runtime,
+    const DevicePluginOptions& options) {
   const std::string file(path);
   LibraryHandle library(dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL));
   if (!library) {
@@ -502,9 +504,20 @@ absl::StatusOr<LoadedDevicePlugin> LoadDevicePlugin(absl::string_view path,
   loaded.api_version =
       absl::StrCat(params.plugin_api_major, ".", params.plugin_api_minor, ".",
                    params.plugin_api_patch);
+  auto memory_limit = [&](int ordinal) -> uint64_t {
+    const std::string name =
+        absl::StrCat(absl::AsciiStrToUpper(loaded.device_type), ":", ordinal);
+    for (const std::string& key : {name, loaded.device_type}) {
+      if (auto it = options.memory_limits.find(key);
+          it != options.memory_limits.end()) {
+        return it->second;
+      }
+    }
+    return 0;
+  };
   for (int ordinal = 0; ordinal < c_platform.device_count; ++ordinal) {
     absl::StatusOr<RCReference<PluginDevice>> device =
-        PluginDevice::Create(platform, ordinal, host);
+        PluginDevice::Create(platform, ordinal, host, memory_limit(ordinal));
     if (!device.ok()) return Prefixed(path, device.status());
     loaded.devices.push_back(*std::move(device));
   }

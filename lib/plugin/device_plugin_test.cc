@@ -37,11 +37,14 @@ using ::testing::HasSubstr;
 class DevicePluginTest : public ::testing::Test {
  protected:
   // A runtime with `plugins` loaded (none from the environment).
-  std::unique_ptr<Runtime> MakeRuntime(std::vector<std::string> plugins = {}) {
+  std::unique_ptr<Runtime> MakeRuntime(
+      std::vector<std::string> plugins = {},
+      std::map<std::string, uint64_t, std::less<>> memory_limits = {}) {
     RuntimeOptions options;
     options.work_queue = "mstd:2";
     options.device_plugins = std::move(plugins);
     options.device_plugins_from_environment = false;
+    options.device_memory_limits = std::move(memory_limits);
     absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
     EXPECT_TRUE(runtime.ok()) << runtime.status();
     if (!runtime.ok()) return nullptr;
@@ -224,7 +227,7 @@ TEST_F(DevicePluginTest, BadPluginsAreErrorsNamingTheFile) {
                             "export AsyncRT_InitPlugin"},
       {TEST_PLUGIN_NEWER_MINOR,
        "it was built for device plug-in API 1.99.0, and this runtime "
-       "supports 1.0 to 1.2 (a newer runtime is needed)"},
+       "supports 1.0 to 1.3 (a newer runtime is needed)"},
       {TEST_PLUGIN_OTHER_MAJOR, "built for device plug-in API 2."},
       {TEST_PLUGIN_CPU_TYPE,
        "device type 'cpu' is already registered in this runtime"},
@@ -319,6 +322,62 @@ TEST_F(DevicePluginTest, OutOfDeviceMemoryIsAnErrorOnTheOp) {
   TensorHandle big = Floats({4096}, {1.0f});
   EXPECT_THAT(ErrorOf(big.TransferTo(*exec_ctx_, FindDevice("SIM:0"))),
               HasSubstr("SIM:0: out of memory allocating 16384 bytes"));
+}
+
+// RuntimeOptions::device_memory_limits: the example plug-in sizes its
+// memory to the limit asked for (API 1.3), by device name or by type.
+TEST_F(DevicePluginTest, AMemoryLimitPerDeviceIsKept) {
+  setenv("ASYNCRT_SIM_DEVICE_COUNT", "2", 1);
+  runtime_ = MakeRuntime({SIM_PLUGIN}, {{"SIM:1", 8192}, {"sim", 65536}});
+  unsetenv("ASYNCRT_SIM_DEVICE_COUNT");
+  ASSERT_NE(runtime_, nullptr);
+  EXPECT_EQ(FindDevice("SIM:0").memory_limit_bytes(), 65536u);
+  EXPECT_EQ(FindDevice("SIM:1").memory_limit_bytes(), 8192u);
+  // 16 KiB fits SIM:0, not SIM:1.
+  TensorHandle values = Floats({4096}, {1.0f});
+  TensorHandle on_first = values.TransferTo(*exec_ctx_, FindDevice("SIM:0"));
+  EXPECT_EQ(HostValues(on_first).size(), 4096u);
+  EXPECT_THAT(ErrorOf(values.TransferTo(*exec_ctx_, FindDevice("SIM:1"))),
+              HasSubstr("SIM:1: out of memory allocating 16384 bytes"));
+}
+
+// A plug-in that does not read the request (the test plug-in, as one built
+// for API 1.2 would) reports its own limit: the runtime keeps to the
+// smaller.
+TEST_F(DevicePluginTest, TheRuntimeKeepsAMemoryLimitThePluginIgnores) {
+  runtime_ = MakeRuntime({TEST_PLUGIN_GOOD}, {{"syncdev", 4096}});
+  ASSERT_NE(runtime_, nullptr);
+  Device& device = FindDevice("SYNCDEV:0");
+  EXPECT_EQ(device.memory_limit_bytes(), 4096u);
+  EXPECT_THAT(ErrorOf(Floats({4096}, {1.0f}).TransferTo(*exec_ctx_, device)),
+              HasSubstr("SYNCDEV:0: out of memory allocating 16384 bytes"));
+  // A limit above the plug-in's own (1 MiB) leaves the plug-in's.
+  runtime_.reset();
+  runtime_ = MakeRuntime({TEST_PLUGIN_GOOD}, {{"SYNCDEV:1", 1 << 30}});
+  ASSERT_NE(runtime_, nullptr);
+  EXPECT_EQ(FindDevice("SYNCDEV:1").memory_limit_bytes(), 1u << 20);
+}
+
+TEST_F(DevicePluginTest, AMemoryLimitForNoDeviceIsAnError) {
+  for (const auto& [key, bytes, error] :
+       std::vector<std::tuple<std::string, uint64_t, std::string>>{
+           {"SIM:7", 1024,
+            "'SIM:7' names no device of a device plug-in "
+            "(devices: SIM:0"},
+           {"gpu", 1024, "'gpu' names no device"},
+           {"SIM", 1024, "'SIM' names no device"},  // Types are lower-case.
+           {"CPU:0", 1024, "'CPU:0' names no device"},
+           {"sim", 0, "device memory limit 'sim' is 0 bytes"}}) {
+    RuntimeOptions options;
+    options.work_queue = "s";
+    options.device_plugins = {SIM_PLUGIN};
+    options.device_plugins_from_environment = false;
+    options.device_memory_limits = {{key, bytes}};
+    absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+    ASSERT_FALSE(runtime.ok()) << key;
+    EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(runtime.status().message(), HasSubstr(error));
+  }
 }
 
 // A plug-in's own memory accounting (memory_stats, API 1.1) reaches the

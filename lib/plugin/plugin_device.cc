@@ -232,12 +232,14 @@ PluginDevice::PluginDevice(DeviceAttributes attributes, HostContext* host,
 }
 
 absl::StatusOr<RCReference<PluginDevice>> PluginDevice::Create(
-    std::shared_ptr<PluginPlatform> platform, int ordinal, HostContext* host) {
+    std::shared_ptr<PluginPlatform> platform, int ordinal, HostContext* host,
+    uint64_t memory_limit_bytes) {
   const AsyncRT_Platform& c_platform = platform->platform();
   AsyncRT_Device c_device = {};
   c_device.struct_size = ASYNCRT_DEVICE_STRUCT_SIZE;
   c_device.ordinal = ordinal;
   c_device.numa_node = -1;
+  c_device.requested_memory_limit_bytes = memory_limit_bytes;
   AsyncRT_Status status;
   c_platform.create_device(&c_platform, &c_device, &status);
   if (!status.status.ok()) {
@@ -250,6 +252,13 @@ absl::StatusOr<RCReference<PluginDevice>> PluginDevice::Create(
   attributes.type = c_platform.device_type;
   attributes.index = ordinal;
   attributes.memory_limit_bytes = c_device.memory_limit_bytes;
+  // A plug-in of API 1.2 or older never saw the request: the runtime's
+  // allocator keeps to it all the same.
+  if (memory_limit_bytes != 0 &&
+      (attributes.memory_limit_bytes == 0 ||
+       attributes.memory_limit_bytes > memory_limit_bytes)) {
+    attributes.memory_limit_bytes = memory_limit_bytes;
+  }
   attributes.locality.numa_node = c_device.numa_node;
   if (c_device.bus_id) attributes.locality.bus_id = c_device.bus_id;
   attributes.physical_description =

@@ -69,9 +69,11 @@ class PluginDevice final : public StreamDevice {
  public:
   // Creates the plug-in's device `ordinal` (create_device), its compute
   // stream and, where the plug-in can, a copy stream per host direction.
+  // `memory_limit_bytes` (0: none) is asked of the plug-in, and caps the
+  // device's memory limit whatever the plug-in reports.
   static absl::StatusOr<RCReference<PluginDevice>> Create(
-      std::shared_ptr<PluginPlatform> platform, int ordinal,
-      HostContext* host);
+      std::shared_ptr<PluginPlatform> platform, int ordinal, HostContext* host,
+      uint64_t memory_limit_bytes = 0);
   // Shuts down, then destroy_device.
   ~PluginDevice() override;
 

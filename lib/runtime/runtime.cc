@@ -11,9 +11,13 @@
 #include <fstream>
 #include <iterator>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "asyncrt/bef/bef_file.h"
 #include "asyncrt/bef/bef_format.h"
 #include "asyncrt/bef_executor/native_function.h"
@@ -47,6 +51,9 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(
     return status;
   }
   if (absl::Status status = runtime->LoadDevicePlugins(); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = runtime->CheckDeviceMemoryLimits(); !status.ok()) {
     return status;
   }
   if (runtime->options_.tracing_level) {
@@ -104,16 +111,50 @@ absl::Status Runtime::LoadDevicePlugins() {
       paths.push_back(from_environment);
     }
   }
+  DevicePluginOptions options;
+  options.memory_limits = options_.device_memory_limits;
   for (const std::string& path : ExpandPluginPaths(paths)) {
-    if (absl::Status status = LoadDevicePlugin(path); !status.ok()) {
-      return status;
+    absl::StatusOr<LoadedDevicePlugin> loaded =
+        asyncrt::LoadDevicePlugin(path, *core_runtime_, options);
+    if (!loaded.ok()) return loaded.status();
+    for (const RCReference<Device>& device : loaded->devices) {
+      plugin_devices_.push_back(device->name());
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status Runtime::LoadDevicePlugin(absl::string_view path) {
-  return asyncrt::LoadDevicePlugin(path, *core_runtime_).status();
+  DevicePluginOptions options;
+  options.memory_limits = options_.device_memory_limits;
+  return asyncrt::LoadDevicePlugin(path, *core_runtime_, options).status();
+}
+
+absl::Status Runtime::CheckDeviceMemoryLimits() {
+  for (const auto& [key, bytes] : options_.device_memory_limits) {
+    if (bytes == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device memory limit '", key, "' is 0 bytes"));
+    }
+    // A device's name, or a (lower-case) type: its devices are TYPE:N.
+    const std::string type_prefix =
+        absl::StrCat(absl::AsciiStrToUpper(key), ":");
+    const bool is_type = absl::AsciiStrToLower(key) == key;
+    const bool known =
+        absl::c_any_of(plugin_devices_, [&](const std::string& name) {
+          return name == key ||
+                 (is_type && absl::StartsWith(name, type_prefix));
+        });
+    if (!known) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device memory limit '", key,
+          "' names no device of a device plug-in (devices: ",
+          plugin_devices_.empty() ? "none"
+                                  : absl::StrJoin(plugin_devices_, ", "),
+          "; a key is a device's name, CUDA:0, or its type, cuda)"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Runtime::RegisterDevices() {
@@ -263,5 +304,39 @@ void Runtime::Await(absl::Span<const RCReference<AsyncValue>> values) {
 }
 
 void Runtime::Quiesce() { host_->Quiesce(); }
+
+absl::StatusOr<std::map<std::string, uint64_t, std::less<>>>
+ParseDeviceMemoryLimits(absl::string_view spec) {
+  std::map<std::string, uint64_t, std::less<>> limits;
+  for (absl::string_view piece : absl::StrSplit(spec, ',', absl::SkipEmpty())) {
+    auto invalid = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device memory limit '", piece, "': ", why,
+                       " (expected KEY=SIZE, as CUDA:0=4GiB or sim=65536)"));
+    };
+    const size_t equals = piece.rfind('=');
+    if (equals == absl::string_view::npos || equals == 0) {
+      return invalid("no device");
+    }
+    absl::string_view size = piece.substr(equals + 1);
+    uint64_t unit = 1;
+    for (const auto& [suffix, bytes] :
+         {std::pair<absl::string_view, uint64_t>{"KiB", uint64_t{1} << 10},
+          {"MiB", uint64_t{1} << 20},
+          {"GiB", uint64_t{1} << 30}}) {
+      if (absl::ConsumeSuffix(&size, suffix)) {
+        unit = bytes;
+        break;
+      }
+    }
+    uint64_t count = 0;
+    if (!absl::SimpleAtoi(size, &count) || count == 0 ||
+        count > UINT64_MAX / unit) {
+      return invalid("the size is not a positive number of bytes");
+    }
+    limits[std::string(piece.substr(0, equals))] = count * unit;
+  }
+  return limits;
+}
 
 }  // namespace asyncrt

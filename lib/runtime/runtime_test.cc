@@ -14,6 +14,7 @@
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/host_context/async_value_ref.h"
 #include "asyncrt/runtime/program_translator.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace asyncrt {
@@ -103,6 +104,25 @@ TEST(RuntimeTest, DevicesComeFromLinkedBackends) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(absl::StrContains(missing.status().message(), "cpu, test_device"))
       << missing.status();
+}
+
+TEST(RuntimeTest, ParsesDeviceMemoryLimits) {
+  absl::StatusOr<std::map<std::string, uint64_t, std::less<>>> limits =
+      ParseDeviceMemoryLimits("CUDA:0=4GiB,sim=64MiB,syncdev=512KiB,x=100");
+  ASSERT_TRUE(limits.ok()) << limits.status();
+  EXPECT_EQ(limits->at("CUDA:0"), uint64_t{4} << 30);
+  EXPECT_EQ(limits->at("sim"), uint64_t{64} << 20);
+  EXPECT_EQ(limits->at("syncdev"), uint64_t{512} << 10);
+  EXPECT_EQ(limits->at("x"), 100u);
+  EXPECT_TRUE(ParseDeviceMemoryLimits("")->empty());
+  for (const char* bad : {"CUDA:0", "=4GiB", "cuda=", "cuda=0", "cuda=-1",
+                          "cuda=4TB", "cuda=1.5GiB", "cuda=99999999999GiB"}) {
+    absl::StatusOr<std::map<std::string, uint64_t, std::less<>>> parsed =
+        ParseDeviceMemoryLimits(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(parsed.status().message(), ::testing::HasSubstr(bad));
+  }
 }
 
 TEST(RuntimeTest, BadOptionsAreErrors) {

@@ -8,6 +8,15 @@
 // RUN: bef_executor --list_devices --plugins=%asyncrt_lib_dir/libasyncrt_sim_accelerator.so | FileCheck %s --check-prefix=LIST
 // RUN: env ASYNCRT_PLUGIN_PATH=%asyncrt_lib_dir/libasyncrt_sim_accelerator.so ASYNCRT_SIM_DEVICE_COUNT=2 bef_executor --list_devices | FileCheck %s --check-prefixes=LIST,TWO
 // RUN: not bef_executor --plugins=%s --list_devices 2>&1 | FileCheck %s --check-prefix=BAD
+// --device_memory_limit: by name, by type (a name wins), badly written,
+// naming no device.
+// RUN: env ASYNCRT_SIM_DEVICE_COUNT=2 bef_executor --list_devices --plugins=%asyncrt_lib_dir/libasyncrt_sim_accelerator.so --device_memory_limit=SIM:1=1MiB,sim=2MiB | FileCheck %s --check-prefix=LIMIT
+// RUN: not bef_executor --list_devices --plugins=%asyncrt_lib_dir/libasyncrt_sim_accelerator.so --device_memory_limit=sim=2TB 2>&1 | FileCheck %s --check-prefix=LIMIT-BAD
+// RUN: not bef_executor --list_devices --plugins=%asyncrt_lib_dir/libasyncrt_sim_accelerator.so --device_memory_limit=SIM:5=2MiB 2>&1 | FileCheck %s --check-prefix=LIMIT-NONE
+// LIMIT: {{^}}/device:SIM:0 type=sim memory_limit=2.0MiB {{.*}}"Example simulated accelerator (host threads, 2 MiB arena)"
+// LIMIT: {{^}}/device:SIM:1 type=sim memory_limit=1.0MiB {{.*}}"Example simulated accelerator (host threads, 1 MiB arena)"
+// LIMIT-BAD: error: device memory limit 'sim=2TB': the size is not a positive number of bytes
+// LIMIT-NONE: error: device memory limit 'SIM:5' names no device of a device plug-in (devices: SIM:0;
 // RUN: not bef_executor --devices=cpu --plugins=%asyncrt_lib_dir/libasyncrt_sim_accelerator.so %s 2>&1 | FileCheck %s
 
 // LIST: {{^}}/device:CPU:0 type=cpu

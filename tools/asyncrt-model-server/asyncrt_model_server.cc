@@ -88,6 +88,10 @@ ABSL_FLAG(int32_t, drain_timeout_seconds, 30,
           "on SIGTERM, how long requests in flight may take to finish");
 ABSL_FLAG(std::string, plugins, "",
           "device plug-ins to load (files or directories, ':'-separated)");
+ABSL_FLAG(std::string, device_memory_limit, "",
+          "KEY=SIZE[,...]: the most memory the runtime may use on a "
+          "plug-in's device, by name (CUDA:0) or type (cuda); SIZE in bytes "
+          "or with KiB, MiB, GiB");
 ABSL_FLAG(std::string, work_queue, "mstd",
           "the runtime's work queue (mstd, mstd:N, mstd:N,M)");
 
@@ -167,6 +171,14 @@ int Serve() {
   if (!absl::GetFlag(FLAGS_plugins).empty()) {
     options.device_plugins = {absl::GetFlag(FLAGS_plugins)};
   }
+  absl::StatusOr<std::map<std::string, uint64_t, std::less<>>> memory_limits =
+      ParseDeviceMemoryLimits(absl::GetFlag(FLAGS_device_memory_limit));
+  if (!memory_limits.ok()) {
+    std::fprintf(stderr, "error: %s\n",
+                 std::string(memory_limits.status().message()).c_str());
+    return 1;
+  }
+  options.device_memory_limits = *std::move(memory_limits);
   absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
   if (!runtime.ok()) {
     std::fprintf(stderr, "error: %s\n",

@@ -97,6 +97,12 @@ cl::list<std::string> device_plugins(
     cl::desc("Device plug-ins to load: files or directories of *.so files "
              "(also from ASYNCRT_PLUGIN_PATH, ':'-separated)"),
     cl::CommaSeparated, cl::cat(executor_options));
+cl::opt<std::string> device_memory_limits(
+    "device_memory_limit",
+    cl::desc("KEY=SIZE[,...]: the most memory the runtime may use on a "
+             "plug-in's device, by name (CUDA:0) or type (cuda); SIZE in "
+             "bytes or with KiB, MiB, GiB"),
+    cl::init(""));
 cl::list<std::string> shared_libs("shared_libs",
                                   cl::desc("Kernel libraries to load (dlopen)"),
                                   cl::CommaSeparated,
@@ -249,6 +255,14 @@ int Run() {
   options.devices.assign(devices_flag.begin(), devices_flag.end());
   options.plugin_paths.assign(shared_libs.begin(), shared_libs.end());
   options.device_plugins.assign(device_plugins.begin(), device_plugins.end());
+  absl::StatusOr<std::map<std::string, uint64_t, std::less<>>> memory_limits =
+      asyncrt::ParseDeviceMemoryLimits(device_memory_limits);
+  if (!memory_limits.ok()) {
+    std::fprintf(stderr, "error: %s\n",
+                 std::string(memory_limits.status().message()).c_str());
+    return 1;
+  }
+  options.device_memory_limits = *std::move(memory_limits);
   options.trace_file = trace_file;
   if (enable_tracing) {
     using asyncrt::tracing::Level;

@@ -1508,6 +1508,7 @@ static void matmul_kernel(AsyncRT_KernelContext* context, void* kernel_data,
 static void sim_create_device(const AsyncRT_Platform* platform,
                               AsyncRT_Device* device, AsyncRT_Status* status) {
   SimDevice* sim;
+  uint64_t memory_bytes;
   (void)platform;
   if (device->struct_size < ASYNCRT_DEVICE_STRUCT_SIZE) {
     sim_fail(status, ASYNCRT_FAILED_PRECONDITION,
@@ -1524,21 +1525,31 @@ static void sim_create_device(const AsyncRT_Platform* platform,
     return;
   }
   sim->ordinal = device->ordinal;
-  if (!arena_init(&sim->arena, g_memory_bytes)) {
+  /* The runtime's user may ask for less memory than the plug-in's default
+   * (API 1.3): the arena is then that size, in whole blocks (one at
+   * least). */
+  memory_bytes = g_memory_bytes;
+  if (device->requested_memory_limit_bytes != 0 &&
+      device->requested_memory_limit_bytes < memory_bytes) {
+    memory_bytes = device->requested_memory_limit_bytes;
+    memory_bytes -= memory_bytes % kSimBlockBytes;
+    if (memory_bytes == 0) memory_bytes = kSimBlockBytes;
+  }
+  if (!arena_init(&sim->arena, memory_bytes)) {
     free(sim);
     sim_fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
              "sim: cannot allocate the %llu bytes of SIM:%d's memory "
              "(ASYNCRT_SIM_MEMORY_BYTES)",
-             (unsigned long long)g_memory_bytes, (int)device->ordinal);
+             (unsigned long long)memory_bytes, (int)device->ordinal);
     return;
   }
   pthread_mutex_init(&sim->graph_mutex, NULL);
   snprintf(sim->description, sizeof(sim->description),
            "Example simulated accelerator (host threads, %llu MiB arena)",
-           (unsigned long long)(g_memory_bytes >> 20));
+           (unsigned long long)(memory_bytes >> 20));
 
   device->device_handle = sim;
-  device->memory_limit_bytes = g_memory_bytes;
+  device->memory_limit_bytes = memory_bytes;
   device->numa_node = -1;
   device->bus_id = NULL;
   device->physical_description = sim->description;

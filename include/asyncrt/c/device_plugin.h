@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define ASYNCRT_PLUGIN_API_MAJOR 1
-#define ASYNCRT_PLUGIN_API_MINOR 2
+#define ASYNCRT_PLUGIN_API_MINOR 3
 #define ASYNCRT_PLUGIN_API_PATCH 0
 
 /* The size of `type` up to and including `last_member`: what a struct's
@@ -150,8 +150,18 @@ typedef struct AsyncRT_Device {
   int32_t numa_node;
   const char* bus_id;               /* "0000:17:00.0" */
   const char* physical_description; /* For people: the hardware's name. */
+  /* Since 1.3, set by the runtime (check struct_size before reading): the
+   * most of the device's memory this runtime may use (its user's setting,
+   * RuntimeOptions::device_memory_limits); 0 when none was asked for. The
+   * plug-in keeps what it takes from the device (handed out plus cached)
+   * within it and reports a memory_limit_bytes no larger. The runtime
+   * caps the memory it holds at the smaller of the two either way. */
+  uint64_t requested_memory_limit_bytes;
 } AsyncRT_Device;
 #define ASYNCRT_DEVICE_STRUCT_SIZE \
+  ASYNCRT_STRUCT_SIZE(AsyncRT_Device, requested_memory_limit_bytes)
+/* API 1.0 to 1.2's AsyncRT_Device. */
+#define ASYNCRT_DEVICE_1_0_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_Device, physical_description)
 
 /* A plug-in's own accounting of a device's memory (since 1.1): what it

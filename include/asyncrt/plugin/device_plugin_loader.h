@@ -20,6 +20,9 @@
 #ifndef ASYNCRT_PLUGIN_DEVICE_PLUGIN_LOADER_H_
 #define ASYNCRT_PLUGIN_DEVICE_PLUGIN_LOADER_H_
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,9 +43,20 @@ struct LoadedDevicePlugin {
   std::vector<RCReference<Device>> devices;
 };
 
+struct DevicePluginOptions {
+  // The most device memory the runtime may use on a device, by the
+  // device's name ("CUDA:0") or, for each device of a type, by the type
+  // ("cuda"); a name wins over its type. Asked of the plug-in (API 1.3,
+  // AsyncRT_Device::requested_memory_limit_bytes, so that its caching
+  // stays within it too) and kept by the device's allocator whatever the
+  // plug-in reports.
+  std::map<std::string, uint64_t, std::less<>> memory_limits;
+};
+
 // Loads the plug-in at `path` into `runtime` (see above).
-absl::StatusOr<LoadedDevicePlugin> LoadDevicePlugin(absl::string_view path,
-                                                    CoreRuntime& runtime);
+absl::StatusOr<LoadedDevicePlugin> LoadDevicePlugin(
+    absl::string_view path, CoreRuntime& runtime,
+    const DevicePluginOptions& options = {});
 
 // The plug-in files `paths` name: each entry a file, or a directory whose
 // `*.so` files are taken in name order; entries may hold several paths

@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,13 @@ struct RuntimeOptions {
   std::vector<std::string> device_plugins;
   // Also load the device plug-ins ASYNCRT_PLUGIN_PATH names (same form).
   bool device_plugins_from_environment = true;
+  // The most memory the runtime may use on a plug-in's device, in bytes,
+  // by device name ("CUDA:0") or, for every device of a type, by type
+  // ("cuda"); a name wins over its type. The plug-in keeps its caching
+  // within it too (DevicePluginOptions). A key that names no plug-in
+  // device once the plug-ins are loaded, or a limit of 0, is an error of
+  // Create.
+  std::map<std::string, uint64_t, std::less<>> device_memory_limits;
   // Receives runtime errors at the source locations of the kernels that
   // raised them; called on any thread. Default: printed to stderr.
   DiagnosticHandler diagnostic_handler;
@@ -84,6 +92,13 @@ struct RuntimeOptions {
   // How loaded programs run (see BefProgram::Options).
   ExecutorMode executor_mode = ExecutorMode::kFast;
 };
+
+// Parses device memory limits as the tools take them: "KEY=SIZE[,KEY=SIZE]"
+// with KEY a device name (CUDA:0) or type (cuda) and SIZE bytes, or a
+// number with KiB, MiB or GiB ("CUDA:0=4GiB,sim=64MiB"). InvalidArgument
+// naming the piece that is malformed.
+absl::StatusOr<std::map<std::string, uint64_t, std::less<>>>
+ParseDeviceMemoryLimits(absl::string_view spec);
 
 class Runtime {
  public:
@@ -158,8 +173,13 @@ class Runtime {
   absl::Status LoadPlugins();
   absl::Status LoadDevicePlugins();
   absl::Status RegisterDevices();
+  // Whether every key of options_.device_memory_limits names a plug-in's
+  // device or device type, with a limit above 0.
+  absl::Status CheckDeviceMemoryLimits();
 
   RuntimeOptions options_;
+  // Names of the devices of the device plug-ins loaded at Create.
+  std::vector<std::string> plugin_devices_;
   std::unique_ptr<HostContext> host_;
   CoreRuntime* core_runtime_ = nullptr;  // A shared context of host_.
   ResourceContext resources_;
