@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "asyncrt/device/stream_device.h"
+#include "asyncrt/host_context/device.h"
 
 namespace asyncrt::serving {
 namespace {
@@ -48,6 +50,52 @@ void ServingMetrics::BatchRun(absl::string_view model, int64_t version,
   ++batches.count;
   batches.rows += rows;
   batches.queue_seconds += queue_seconds;
+}
+
+std::string DeviceMemoryPrometheusText(const DeviceManager& devices) {
+  struct Gauge {
+    const char* name;
+    const char* help;
+    std::string samples;
+  };
+  Gauge gauges[] = {
+      {"asyncrt_device_memory_in_use_bytes", "Device memory the runtime holds.",
+       ""},
+      {"asyncrt_device_memory_peak_bytes",
+       "The most device memory the runtime has held at once.", ""},
+      {"asyncrt_device_memory_limit_bytes",
+       "The most device memory the runtime may hold.", ""},
+      {"asyncrt_device_memory_cached_bytes",
+       "Device memory the backend keeps for reuse beyond what the runtime "
+       "holds.",
+       ""}};
+  for (const RCReference<Device>& device : devices.ListDevices()) {
+    StreamDevice* stream_device = AsStreamDevice(device.get());
+    if (stream_device == nullptr) continue;
+    const std::string label =
+        absl::StrCat("{device=\"", Escaped(device->name()), "\"} ");
+    const DeviceAllocator::Stats stats = stream_device->allocator().GetStats();
+    absl::StrAppend(&gauges[0].samples, gauges[0].name, label, stats.live_bytes,
+                    "\n");
+    absl::StrAppend(&gauges[1].samples, gauges[1].name, label, stats.peak_bytes,
+                    "\n");
+    if (stats.limit_bytes > 0) {
+      absl::StrAppend(&gauges[2].samples, gauges[2].name, label,
+                      stats.limit_bytes, "\n");
+    }
+    if (std::optional<StreamDevice::BackendMemoryStats> backend =
+            stream_device->GetBackendMemoryStats()) {
+      absl::StrAppend(&gauges[3].samples, gauges[3].name, label,
+                      backend->cached_bytes, "\n");
+    }
+  }
+  std::string text;
+  for (const Gauge& gauge : gauges) {
+    if (gauge.samples.empty()) continue;
+    absl::StrAppend(&text, "# HELP ", gauge.name, " ", gauge.help, "\n",
+                    "# TYPE ", gauge.name, " gauge\n", gauge.samples);
+  }
+  return text;
 }
 
 std::string ServingMetrics::PrometheusText(

@@ -381,7 +381,9 @@ void RestApi::Route(const HttpRequest& request, std::shared_ptr<Reply> reply) {
     reply->api_name = "metrics";
     HttpResponse response;
     response.content_type = "text/plain; version=0.0.4";
-    response.body = metrics_.PrometheusText(repository_);
+    response.body =
+        metrics_.PrometheusText(repository_) +
+        DeviceMemoryPrometheusText(runtime_.host().device_manager());
     return (void)reply->Answer(std::move(response));
   }
   if (parts[1] == "v2" && parts.size() == 2 && get) {

@@ -10,6 +10,15 @@
 //   asyncrt_serving_batch_size{model,version}                   histogram
 //   asyncrt_serving_batch_queue_seconds{model,version}          sum, count
 //
+// and, from DeviceMemoryPrometheusText, each device of its own memory
+// (a plug-in's: CUDA:0, SIM:0):
+//
+//   asyncrt_device_memory_in_use_bytes{device}   gauge: what the runtime holds
+//   asyncrt_device_memory_peak_bytes{device}     gauge: its peak
+//   asyncrt_device_memory_limit_bytes{device}    gauge (where there is one)
+//   asyncrt_device_memory_cached_bytes{device}   gauge: what the backend keeps
+//                                                 for reuse (where it caches)
+//
 // Thread-safety: all members are thread-safe. Blocking: a short lock.
 #ifndef ASYNCRT_SERVING_METRICS_H_
 #define ASYNCRT_SERVING_METRICS_H_
@@ -26,7 +35,15 @@
 #include "absl/strings/string_view.h"
 #include "asyncrt/serving/model_repository.h"
 
+namespace asyncrt {
+class DeviceManager;
+}  // namespace asyncrt
+
 namespace asyncrt::serving {
+
+// The device memory gauges above, for every device of `devices` with memory
+// of its own (none for the host's): read at the call, not recorded.
+std::string DeviceMemoryPrometheusText(const DeviceManager& devices);
 
 class ServingMetrics {
  public:
