@@ -327,6 +327,27 @@ kill -TERM "$server_pid"
 wait "$server_pid" || fail "the batching server did not exit cleanly"
 server_pid=""
 
+# A plug-in's device with a memory limit: its gauges in the metrics; a
+# limit naming no device stops the server at start.
+start_server --model_name=tiny --model_base_path="$work/models/tiny" \
+  --plugins="$build/lib/libasyncrt_sim_accelerator.so" \
+  --device_memory_limit=sim=2MiB
+metrics=$(curl -s "$url/monitoring/prometheus/metrics")
+grep -q '^asyncrt_device_memory_limit_bytes{device="SIM:0"} 2097152$' <<< "$metrics" ||
+  fail "no SIM:0 memory limit of 2 MiB in the metrics: $metrics"
+grep -q '^asyncrt_device_memory_in_use_bytes{device="SIM:0"} 0$' <<< "$metrics" ||
+  fail "no SIM:0 memory in use in the metrics: $metrics"
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the server with a plug-in did not exit cleanly"
+server_pid=""
+if "$build/bin/asyncrt_model_server" --model_name=tiny \
+    --model_base_path="$work/models/tiny" --device_memory_limit=gpu=1GiB \
+    2> "$work/bad_limit.log"; then
+  fail "a memory limit naming no device was accepted"
+fi
+grep -q "device memory limit 'gpu' names no device" "$work/bad_limit.log" ||
+  fail "$(cat "$work/bad_limit.log")"
+
 echo 'model_config_list { config { name: "x" } }' > "$work/bad.config"
 if "$build/bin/asyncrt_model_server" --model_config_file="$work/bad.config" \
     2> "$work/bad.log"; then
