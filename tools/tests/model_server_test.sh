@@ -327,15 +327,37 @@ kill -TERM "$server_pid"
 wait "$server_pid" || fail "the batching server did not exit cleanly"
 server_pid=""
 
-# A plug-in's device with a memory limit: its gauges in the metrics; a
-# limit naming no device stops the server at start.
-start_server --model_name=tiny --model_base_path="$work/models/tiny" \
+# A model compiled for a plug-in's device (the example accelerator), with
+# a memory limit: the first call runs plainly, the second records its
+# device graph, the rest replay it, all with the right answers; the
+# device's gauges are in the metrics. A limit naming no device stops the
+# server at start.
+mkdir -p "$work/models/on_sim/1"
+cat > "$work/on_sim.mlir" << MLIR
+func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %k = nn.constant dense<3.0> : tensor<f32> : tensor<f32>
+  %y = nn.add %x, %k : (tensor<1x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+  %z = nn.relu %y : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %z : tensor<1x4xf32>
+}
+MLIR
+"$build/bin/asyncrt-compile" "$work/on_sim.mlir" --device=SIM:0 \
+  -o "$work/models/on_sim/1/model.bef"
+cat > "$work/models/on_sim/1/signature.json" << JSON
+{"inputs": [{"name": "x", "dtype": "float32", "shape": [1, 4]}],
+ "outputs": [{"name": "y", "dtype": "float32", "shape": [1, 4]}]}
+JSON
+start_server --model_name=on_sim --model_base_path="$work/models/on_sim" \
   --plugins="$build/lib/libasyncrt_sim_accelerator.so" \
   --device_memory_limit=sim=2MiB
+for i in 1 2 3 4; do
+  expect POST /v1/models/on_sim:predict "{\"instances\": [[$i, -2, -5, -4]]}" \
+    200 "{\"predictions\":[[$((i + 3)),1,0,0]]}"
+done
 metrics=$(curl -s "$url/monitoring/prometheus/metrics")
 grep -q '^asyncrt_device_memory_limit_bytes{device="SIM:0"} 2097152$' <<< "$metrics" ||
   fail "no SIM:0 memory limit of 2 MiB in the metrics: $metrics"
-grep -q '^asyncrt_device_memory_in_use_bytes{device="SIM:0"} 0$' <<< "$metrics" ||
+grep -q '^asyncrt_device_memory_in_use_bytes{device="SIM:0"} [0-9]' <<< "$metrics" ||
   fail "no SIM:0 memory in use in the metrics: $metrics"
 kill -TERM "$server_pid"
 wait "$server_pid" || fail "the server with a plug-in did not exit cleanly"
