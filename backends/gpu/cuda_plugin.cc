@@ -211,6 +211,15 @@ namespace {
 
 //===--- Devices ----------------------------------------------------------===//
 
+// The stream the block cache allocates and frees device memory on, from
+// the device's pool; null for cudaMalloc and cudaFree (without a stream,
+// or with ASYNCRT_CUDA_DEVICE_MEMORY=malloc).
+cudaStream_t PoolStream(const CudaDevice& device) {
+  return Settings().memory_from_pool
+             ? device.allocation_stream.load(std::memory_order_acquire)
+             : nullptr;
+}
+
 void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
                   AsyncRT_Status* status) {
   (void)platform;
@@ -284,10 +293,7 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
   cuda->memory = std::make_unique<BlockCache>(
       [raw](uint64_t size) -> void* {
         void* memory = nullptr;
-        cudaStream_t stream =
-            Settings().memory_from_pool
-                ? raw->allocation_stream.load(std::memory_order_acquire)
-                : nullptr;
+        cudaStream_t stream = PoolStream(*raw);
         UseDevice(raw->ordinal);
         cudaError_t error =
             stream != nullptr
@@ -300,10 +306,7 @@ void CreateDevice(const AsyncRT_Platform* platform, AsyncRT_Device* device,
         return memory;
       },
       [raw](void* memory, uint64_t) {
-        cudaStream_t stream =
-            Settings().memory_from_pool
-                ? raw->allocation_stream.load(std::memory_order_acquire)
-                : nullptr;
+        cudaStream_t stream = PoolStream(*raw);
         UseDevice(raw->ordinal);
         // Without a stream (the runtime destroyed it) cudaFree waits.
         if (stream != nullptr) {

@@ -376,12 +376,10 @@ class BlockingPool {
     if (spinning_threads_ > 0 || spin.count() == 0 || !may_spin()) return;
     ++spinning_threads_;
     lock.unlock();
-    const auto deadline = std::chrono::steady_clock::now() + spin;
-    while (queued_.load(std::memory_order_acquire) == 0 &&
-           !stopping_.load(std::memory_order_acquire) && may_spin() &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::yield();
-    }
+    internal::SpinFor(spin, [&] {
+      return queued_.load(std::memory_order_acquire) != 0 ||
+             stopping_.load(std::memory_order_acquire) || !may_spin();
+    });
     lock.lock();
     // A task queued from here on finds no spinner and wakes a thread; one
     // queued before is in queue_, which the caller's wait checks first.

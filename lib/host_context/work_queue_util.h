@@ -39,16 +39,22 @@ std::chrono::microseconds AwaitSpin();
 // on 2 cores). ASYNCRT_BLOCKING_SPIN_US sets it (read once; 0: off).
 std::chrono::microseconds BlockingSpin();
 
-// Spins (yielding) until `done()` or AwaitSpin() has passed; returns
+// Spins (yielding) until `done()` or `duration` has passed; returns
 // `done()`'s last answer.
 template <typename Done>
-bool SpinBriefly(const Done& done) {
-  const auto deadline = std::chrono::steady_clock::now() + AwaitSpin();
+bool SpinFor(std::chrono::microseconds duration, const Done& done) {
+  const auto deadline = std::chrono::steady_clock::now() + duration;
   while (!done()) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::yield();
   }
   return true;
+}
+
+// SpinFor(AwaitSpin(), done).
+template <typename Done>
+bool SpinBriefly(const Done& done) {
+  return SpinFor(AwaitSpin(), done);
 }
 
 // Exponential backoff for polling loops that wait on other threads: yields

@@ -111,11 +111,9 @@ absl::Status Runtime::LoadDevicePlugins() {
       paths.push_back(from_environment);
     }
   }
-  DevicePluginOptions options;
-  options.memory_limits = options_.device_memory_limits;
   for (const std::string& path : ExpandPluginPaths(paths)) {
     absl::StatusOr<LoadedDevicePlugin> loaded =
-        asyncrt::LoadDevicePlugin(path, *core_runtime_, options);
+        LoadDevicePluginWithOptions(path);
     if (!loaded.ok()) return loaded.status();
     for (const RCReference<Device>& device : loaded->devices) {
       plugin_devices_.push_back(device->name());
@@ -125,9 +123,14 @@ absl::Status Runtime::LoadDevicePlugins() {
 }
 
 absl::Status Runtime::LoadDevicePlugin(absl::string_view path) {
+  return LoadDevicePluginWithOptions(path).status();
+}
+
+absl::StatusOr<LoadedDevicePlugin> Runtime::LoadDevicePluginWithOptions(
+    absl::string_view path) {
   DevicePluginOptions options;
   options.memory_limits = options_.device_memory_limits;
-  return asyncrt::LoadDevicePlugin(path, *core_runtime_, options).status();
+  return asyncrt::LoadDevicePlugin(path, *core_runtime_, options);
 }
 
 absl::Status Runtime::CheckDeviceMemoryLimits() {

@@ -160,9 +160,6 @@ typedef struct AsyncRT_Device {
 } AsyncRT_Device;
 #define ASYNCRT_DEVICE_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_Device, requested_memory_limit_bytes)
-/* API 1.0 to 1.2's AsyncRT_Device. */
-#define ASYNCRT_DEVICE_1_0_STRUCT_SIZE \
-  ASYNCRT_STRUCT_SIZE(AsyncRT_Device, physical_description)
 
 /* A plug-in's own accounting of a device's memory (since 1.1): what it
  * keeps beyond what the runtime holds, as a caching allocator does. */

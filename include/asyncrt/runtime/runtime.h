@@ -50,6 +50,7 @@
 namespace asyncrt {
 
 class CoreRuntime;
+struct LoadedDevicePlugin;
 
 struct RuntimeOptions {
   // The work queue: "s" (single-threaded: the caller's Await runs the work),
@@ -172,6 +173,9 @@ class Runtime {
       absl::Span<const uint8_t> bytes, std::shared_ptr<const void> keep_alive);
   absl::Status LoadPlugins();
   absl::Status LoadDevicePlugins();
+  // Loads one device plug-in with the options' memory limits.
+  absl::StatusOr<LoadedDevicePlugin> LoadDevicePluginWithOptions(
+      absl::string_view path);
   absl::Status RegisterDevices();
   // Whether every key of options_.device_memory_limits names a plug-in's
   // device or device type, with a limit above 0.
