@@ -23,7 +23,8 @@ Every runtime also gets OMP_NUM_THREADS=T and OPENBLAS_NUM_THREADS=T.
 
 Cases: resnet50, mobilenetv2 and bert (the models issue's targets), and
 squeezenet, efficientnet_b0 and densenet121 (concatenations,
-squeeze-and-excite blocks, pre-activation on concatenations), at batch 1
+squeeze-and-excite blocks, pre-activation on concatenations), and the
+recurrent lstm_tagger and gru_classifier, at batch 1
 on 1 and 2 threads, and ResNet-50 at batch 8 (the
 resnet50_b8 export) on 2 threads. Each case runs
 every runtime once per round, the runtimes in a rotating order, for several
@@ -76,7 +77,8 @@ Usage:
                      [--iterations N] [--warmup N] [--summary PATH]
 
 --models keeps the cases of the named models (resnet50, mobilenetv2, bert,
-squeezenet, efficientnet_b0, densenet121, resnet50_b8); --iterations and --warmup override every case's counts (for
+squeezenet, efficientnet_b0, densenet121, resnet50_b8, lstm_tagger,
+gru_classifier); --iterations and --warmup override every case's counts (for
 smoke tests). Needs no package beyond Python's standard library itself; the
 input conversion uses onnx and numpy, through /usr/bin/python3 when the
 running interpreter lacks them.
@@ -131,6 +133,10 @@ CASES = (
     Case("DenseNet121", "densenet121", "densenet121", 1, 1, 3, 20),
     Case("DenseNet121", "densenet121", "densenet121", 1, 2, 3, 20),
     Case("ResNet50", "resnet50_b8", "resnet50", 8, 2, 1, 5),
+    Case("LstmTagger", "lstm_tagger", "lstm_tagger", 1, 1, 5, 50),
+    Case("LstmTagger", "lstm_tagger", "lstm_tagger", 1, 2, 5, 50),
+    Case("GruClassifier", "gru_classifier", "gru_classifier", 1, 1, 5, 50),
+    Case("GruClassifier", "gru_classifier", "gru_classifier", 1, 2, 5, 50),
 )
 
 

@@ -202,6 +202,13 @@ mlir::FailureOr<mlir::Attribute> Importer::ConvertAttribute(
                                 attribute.ints().end());
       return mlir::Attribute(builder_.getI64ArrayAttr(ints));
     }
+    case onnx::AttributeProto::STRINGS: {
+      llvm::SmallVector<mlir::Attribute> strings;
+      for (const std::string& s : attribute.strings()) {
+        strings.push_back(builder_.getStringAttr(s));
+      }
+      return mlir::Attribute(builder_.getArrayAttr(strings));
+    }
     case onnx::AttributeProto::FLOATS: {
       std::vector<float> floats(attribute.floats().begin(),
                                 attribute.floats().end());
@@ -423,6 +430,11 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     results.push_back(*std::move(value));
   } else if (node.op_type() == "Dropout") {
     auto values = ImportDropout(node);
+    if (mlir::failed(values)) return mlir::failure();
+    results = *std::move(values);
+  } else if (node.op_type() == "RNN" || node.op_type() == "GRU" ||
+             node.op_type() == "LSTM") {
+    auto values = ImportRecurrent(node);
     if (mlir::failed(values)) return mlir::failure();
     results = *std::move(values);
   } else if (node.op_type() == "SoftmaxCrossEntropyLoss") {

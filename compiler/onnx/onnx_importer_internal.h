@@ -212,6 +212,11 @@ class Importer {
   // for, an all-true mask; an error in training mode with a ratio above 0.
   mlir::FailureOr<std::vector<GraphValue>> ImportDropout(
       const onnx::NodeProto& node);
+  // RNN, GRU or LSTM as nn.rnn, nn.gru or nn.lstm: an optional input left
+  // out before one given becomes its default (zeros; every sequence at
+  // full length), as the runtime op only lets trailing ones be left out.
+  mlir::FailureOr<std::vector<GraphValue>> ImportRecurrent(
+      const onnx::NodeProto& node);
   // A Constant or ConstantOfShape node's value.
   mlir::FailureOr<GraphValue> ImportConstantNode(const onnx::NodeProto& node);
   // Makes `value` known under a new name no graph value has (for values

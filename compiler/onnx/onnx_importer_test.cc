@@ -246,6 +246,81 @@ TEST_F(OnnxImporterTest, DropoutAtInference) {
                         "masks, ratio 0.25) is not supported"));
 }
 
+// y = GRU(x, w, r, [no B], [no sequence_lens], h0) with activations given:
+// the gaps before h0 become zeros and full lengths.
+onnx::ModelProto GruModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  model.add_opset_import()->set_version(14);
+  onnx::GraphProto& graph = *model.mutable_graph();
+  auto value = [](onnx::ValueInfoProto* info, const std::string& name,
+                  std::vector<int64_t> dims) {
+    info->set_name(name);
+    auto* tensor = info->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t dim : dims)
+      tensor->mutable_shape()->add_dim()->set_dim_value(dim);
+  };
+  value(graph.add_input(), "x", {2, 1, 3});
+  value(graph.add_output(), "y_h", {1, 1, 4});
+  auto initializer = [&](const std::string& name, std::vector<int64_t> dims) {
+    onnx::TensorProto* tensor = graph.add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t count = 1;
+    for (int64_t dim : dims) {
+      tensor->add_dims(dim);
+      count *= dim;
+    }
+    for (int64_t i = 0; i < count; ++i) tensor->add_float_data(0.01f * i);
+  };
+  initializer("w", {1, 12, 3});
+  initializer("r", {1, 12, 4});
+  initializer("h0", {1, 1, 4});
+  onnx::NodeProto* gru = graph.add_node();
+  gru->set_name("gru");
+  gru->set_op_type("GRU");
+  for (const char* name : {"x", "w", "r", "", "", "h0"}) gru->add_input(name);
+  gru->add_output("");
+  gru->add_output("y_h");
+  onnx::AttributeProto* hidden = gru->add_attribute();
+  hidden->set_name("hidden_size");
+  hidden->set_type(onnx::AttributeProto::INT);
+  hidden->set_i(4);
+  onnx::AttributeProto* activations = gru->add_attribute();
+  activations->set_name("activations");
+  activations->set_type(onnx::AttributeProto::STRINGS);
+  activations->add_strings("Sigmoid");
+  activations->add_strings("Relu");
+  return model;
+}
+
+TEST_F(OnnxImporterTest, RecurrentLayersFillGapsInTheirInputs) {
+  const std::string text = ImportedText(GruModel());
+  EXPECT_THAT(text, HasSubstr("nn.constant dense<0.000000e+00> : "
+                              "tensor<1x24xf32>"));
+  EXPECT_THAT(text, HasSubstr("nn.constant dense<2> : tensor<1xi32>"));
+  EXPECT_THAT(text, HasSubstr("activations = [\"Sigmoid\", \"Relu\"]"));
+  EXPECT_THAT(text, HasSubstr("nn.gru"));
+
+  onnx::ModelProto no_r = GruModel();
+  no_r.mutable_graph()->mutable_node(0)->set_input(2, "");
+  EXPECT_THAT(Import(no_r), HasSubstr("node 'gru' (GRU): needs inputs X, W "
+                                      "and R"));
+  onnx::ModelProto unknown = GruModel();
+  unknown.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_name(
+      "input_forget");
+  EXPECT_THAT(Import(unknown), HasSubstr("node 'gru' (GRU): attribute "
+                                         "'input_forget' is not supported"));
+  onnx::ModelProto bad_activation = GruModel();
+  bad_activation.mutable_graph()
+      ->mutable_node(0)
+      ->mutable_attribute(1)
+      ->set_strings(1, "Cube");
+  EXPECT_THAT(Import(bad_activation),
+              HasSubstr("nn.gru: unknown activation 'Cube'"));
+}
+
 TEST_F(OnnxImporterTest, MalformedModelsAreNamedErrors) {
   {
     onnx::ModelProto model = SampleModel();

@@ -521,6 +521,96 @@ mlir::FailureOr<GraphValue> Importer::ImportVariadic(
   return result;
 }
 
+mlir::FailureOr<std::vector<GraphValue>> Importer::ImportRecurrent(
+    const onnx::NodeProto& node) {
+  const std::string& type = node.op_type();
+  const bool lstm = type == "LSTM";
+  const int gates = lstm ? 4 : type == "GRU" ? 3 : 1;
+  const int max_inputs = lstm ? 8 : 6;
+  if (node.input_size() > max_inputs) {
+    return Error(node) << "has at most " << max_inputs << " inputs";
+  }
+  OpSpec spec;
+  spec.op_name = lstm ? "nn.lstm" : type == "GRU" ? "nn.gru" : "nn.rnn";
+  spec.num_results = lstm ? 3 : 2;
+  std::vector<llvm::StringRef> allowed = {
+      "activation_alpha", "activation_beta", "activations", "clip",
+      "direction",        "hidden_size",     "layout"};
+  if (lstm) allowed.push_back("input_forget");
+  if (type == "GRU") allowed.push_back("linear_before_reset");
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (!llvm::is_contained(allowed, attribute.name())) {
+      return Error(node) << "attribute '" << attribute.name()
+                         << "' is not supported";
+    }
+    auto converted = ConvertAttribute(node, attribute);
+    if (mlir::failed(converted)) return mlir::failure();
+    spec.attributes.set(attribute.name(), *converted);
+  }
+  // The static dimensions of input `index`, or empty.
+  auto dims_of = [&](int index) -> std::vector<int64_t> {
+    const GraphValue* value = Input(node, index);
+    if (value == nullptr) return {};
+    if (value->constant) return value->constant->dims;
+    auto tensor =
+        mlir::dyn_cast<mlir::RankedTensorType>(value->value.getType());
+    if (!tensor || !tensor.hasStaticShape()) return {};
+    return std::vector<int64_t>(tensor.getShape().begin(),
+                                tensor.getShape().end());
+  };
+  int last_given = -1;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (!node.input(i).empty()) last_given = i;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (i > last_given || node.input(i).empty()) {
+      return Error(node) << "needs inputs X, W and R";
+    }
+  }
+  std::vector<std::string> temporaries;
+  for (int i = 0; i <= last_given; ++i) {
+    if (!node.input(i).empty()) {
+      spec.operands.push_back(node.input(i));
+      continue;
+    }
+    // A gap: B (3), sequence_lens (4), initial_h or initial_c (5, 6).
+    const std::vector<int64_t> x = dims_of(0), w = dims_of(1), r = dims_of(2);
+    if (x.size() != 3 || w.size() != 3 || r.size() != 3) {
+      return Error(node) << "X, W and R must have static shapes of rank 3";
+    }
+    mlir::FailureOr<int64_t> layout = IntegerAttribute(node, spec, "layout", 0);
+    if (mlir::failed(layout)) return mlir::failure();
+    const int64_t steps = *layout ? x[1] : x[0];
+    const int64_t batch = *layout ? x[0] : x[1];
+    const int64_t directions = w[0], hidden = r[2];
+    ConstTensor fill;
+    if (i == 4) {
+      fill.dtype = DType::kI32;
+      fill.dims = {batch};
+      const std::vector<int32_t> lengths(batch, static_cast<int32_t>(steps));
+      fill.bytes.resize(lengths.size() * sizeof(int32_t));
+      std::memcpy(fill.bytes.data(), lengths.data(), fill.bytes.size());
+    } else {
+      fill.dtype = DType::kF32;
+      if (i == 3) {
+        fill.dims = {directions, 2 * gates * hidden};
+      } else if (*layout) {
+        fill.dims = {batch, directions, hidden};
+      } else {
+        fill.dims = {directions, batch, hidden};
+      }
+      fill.bytes.assign(fill.NumElements() * sizeof(float), 0);
+    }
+    GraphValue value;
+    value.constant = std::make_shared<ConstTensor>(std::move(fill));
+    temporaries.push_back(AddTemporary(std::move(value)));
+    spec.operands.push_back(temporaries.back());
+  }
+  auto built = Build(node, spec);
+  for (const std::string& name : temporaries) values_.erase(name);
+  return built;
+}
+
 mlir::FailureOr<GraphValue> Importer::ImportRange(const onnx::NodeProto& node) {
   // The result's length depends on the inputs' values, which static shapes
   // need at compile time: exported models compute them from shapes, which

@@ -46,6 +46,14 @@ not (the model test's wider net; not benchmarked):
                      [1, 3, 112, 112]): shifted windows (Range, ScatterND,
                      Roll as Slice/Concat), Dropout with its mask output,
                      LayerNorm, GELU, attention.
+  lstm_tagger        a sequence tagger: a 2-layer bidirectional torch.nn.LSTM
+                     (hidden 64, batch first) over [1, 50, 64] embedded
+                     tokens, then a linear layer to 10 tags per token
+                     (ONNX LSTM with initial states and no sequence_lens).
+  gru_classifier     torch.nn.GRU (hidden 96, PyTorch's linear_before_reset)
+                     over [1, 100, 40] features (a keyword-spotting shape),
+                     its last hidden state through a linear layer to 12
+                     classes.
 
 Why random weights: nothing may be downloaded (no pretrained checkpoints),
 and an importer test only needs the graph structure, real-sized tensors and
@@ -159,6 +167,33 @@ class BertEncoder(nn.Module):
         return x
 
 
+class LstmTagger(nn.Module):
+    """A bidirectional LSTM sequence tagger on embedded tokens."""
+
+    def __init__(self, features=64, hidden=64, layers=2, tags=10):
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, num_layers=layers,
+                            bidirectional=True, batch_first=True)
+        self.head = nn.Linear(2 * hidden, tags)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y)
+
+
+class GruClassifier(nn.Module):
+    """A GRU over a feature sequence, classified by its last state."""
+
+    def __init__(self, features=40, hidden=96, classes=12):
+        super().__init__()
+        self.gru = nn.GRU(features, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        _, h = self.gru(x)
+        return self.head(h[-1])
+
+
 # name -> (constructor, input shape)
 MODELS = {
     "resnet50": (lambda: torchvision.models.resnet50(weights=None),
@@ -190,13 +225,16 @@ MODELS = {
     "swin_tiny": (lambda: torchvision.models.swin_transformer.SwinTransformer(
         patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
         window_size=[7, 7], num_classes=10), (1, 3, 112, 112)),
+    "lstm_tagger": (LstmTagger, (1, 50, 64)),
+    "gru_classifier": (GruClassifier, (1, 100, 40)),
 }
 # Models exported without PyTorch's own batch-norm folding.
 UNFOLDED_BATCH_NORM = ("resnet18_bn",)
 # What --models exports by default (the model test's set).
 DEFAULT_MODELS = ("resnet50", "mobilenetv2", "bert", "resnet18_bn",
                   "squeezenet", "efficientnet_b0", "mobilenetv3_small",
-                  "regnet_y_400mf", "swin_tiny")
+                  "regnet_y_400mf", "swin_tiny", "lstm_tagger",
+                  "gru_classifier")
 
 
 def randomize(model, input_shape):

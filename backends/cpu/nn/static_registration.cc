@@ -20,6 +20,7 @@ ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterGridSampleOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterLrnOp);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterEinsumOp);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterReverseSequenceOp);
+ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterRecurrentOps);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterAttentionOp);
 ASYNCRT_STATIC_OP_REGISTRATION(asyncrt::nn::RegisterFusedElementwiseOp);
 // Last: wraps CPU implementations registered above.

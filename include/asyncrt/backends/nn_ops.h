@@ -112,6 +112,8 @@ void RegisterLrnOp(OpRegistry& registry);
 void RegisterEinsumOp(OpRegistry& registry);
 // nn.reverse_sequence.
 void RegisterReverseSequenceOp(OpRegistry& registry);
+// nn.rnn, nn.gru and nn.lstm (ONNX's recurrent layers).
+void RegisterRecurrentOps(OpRegistry& registry);
 // nn.attention (ONNX Attention on batch x sequence x hidden operands).
 void RegisterAttentionOp(OpRegistry& registry);
 // nn.fused_elementwise: chains of f32 elementwise ops in one pass

@@ -368,6 +368,24 @@ def NN_ReverseSequenceOp : NN_Op<"reverse_sequence"> {
   let arguments = (ins AnyTensor:$input, AnyTensor:$sequence_lens);
 }
 
+class NN_RecurrentOp<string mnemonic, string what> : NN_Op<mnemonic> {
+  let summary = what # " over a sequence";
+  let description = [{
+    ONNX's recurrent layer of the same name: X, W, R, then optionally B,
+    sequence_lens, initial_h (and for LSTM initial_c and P), only trailing
+    ones left out; ONNX's attributes (hidden_size, direction, layout,
+    activations, activation_alpha, activation_beta, clip, and LSTM's
+    input_forget, GRU's linear_before_reset). Results Y, Y_h (and Y_c),
+    leading ones as many as used.
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$operands);
+  let results = (outs Variadic<AnyTensor>:$results);
+}
+
+def NN_RnnOp : NN_RecurrentOp<"rnn", "a simple recurrent layer">;
+def NN_GruOp : NN_RecurrentOp<"gru", "a gated recurrent unit layer">;
+def NN_LstmOp : NN_RecurrentOp<"lstm", "a long short-term memory layer">;
+
 def NN_FusedElementwiseOp : NN_Op<"fused_elementwise"> {
   let summary = "a chain of f32 elementwise ops in one pass";
   let description = [{
