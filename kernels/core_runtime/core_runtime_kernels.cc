@@ -107,7 +107,8 @@ class HandleList {
 // result is a register that is available once its tensor is.
 void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
            const OpAttrsRef& attrs, size_t first_arg, bool seq,
-           const BufferArena* arena = nullptr) {
+           const BufferArena* arena = nullptr,
+           OpSiteCache* site_cache = nullptr) {
   const ExecutionContext& exec_ctx = frame->GetExecutionContext();
   const size_t num_args = frame->GetNumArgs();
   // The handles in the argument registers, passed in place: no copy and
@@ -154,7 +155,8 @@ void RunOp(AsyncKernelFrame* frame, const CoreRuntimeOp& op,
   results.AppendNull(frame->GetNumResults() - first_result);
   AsyncValueRef<Chain> chain;
   op(exec_ctx, absl::Span<const TensorHandle* const>(args.data(), num_handles),
-     consumed, attrs, results.span(), seq ? &chain : nullptr, arena);
+     consumed, attrs, results.span(), seq ? &chain : nullptr, arena,
+     site_cache);
   // Consumed tensors go before the results settle (what was given up is
   // not read again); the spent handle is overwritten by the result below,
   // or cleared after.
@@ -361,7 +363,8 @@ void ExecuteOp(AsyncKernelFrame* frame) {
   if (ABSL_PREDICT_TRUE(state->handler == handler)) {
     if (!state->op.ok()) return frame->ReportError(state->op.status());
     if (!kSeq && RunConcreteSite(frame, *state, arena)) return;
-    return RunOp(frame, *state->op, *state->attrs, kSeq ? 2 : 1, kSeq, arena);
+    return RunOp(frame, *state->op, *state->attrs, kSeq ? 2 : 1, kSeq, arena,
+                 &state->site_cache);
   }
   absl::StatusOr<CoreRuntimeOp> op =
       Runtime(frame).MakeOp(state->op_name, handler);

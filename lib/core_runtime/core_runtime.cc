@@ -129,12 +129,14 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CallImplementation(
     absl::Span<const Tensor* const> input_tensors, const OpAttrs& attrs,
     absl::Span<const TensorMetadata> result_metadata,
     absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
-    uint64_t unshared_arguments, const BufferArena* arena, Device* device) {
+    uint64_t unshared_arguments, const BufferArena* arena, Device* device,
+    OpSiteCache* site_cache) {
   OpInvocation invocation{
       exec_ctx,        inputs,  input_tensors, attrs,
       result_metadata, tensors, chain,         unshared_arguments};
   invocation.arena = arena;
   invocation.device = device;
+  invocation.site_cache = site_cache;
   Invoke(op_name, implementation, invocation);
 }
 
@@ -146,7 +148,8 @@ ABSL_ATTRIBUTE_NOINLINE void DispatchConverted(
     absl::Span<const Tensor*> input_tensors, const OpAttrs& attrs,
     absl::Span<const TensorMetadata> result_metadata,
     absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
-    uint64_t unshared_arguments, const BufferArena* arena, Device* device) {
+    uint64_t unshared_arguments, const BufferArena* arena, Device* device,
+    OpSiteCache* site_cache) {
   absl::InlinedVector<AsyncValue*, kStackArguments> inputs(arguments.begin(),
                                                            arguments.end());
   ValueVector converted;  // Keeps converted arguments alive.
@@ -169,8 +172,8 @@ ABSL_ATTRIBUTE_NOINLINE void DispatchConverted(
     unshared_arguments &= ~(uint64_t{1} << (i & 63));
   }
   CallImplementation(op_name, implementation, exec_ctx, inputs, input_tensors,
-                     attrs, result_metadata, tensors, chain,
-                     unshared_arguments, arena, device);
+                     attrs, result_metadata, tensors, chain, unshared_arguments,
+                     arena, device, site_cache);
 }
 
 // Runs the implementation on available arguments; fills `tensors`. Inline:
@@ -181,7 +184,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
     const ExecutionContext& exec_ctx, absl::Span<AsyncValue* const> arguments,
     const OpAttrs& attrs, absl::Span<const TensorMetadata> result_metadata,
     absl::Span<RCReference<AsyncValue>> tensors, AsyncValueRef<Chain>* chain,
-    uint64_t unshared_arguments, const BufferArena* arena, Device* device) {
+    uint64_t unshared_arguments, const BufferArena* arena, Device* device,
+    OpSiteCache* site_cache = nullptr) {
   // Fixed size, on the stack for the usual few arguments; indexed through
   // data() (hardened Abseil checks every operator[]).
   absl::FixedArray<const Tensor*, kStackArguments> input_tensor_storage(
@@ -208,11 +212,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Dispatch(
   if (ABSL_PREDICT_FALSE(!all_accepted)) {
     return DispatchConverted(op_name, implementation, exec_ctx, arguments,
                              input_span, attrs, result_metadata, tensors, chain,
-                             unshared_arguments, arena, device);
+                             unshared_arguments, arena, device, site_cache);
   }
   CallImplementation(op_name, implementation, exec_ctx, arguments, input_span,
-                     attrs, result_metadata, tensors, chain,
-                     unshared_arguments, arena, device);
+                     attrs, result_metadata, tensors, chain, unshared_arguments,
+                     arena, device, site_cache);
 }
 
 // An op's argument handles: the caller's own array (CoreRuntime::Execute,
@@ -334,7 +338,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
     Device* device, const ExecutionContext& exec_ctx, Handles args,
     const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
     AsyncValueRef<Chain>* chain, uint64_t consumed_arguments,
-    const BufferArena* arena) {
+    const BufferArena* arena, OpSiteCache* site_cache) {
   const size_t num_args = args.size();
   const size_t num_results = results.size();
   if (num_args > kStackArguments || num_results > kStackArguments ||
@@ -380,6 +384,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool RunConcreteOp(
       /*may_take_arguments=*/true};
   invocation.arena = arena;
   invocation.device = device;
+  invocation.site_cache = site_cache;
   {
     tracing::ScopedTrace trace(tracing::Level::kDebug, "RunMetadataFunction");
     absl::Status status = entry.metadata_fn(
@@ -445,7 +450,8 @@ absl::Status LateMetadata(const OpEntry& entry,
     Device* device, const ExecutionContext& exec_ctx,
     absl::Span<const TensorHandle* const> args, const OpAttrsRef& attrs,
     absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain,
-    uint64_t consumed_arguments, const BufferArena* arena) {
+    uint64_t consumed_arguments, const BufferArena* arena,
+    OpSiteCache* site_cache) {
   tracing::ScopedTrace trace = OpTrace(entry, implementation);
   const size_t num_results = results.size();
   absl::FixedArray<AsyncValue*, kStackArguments> arg_values(args.size());
@@ -499,7 +505,8 @@ absl::Status LateMetadata(const OpEntry& entry,
     if (chain) *chain = GetReadyChain();
     Dispatch(entry.name, implementation, exec_ctx, arg_values, *attrs,
              result_metadata, absl::MakeSpan(tensors), chain,
-             UnsharedArguments(arg_values, consumed_arguments), arena, device);
+             UnsharedArguments(arg_values, consumed_arguments), arena, device,
+             site_cache);
     SetResults(device, absl::MakeSpan(result_metadata), tensors.data(),
                results);
     return;
@@ -568,9 +575,10 @@ void RunRegisteredOp(const OpEntry& entry,
                      const ExecutionContext& exec_ctx, Handles args,
                      const OpAttrsRef& attrs, absl::Span<TensorHandle> results,
                      AsyncValueRef<Chain>* chain, uint64_t consumed_arguments,
-                     const BufferArena* arena = nullptr) {
+                     const BufferArena* arena = nullptr,
+                     OpSiteCache* site_cache = nullptr) {
   if (RunConcreteOp(entry, implementation, device, exec_ctx, args, attrs,
-                    results, chain, consumed_arguments, arena)) {
+                    results, chain, consumed_arguments, arena, site_cache)) {
     return;
   }
   if constexpr (std::is_same_v<Handles, absl::Span<TensorHandle>>) {
@@ -580,10 +588,10 @@ void RunRegisteredOp(const OpEntry& entry,
       pointers.data()[i] = args.data() + i;
     }
     RunGeneralOp(entry, implementation, device, exec_ctx, pointers, attrs,
-                 results, chain, consumed_arguments, arena);
+                 results, chain, consumed_arguments, arena, site_cache);
   } else {
     RunGeneralOp(entry, implementation, device, exec_ctx, args, attrs, results,
-                 chain, consumed_arguments, arena);
+                 chain, consumed_arguments, arena, site_cache);
   }
 }
 
@@ -699,10 +707,11 @@ void CoreRuntimeOp::operator()(const ExecutionContext& exec_ctx,
                                const OpAttrsRef& attrs,
                                absl::Span<TensorHandle> results,
                                AsyncValueRef<Chain>* chain,
-                               const BufferArena* arena) const {
+                               const BufferArena* arena,
+                               OpSiteCache* site_cache) const {
   if (implementation_) {
     RunRegisteredOp(*entry_, *implementation_, device_, exec_ctx, args, attrs,
-                    results, chain, consumed_arguments, arena);
+                    results, chain, consumed_arguments, arena, site_cache);
     return;
   }
   // Other ops take handles of their own: copies, which keep every tensor

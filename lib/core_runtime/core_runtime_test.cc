@@ -253,6 +253,64 @@ TEST_F(CoreRuntimeTest, ManyArgumentsAndResults) {
   }
 }
 
+// The op site's cache reaches an implementation on every path that runs it
+// during the call: the stack path (two arguments) and the general one (six
+// arguments, five results); one whose arguments are still being computed
+// runs later, with none.
+const OpSiteCache* seen_site_cache = nullptr;
+void SiteCacheDispatch(OpInvocation& invocation) {
+  seen_site_cache = invocation.site_cache;
+  ShiftDispatch(invocation);
+}
+
+TEST_F(CoreRuntimeTest, TheSiteCacheReachesOpsOnEveryPath) {
+  if (OpRegistry::Global().Find("test.site_shift") == nullptr) {
+    OpRegistry::Global().AddOp("test.site_shift", ShiftMetadata);
+    OpRegistry::Global().AddDispatch("test.site_shift", "cpu",
+                                     SiteCacheDispatch);
+  }
+  absl::StatusOr<CoreRuntimeOp> op = runtime_->MakeOp("test.site_shift", cpu_);
+  ASSERT_TRUE(op.ok()) << op.status();
+  for (size_t num_args : {2, 6}) {
+    std::vector<TensorHandle> handles;
+    for (size_t i = 0; i < num_args; ++i) {
+      handles.push_back(Vector({static_cast<int32_t>(i)}));
+    }
+    std::vector<const TensorHandle*> args;
+    for (const TensorHandle& handle : handles) args.push_back(&handle);
+    std::vector<TensorHandle> results(num_args - 1);
+    OpSiteCache cache;
+    seen_site_cache = nullptr;
+    (*op)(*exec_ctx_, args, /*consumed_arguments=*/0, OpAttrs().Freeze(),
+          absl::MakeSpan(results), nullptr, nullptr, &cache);
+    EXPECT_EQ(seen_site_cache, &cache) << num_args << " arguments";
+    EXPECT_EQ(Text(results.back()),
+              absl::StrCat("DenseHostTensor dtype = i32, shape = [1], values "
+                           "= [",
+                           num_args - 1, "]"));
+  }
+  // Pending: dispatched once the argument is computed, with no cache.
+  AsyncValueRef<DenseHostTensor> later =
+      MakeUnconstructedAsyncValueRef<DenseHostTensor>();
+  const TensorMetadata one_i32(DType::kI32, TensorShape({1}));
+  TensorHandle pending(nullptr, one_i32, FormRef(later.GetAsyncValue()));
+  TensorHandle first = Vector({0});
+  const TensorHandle* args[] = {&first, &pending};
+  TensorHandle result;
+  OpSiteCache cache;
+  seen_site_cache = &cache;
+  (*op)(*exec_ctx_, args, 0, OpAttrs().Freeze(), absl::MakeSpan(&result, 1),
+        nullptr, nullptr, &cache);
+  std::optional<DenseHostTensor> five = DenseHostTensor::CreateUninitialized(
+      one_i32, *runtime_->GetHostContext()->allocator());
+  ASSERT_TRUE(five.has_value());
+  five->elements<int32_t>()[0] = 5;
+  later.emplace(*std::move(five));
+  EXPECT_EQ(Text(result),
+            "DenseHostTensor dtype = i32, shape = [1], values = [5]");
+  EXPECT_EQ(seen_site_cache, nullptr);
+}
+
 // Names the type of each argument's tensor as it reaches the dispatch
 // function, in results of the argument's metadata.
 void TensorTypeDispatch(OpInvocation& invocation) {

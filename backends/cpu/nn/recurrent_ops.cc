@@ -26,6 +26,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "asyncrt/backends/nn_ops.h"
+#include "asyncrt/core_runtime/op_site_cache.h"
 #include "backends/cpu/nn/nn_util.h"
 #include "backends/cpu/nn/onednn_util.h"
 #include "backends/cpu/nn/vector_math.h"
@@ -369,6 +370,128 @@ void MultiplyByTransposed(int64_t rows, int64_t cols, int64_t inner,
   dnnl_sgemm('N', 'T', rows, cols, inner, 1.f, a, lda, b, ldb, 0.f, c, ldc);
 }
 
+// out (rows x n, row stride ldo) = a (rows x k, row stride lda) times b
+// (k x n, row stride ldb): a step's product of the hidden state by R^T.
+// For a few rows, blocks of 64 outputs accumulate in registers while k
+// runs (oneDNN's sgemm spends about 1.3 us a call on a 1 x 64 by 64 x 256
+// product, 2-3x this); a GEMM for more rows. Built for AVX-512, AVX2 and
+// the baseline (GCC's vectors of 16 floats become one, two or four
+// registers); the CPU's widest runs.
+typedef float Floats16 __attribute__((vector_size(64)));
+
+// GCC notes that passing a vector of 16 floats differs between the
+// clones' instruction sets: these helpers are inlined within this file.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+// Unaligned: rows of R^T start anywhere.
+inline Floats16 Load16(const float* from) {
+  Floats16 v;
+  std::memcpy(&v, from, sizeof(v));
+  return v;
+}
+inline void Store16(float* to, Floats16 v) { std::memcpy(to, &v, sizeof(v)); }
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+MultiplyRowsSmall(int64_t rows, int64_t n, int64_t k, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float* out,
+                  int64_t ldo) {
+  for (int64_t m = 0; m < rows; ++m) {
+    const float* a_row = a + m * lda;
+    float* out_row = out + m * ldo;
+    int64_t j0 = 0;
+    for (; j0 + 64 <= n; j0 += 64) {
+      Floats16 acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {};
+      for (int64_t i = 0; i < k; ++i) {
+        const float scale = a_row[i];
+        const float* row = b + i * ldb + j0;
+        acc0 += scale * Load16(row);
+        acc1 += scale * Load16(row + 16);
+        acc2 += scale * Load16(row + 32);
+        acc3 += scale * Load16(row + 48);
+      }
+      Store16(out_row + j0, acc0);
+      Store16(out_row + j0 + 16, acc1);
+      Store16(out_row + j0 + 32, acc2);
+      Store16(out_row + j0 + 48, acc3);
+    }
+    for (; j0 + 16 <= n; j0 += 16) {
+      Floats16 acc = {};
+      for (int64_t i = 0; i < k; ++i) {
+        acc += a_row[i] * Load16(b + i * ldb + j0);
+      }
+      Store16(out_row + j0, acc);
+    }
+    for (; j0 < n; ++j0) {
+      float acc = 0.f;
+      for (int64_t i = 0; i < k; ++i) acc += a_row[i] * b[i * ldb + j0];
+      out_row[j0] = acc;
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
+
+void MultiplyRows(int64_t rows, int64_t n, int64_t k, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float* out,
+                  int64_t ldo) {
+  if (rows == 0 || n == 0) return;
+  if (rows <= 4 || k == 0) {
+    return MultiplyRowsSmall(rows, n, k, a, lda, b, ldb, out, ldo);
+  }
+  dnnl_sgemm('N', 'N', rows, n, k, 1.f, a, lda, b, ldb, 0.f, out, ldo);
+}
+
+// R transposed per direction (hidden x gates * hidden, row-major): each
+// step multiplies by it. Kept at the op's site while R's buffer is the
+// same read-only one (a model's weights), else made per call.
+struct TransposedR {
+  RCReference<HostBuffer> source;
+  std::vector<float> values;
+};
+constexpr char kTransposedRTag = 0;
+
+std::shared_ptr<const TransposedR> TransposeR(const DenseHostTensor& r,
+                                              int directions, int64_t gates,
+                                              int64_t hidden,
+                                              bool keep_source) {
+  auto transposed = std::make_shared<TransposedR>();
+  if (keep_source) transposed->source = r.buffer().CopyRef();
+  transposed->values.resize(directions * gates * hidden);
+  const float* from = r.elements<float>().data();
+  for (int d = 0; d < directions; ++d) {
+    const float* r_d = from + d * gates * hidden;
+    float* to = transposed->values.data() + d * gates * hidden;
+    for (int64_t j = 0; j < gates; ++j) {
+      for (int64_t i = 0; i < hidden; ++i)
+        to[i * gates + j] = r_d[j * hidden + i];
+    }
+  }
+  return transposed;
+}
+
+std::shared_ptr<const TransposedR> SiteTransposedR(OpInvocation& invocation,
+                                                   int directions,
+                                                   int64_t gates,
+                                                   int64_t hidden) {
+  const auto& r = static_cast<const DenseHostTensor&>(invocation.argument(kR));
+  const bool constant = r.buffer() && r.buffer()->IsReadOnly();
+  OpSiteCache* cache = invocation.site_cache;
+  if (constant && cache != nullptr) {
+    if (const TransposedR* kept = cache->Find<TransposedR>(&kTransposedRTag);
+        kept != nullptr && kept->source.get() == r.buffer().get() &&
+        kept->values.size() ==
+            static_cast<size_t>(directions * gates * hidden)) {
+      // The cache holds its entry as long as the site lives.
+      return std::shared_ptr<const TransposedR>(std::shared_ptr<void>(), kept);
+    }
+  }
+  const bool keep = constant && cache != nullptr && cache->empty();
+  std::shared_ptr<const TransposedR> made =
+      TransposeR(r, directions, gates, hidden, keep);
+  if (keep) cache->Set<TransposedR>(&kTransposedRTag, made);
+  return made;
+}
+
 const float* F32Data(const OpInvocation& invocation, Operand operand) {
   if (invocation.arguments.size() <= static_cast<size_t>(operand)) {
     return nullptr;
@@ -422,7 +545,8 @@ void RunRecurrent(const CellInfo& info, OpInvocation& invocation) {
 
   const float* x = F32Data(invocation, kX);
   const float* w = F32Data(invocation, kW);
-  const float* r = F32Data(invocation, kR);
+  const std::shared_ptr<const TransposedR> r_transposed = SiteTransposedR(
+      invocation, config->directions, info.gates * hidden, hidden);
   const float* bias = F32Data(invocation, kB);
   const float* initial_h = F32Data(invocation, kInitialH);
   const float* initial_c = F32Data(invocation, kInitialC);
@@ -446,11 +570,15 @@ void RunRecurrent(const CellInfo& info, OpInvocation& invocation) {
   const std::optional<float> clip = config->clip;
 
   ScopedDenormals denormals;
-  // The input products are one large GEMM for the whole team; a step's
-  // product is small, and a team's fork and join would cost more than it
-  // saves below about a million multiply-adds.
+  // The team runs products of a few million multiply-adds or more: below
+  // that its fork and join cost more than it saves (a step's product
+  // nearly always; the input product of short sequences).
   const int team = UseCurrentTeam();
-  const int step_team = batch * gates * hidden >= (int64_t{1} << 20) ? team : 1;
+  auto team_for = [&](int64_t multiply_adds) {
+    return multiply_adds >= (int64_t{4} << 20) ? team : 1;
+  };
+  const int input_team = team_for(steps * batch * gates * input);
+  const int step_team = team_for(batch * gates * hidden);
 
   std::vector<float> xw(steps * batch * gates);
   std::vector<float> hr(batch * gates);   // The hidden state times R^T.
@@ -465,12 +593,13 @@ void RunRecurrent(const CellInfo& info, OpInvocation& invocation) {
   for (int d = 0; d < directions; ++d) {
     const bool reverse = directions == 2 ? d == 1 : config->reverse;
     const float* w_d = w + d * gates * input;
-    const float* r_d = r + d * gates * hidden;
+    // R^T of this direction: hidden x gates.
+    const float* rt_d = r_transposed->values.data() + d * gates * hidden;
     const Activation* f = &config->activations[d * info.num_activations];
     // X times W^T for every step, plus both biases (but a GRU's R bias of
     // its hidden gate, which with linear_before_reset is inside r's
     // product).
-    if (omp_get_max_threads() != team) omp_set_num_threads(team);
+    omp_set_num_threads(input_team);
     MultiplyByTransposed(steps * batch, gates, input, x, input, w_d, input,
                          xw.data(), gates);
     omp_set_num_threads(step_team);
@@ -503,8 +632,8 @@ void RunRecurrent(const CellInfo& info, OpInvocation& invocation) {
 
     for (int64_t s = 0; s < steps; ++s) {
       // A GRU resetting first multiplies only its z and r blocks here.
-      MultiplyByTransposed(batch, gru_reset_first ? 2 * hidden : gates, hidden,
-                           h.data(), hidden, r_d, hidden, hr.data(), gates);
+      MultiplyRows(batch, gru_reset_first ? 2 * hidden : gates, hidden,
+                   h.data(), hidden, rt_d, gates, hr.data(), gates);
       auto step_of = [&](int64_t b) {
         return reverse ? lengths[b] - 1 - s : s;
       };
@@ -547,9 +676,8 @@ void RunRecurrent(const CellInfo& info, OpInvocation& invocation) {
         }
       }
       if (gru_reset_first) {
-        MultiplyByTransposed(batch, hidden, hidden, reset_h.data(), hidden,
-                             r_d + 2 * hidden * hidden, hidden, reset_hr.data(),
-                             hidden);
+        MultiplyRows(batch, hidden, hidden, reset_h.data(), hidden,
+                     rt_d + 2 * hidden, gates, reset_hr.data(), hidden);
       }
       for (int64_t b = 0; b < batch; ++b) {
         if (s >= lengths[b]) continue;

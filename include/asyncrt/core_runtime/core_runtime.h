@@ -92,13 +92,16 @@ class CoreRuntimeOp {
   // (it drops or overwrites the handle). `arena` (may be null; borrowed
   // for the call) is the calling function's planned memory: a registry op
   // with a slot (`_buffer_offset`, `_buffer_size`) computes its result there
-  // (buffer_arena.h); other ops ignore it.
+  // (buffer_arena.h); other ops ignore it. `site_cache` (may be null) is
+  // the program op site's (op_site_cache.h), given to the implementation
+  // when it runs during the call (not when it runs later, once pending
+  // arguments are computed).
   void operator()(const ExecutionContext& exec_ctx,
                   absl::Span<const TensorHandle* const> args,
                   uint64_t consumed_arguments, const OpAttrsRef& attrs,
-                  absl::Span<TensorHandle> results,
-                  AsyncValueRef<Chain>* chain,
-                  const BufferArena* arena = nullptr) const;
+                  absl::Span<TensorHandle> results, AsyncValueRef<Chain>* chain,
+                  const BufferArena* arena = nullptr,
+                  OpSiteCache* site_cache = nullptr) const;
   // The common case of a program's op site, on a path of its own: a
   // registry op with one result and a shape function, whose arguments (at
   // most four) are computed tensors on its device of types it takes as they
