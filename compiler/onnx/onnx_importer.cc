@@ -432,6 +432,10 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     auto values = ImportDropout(node);
     if (mlir::failed(values)) return mlir::failure();
     results = *std::move(values);
+  } else if (node.op_type() == "Pow") {
+    mlir::FailureOr<GraphValue> value = ImportPow(node);
+    if (mlir::failed(value)) return mlir::failure();
+    results.push_back(*std::move(value));
   } else if (node.op_type() == "RNN" || node.op_type() == "GRU" ||
              node.op_type() == "LSTM") {
     auto values = ImportRecurrent(node);

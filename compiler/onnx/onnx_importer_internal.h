@@ -212,6 +212,11 @@ class Importer {
   // for, an all-true mask; an error in training mode with a ratio above 0.
   mlir::FailureOr<std::vector<GraphValue>> ImportDropout(
       const onnx::NodeProto& node);
+  // Pow, whose exponent may have another dtype than its base (the result
+  // has the base's): nn.pow, the exponent cast to the base's dtype, or for
+  // an integer base and a floating-point exponent, the power computed in
+  // the exponent's dtype and cast back (truncating, as ONNX Runtime).
+  mlir::FailureOr<GraphValue> ImportPow(const onnx::NodeProto& node);
   // RNN, GRU or LSTM as nn.rnn, nn.gru or nn.lstm: an optional input left
   // out before one given becomes its default (zeros; every sequence at
   // full length), as the runtime op only lets trailing ones be left out.

@@ -27,7 +27,6 @@ const DirectOp kDirectOps[] = {
     {"Sub", "nn.sub", {}},
     {"Mul", "nn.mul", {}},
     {"Div", "nn.div", {}},
-    {"Pow", "nn.pow", {}},
     {"MatMul", "nn.matmul", {}},
     {"Relu", "nn.relu", {}},
     {"Sigmoid", "nn.sigmoid", {}},
@@ -516,6 +515,66 @@ mlir::FailureOr<GraphValue> Importer::ImportVariadic(
       return (*built)[0];
     }
     return values_[partial];
+  }();
+  for (const std::string& name : temporaries) values_.erase(name);
+  return result;
+}
+
+mlir::FailureOr<GraphValue> Importer::ImportPow(const onnx::NodeProto& node) {
+  const GraphValue* base = Input(node, 0);
+  const GraphValue* exponent = Input(node, 1);
+  if (base == nullptr || exponent == nullptr || node.input_size() != 2) {
+    return Error(node) << "needs a base and an exponent";
+  }
+  auto dtype_of = [](const GraphValue& value) -> std::optional<DType> {
+    if (value.constant) return value.constant->dtype;
+    auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(value.value.getType());
+    return tensor ? nn::DTypeOf(tensor.getElementType()) : std::nullopt;
+  };
+  const std::optional<DType> base_dtype = dtype_of(*base);
+  const std::optional<DType> exponent_dtype = dtype_of(*exponent);
+  auto is_float = [](DType dtype) {
+    return dtype == DType::kF32 || dtype == DType::kF64 ||
+           dtype == DType::kF16 || dtype == DType::kBF16;
+  };
+  std::vector<std::string> temporaries;
+  auto build = [&](const char* op_name, std::vector<std::string> operands,
+                   std::optional<DType> to) -> mlir::FailureOr<std::string> {
+    OpSpec spec;
+    spec.op_name = op_name;
+    spec.operands = std::move(operands);
+    if (to) {
+      spec.attributes.set("to",
+                          mlir::TypeAttr::get(nn::MlirTypeOf(*to, context_)));
+    } else if (mlir::failed(CopyAttributes(node, {}, spec))) {
+      return mlir::failure();
+    }
+    auto built = Build(node, spec);
+    if (mlir::failed(built)) return mlir::failure();
+    temporaries.push_back(AddTemporary((*built)[0]));
+    return temporaries.back();
+  };
+  auto result = [&]() -> mlir::FailureOr<GraphValue> {
+    std::string x = node.input(0), y = node.input(1);
+    const bool mixed =
+        base_dtype && exponent_dtype && *base_dtype != *exponent_dtype;
+    if (mixed && !is_float(*base_dtype) && is_float(*exponent_dtype)) {
+      auto widened = build("nn.cast", {x}, exponent_dtype);
+      if (mlir::failed(widened)) return mlir::failure();
+      auto power = build("nn.pow", {*widened, y}, std::nullopt);
+      if (mlir::failed(power)) return mlir::failure();
+      auto narrowed = build("nn.cast", {*power}, base_dtype);
+      if (mlir::failed(narrowed)) return mlir::failure();
+      return values_[*narrowed];
+    }
+    if (mixed) {
+      auto cast = build("nn.cast", {y}, base_dtype);
+      if (mlir::failed(cast)) return mlir::failure();
+      y = *cast;
+    }
+    auto power = build("nn.pow", {x, y}, std::nullopt);
+    if (mlir::failed(power)) return mlir::failure();
+    return values_[*power];
   }();
   for (const std::string& name : temporaries) values_.erase(name);
   return result;

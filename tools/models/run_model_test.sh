@@ -1,7 +1,8 @@
 #!/bin/bash
 # The model test: exports ResNet-50, MobileNetV2, the BERT encoder and the
 # smaller architectures of export_models.py (SqueezeNet, EfficientNet-B0,
-# MobileNetV3-small, RegNetY-400MF, a small Swin Transformer) with PyTorch
+# MobileNetV3-small, RegNetY-400MF, a small Swin Transformer, an LSTM
+# tagger and a GRU classifier) with PyTorch
 # (cached in MODELS_DIR, see export_models.py), then runs each through
 # AsyncRT against PyTorch's outputs.
 #

@@ -1200,17 +1200,45 @@ TEST_F(NnOpsTest, ResizeNearestLinearAndErrors) {
   ASSERT_FALSE(ambiguous.ok());
   EXPECT_THAT(ambiguous.status().message(),
               HasSubstr("needs either 'scales' or 'sizes'"));
-  OpAttrs cubic = nearest;
-  cubic.SetString("mode", "cubic");
-  auto unsupported = Run("nn.resize", {x}, cubic);
-  ASSERT_FALSE(unsupported.ok());
-  EXPECT_THAT(unsupported.status().message(),
-              HasSubstr("nn.resize: mode 'cubic' is not supported"));
+  OpAttrs exclude = linear;
+  exclude.Set<int64_t>("exclude_outside", 1);
+  auto not_cubic = Run("nn.resize", {x}, exclude);
+  ASSERT_FALSE(not_cubic.ok());
+  EXPECT_THAT(not_cubic.status().message(),
+              HasSubstr("exclude_outside = 1 is supported in cubic mode only"));
   OpAttrs short_scales;
   short_scales.SetArray<float>("scales", {2, 2});
   auto rank = Run("nn.resize", {x}, short_scales);
   ASSERT_FALSE(rank.ok());
   EXPECT_THAT(rank.status().message(), HasSubstr("one scale or size per"));
+}
+
+// Cubic (Keys, A = -0.75) on a ramp 0..3 at half steps (align_corners):
+// exact on the ramp inside, and at the edges where the outer tap reads the
+// edge value: 0.5 -> near(0.5) + 2 far(1.5) = 0.59375 - 0.1875. With
+// exclude_outside that tap weighs nothing and the rest are renormalized.
+TEST_F(NnOpsTest, ResizeCubic) {
+  const Tensor32 ramp{{1, 1, 1, 4}, {0, 1, 2, 3}};
+  OpAttrs cubic;
+  cubic.SetString("mode", "cubic");
+  cubic.SetString("coordinate_transformation_mode", "align_corners");
+  cubic.SetArray<int64_t>("sizes", {1, 1, 1, 7});
+  auto up = Run("nn.resize", {ramp}, cubic);
+  ASSERT_TRUE(up.ok()) << up.status();
+  ExpectNear(up->values, {0, 0.40625, 1, 1.5, 2, 2.59375, 3});
+  OpAttrs excluded = cubic;
+  excluded.Set<int64_t>("exclude_outside", 1);
+  auto inside = Run("nn.resize", {ramp}, excluded);
+  ASSERT_TRUE(inside.ok()) << inside.status();
+  EXPECT_NEAR(inside->values[1], 0.40625 / 1.09375, 1e-6);
+  EXPECT_NEAR(inside->values[3], 1.5, 1e-6);
+  // Another A: -0.5 (Catmull-Rom) gives near(0.5) = 0.5625, far(1.5) =
+  // -0.0625.
+  OpAttrs catmull_rom = cubic;
+  catmull_rom.Set("cubic_coeff_a", -0.5f);
+  auto other = Run("nn.resize", {ramp}, catmull_rom);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NEAR(other->values[1], 0.5625 - 0.125, 1e-6);
 }
 
 //===--- oneDNN layouts between ops ---------------------------------------===//

@@ -391,10 +391,18 @@ inline Floats16 Load16(const float* from) {
 }
 inline void Store16(float* to, Floats16 v) { std::memcpy(to, &v, sizeof(v)); }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void
-MultiplyRowsSmall(int64_t rows, int64_t n, int64_t k, const float* a,
-                  int64_t lda, const float* b, int64_t ldb, float* out,
-                  int64_t ldo) {
+// The clones' resolver runs while the program is relocated, before a
+// sanitizer's runtime starts: sanitized builds keep the baseline alone.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define ASYNCRT_CLONES_FOR_WIDER_VECTORS
+#else
+#define ASYNCRT_CLONES_FOR_WIDER_VECTORS \
+  __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
+ASYNCRT_CLONES_FOR_WIDER_VECTORS void MultiplyRowsSmall(
+    int64_t rows, int64_t n, int64_t k, const float* a, int64_t lda,
+    const float* b, int64_t ldb, float* out, int64_t ldo) {
   for (int64_t m = 0; m < rows; ++m) {
     const float* a_row = a + m * lda;
     float* out_row = out + m * ldo;

@@ -1,9 +1,11 @@
-// nn.resize: ONNX Resize (and Upsample) in "nearest" and "linear" modes,
-// over any number of axes. Both modes are separable: the op resizes one
-// axis at a time, each pass reading the previous one's output; a pass moves
-// whole rows of the dimensions after its axis, so the inner loop is a
-// vectorisable blend (linear) or copy (nearest) of contiguous elements.
+// nn.resize: ONNX Resize (and Upsample) in "nearest", "linear" and "cubic"
+// modes, over any number of axes. Every mode is separable: the op resizes
+// one axis at a time, each pass reading the previous one's output; a pass
+// moves whole rows of the dimensions after its axis, so the inner loop is
+// a vectorisable blend (linear: 2 rows, cubic: 4) or copy (nearest) of
+// contiguous elements.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -20,7 +22,7 @@ namespace {
 
 constexpr absl::string_view kOp = "nn.resize";
 
-enum class Mode { kNearest, kLinear };
+enum class Mode { kNearest, kLinear, kCubic };
 
 // Where output index x of an axis reads in the input (ONNX's
 // coordinate_transformation_mode), for an axis of `in` -> `out` elements
@@ -37,6 +39,8 @@ enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
 struct ResizePlan {
   Mode mode;
+  float cubic_coeff_a = -0.75f;  // Cubic: the kernel's A.
+  bool exclude_outside = false;  // Cubic: taps outside the input weigh 0.
   Transform transform;
   Rounding rounding;
   std::vector<float> scales;  // Per axis.
@@ -55,11 +59,14 @@ absl::StatusOr<ResizePlan> PlanResize(ArgumentMetadata args,
   const std::string mode(attrs.GetString("mode").value_or("nearest"));
   if (mode == "nearest") {
     plan.mode = Mode::kNearest;
-  } else if (mode == "linear" || mode == "bilinear") {
-    plan.mode = Mode::kLinear;
+  } else if (mode == "linear" || mode == "bilinear" || mode == "cubic" ||
+             mode == "bicubic") {
+    const bool cubic = mode == "cubic" || mode == "bicubic";
+    plan.mode = cubic ? Mode::kCubic : Mode::kLinear;
     if (args[0].dtype != DType::kF32) {
-      return OpError(kOp, absl::StrCat("linear mode needs f32, got ",
-                                       DTypeName(args[0].dtype)));
+      return OpError(
+          kOp, absl::StrCat(cubic ? "cubic" : "linear", " mode needs f32, got ",
+                            DTypeName(args[0].dtype)));
     }
   } else {
     return OpError(kOp, absl::StrCat("mode '", mode, "' is not supported"));
@@ -93,9 +100,11 @@ absl::StatusOr<ResizePlan> PlanResize(ArgumentMetadata args,
   } else {
     return OpError(kOp, absl::StrCat("unknown nearest_mode '", rounding, "'"));
   }
-  if (attrs.GetInteger("exclude_outside").value_or(0) != 0) {
-    return OpError(kOp, "exclude_outside = 1 is not supported");
+  plan.exclude_outside = attrs.GetInteger("exclude_outside").value_or(0) != 0;
+  if (plan.exclude_outside && plan.mode != Mode::kCubic) {
+    return OpError(kOp, "exclude_outside = 1 is supported in cubic mode only");
   }
+  plan.cubic_coeff_a = FloatAttr(attrs, "cubic_coeff_a", -0.75f);
   auto scales = attrs.GetArray<float>("scales");
   auto sizes = attrs.GetArray<int64_t>("sizes");
   if (scales && scales->empty()) scales.reset();
@@ -179,46 +188,93 @@ int64_t Round(Rounding rounding, double value) {
   return 0;
 }
 
-// One axis: out[o][j][k] from in[o][i0(j)][k] and in[o][i1(j)][k] with
-// weight w(j) on the second (nearest: w = 0).
+// The cubic convolution kernel's weights (Keys, coefficient `a`) of the
+// four taps floor(x) - 1 .. floor(x) + 2 at fraction `t` = x - floor(x),
+// as ONNX's reference computes them.
+std::array<double, 4> CubicWeights(double t, double a) {
+  auto near = [a](double d) {  // |d| <= 1.
+    return ((a + 2) * d - (a + 3)) * d * d + 1;
+  };
+  auto far = [a](double d) {  // 1 < |d| < 2.
+    return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  };
+  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+}
+
+// One axis: out[o][j][k] = the sum over taps t of weight[j][t] *
+// in[o][index[j][t]][k] (nearest: one tap; linear: two, as a blend;
+// cubic: four). Taps past the input's edge read the edge, or weigh
+// nothing with exclude_outside (the others renormalized).
 void ResizeAxis(const ResizePlan& plan, const char* in, char* out,
                 int64_t outer, int64_t in_size, int64_t out_size,
                 int64_t inner_bytes, size_t element_size, double scale,
                 double resized_length) {
-  std::vector<int64_t> first(out_size), second(out_size);
-  std::vector<float> weight(out_size, 0.0f);
+  constexpr int kMaxTaps = 4;
+  std::vector<std::array<int64_t, kMaxTaps>> index(out_size);
+  std::vector<std::array<float, kMaxTaps>> weight(out_size);
   for (int64_t j = 0; j < out_size; ++j) {
     const double x =
         SourceCoordinate(plan.transform, j, in_size, resized_length, scale);
     if (plan.mode == Mode::kNearest) {
-      first[j] = second[j] = std::clamp<int64_t>(Round(plan.rounding, x), 0,
-                                                 in_size - 1);
-    } else {
-      const double base = std::floor(x);
-      weight[j] = static_cast<float>(x - base);
-      first[j] = std::clamp<int64_t>(static_cast<int64_t>(base), 0,
-                                     in_size - 1);
-      second[j] = std::clamp<int64_t>(static_cast<int64_t>(base) + 1, 0,
-                                      in_size - 1);
+      index[j][0] =
+          std::clamp<int64_t>(Round(plan.rounding, x), 0, in_size - 1);
+      weight[j][0] = 1.0f;
+      continue;
+    }
+    const double base = std::floor(x);
+    const int64_t first = static_cast<int64_t>(base);
+    if (plan.mode == Mode::kLinear) {
+      index[j] = {std::clamp<int64_t>(first, 0, in_size - 1),
+                  std::clamp<int64_t>(first + 1, 0, in_size - 1)};
+      weight[j][1] = static_cast<float>(x - base);
+      continue;
+    }
+    const std::array<double, 4> w = CubicWeights(x - base, plan.cubic_coeff_a);
+    double total = 0;
+    for (int t = 0; t < kMaxTaps; ++t) {
+      const int64_t at = first - 1 + t;
+      const bool outside = at < 0 || at >= in_size;
+      index[j][t] = std::clamp<int64_t>(at, 0, in_size - 1);
+      const double kept = plan.exclude_outside && outside ? 0.0 : w[t];
+      weight[j][t] = static_cast<float>(kept);
+      total += kept;
+    }
+    if (plan.exclude_outside && total != 0) {
+      for (int t = 0; t < kMaxTaps; ++t) {
+        weight[j][t] = static_cast<float>(weight[j][t] / total);
+      }
     }
   }
+  const int64_t count = inner_bytes / static_cast<int64_t>(element_size);
   for (int64_t o = 0; o < outer; ++o) {
     const char* in_block = in + o * in_size * inner_bytes;
     char* out_block = out + o * out_size * inner_bytes;
     for (int64_t j = 0; j < out_size; ++j) {
       char* row = out_block + j * inner_bytes;
-      const char* a = in_block + first[j] * inner_bytes;
-      if (plan.mode == Mode::kNearest || weight[j] == 0.0f ||
-          first[j] == second[j]) {
+      auto input_row = [&](int t) {
+        return reinterpret_cast<const float*>(in_block +
+                                              index[j][t] * inner_bytes);
+      };
+      auto* fo = reinterpret_cast<float*>(row);
+      if (plan.mode == Mode::kCubic) {
+        const float *f0 = input_row(0), *f1 = input_row(1), *f2 = input_row(2),
+                    *f3 = input_row(3);
+        const float w0 = weight[j][0], w1 = weight[j][1], w2 = weight[j][2],
+                    w3 = weight[j][3];
+        for (int64_t k = 0; k < count; ++k) {
+          fo[k] = w0 * f0[k] + w1 * f1[k] + w2 * f2[k] + w3 * f3[k];
+        }
+        continue;
+      }
+      const char* a = in_block + index[j][0] * inner_bytes;
+      if (plan.mode == Mode::kNearest || weight[j][1] == 0.0f ||
+          index[j][0] == index[j][1]) {
         std::memcpy(row, a, inner_bytes);
         continue;
       }
-      const auto* fa = reinterpret_cast<const float*>(a);
-      const auto* fb =
-          reinterpret_cast<const float*>(in_block + second[j] * inner_bytes);
-      auto* fo = reinterpret_cast<float*>(row);
-      const float w = weight[j];
-      const int64_t count = inner_bytes / static_cast<int64_t>(element_size);
+      const float* fa = input_row(0);
+      const float* fb = input_row(1);
+      const float w = weight[j][1];
       for (int64_t k = 0; k < count; ++k) fo[k] = fa[k] + w * (fb[k] - fa[k]);
     }
   }
