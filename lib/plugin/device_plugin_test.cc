@@ -12,12 +12,15 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "asyncrt/bef/bef_writer.h"
+#include "asyncrt/bef_executor/bef_program.h"
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/core_runtime/op_registry.h"
 #include "asyncrt/device/dense_device_tensor.h"
@@ -212,6 +215,75 @@ TEST_F(DevicePluginTest, MixingHostAndDeviceTensorsIsAnError) {
                                                           FindDevice("SIM:0"));
   EXPECT_THAT(ErrorOf(Run("nn.add", "sim", {&on_sim, &matrix})),
               HasSubstr("nn.add on SIM:0: sim:"));
+}
+
+// A program that runs ops a plug-in device lacks fails to load, each op
+// reported at its location; the CPU's handler (which falls back, as TFRT's
+// programs expect) and handlers no one registered are left to run time.
+TEST_F(DevicePluginTest, OpsTheDeviceLacksFailTheProgramsLoad) {
+  std::vector<std::string> diagnostics;
+  std::mutex mutex;
+  RuntimeOptions options;
+  options.work_queue = "mstd:2";
+  options.device_plugins = {SIM_PLUGIN};
+  options.device_plugins_from_environment = false;
+  options.diagnostic_handler = [&](const DecodedDiagnostic& diagnostic) {
+    std::lock_guard<std::mutex> lock(mutex);
+    diagnostics.push_back(diagnostic.ToString());
+  };
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  if (!HaveNnOps()) GTEST_SKIP() << "the nn.* op library is not linked";
+  // f(): %sim = get_op_handler "SIM:0"; %cpu = get_op_handler "cpu";
+  // %other = get_op_handler "GPU:7"; then one executeop per (handler, op).
+  auto program = [](std::vector<std::pair<int, const char*>> ops) {
+    bef::BefWriter w;
+    const uint32_t fn = w.DeclareFunction("f", bef::FunctionKind::kBef, {}, {});
+    bef::FunctionBodySpec body;
+    const char* handlers[] = {"SIM:0", "cpu", "GPU:7"};
+    for (const char* name : handlers) {
+      bef::KernelSpec get;
+      get.kernel_name = w.AddKernelName("corert.get_op_handler");
+      get.location = w.AddLocation("f.mlir", 1, 1);
+      get.results = {body.num_registers++};
+      get.attributes = {
+          {w.AddString("op_handler_name"), w.AddStringAttribute(name)}};
+      body.kernels.push_back(get);
+    }
+    uint32_t line = 2;
+    for (const auto& [handler, op] : ops) {
+      bef::KernelSpec execute;
+      execute.kernel_name = w.AddKernelName("corert.executeop");
+      execute.location = w.AddLocation("f.mlir", line++, 5);
+      execute.operands = {static_cast<uint32_t>(handler)};
+      execute.results = {body.num_registers++};
+      execute.attributes = {{w.AddString("op_name"), w.AddStringAttribute(op)}};
+      body.kernels.push_back(execute);
+    }
+    w.DefineFunction(fn, body);
+    return *w.Finish();
+  };
+  // Ops SIM has, and anything at all on the CPU or an unknown handler.
+  EXPECT_TRUE((*runtime)
+                  ->LoadBef(program({{0, "nn.relu"},
+                                     {0, "nn.matmul"},
+                                     {1, "no.such_op"},
+                                     {2, "nn.sigmoid"}}))
+                  .ok());
+  EXPECT_TRUE(diagnostics.empty());
+  absl::StatusOr<RCReference<BefProgram>> lacking = (*runtime)->LoadBef(
+      program({{0, "nn.relu"}, {0, "nn.sigmoid"}, {0, "no.such_op"}}));
+  EXPECT_EQ(lacking.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(lacking.status().message(),
+            "the program runs 2 ops on a device that has no implementation "
+            "of them: nn.sigmoid has no implementation for SIM:0 (device "
+            "type sim) (and more: see the diagnostics)");
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_THAT(diagnostics,
+              ElementsAre("f.mlir:3:5: error: nn.sigmoid has no "
+                          "implementation for SIM:0 (device type sim)",
+                          "f.mlir:4:5: error: unknown op no.such_op: there is "
+                          "no implementation for SIM:0 (device type sim)"));
 }
 
 TEST_F(DevicePluginTest, BadPluginsAreErrorsNamingTheFile) {

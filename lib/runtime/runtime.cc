@@ -24,6 +24,7 @@
 #include "asyncrt/core_runtime/core_runtime.h"
 #include "asyncrt/core_runtime/op_handler_factory.h"
 #include "asyncrt/plugin/device_plugin_loader.h"
+#include "lib/runtime/device_op_check.h"
 
 namespace asyncrt {
 
@@ -208,7 +209,14 @@ absl::StatusOr<RCReference<BefProgram>> Runtime::LoadBefInPlace(
   if (!file.ok()) return file.status();
   BefProgramOptions program_options;
   program_options.mode = options_.executor_mode;
-  return BefProgram::Load(*std::move(file), host_.get(), program_options);
+  absl::StatusOr<RCReference<BefProgram>> program =
+      BefProgram::Load(*std::move(file), host_.get(), program_options);
+  if (!program.ok()) return program.status();
+  // An op a plug-in device lacks fails the load, not each call.
+  if (absl::Status ops = CheckDeviceOps(**program, *core_runtime_); !ops.ok()) {
+    return ops;
+  }
+  return program;
 }
 
 absl::StatusOr<RCReference<BefProgram>> Runtime::LoadProgram(

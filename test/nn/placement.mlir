@@ -14,6 +14,12 @@
 // RUN: sed -n 's|^// DRIVER: ||p' %s >> %t.mlir
 // RUN: asyncrt-translate -mlir-to-bef %t.mlir -o %t.bef
 // RUN: bef_executor --devices=cpu --plugins=%asyncrt_lib_dir/libasyncrt_sim_accelerator.so --functions=print_main %t.bef | FileCheck %s --check-prefix=EXEC
+// An op the device lacks (nn.neg, were it not pinned to the CPU) fails the
+// program's load, naming the op and the device, not its calls:
+// RUN: sed 's|nn.neg %m {nn.device = "CPU:0"}|nn.neg %m|' %s | asyncrt-opt -nn-assign-device="device=SIM:0" -nn-to-corert | asyncrt-translate -mlir-to-bef -o %t.lacking.bef
+// RUN: not bef_executor --devices=cpu --plugins=%asyncrt_lib_dir/libasyncrt_sim_accelerator.so %t.lacking.bef 2>&1 | FileCheck %s --check-prefix=LACKING
+// LACKING: error: runtime error: nn.neg has no implementation for SIM:0 (device type sim)
+// LACKING-NOT: Running
 // RUN: not asyncrt-opt -nn-assign-device="device=sim" %s 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: nn-assign-device: 'sim' is not a device name like CPU:0 or SIM:0
 
