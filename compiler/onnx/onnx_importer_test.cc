@@ -23,36 +23,41 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// Declares `value` an f32 tensor `name` of `dims`.
+void SetF32Value(onnx::ValueInfoProto* value, const std::string& name,
+                 const std::vector<int64_t>& dims) {
+  value->set_name(name);
+  auto* tensor = value->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t dim : dims) {
+    tensor->mutable_shape()->add_dim()->set_dim_value(dim);
+  }
+}
+
+// Adds an f32 initializer `name` of `dims` holding 0, step, 2 step, ...
+void AddRampInitializer(onnx::GraphProto& graph, const std::string& name,
+                        const std::vector<int64_t>& dims, float step) {
+  onnx::TensorProto* tensor = graph.add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t count = 1;
+  for (int64_t dim : dims) {
+    tensor->add_dims(dim);
+    count *= dim;
+  }
+  for (int64_t i = 0; i < count; ++i) tensor->add_float_data(step * i);
+}
+
 // y = relu(conv(x, w, b)) + x, with initializers w and b.
 onnx::ModelProto SampleModel() {
   onnx::ModelProto model;
   model.set_ir_version(7);
   model.add_opset_import()->set_version(13);
   onnx::GraphProto& graph = *model.mutable_graph();
-  auto input = [](onnx::ValueInfoProto* value, const std::string& name,
-                  std::vector<int64_t> dims) {
-    value->set_name(name);
-    auto* tensor = value->mutable_type()->mutable_tensor_type();
-    tensor->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t dim : dims) {
-      tensor->mutable_shape()->add_dim()->set_dim_value(dim);
-    }
-  };
-  input(graph.add_input(), "x", {1, 2, 4, 4});
-  input(graph.add_output(), "y", {1, 2, 4, 4});
-  auto initializer = [&](const std::string& name, std::vector<int64_t> dims) {
-    onnx::TensorProto* tensor = graph.add_initializer();
-    tensor->set_name(name);
-    tensor->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t count = 1;
-    for (int64_t dim : dims) {
-      tensor->add_dims(dim);
-      count *= dim;
-    }
-    for (int64_t i = 0; i < count; ++i) tensor->add_float_data(0.1f * i);
-  };
-  initializer("w", {2, 2, 3, 3});
-  initializer("b", {2});
+  SetF32Value(graph.add_input(), "x", {1, 2, 4, 4});
+  SetF32Value(graph.add_output(), "y", {1, 2, 4, 4});
+  AddRampInitializer(graph, "w", {2, 2, 3, 3}, 0.1f);
+  AddRampInitializer(graph, "b", {2}, 0.1f);
   onnx::NodeProto* conv = graph.add_node();
   conv->set_name("conv");
   conv->set_op_type("Conv");
@@ -253,30 +258,11 @@ onnx::ModelProto GruModel() {
   model.set_ir_version(7);
   model.add_opset_import()->set_version(14);
   onnx::GraphProto& graph = *model.mutable_graph();
-  auto value = [](onnx::ValueInfoProto* info, const std::string& name,
-                  std::vector<int64_t> dims) {
-    info->set_name(name);
-    auto* tensor = info->mutable_type()->mutable_tensor_type();
-    tensor->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t dim : dims)
-      tensor->mutable_shape()->add_dim()->set_dim_value(dim);
-  };
-  value(graph.add_input(), "x", {2, 1, 3});
-  value(graph.add_output(), "y_h", {1, 1, 4});
-  auto initializer = [&](const std::string& name, std::vector<int64_t> dims) {
-    onnx::TensorProto* tensor = graph.add_initializer();
-    tensor->set_name(name);
-    tensor->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t count = 1;
-    for (int64_t dim : dims) {
-      tensor->add_dims(dim);
-      count *= dim;
-    }
-    for (int64_t i = 0; i < count; ++i) tensor->add_float_data(0.01f * i);
-  };
-  initializer("w", {1, 12, 3});
-  initializer("r", {1, 12, 4});
-  initializer("h0", {1, 1, 4});
+  SetF32Value(graph.add_input(), "x", {2, 1, 3});
+  SetF32Value(graph.add_output(), "y_h", {1, 1, 4});
+  AddRampInitializer(graph, "w", {1, 12, 3}, 0.01f);
+  AddRampInitializer(graph, "r", {1, 12, 4}, 0.01f);
+  AddRampInitializer(graph, "h0", {1, 1, 4}, 0.01f);
   onnx::NodeProto* gru = graph.add_node();
   gru->set_name("gru");
   gru->set_op_type("GRU");
