@@ -121,7 +121,8 @@ struct OpInvocation {
   const void* implementation_data = nullptr;
   // The program op site's cache (op_site_cache.h), where the implementation
   // may keep what it prepared for the site's next calls; null for eager
-  // calls. Borrowed for the dispatch call.
+  // calls and for a site's call dispatched later, once pending arguments
+  // are computed. Borrowed for the dispatch call.
   OpSiteCache* site_cache = nullptr;
 
   const Tensor& argument(size_t index) const {
