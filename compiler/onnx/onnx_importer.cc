@@ -221,7 +221,7 @@ mlir::FailureOr<mlir::Attribute> Importer::ConvertAttribute(
 }
 
 mlir::LogicalResult Importer::CopyAttributes(
-    const onnx::NodeProto& node, std::initializer_list<llvm::StringRef> allowed,
+    const onnx::NodeProto& node, llvm::ArrayRef<llvm::StringRef> allowed,
     OpSpec& spec) {
   for (const onnx::AttributeProto& attribute : node.attribute()) {
     // Opset 6's `broadcast` flag: broadcasting a suffix-shaped operand is

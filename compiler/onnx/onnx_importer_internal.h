@@ -298,9 +298,9 @@ class Importer {
   // Copies the node's attributes named in `allowed` into `spec` (renamed
   // per `renames`); any other attribute is an error (it could change the
   // op's meaning).
-  mlir::LogicalResult CopyAttributes(
-      const onnx::NodeProto& node,
-      std::initializer_list<llvm::StringRef> allowed, OpSpec& spec);
+  mlir::LogicalResult CopyAttributes(const onnx::NodeProto& node,
+                                     llvm::ArrayRef<llvm::StringRef> allowed,
+                                     OpSpec& spec);
   mlir::FailureOr<mlir::Attribute> ConvertAttribute(
       const onnx::NodeProto& node, const onnx::AttributeProto& attribute);
 

@@ -597,14 +597,8 @@ mlir::FailureOr<std::vector<GraphValue>> Importer::ImportRecurrent(
       "direction",        "hidden_size",     "layout"};
   if (lstm) allowed.push_back("input_forget");
   if (type == "GRU") allowed.push_back("linear_before_reset");
-  for (const onnx::AttributeProto& attribute : node.attribute()) {
-    if (!llvm::is_contained(allowed, attribute.name())) {
-      return Error(node) << "attribute '" << attribute.name()
-                         << "' is not supported";
-    }
-    auto converted = ConvertAttribute(node, attribute);
-    if (mlir::failed(converted)) return mlir::failure();
-    spec.attributes.set(attribute.name(), *converted);
+  if (mlir::failed(CopyAttributes(node, allowed, spec))) {
+    return mlir::failure();
   }
   // The static dimensions of input `index`, or empty.
   auto dims_of = [&](int index) -> std::vector<int64_t> {
@@ -626,6 +620,24 @@ mlir::FailureOr<std::vector<GraphValue>> Importer::ImportRecurrent(
       return Error(node) << "needs inputs X, W and R";
     }
   }
+  bool has_gap = false;
+  for (int i = 3; i < last_given; ++i) has_gap |= node.input(i).empty();
+  // The sizes a gap's filling takes, from X, W and R.
+  int64_t steps = 0, batch = 0, directions = 0, hidden = 0;
+  bool batch_major = false;
+  if (has_gap) {
+    const std::vector<int64_t> x = dims_of(0), w = dims_of(1), r = dims_of(2);
+    if (x.size() != 3 || w.size() != 3 || r.size() != 3) {
+      return Error(node) << "X, W and R must have static shapes of rank 3";
+    }
+    mlir::FailureOr<int64_t> layout = IntegerAttribute(node, spec, "layout", 0);
+    if (mlir::failed(layout)) return mlir::failure();
+    batch_major = *layout != 0;
+    steps = batch_major ? x[1] : x[0];
+    batch = batch_major ? x[0] : x[1];
+    directions = w[0];
+    hidden = r[2];
+  }
   std::vector<std::string> temporaries;
   for (int i = 0; i <= last_given; ++i) {
     if (!node.input(i).empty()) {
@@ -633,15 +645,6 @@ mlir::FailureOr<std::vector<GraphValue>> Importer::ImportRecurrent(
       continue;
     }
     // A gap: B (3), sequence_lens (4), initial_h or initial_c (5, 6).
-    const std::vector<int64_t> x = dims_of(0), w = dims_of(1), r = dims_of(2);
-    if (x.size() != 3 || w.size() != 3 || r.size() != 3) {
-      return Error(node) << "X, W and R must have static shapes of rank 3";
-    }
-    mlir::FailureOr<int64_t> layout = IntegerAttribute(node, spec, "layout", 0);
-    if (mlir::failed(layout)) return mlir::failure();
-    const int64_t steps = *layout ? x[1] : x[0];
-    const int64_t batch = *layout ? x[0] : x[1];
-    const int64_t directions = w[0], hidden = r[2];
     ConstTensor fill;
     if (i == 4) {
       fill.dtype = DType::kI32;
@@ -653,7 +656,7 @@ mlir::FailureOr<std::vector<GraphValue>> Importer::ImportRecurrent(
       fill.dtype = DType::kF32;
       if (i == 3) {
         fill.dims = {directions, 2 * gates * hidden};
-      } else if (*layout) {
+      } else if (batch_major) {
         fill.dims = {batch, directions, hidden};
       } else {
         fill.dims = {directions, batch, hidden};

@@ -470,8 +470,9 @@ std::shared_ptr<const TransposedR> TransposeR(const DenseHostTensor& r,
     const float* r_d = from + d * gates * hidden;
     float* to = transposed->values.data() + d * gates * hidden;
     for (int64_t j = 0; j < gates; ++j) {
-      for (int64_t i = 0; i < hidden; ++i)
+      for (int64_t i = 0; i < hidden; ++i) {
         to[i * gates + j] = r_d[j * hidden + i];
+      }
     }
   }
   return transposed;
@@ -511,13 +512,15 @@ const float* F32Data(const OpInvocation& invocation, Operand operand) {
 
 void RunRecurrent(const CellInfo& info, OpInvocation& invocation) {
   absl::StatusOr<Config> config = ConfigOf(info, invocation.attrs);
-  if (!config.ok())
+  if (!config.ok()) {
     return FailAll(invocation, info.op, config.status().message());
+  }
   const MetadataPointers metadata = ArgumentMetadataOf(invocation);
   absl::StatusOr<Sizes> sizes =
       SizesOf(info, *config, ArgumentMetadata(metadata));
-  if (!sizes.ok())
+  if (!sizes.ok()) {
     return FailAll(invocation, info.op, sizes.status().message());
+  }
   const int64_t steps = sizes->steps, batch = sizes->batch,
                 input = sizes->input, hidden = sizes->hidden;
   const int directions = config->directions;
