@@ -24,7 +24,8 @@ Every runtime also gets OMP_NUM_THREADS=T and OPENBLAS_NUM_THREADS=T.
 Cases: resnet50, mobilenetv2 and bert (the models issue's targets), and
 squeezenet, efficientnet_b0 and densenet121 (concatenations,
 squeeze-and-excite blocks, pre-activation on concatenations), and the
-recurrent lstm_tagger and gru_classifier, at batch 1
+recurrent lstm_tagger and gru_classifier, and the 3-D r3d_18 (video)
+and unet3d (volumetric), at batch 1
 on 1 and 2 threads, and ResNet-50 at batch 8 (the
 resnet50_b8 export) on 2 threads. Each case runs
 every runtime once per round, the runtimes in a rotating order, for several
@@ -78,7 +79,7 @@ Usage:
 
 --models keeps the cases of the named models (resnet50, mobilenetv2, bert,
 squeezenet, efficientnet_b0, densenet121, resnet50_b8, lstm_tagger,
-gru_classifier); --iterations and --warmup override every case's counts (for
+gru_classifier, r3d_18, unet3d); --iterations and --warmup override every case's counts (for
 smoke tests). Needs no package beyond Python's standard library itself; the
 input conversion uses onnx and numpy, through /usr/bin/python3 when the
 running interpreter lacks them.
@@ -137,6 +138,10 @@ CASES = (
     Case("LstmTagger", "lstm_tagger", "lstm_tagger", 1, 2, 5, 50),
     Case("GruClassifier", "gru_classifier", "gru_classifier", 1, 1, 5, 50),
     Case("GruClassifier", "gru_classifier", "gru_classifier", 1, 2, 5, 50),
+    Case("R3d18", "r3d_18", "r3d_18", 1, 1, 2, 10),
+    Case("R3d18", "r3d_18", "r3d_18", 1, 2, 2, 10),
+    Case("UNet3d", "unet3d", "unet3d", 1, 1, 3, 20),
+    Case("UNet3d", "unet3d", "unet3d", 1, 2, 3, 20),
 )
 
 

@@ -17,7 +17,9 @@
 //   onnx_backend_test --models=DIR
 //
 // runs the models that tools/models/export_models.py wrote to DIR instead,
-// against PyTorch's outputs with a model tolerance (see Tolerance).
+// against PyTorch's outputs with a model tolerance (see Tolerance), or the
+// tests tools/models/make_opset_tests.py wrote; with --fail-on-skip a test
+// that does not import fails.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -359,12 +361,14 @@ int Main(int argc, char** argv) {
   std::string report_path;
   std::string filter;
   std::string models;
+  bool fail_on_skip = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (absl::StartsWith(arg, "--data=")) data = arg.substr(7);
     if (absl::StartsWith(arg, "--report=")) report_path = arg.substr(9);
     if (absl::StartsWith(arg, "--filter=")) filter = arg.substr(9);
     if (absl::StartsWith(arg, "--models=")) models = arg.substr(9);
+    if (arg == "--fail-on-skip") fail_on_skip = true;
   }
   if (models.empty() && !fs::is_directory(data)) {
     std::fprintf(stderr,
@@ -411,6 +415,9 @@ int Main(int argc, char** argv) {
       std::string name = absl::StrCat(suite, "/", test.filename().string());
       if (!filter.empty() && !absl::StrContains(name, filter)) continue;
       Outcome outcome = runner.Run(test);
+      if (fail_on_skip && outcome.kind == Outcome::kSkip) {
+        outcome.kind = Outcome::kFail;  // Every test must import.
+      }
       if (auto known = KnownDifferences().find(name);
           outcome.kind == Outcome::kFail && known != KnownDifferences().end()) {
         absl::StrAppend(&report, "KNOWN ", name, ": ", known->second, " (",

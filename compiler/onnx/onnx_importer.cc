@@ -441,6 +441,22 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     auto values = ImportRecurrent(node);
     if (mlir::failed(values)) return mlir::failure();
     results = *std::move(values);
+  } else if (node.op_type() == "Gelu") {
+    mlir::FailureOr<GraphValue> value = ImportGelu(node);
+    if (mlir::failed(value)) return mlir::failure();
+    results.push_back(*std::move(value));
+  } else if (node.op_type() == "OneHot") {
+    mlir::FailureOr<GraphValue> value = ImportOneHot(node);
+    if (mlir::failed(value)) return mlir::failure();
+    results.push_back(*std::move(value));
+  } else if (node.op_type() == "MeanVarianceNormalization") {
+    mlir::FailureOr<GraphValue> value = ImportMeanVarianceNormalization(node);
+    if (mlir::failed(value)) return mlir::failure();
+    results.push_back(*std::move(value));
+  } else if (node.op_type() == "GroupNormalization") {
+    mlir::FailureOr<GraphValue> value = ImportGroupNormalization(node);
+    if (mlir::failed(value)) return mlir::failure();
+    results.push_back(*std::move(value));
   } else if (node.op_type() == "SoftmaxCrossEntropyLoss") {
     auto values = ImportSoftmaxCrossEntropyLoss(node);
     if (mlir::failed(values)) return mlir::failure();

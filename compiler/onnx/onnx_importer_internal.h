@@ -222,6 +222,51 @@ class Importer {
   // full length), as the runtime op only lets trailing ones be left out.
   mlir::FailureOr<std::vector<GraphValue>> ImportRecurrent(
       const onnx::NodeProto& node);
+  // Gelu (opset 20): nn.gelu, or for approximate = "tanh" its tanh form
+  // op by op.
+  mlir::FailureOr<GraphValue> ImportGelu(const onnx::NodeProto& node);
+  // GroupNormalization (opsets 18 and 21): each group of channels
+  // normalized as one channel of nn.instance_normalization over the input
+  // reshaped to [N, groups, rest], then scaled and shifted per channel
+  // (opset 18's per-group parameters repeated over their channels).
+  mlir::FailureOr<GraphValue> ImportGroupNormalization(
+      const onnx::NodeProto& node);
+  // OneHot: the indices (cast to i64, negative ones counted from depth)
+  // compared with 0 .. depth - 1 along `axis`, then where(hot, on, off).
+  // depth must be constant.
+  mlir::FailureOr<GraphValue> ImportOneHot(const onnx::NodeProto& node);
+  // MeanVarianceNormalization: (x - mean) / (standard deviation + 1e-9)
+  // over `axes` (0, 2, 3 by default), op by op.
+  mlir::FailureOr<GraphValue> ImportMeanVarianceNormalization(
+      const onnx::NodeProto& node);
+  // CenterCropPad (opset 18) as one nn.pad: each listed axis padded with
+  // zeros on both sides or cropped (negative pads) to its size, centered.
+  mlir::LogicalResult TranslateCenterCropPad(const onnx::NodeProto& node,
+                                             OpSpec& spec);
+  // QuantizeLinear and DequantizeLinear from opset 19: saturate (float8
+  // only) ignored; blocked quantization refused; output_dtype (21) as a
+  // zero point of zeros when the node has none.
+  mlir::LogicalResult TranslateQuantizeLinear(const onnx::NodeProto& node,
+                                              OpSpec& spec);
+  // Resize's opset 18 attributes in `spec` made the runtime op's: axes
+  // (scales or sizes for some axes) widened to every axis; antialias
+  // refused where it changes the result; keep_aspect_ratio_policy
+  // "stretch" only.
+  mlir::LogicalResult ResizeOpset18Attributes(const onnx::NodeProto& node,
+                                              OpSpec& spec);
+  // One op of a node made of several: builds `op_name` on the named values
+  // and records its result as a temporary (in `temporaries`, which the
+  // caller erases once the node is imported); the temporary's name.
+  mlir::FailureOr<std::string> BuildStep(const onnx::NodeProto& node,
+                                         llvm::StringRef op_name,
+                                         std::vector<std::string> operands,
+                                         mlir::NamedAttrList attributes,
+                                         std::vector<std::string>& temporaries);
+  // A constant of `dtype` (a float dtype) holding `values`, as BuildStep's
+  // temporaries.
+  mlir::FailureOr<std::string> ConstantStep(
+      const onnx::NodeProto& node, DType dtype, std::vector<int64_t> dims,
+      const std::vector<float>& values, std::vector<std::string>& temporaries);
   // A Constant or ConstantOfShape node's value.
   mlir::FailureOr<GraphValue> ImportConstantNode(const onnx::NodeProto& node);
   // Makes `value` known under a new name no graph value has (for values
@@ -249,6 +294,11 @@ class Importer {
     auto it = values_.find(node.input(index));
     return it == values_.end() ? nullptr : &it->second;
   }
+  // The static dimensions, or the dtype, of input `index`; nullopt when
+  // it is absent or not a static tensor.
+  std::optional<std::vector<int64_t>> InputDims(const onnx::NodeProto& node,
+                                                int index) const;
+  std::optional<DType> InputDType(const onnx::NodeProto& node, int index) const;
   // Input `index` as a constant for an attribute; an error if it is not
   // constant at import time.
   mlir::FailureOr<const ConstTensor*> ConstantInput(const onnx::NodeProto& node,

@@ -1,5 +1,6 @@
 // What each ONNX op becomes: the runtime op, its operands and attributes
 // (see onnx_importer_internal.h).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/onnx/onnx_importer_internal.h"
 
@@ -97,7 +99,7 @@ const DirectOp kDirectOps[] = {
     {"InstanceNormalization", "nn.instance_normalization", {"epsilon"}},
     {"IsNaN", "nn.is_nan", {}},
     {"IsInf", "nn.is_inf", {"detect_negative", "detect_positive"}},
-    // Opset 18 moves these reductions' axes into an input; we import 11-17.
+    // Opset 18 moves these reductions' axes into an input (Translate).
     {"ReduceMin", "nn.reduce_min", {"axes", "keepdims"}},
     {"ReduceProd", "nn.reduce_prod", {"axes", "keepdims"}},
     {"ReduceL1", "nn.reduce_l1", {"axes", "keepdims"}},
@@ -109,6 +111,8 @@ const DirectOp kDirectOps[] = {
     {"ArgMin", "nn.arg_min", {"axis", "keepdims", "select_last_index"}},
     {"GatherElements", "nn.gather_elements", {"axis"}},
     {"ScatterElements", "nn.scatter_elements", {"axis", "reduction"}},
+    // Scatter (opsets 9-10) is ScatterElements under its first name.
+    {"Scatter", "nn.scatter_elements", {"axis"}},
     {"GatherND", "nn.gather_nd", {"batch_dims"}},
     {"ScatterND", "nn.scatter_nd", {"reduction"}},
     {"QuantizeLinear", "nn.quantize_linear", {"axis"}},
@@ -132,6 +136,42 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
       if (!node.input(i).empty()) spec.operands.push_back(node.input(i));
     }
   };
+  if (opset_ >= 18 && absl::StartsWith(type, "Reduce")) {
+    // Every reduction's axes are an input from opset 18, as ReduceSum's
+    // from 13 (below).
+    for (const DirectOp& direct : kDirectOps) {
+      if (type != direct.onnx_name) continue;
+      spec.op_name = direct.op_name;
+      take_inputs(1);
+      if (mlir::failed(IntegersInputAsAttr(node, 1, "axes", spec))) {
+        return mlir::failure();
+      }
+      return CopyAttributes(node, {"keepdims", "noop_with_empty_axes"}, spec);
+    }
+  }
+  if (type == "AveragePool" && opset_ >= 19) {
+    // Opset 19 gives average pooling dilations.
+    spec.op_name = "nn.average_pool";
+    take_inputs(1);
+    return CopyAttributes(node,
+                          {"auto_pad", "ceil_mode", "count_include_pad",
+                           "dilations", "kernel_shape", "pads", "strides"},
+                          spec);
+  }
+  if ((type == "QuantizeLinear" || type == "DequantizeLinear") &&
+      opset_ >= 19) {
+    return TranslateQuantizeLinear(node, spec);
+  }
+  if (type == "CenterCropPad") return TranslateCenterCropPad(node, spec);
+  if (type == "BitwiseAnd" || type == "BitwiseOr" || type == "BitwiseXor" ||
+      type == "BitwiseNot") {
+    spec.op_name = type == "BitwiseAnd"   ? "nn.bitwise_and"
+                   : type == "BitwiseOr"  ? "nn.bitwise_or"
+                   : type == "BitwiseXor" ? "nn.bitwise_xor"
+                                          : "nn.bitwise_not";
+    take_inputs(node.input_size());
+    return CopyAttributes(node, {}, spec);
+  }
   for (const DirectOp& direct : kDirectOps) {
     if (type != direct.onnx_name) continue;
     spec.op_name = direct.op_name;
@@ -254,6 +294,23 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
                            "kernel_shape", "pads", "strides"},
                           spec);
   }
+  if (type == "GlobalMaxPool") {
+    // The largest element of each channel: a maximum over the spatial
+    // axes, kept as dimensions of 1.
+    const std::optional<std::vector<int64_t>> dims = InputDims(node, 0);
+    if (!dims || dims->size() < 3) {
+      return Error(node) << "needs an input of rank 3 or more (N x C x ...)";
+    }
+    std::vector<int64_t> axes;
+    for (int64_t axis = 2; axis < static_cast<int64_t>(dims->size()); ++axis) {
+      axes.push_back(axis);
+    }
+    spec.op_name = "nn.reduce_max";
+    take_inputs(1);
+    spec.attributes.set("axes", builder_.getI64ArrayAttr(axes));
+    spec.attributes.set("keepdims", builder_.getI64IntegerAttr(1));
+    return CopyAttributes(node, {}, spec);
+  }
   if (type == "BatchNormalization") {
     for (int i = 1; i < node.output_size(); ++i) {
       if (!node.output(i).empty()) {
@@ -339,10 +396,40 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     spec.num_results = node.output_size();
     take_inputs(1);
     if (opset_ < 13) return CopyAttributes(node, {"axis", "split"}, spec);
-    if (mlir::failed(IntegersInputAsAttr(node, 1, "split", spec))) {
+    if (mlir::failed(IntegersInputAsAttr(node, 1, "split", spec)) ||
+        mlir::failed(CopyAttributes(node, {"axis", "num_outputs"}, spec))) {
       return mlir::failure();
     }
-    return CopyAttributes(node, {"axis"}, spec);
+    if (!spec.attributes.get("num_outputs")) return mlir::success();
+    // Opset 18: num_outputs parts of ceil(size / num_outputs), the last
+    // one smaller when the axis does not divide evenly.
+    mlir::FailureOr<int64_t> parts =
+        IntegerAttribute(node, spec, "num_outputs", 0);
+    mlir::FailureOr<int64_t> axis = IntegerAttribute(node, spec, "axis", 0);
+    if (mlir::failed(parts) || mlir::failed(axis)) return mlir::failure();
+    spec.attributes.erase("num_outputs");
+    if (spec.attributes.get("split")) {
+      return Error(node) << "has both a split input and num_outputs";
+    }
+    const std::optional<std::vector<int64_t>> dims = InputDims(node, 0);
+    const int64_t rank = dims ? static_cast<int64_t>(dims->size()) : 0;
+    const int64_t d = *axis < 0 ? *axis + rank : *axis;
+    if (!dims || d < 0 || d >= rank) {
+      return Error(node) << "axis " << *axis << " is out of range";
+    }
+    if (*parts < 1 || *parts != node.output_size()) {
+      return Error(node) << "num_outputs " << *parts << " does not match its "
+                         << node.output_size() << " outputs";
+    }
+    const int64_t size = (*dims)[d];
+    const int64_t chunk = (size + *parts - 1) / *parts;
+    std::vector<int64_t> split;
+    for (int64_t i = 0, left = size; i < *parts; ++i) {
+      split.push_back(std::min(chunk, left));
+      left -= split.back();
+    }
+    spec.attributes.set("split", builder_.getI64ArrayAttr(split));
+    return mlir::success();
   }
   if (type == "Slice") {
     spec.op_name = "nn.slice";
@@ -363,12 +450,35 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     take_inputs(1);
     if (opset_ < 11)
       return CopyAttributes(node, {"mode", "pads", "value"}, spec);
-    if (node.input_size() > 3 && !node.input(3).empty()) {
-      return Error(node) << "the axes input is not supported";
-    }
     if (mlir::failed(IntegersInputAsAttr(node, 1, "pads", spec)) ||
         mlir::failed(ScalarInputAsAttr(node, 2, "value", spec))) {
       return mlir::failure();
+    }
+    auto axes = IntegersInput(node, 3, "axes");
+    if (mlir::failed(axes)) return mlir::failure();
+    if (*axes) {
+      // Opset 18: pads for the listed axes only (begins, then ends); the
+      // runtime op takes them for every axis.
+      auto given =
+          mlir::dyn_cast_or_null<mlir::ArrayAttr>(spec.attributes.get("pads"));
+      const std::optional<std::vector<int64_t>> dims = InputDims(node, 0);
+      if (!given || !dims || given.size() != 2 * (*axes)->size()) {
+        return Error(node) << "needs 2 pads per axis of its axes input";
+      }
+      const int64_t rank = dims->size();
+      std::vector<int64_t> pads(2 * rank, 0);
+      const size_t count = (*axes)->size();
+      for (size_t i = 0; i < count; ++i) {
+        int64_t axis = (**axes)[i];
+        if (axis < 0) axis += rank;
+        if (axis < 0 || axis >= rank) {
+          return Error(node) << "axis " << (**axes)[i] << " is out of range";
+        }
+        pads[axis] = mlir::cast<mlir::IntegerAttr>(given[i]).getInt();
+        pads[axis + rank] =
+            mlir::cast<mlir::IntegerAttr>(given[i + count]).getInt();
+      }
+      spec.attributes.set("pads", builder_.getI64ArrayAttr(pads));
     }
     return CopyAttributes(node, {"mode"}, spec);
   }
@@ -379,14 +489,16 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
       // X, roi, scales, sizes; roi only matters for tf_crop_and_resize,
       // which the runtime op rejects.
       if (mlir::failed(FloatsInputAsAttr(node, 2, "scales", spec)) ||
-          mlir::failed(IntegersInputAsAttr(node, 3, "sizes", spec))) {
+          mlir::failed(IntegersInputAsAttr(node, 3, "sizes", spec)) ||
+          mlir::failed(CopyAttributes(
+              node,
+              {"mode", "coordinate_transformation_mode", "nearest_mode",
+               "cubic_coeff_a", "exclude_outside", "extrapolation_value",
+               "antialias", "axes", "keep_aspect_ratio_policy"},
+              spec))) {
         return mlir::failure();
       }
-      return CopyAttributes(
-          node,
-          {"mode", "coordinate_transformation_mode", "nearest_mode",
-           "cubic_coeff_a", "exclude_outside", "extrapolation_value"},
-          spec);
+      return ResizeOpset18Attributes(node, spec);
     }
     // Resize 10 and Upsample: scales (an input from opset 9, else an
     // attribute), indices x / scale rounded down.
@@ -403,6 +515,9 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     spec.op_name = "nn.cast";
     take_inputs(1);
     for (const onnx::AttributeProto& attribute : node.attribute()) {
+      // Opset 19's saturate only concerns float8 targets, which the
+      // runtime does not have.
+      if (attribute.name() == "saturate") continue;
       if (attribute.name() != "to") {
         return Error(node) << "attribute '" << attribute.name()
                            << "' is not supported";
@@ -461,6 +576,214 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
   return Error(node) << "unsupported op";
 }
 
+mlir::LogicalResult Importer::TranslateCenterCropPad(
+    const onnx::NodeProto& node, OpSpec& spec) {
+  spec.op_name = "nn.pad";
+  if (node.input_size() != 2 || node.input(0).empty()) {
+    return Error(node) << "needs input_data and shape";
+  }
+  spec.operands.push_back(node.input(0));
+  OpSpec attributes;
+  if (mlir::failed(CopyAttributes(node, {"axes"}, attributes))) {
+    return mlir::failure();
+  }
+  auto shape = IntegersInput(node, 1, "shape");
+  if (mlir::failed(shape)) return mlir::failure();
+  const std::optional<std::vector<int64_t>> dims = InputDims(node, 0);
+  if (!*shape || !dims) {
+    return Error(node) << "needs an input of static shape and a shape";
+  }
+  const int64_t rank = dims->size();
+  std::vector<int64_t> axes;
+  if (auto given = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
+          attributes.attributes.get("axes"))) {
+    for (mlir::Attribute axis : given) {
+      auto integer = mlir::dyn_cast<mlir::IntegerAttr>(axis);
+      if (!integer) return Error(node) << "axes must be integers";
+      axes.push_back(integer.getInt() < 0 ? integer.getInt() + rank
+                                          : integer.getInt());
+    }
+  } else {
+    for (int64_t axis = 0; axis < rank; ++axis) axes.push_back(axis);
+  }
+  if ((*shape)->size() != axes.size()) {
+    return Error(node) << "needs one size per axis";
+  }
+  // Each axis centered in its new size: padded on both sides, or cropped
+  // (negative pads), the odd unit at the end.
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = axes[i], target = (**shape)[i];
+    if (axis < 0 || axis >= rank || target < 0) {
+      return Error(node) << "axis " << axis << " or size " << target
+                         << " is out of range";
+    }
+    const int64_t in = (*dims)[axis];
+    const int64_t begin =
+        target >= in ? (target - in) / 2 : -((in - target) / 2);
+    pads[axis] = begin;
+    pads[axis + rank] = target - in - begin;
+  }
+  spec.attributes.set("pads", builder_.getI64ArrayAttr(pads));
+  return mlir::success();
+}
+
+std::optional<std::vector<int64_t>> Importer::InputDims(
+    const onnx::NodeProto& node, int index) const {
+  const GraphValue* value = Input(node, index);
+  if (value == nullptr) return std::nullopt;
+  if (value->constant) return value->constant->dims;
+  auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(value->value.getType());
+  if (!tensor || !tensor.hasStaticShape()) return std::nullopt;
+  return std::vector<int64_t>(tensor.getShape().begin(),
+                              tensor.getShape().end());
+}
+
+std::optional<DType> Importer::InputDType(const onnx::NodeProto& node,
+                                          int index) const {
+  const GraphValue* value = Input(node, index);
+  if (value == nullptr) return std::nullopt;
+  if (value->constant) return value->constant->dtype;
+  auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(value->value.getType());
+  return tensor ? nn::DTypeOf(tensor.getElementType()) : std::nullopt;
+}
+
+mlir::LogicalResult Importer::ResizeOpset18Attributes(
+    const onnx::NodeProto& node, OpSpec& spec) {
+  // keep_aspect_ratio_policy: only "stretch" (each axis to its size).
+  if (auto policy = mlir::dyn_cast_or_null<mlir::StringAttr>(
+          spec.attributes.get("keep_aspect_ratio_policy"))) {
+    if (policy.getValue() != "stretch") {
+      return Error(node) << "keep_aspect_ratio_policy '" << policy.getValue()
+                         << "' is not supported (stretch only)";
+    }
+    spec.attributes.erase("keep_aspect_ratio_policy");
+  }
+  const std::optional<std::vector<int64_t>> dims = InputDims(node, 0);
+  if (!dims) return Error(node) << "needs an input of static shape";
+  const int64_t rank = dims->size();
+  // axes: scales or sizes for those axes only; the runtime op takes them
+  // for every axis (1 and the input's size elsewhere).
+  if (auto axes = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
+          spec.attributes.get("axes"))) {
+    spec.attributes.erase("axes");
+    std::vector<int64_t> listed;
+    for (mlir::Attribute axis : axes) {
+      auto integer = mlir::dyn_cast<mlir::IntegerAttr>(axis);
+      if (!integer) return Error(node) << "axes must be integers";
+      int64_t a = integer.getInt();
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank) {
+        return Error(node) << "axis " << integer.getInt() << " is out of range";
+      }
+      listed.push_back(a);
+    }
+    if (auto scales = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
+            spec.attributes.get("scales"))) {
+      if (scales.size() != listed.size()) {
+        return Error(node) << "needs one scale per axis of axes";
+      }
+      std::vector<float> full(rank, 1.0f);
+      for (size_t i = 0; i < listed.size(); ++i) {
+        full[listed[i]] = static_cast<float>(
+            mlir::cast<mlir::FloatAttr>(scales[i]).getValueAsDouble());
+      }
+      spec.attributes.set("scales", builder_.getF32ArrayAttr(full));
+    }
+    if (auto sizes = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
+            spec.attributes.get("sizes"))) {
+      if (sizes.size() != listed.size()) {
+        return Error(node) << "needs one size per axis of axes";
+      }
+      std::vector<int64_t> full = *dims;
+      for (size_t i = 0; i < listed.size(); ++i) {
+        full[listed[i]] = mlir::cast<mlir::IntegerAttr>(sizes[i]).getInt();
+      }
+      spec.attributes.set("sizes", builder_.getI64ArrayAttr(full));
+    }
+  }
+  // antialias changes only linear and cubic downscaling: refused there.
+  mlir::FailureOr<int64_t> antialias =
+      IntegerAttribute(node, spec, "antialias", 0);
+  if (mlir::failed(antialias)) return mlir::failure();
+  spec.attributes.erase("antialias");
+  if (*antialias != 0) {
+    auto mode =
+        mlir::dyn_cast_or_null<mlir::StringAttr>(spec.attributes.get("mode"));
+    bool downscales = false;
+    if (auto sizes = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
+            spec.attributes.get("sizes"))) {
+      for (int64_t i = 0; i < rank && i < sizes.size(); ++i) {
+        downscales |=
+            mlir::cast<mlir::IntegerAttr>(sizes[i]).getInt() < (*dims)[i];
+      }
+    } else if (auto scales = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
+                   spec.attributes.get("scales"))) {
+      for (mlir::Attribute scale : scales) {
+        downscales |= mlir::cast<mlir::FloatAttr>(scale).getValueAsDouble() < 1;
+      }
+    }
+    if (mode && mode.getValue() != "nearest" && downscales) {
+      return Error(node) << "antialias = 1 when downscaling is not supported";
+    }
+  }
+  return mlir::success();
+}
+
+mlir::LogicalResult Importer::TranslateQuantizeLinear(
+    const onnx::NodeProto& node, OpSpec& spec) {
+  const bool quantize = node.op_type() == "QuantizeLinear";
+  spec.op_name = quantize ? "nn.quantize_linear" : "nn.dequantize_linear";
+  for (int i = 0; i < std::min(3, node.input_size()); ++i) {
+    if (!node.input(i).empty()) spec.operands.push_back(node.input(i));
+  }
+  if (mlir::failed(CopyAttributes(
+          node, {"axis", "saturate", "block_size", "output_dtype"}, spec))) {
+    return mlir::failure();
+  }
+  // saturate (19) only concerns float8, which the runtime does not have.
+  spec.attributes.erase("saturate");
+  mlir::FailureOr<int64_t> block_size =
+      IntegerAttribute(node, spec, "block_size", 0);
+  mlir::FailureOr<int64_t> output_dtype =
+      IntegerAttribute(node, spec, "output_dtype", 0);
+  if (mlir::failed(block_size) || mlir::failed(output_dtype)) {
+    return mlir::failure();
+  }
+  spec.attributes.erase("block_size");
+  spec.attributes.erase("output_dtype");
+  if (*block_size != 0) {
+    return Error(node) << "blocked quantization (block_size " << *block_size
+                       << ") is not supported";
+  }
+  if (*output_dtype == 0) return mlir::success();
+  // Opset 21: the quantized dtype without a zero point; with one it must
+  // be the zero point's.
+  std::optional<DType> to = DTypeOfOnnx(*output_dtype);
+  if (!quantize || !to) {
+    return Error(node) << "output_dtype " << OnnxTypeName(*output_dtype)
+                       << " is not supported";
+  }
+  if (std::optional<DType> zero_point = InputDType(node, 2)) {
+    if (*zero_point != *to) {
+      return Error(node) << "output_dtype does not match the zero point's";
+    }
+    return mlir::success();
+  }
+  std::optional<std::vector<int64_t>> scale_dims = InputDims(node, 1);
+  if (!scale_dims) return Error(node) << "needs a scale of static shape";
+  ConstTensor zero;
+  zero.dtype = *to;
+  zero.dims = *scale_dims;
+  int64_t count = 1;
+  for (int64_t d : zero.dims) count *= d;
+  zero.bytes.assign(count * DTypeSize(*to), 0);
+  GraphValue value;
+  value.constant = std::make_shared<ConstTensor>(std::move(zero));
+  spec.operands.push_back(AddTemporary(std::move(value)));
+  return mlir::success();
+}
+
 std::string Importer::AddTemporary(GraphValue value) {
   // ONNX names are free-form: count up until the name is unused.
   std::string name;
@@ -469,208 +792,6 @@ std::string Importer::AddTemporary(GraphValue value) {
   } while (values_.count(name));
   values_[name] = std::move(value);
   return name;
-}
-
-mlir::FailureOr<GraphValue> Importer::ImportVariadic(
-    const onnx::NodeProto& node) {
-  const std::string& type = node.op_type();
-  if (node.input_size() < 1) return Error(node) << "needs at least one input";
-  for (int i = 0; i < node.input_size(); ++i) {
-    if (node.input(i).empty())
-      return Error(node) << "input " << i << " is empty";
-  }
-  if (node.attribute_size() > 0) {
-    return Error(node) << "attribute '" << node.attribute(0).name()
-                       << "' is not supported";
-  }
-  const char* op_name = type == "Max"   ? "nn.max"
-                        : type == "Min" ? "nn.min"
-                                        : "nn.add";
-  std::vector<std::string> temporaries;
-  auto result = [&]() -> mlir::FailureOr<GraphValue> {
-    std::string partial = node.input(0);
-    for (int i = 1; i < node.input_size(); ++i) {
-      OpSpec spec;
-      spec.op_name = op_name;
-      spec.operands = {partial, node.input(i)};
-      auto built = Build(node, spec);
-      if (mlir::failed(built)) return mlir::failure();
-      partial = AddTemporary((*built)[0]);
-      temporaries.push_back(partial);
-    }
-    if (type == "Mean" && node.input_size() > 1) {
-      ConstTensor count;
-      count.dtype = DType::kF32;
-      const float n = static_cast<float>(node.input_size());
-      count.bytes.resize(sizeof(n));
-      std::memcpy(count.bytes.data(), &n, sizeof(n));
-      GraphValue divisor;
-      divisor.constant = std::make_shared<ConstTensor>(std::move(count));
-      temporaries.push_back(AddTemporary(std::move(divisor)));
-      OpSpec spec;
-      spec.op_name = "nn.div";
-      spec.operands = {partial, temporaries.back()};
-      auto built = Build(node, spec);
-      if (mlir::failed(built)) return mlir::failure();
-      return (*built)[0];
-    }
-    return values_[partial];
-  }();
-  for (const std::string& name : temporaries) values_.erase(name);
-  return result;
-}
-
-mlir::FailureOr<GraphValue> Importer::ImportPow(const onnx::NodeProto& node) {
-  const GraphValue* base = Input(node, 0);
-  const GraphValue* exponent = Input(node, 1);
-  if (base == nullptr || exponent == nullptr || node.input_size() != 2) {
-    return Error(node) << "needs a base and an exponent";
-  }
-  auto dtype_of = [](const GraphValue& value) -> std::optional<DType> {
-    if (value.constant) return value.constant->dtype;
-    auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(value.value.getType());
-    return tensor ? nn::DTypeOf(tensor.getElementType()) : std::nullopt;
-  };
-  const std::optional<DType> base_dtype = dtype_of(*base);
-  const std::optional<DType> exponent_dtype = dtype_of(*exponent);
-  auto is_float = [](DType dtype) {
-    return dtype == DType::kF32 || dtype == DType::kF64 ||
-           dtype == DType::kF16 || dtype == DType::kBF16;
-  };
-  std::vector<std::string> temporaries;
-  auto build = [&](const char* op_name, std::vector<std::string> operands,
-                   std::optional<DType> to) -> mlir::FailureOr<std::string> {
-    OpSpec spec;
-    spec.op_name = op_name;
-    spec.operands = std::move(operands);
-    if (to) {
-      spec.attributes.set("to",
-                          mlir::TypeAttr::get(nn::MlirTypeOf(*to, context_)));
-    } else if (mlir::failed(CopyAttributes(node, {}, spec))) {
-      return mlir::failure();
-    }
-    auto built = Build(node, spec);
-    if (mlir::failed(built)) return mlir::failure();
-    temporaries.push_back(AddTemporary((*built)[0]));
-    return temporaries.back();
-  };
-  auto result = [&]() -> mlir::FailureOr<GraphValue> {
-    std::string x = node.input(0), y = node.input(1);
-    const bool mixed =
-        base_dtype && exponent_dtype && *base_dtype != *exponent_dtype;
-    if (mixed && !is_float(*base_dtype) && is_float(*exponent_dtype)) {
-      auto widened = build("nn.cast", {x}, exponent_dtype);
-      if (mlir::failed(widened)) return mlir::failure();
-      auto power = build("nn.pow", {*widened, y}, std::nullopt);
-      if (mlir::failed(power)) return mlir::failure();
-      auto narrowed = build("nn.cast", {*power}, base_dtype);
-      if (mlir::failed(narrowed)) return mlir::failure();
-      return values_[*narrowed];
-    }
-    if (mixed) {
-      auto cast = build("nn.cast", {y}, base_dtype);
-      if (mlir::failed(cast)) return mlir::failure();
-      y = *cast;
-    }
-    auto power = build("nn.pow", {x, y}, std::nullopt);
-    if (mlir::failed(power)) return mlir::failure();
-    return values_[*power];
-  }();
-  for (const std::string& name : temporaries) values_.erase(name);
-  return result;
-}
-
-mlir::FailureOr<std::vector<GraphValue>> Importer::ImportRecurrent(
-    const onnx::NodeProto& node) {
-  const std::string& type = node.op_type();
-  const bool lstm = type == "LSTM";
-  const int gates = lstm ? 4 : type == "GRU" ? 3 : 1;
-  const int max_inputs = lstm ? 8 : 6;
-  if (node.input_size() > max_inputs) {
-    return Error(node) << "has at most " << max_inputs << " inputs";
-  }
-  OpSpec spec;
-  spec.op_name = lstm ? "nn.lstm" : type == "GRU" ? "nn.gru" : "nn.rnn";
-  spec.num_results = lstm ? 3 : 2;
-  std::vector<llvm::StringRef> allowed = {
-      "activation_alpha", "activation_beta", "activations", "clip",
-      "direction",        "hidden_size",     "layout"};
-  if (lstm) allowed.push_back("input_forget");
-  if (type == "GRU") allowed.push_back("linear_before_reset");
-  if (mlir::failed(CopyAttributes(node, allowed, spec))) {
-    return mlir::failure();
-  }
-  // The static dimensions of input `index`, or empty.
-  auto dims_of = [&](int index) -> std::vector<int64_t> {
-    const GraphValue* value = Input(node, index);
-    if (value == nullptr) return {};
-    if (value->constant) return value->constant->dims;
-    auto tensor =
-        mlir::dyn_cast<mlir::RankedTensorType>(value->value.getType());
-    if (!tensor || !tensor.hasStaticShape()) return {};
-    return std::vector<int64_t>(tensor.getShape().begin(),
-                                tensor.getShape().end());
-  };
-  int last_given = -1;
-  for (int i = 0; i < node.input_size(); ++i) {
-    if (!node.input(i).empty()) last_given = i;
-  }
-  for (int i = 0; i < 3; ++i) {
-    if (i > last_given || node.input(i).empty()) {
-      return Error(node) << "needs inputs X, W and R";
-    }
-  }
-  bool has_gap = false;
-  for (int i = 3; i < last_given; ++i) has_gap |= node.input(i).empty();
-  // The sizes a gap's filling takes, from X, W and R.
-  int64_t steps = 0, batch = 0, directions = 0, hidden = 0;
-  bool batch_major = false;
-  if (has_gap) {
-    const std::vector<int64_t> x = dims_of(0), w = dims_of(1), r = dims_of(2);
-    if (x.size() != 3 || w.size() != 3 || r.size() != 3) {
-      return Error(node) << "X, W and R must have static shapes of rank 3";
-    }
-    mlir::FailureOr<int64_t> layout = IntegerAttribute(node, spec, "layout", 0);
-    if (mlir::failed(layout)) return mlir::failure();
-    batch_major = *layout != 0;
-    steps = batch_major ? x[1] : x[0];
-    batch = batch_major ? x[0] : x[1];
-    directions = w[0];
-    hidden = r[2];
-  }
-  std::vector<std::string> temporaries;
-  for (int i = 0; i <= last_given; ++i) {
-    if (!node.input(i).empty()) {
-      spec.operands.push_back(node.input(i));
-      continue;
-    }
-    // A gap: B (3), sequence_lens (4), initial_h or initial_c (5, 6).
-    ConstTensor fill;
-    if (i == 4) {
-      fill.dtype = DType::kI32;
-      fill.dims = {batch};
-      const std::vector<int32_t> lengths(batch, static_cast<int32_t>(steps));
-      fill.bytes.resize(lengths.size() * sizeof(int32_t));
-      std::memcpy(fill.bytes.data(), lengths.data(), fill.bytes.size());
-    } else {
-      fill.dtype = DType::kF32;
-      if (i == 3) {
-        fill.dims = {directions, 2 * gates * hidden};
-      } else if (batch_major) {
-        fill.dims = {batch, directions, hidden};
-      } else {
-        fill.dims = {directions, batch, hidden};
-      }
-      fill.bytes.assign(fill.NumElements() * sizeof(float), 0);
-    }
-    GraphValue value;
-    value.constant = std::make_shared<ConstTensor>(std::move(fill));
-    temporaries.push_back(AddTemporary(std::move(value)));
-    spec.operands.push_back(temporaries.back());
-  }
-  auto built = Build(node, spec);
-  for (const std::string& name : temporaries) values_.erase(name);
-  return built;
 }
 
 mlir::FailureOr<GraphValue> Importer::ImportRange(const onnx::NodeProto& node) {

@@ -54,6 +54,16 @@ not (the model test's wider net; not benchmarked):
                      over [1, 100, 40] features (a keyword-spotting shape),
                      its last hidden state through a linear layer to 12
                      classes.
+  r3d_18             torchvision's video ResNet-18 (3-D convolutions
+                     throughout, 3x7x7 stem) on a clip of 8 frames of
+                     112 x 112, input [1, 3, 8, 112, 112].
+  r2plus1d_18        torchvision's R(2+1)D-18: each 3-D convolution split
+                     into a spatial 1x3x3 and a temporal 3x1x1 one; the
+                     same clip. Exported only when named in --models.
+  unet3d             a small 3-D U-Net (two levels, 8-32 channels):
+                     MaxPool3d, ConvTranspose3d, concatenations of 5-D
+                     tensors, batch normalizations (folded into the
+                     convolutions); a volume [1, 1, 32, 64, 64].
 
 Why random weights: nothing may be downloaded (no pretrained checkpoints),
 and an importer test only needs the graph structure, real-sized tensors and
@@ -194,6 +204,38 @@ class GruClassifier(nn.Module):
         return self.head(h[-1])
 
 
+class UNet3d(nn.Module):
+    """A small 3-D U-Net (volumetric segmentation): two levels."""
+
+    def __init__(self, channels=1, width=8, classes=3):
+        super().__init__()
+
+        def block(cin, cout):
+            return nn.Sequential(
+                nn.Conv3d(cin, cout, 3, padding=1), nn.BatchNorm3d(cout),
+                nn.ReLU(inplace=True),
+                nn.Conv3d(cout, cout, 3, padding=1), nn.BatchNorm3d(cout),
+                nn.ReLU(inplace=True))
+
+        self.down1 = block(channels, width)
+        self.down2 = block(width, 2 * width)
+        self.pool = nn.MaxPool3d(2)
+        self.bottom = block(2 * width, 4 * width)
+        self.up2 = nn.ConvTranspose3d(4 * width, 2 * width, 2, stride=2)
+        self.dec2 = block(4 * width, 2 * width)
+        self.up1 = nn.ConvTranspose3d(2 * width, width, 2, stride=2)
+        self.dec1 = block(2 * width, width)
+        self.head = nn.Conv3d(width, classes, 1)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(self.pool(d1))
+        b = self.bottom(self.pool(d2))
+        u2 = self.dec2(torch.cat([self.up2(b), d2], dim=1))
+        u1 = self.dec1(torch.cat([self.up1(u2), d1], dim=1))
+        return self.head(u1)
+
+
 # name -> (constructor, input shape)
 MODELS = {
     "resnet50": (lambda: torchvision.models.resnet50(weights=None),
@@ -227,6 +269,12 @@ MODELS = {
         window_size=[7, 7], num_classes=10), (1, 3, 112, 112)),
     "lstm_tagger": (LstmTagger, (1, 50, 64)),
     "gru_classifier": (GruClassifier, (1, 100, 40)),
+    # Video: 8 frames of 112 x 112 (torchvision's clips are 16 frames).
+    "r3d_18": (lambda: torchvision.models.video.r3d_18(weights=None),
+               (1, 3, 8, 112, 112)),
+    "r2plus1d_18": (lambda: torchvision.models.video.r2plus1d_18(
+        weights=None), (1, 3, 8, 112, 112)),
+    "unet3d": (UNet3d, (1, 1, 32, 64, 64)),
 }
 # Models exported without PyTorch's own batch-norm folding.
 UNFOLDED_BATCH_NORM = ("resnet18_bn",)
@@ -234,7 +282,7 @@ UNFOLDED_BATCH_NORM = ("resnet18_bn",)
 DEFAULT_MODELS = ("resnet50", "mobilenetv2", "bert", "resnet18_bn",
                   "squeezenet", "efficientnet_b0", "mobilenetv3_small",
                   "regnet_y_400mf", "swin_tiny", "lstm_tagger",
-                  "gru_classifier")
+                  "gru_classifier", "r3d_18", "unet3d")
 
 
 def randomize(model, input_shape):

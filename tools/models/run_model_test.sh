@@ -2,7 +2,7 @@
 # The model test: exports ResNet-50, MobileNetV2, the BERT encoder and the
 # smaller architectures of export_models.py (SqueezeNet, EfficientNet-B0,
 # MobileNetV3-small, RegNetY-400MF, a small Swin Transformer, an LSTM
-# tagger and a GRU classifier) with PyTorch
+# tagger, a GRU classifier, a video ResNet-18 and a 3-D U-Net) with PyTorch
 # (cached in MODELS_DIR, see export_models.py), then runs each through
 # AsyncRT against PyTorch's outputs.
 #

@@ -97,6 +97,38 @@ TEST_F(ElementwiseDTypesTest, BitShiftOnUnsignedIntegers) {
               HasSubstr("this op computes in unsigned integers only"));
 }
 
+// ONNX's bitwise ops (opset 18) on signed and unsigned integers of every
+// width, broadcasting; floats and bool are refused.
+TEST_F(ElementwiseDTypesTest, BitwiseOpsOnIntegers) {
+  const AnyTensor a = I32({2, 2}, {12, -1, 0x0f0f, -256});
+  const AnyTensor b = I32({2}, {10, 0x00ff});
+  EXPECT_THAT(Values<int32_t>("nn.bitwise_and", {a, b}),
+              ElementsAre(8, 0x00ff, 10, 0));
+  EXPECT_THAT(Values<int32_t>("nn.bitwise_or", {a, b}),
+              ElementsAre(14, -1, 0x0f0f, -1));
+  EXPECT_THAT(Values<int32_t>("nn.bitwise_xor", {a, b}),
+              ElementsAre(6, -256, 0x0f05, -1));
+  EXPECT_THAT(Values<int32_t>("nn.bitwise_not", {a}),
+              ElementsAre(-13, 0, ~0x0f0f, 255));
+  EXPECT_THAT(
+      Values<uint8_t>("nn.bitwise_not", {Make<uint8_t>({3}, {0, 1, 255})}),
+      ElementsAre(255, 254, 0));
+  EXPECT_THAT(
+      Values<uint64_t>("nn.bitwise_and", {Make<uint64_t>({1}, {~0ull}),
+                                          Make<uint64_t>({1}, {1ull << 63})}),
+      ElementsAre(1ull << 63));
+  EXPECT_THAT(Values<int8_t>("nn.bitwise_xor", {Make<int8_t>({2}, {-128, 5}),
+                                                Make<int8_t>({}, {-1})}),
+              ElementsAre(127, -6));
+  EXPECT_THAT(Error("nn.bitwise_and", {F32({1}, {1}), F32({1}, {1})}),
+              HasSubstr("nn.bitwise_and: argument 0 is f32; this op computes "
+                        "in integers only"));
+  EXPECT_THAT(Error("nn.bitwise_not", {Make<bool>({1}, {true})}),
+              HasSubstr("computes in integers only"));
+  EXPECT_THAT(Error("nn.bitwise_or", {I32({1}, {1}), I64({1}, {1})}),
+              HasSubstr("arguments are i32 and i64"));
+}
+
 TEST_F(ElementwiseDTypesTest, ComparisonsGiveBool) {
   const AnyTensor a = F32({3}, {1, 2, 3});
   const AnyTensor b = F32({}, {2});

@@ -32,7 +32,13 @@ enum class BinaryKind {
   kEquality,
   kLogical,
   kUnsigned,  // The unsigned integers only (nn.bit_shift).
+  kInteger,   // Signed and unsigned integers (the bitwise ops).
 };
+
+// The signed and unsigned integers (not bool).
+bool IsInteger(DType dtype) {
+  return IsRealNumber(dtype) && dtype != DType::kF32 && dtype != DType::kF64;
+}
 
 absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
                             ArgumentMetadata args,
@@ -70,6 +76,10 @@ absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
                  dtype == DType::kUI32 || dtype == DType::kUI64;
       accepts = "unsigned integers only";
       break;
+    case BinaryKind::kInteger:
+      accepted = IsInteger(dtype);
+      accepts = "integers only";
+      break;
   }
   if (!accepted) {
     return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
@@ -85,7 +95,8 @@ absl::Status BinaryMetadata(absl::string_view op, BinaryKind kind,
   if (!shape.ok()) return shape.status();
   const bool keeps_dtype =
       kind == BinaryKind::kArithmetic || kind == BinaryKind::kFloat ||
-      kind == BinaryKind::kLogical || kind == BinaryKind::kUnsigned;
+      kind == BinaryKind::kLogical || kind == BinaryKind::kUnsigned ||
+      kind == BinaryKind::kInteger;
   results[0] =
       TensorMetadata(keeps_dtype ? dtype : DType::kI1, *std::move(shape));
   return absl::OkStatus();
@@ -311,6 +322,19 @@ void UnsignedArithmetic(OpInvocation& invocation, absl::string_view op, F f) {
   }
 }
 
+// Arithmetic in an integer dtype (signed or unsigned); `f` is a generic
+// lambda (T, T) -> T.
+template <typename F>
+void IntegerArithmetic(OpInvocation& invocation, absl::string_view op, F f) {
+  DispatchRealNumber(invocation.argument(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T>) {
+      BinaryAs<T, T>(invocation, op,
+                     [&](T a, T b) -> T { return static_cast<T>(f(a, b)); });
+    }
+  });
+}
+
 // ONNX BitShift: a shifted by b bits (LEFT or RIGHT); by the type's width or
 // more gives 0, as numpy's and ONNX's reference do for unsigned types.
 template <typename T>
@@ -357,6 +381,7 @@ enum class UnaryKind {
   kReal,       // integers, f32, f64 -> the same dtype.
   kLogical,    // bool -> bool.
   kPredicate,  // f32 -> bool.
+  kInteger,    // integers -> the same dtype.
 };
 
 absl::Status UnaryMetadata(absl::string_view op, ArgumentMetadata args,
@@ -370,6 +395,10 @@ absl::Status UnaryMetadata(absl::string_view op, ArgumentMetadata args,
     return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
                                     "; this op computes in integers, f32 "
                                     "and f64"));
+  }
+  if (kind == UnaryKind::kInteger && !IsInteger(dtype)) {
+    return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
+                                    "; this op computes in integers only"));
   }
   if (kind == UnaryKind::kLogical && dtype != DType::kI1) {
     return OpError(op, absl::StrCat("argument 0 is ", DTypeName(dtype),
@@ -437,6 +466,18 @@ void UnaryVector(OpInvocation& invocation, absl::string_view op,
       [&](const float* in, float* out, int64_t begin, int64_t end) {
         ApplyVectorFunction(kFunction, in + begin, out + begin, end - begin);
       });
+}
+
+// A unary op of an integer dtype; `f` is a generic lambda.
+template <typename F>
+void IntegerUnary(OpInvocation& invocation, absl::string_view op, F f) {
+  DispatchRealNumber(invocation.argument(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T>) {
+      UnaryAs<T, T>(invocation, op,
+                    [&](T x) -> T { return static_cast<T>(f(x)); });
+    }
+  });
 }
 
 // A unary op of any real dtype; `f` is a generic lambda.
@@ -581,6 +622,13 @@ void RegisterElementwiseOps(OpRegistry& registry) {
       "bit_shift", BinaryKind::kUnsigned, UnsignedArithmetic,
       const bool left = attrs.GetString("direction").value_or("") == "LEFT",
       Shift(a, b, left));
+  // ONNX BitwiseAnd, BitwiseOr, BitwiseXor (opset 18).
+  ASYNCRT_NN_BINARY_WITH("bitwise_and", BinaryKind::kInteger, IntegerArithmetic,
+                         (void)0, a & b);
+  ASYNCRT_NN_BINARY_WITH("bitwise_or", BinaryKind::kInteger, IntegerArithmetic,
+                         (void)0, a | b);
+  ASYNCRT_NN_BINARY_WITH("bitwise_xor", BinaryKind::kInteger, IntegerArithmetic,
+                         (void)0, a ^ b);
   ASYNCRT_NN_BINARY_WITH("and", BinaryKind::kLogical, (BinaryAs<bool, bool>),
                          (void)0, a && b);
   ASYNCRT_NN_BINARY_WITH("or", BinaryKind::kLogical, (BinaryAs<bool, bool>),
@@ -655,6 +703,8 @@ void RegisterElementwiseOps(OpRegistry& registry) {
                    x * std::tanh(x > 20.0f ? x : std::log1p(std::exp(x))));
   ASYNCRT_NN_UNARY_OF("not", UnaryKind::kLogical, (UnaryAs<bool, bool>),
                       (void)0, !x);
+  ASYNCRT_NN_UNARY_OF("bitwise_not", UnaryKind::kInteger, IntegerUnary, (void)0,
+                      ~x);
   ASYNCRT_NN_UNARY_OF("is_nan", UnaryKind::kPredicate, (UnaryAs<float, bool>),
                       (void)0, std::isnan(x));
   ASYNCRT_NN_UNARY_OF(

@@ -67,13 +67,6 @@ class NnOpsTest : public EagerOpTest {
   }
 };
 
-// Whether oneDNN runs its AVX-512 kernels here.
-bool OneDnnHasAvx512() {
-  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
-  const int avx512 = static_cast<int>(dnnl::cpu_isa::avx512_core);
-  return (isa & avx512) == avx512;
-}
-
 std::vector<float> Random(size_t count, unsigned seed) {
   return RandomFloats(count, seed);
 }
@@ -86,14 +79,6 @@ void ExpectNear(const std::vector<float>& actual,
                 tolerance * std::max(1.0f, std::fabs(expected[i])))
         << "element " << i;
   }
-}
-
-// Handles (move-only) as one argument list.
-template <typename... Handles>
-std::vector<TensorHandle> Args(Handles... handles) {
-  std::vector<TensorHandle> args;
-  (args.push_back(std::move(handles)), ...);
-  return args;
 }
 
 //===--- Elementwise ------------------------------------------------------===//

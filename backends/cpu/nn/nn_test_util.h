@@ -36,6 +36,14 @@ inline std::vector<float> RandomFloats(size_t count, unsigned seed) {
   return values;
 }
 
+// Handles (move-only) as one argument list.
+template <typename... Handles>
+std::vector<TensorHandle> Args(Handles... handles) {
+  std::vector<TensorHandle> args;
+  (args.push_back(std::move(handles)), ...);
+  return args;
+}
+
 class EagerOpTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -9,6 +9,7 @@
 
 #include "asyncrt/backends/nn_ops.h"
 #include "backends/cpu/nn/nn_test_util.h"
+#include "backends/cpu/nn/onednn_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -113,7 +114,10 @@ TEST_F(OneDnnConcatTest, MixedLayoutsJoinInTheMostCommonOne) {
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(whole->values, expected->values);
   EXPECT_EQ(type, "OneDnnHost");
-  EXPECT_THAT(log, ::testing::HasSubstr("exec,cpu,reorder")) << log;
+  // Under AVX2 oneDNN's own choice is also 8-channel blocks: no odd part.
+  if (OneDnnHasAvx512()) {
+    EXPECT_THAT(log, ::testing::HasSubstr("exec,cpu,reorder")) << log;
+  }
   EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("exec,cpu,concat")))
       << log;
 
@@ -130,7 +134,10 @@ TEST_F(OneDnnConcatTest, MixedLayoutsJoinInTheMostCommonOne) {
   whole = Concat(std::move(handles), 1, /*onednn_result=*/true, &type, &log);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(whole->values, expected->values);
-  EXPECT_THAT(log, ::testing::HasSubstr("dst_f32::blocked:aBcd16b")) << log;
+  EXPECT_THAT(
+      log, ::testing::HasSubstr(OneDnnHasAvx512() ? "dst_f32::blocked:aBcd16b"
+                                                  : "dst_f32::blocked:aBcd8b"))
+      << log;
   EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("exec,cpu,concat")))
       << log;
 }

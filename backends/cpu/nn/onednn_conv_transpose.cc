@@ -16,7 +16,7 @@ namespace {
 
 using dnnl::memory;
 
-// nn.conv_transpose(x, w[, bias]): ONNX ConvTranspose (1-D and 2-D). w is
+// nn.conv_transpose(x, w[, bias]): ONNX ConvTranspose (1-D, 2-D, 3-D). w is
 // C x M/group x kernel...; attributes strides, dilations, pads,
 // output_padding, output_shape, auto_pad, group, kernel_shape.
 struct ConvTransposePlan {
@@ -134,6 +134,29 @@ absl::StatusOr<ConvTransposePlan> PlanConvTranspose(ArgumentMetadata args,
   return plan;
 }
 
+// oneDNN's view of ONNX's weights, C x M/group x kernel... (plain): its
+// (grouped) deconvolution weights with the input channels outermost, as
+// oneDNN's iohw / giohw (and iodhw / giodhw) tags, for any spatial rank.
+memory::desc ConvTransposeWeights(const memory::dims& onnx_dims,
+                                  int64_t group) {
+  memory::dims strides(onnx_dims.size(), 1);  // Row-major.
+  for (int i = static_cast<int>(onnx_dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * std::max<memory::dim>(onnx_dims[i + 1], 1);
+  }
+  // Output channels (M/group) before input channels (C), as oneDNN orders
+  // them, keeping each one's stride.
+  memory::dims dims = onnx_dims;
+  std::swap(dims[0], dims[1]);
+  std::swap(strides[0], strides[1]);
+  if (group > 1) {
+    // C = group x C/group: the group's stride is C/group input channels'.
+    dims[1] /= group;
+    strides.insert(strides.begin(), dims[1] * strides[1]);
+    dims.insert(dims.begin(), group);
+  }
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
 absl::Status ConvTransposeMetadata(ArgumentMetadata args, const OpAttrs& attrs,
                                    absl::Span<TensorMetadata> results) {
   if (results.size() != 1) return OpError("nn.conv_transpose", "has 1 result");
@@ -161,20 +184,8 @@ void ConvTranspose(OpInvocation& invocation) {
   RunPrimitive(invocation, kOp, result.CopyRef(), [&] {
     const memory::dims x_dims = Spatial2d(x.shape().GetDimensions());
     const memory::dims out_dims = Spatial2d(plan.result);
-    // ONNX's C x M/group x kernel is oneDNN's (grouped) weights with the
-    // input channels outermost: iohw, giohw.
-    memory::dims w_dims = Spatial2d(w.shape().GetDimensions());
-    std::swap(w_dims[0], w_dims[1]);  // M/group x C x kernel.
-    memory::desc w_md;
-    if (plan.group > 1) {
-      w_dims[1] /= plan.group;
-      w_dims.insert(w_dims.begin(), plan.group);
-      w_md = memory::desc(w_dims, memory::data_type::f32,
-                          memory::format_tag::giohw);
-    } else {
-      w_md = memory::desc(w_dims, memory::data_type::f32,
-                          memory::format_tag::iohw);
-    }
+    const memory::desc w_md =
+        ConvTransposeWeights(Spatial2d(w.shape().GetDimensions()), plan.group);
     const memory::desc x_md = PlainF32(x_dims), out_md = PlainF32(out_dims);
     const bool has_bias = invocation.arguments.size() == 3;
     const memory::desc bias_md =

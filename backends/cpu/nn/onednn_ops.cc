@@ -440,17 +440,6 @@ ConfigCache<ConvPrimitives>& ConvCache() {
   return *cache;
 }
 
-// Whether oneDNN runs on AVX-512 here: its f32 convolutions are fastest in
-// nChw16c (a 16-float register of channels), and it has Winograd kernels.
-bool HasAvx512() {
-  static const bool avx512 = [] {
-    const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
-    const int core = static_cast<int>(dnnl::cpu_isa::avx512_core);
-    return (isa & core) == core;
-  }();
-  return avx512;
-}
-
 // The layout a convolution computes `dims` (N x C x H x W) in: nChw16c
 // when `blocked` on AVX-512 for 16 channels or more (padded up to a
 // multiple of 16); else oneDNN's choice. oneDNN alone picks nhwc;
@@ -458,7 +447,7 @@ bool HasAvx512() {
 // few-channel 1x1 kernels are faster (nn_layout.cc), and a chain held in
 // one layout needs no reorder between its ops.
 memory::desc ConvLayout(const memory::dims& dims, bool blocked) {
-  if (blocked && HasAvx512() && dims.size() == 4 && dims[1] >= 16) {
+  if (blocked && OneDnnHasAvx512() && dims.size() == 4 && dims[1] >= 16) {
     return memory::desc(dims, memory::data_type::f32,
                         memory::format_tag::nChw16c);
   }
@@ -475,7 +464,7 @@ dnnl::algorithm ConvAlgorithm(const memory::dims& x_dims,
                               const memory::dims& w_dims,
                               const ConvPlan& plan) {
   const bool winograd =
-      plan.allow_winograd && HasAvx512() && plan.group == 1 &&
+      plan.allow_winograd && OneDnnHasAvx512() && plan.group == 1 &&
       w_dims.size() == 4 && w_dims[2] == 3 && w_dims[3] == 3 &&
       x_dims[1] % 16 == 0 && w_dims[0] % 16 == 0 &&
       absl::c_all_of(plan.window.strides, [](int64_t s) { return s == 1; }) &&

@@ -179,10 +179,19 @@ dnnl::memory::dims Spatial2d(absl::Span<const int64_t> dims) {
   return dnnl::memory::dims{dims[0], dims[1], 1, dims[2]};
 }
 
+bool OneDnnHasAvx512() {
+  static const bool avx512 = [] {
+    const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+    const int core = static_cast<int>(dnnl::cpu_isa::avx512_core);
+    return (isa & core) == core;
+  }();
+  return avx512;
+}
+
 absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x) {
-  if (x.GetRank() != 3 && x.GetRank() != 4) {
-    return OpError(op, absl::StrCat("input must be N x C x W or N x C x H x W, "
-                                    "got ",
+  if (x.GetRank() < 3 || x.GetRank() > 5) {
+    return OpError(op, absl::StrCat("input must be N x C x W, N x C x H x W "
+                                    "or N x C x D x H x W, got ",
                                     x.DebugString()));
   }
   return absl::OkStatus();

@@ -146,7 +146,13 @@ absl::StatusOr<Dims> IntArray(absl::string_view op, const OpAttrs& attrs,
 // 1-D windows as 2-D with a height of 1).
 dnnl::memory::dims Spatial2d(absl::Span<const int64_t> dims);
 
-// OK for N x C x W and N x C x H x W; else an error naming `op`.
+// Whether oneDNN runs its AVX-512 kernels on this machine: its f32
+// convolutions are fastest in channel blocks of 16 (nChw16c, one register),
+// and it has Winograd kernels; under AVX2 its blocks are of 8.
+bool OneDnnHasAvx512();
+
+// OK for N x C x W, N x C x H x W and N x C x D x H x W; else an error
+// naming `op`.
 absl::Status CheckSpatialInput(absl::string_view op, const TensorShape& x);
 
 // What a convolution's and a transposed convolution's shape functions

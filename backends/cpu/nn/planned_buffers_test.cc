@@ -24,13 +24,6 @@ std::vector<float> Ramp(size_t count, float start, float step) {
   return values;
 }
 
-template <typename... Handles>
-std::vector<TensorHandle> Args(Handles... handles) {
-  std::vector<TensorHandle> args;
-  (args.push_back(std::move(handles)), ...);
-  return args;
-}
-
 // The attributes of a slot of `size` bytes at `offset`, added to `attrs`.
 OpAttrs Offset(int64_t offset, OpAttrs attrs = OpAttrs(), int64_t size = 4096) {
   attrs.Set("_buffer_offset", offset);

@@ -802,15 +802,16 @@ void EyeLike(OpInvocation& invocation, absl::Span<const TensorMetadata> results)
 
 //===--- Pad --------------------------------------------------------------===//
 
-enum class PadMode { kConstant, kReflect, kEdge };
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
 absl::StatusOr<PadMode> PadModeOf(const OpAttrs& attrs) {
   const absl::string_view mode = attrs.GetString("mode").value_or("constant");
   if (mode == "constant") return PadMode::kConstant;
   if (mode == "reflect") return PadMode::kReflect;
   if (mode == "edge") return PadMode::kEdge;
+  if (mode == "wrap") return PadMode::kWrap;  // ONNX opset 19.
   return Error("nn.pad", "unknown mode \"", mode,
-               "\" (constant, reflect or edge)");
+               "\" (constant, reflect, edge or wrap)");
 }
 
 absl::Status PadMetadata(ArgumentMetadata args, const OpAttrs& attrs,
@@ -830,13 +831,17 @@ absl::Status PadMetadata(ArgumentMetadata args, const OpAttrs& attrs,
     const int64_t dim = in.GetDimensionSize(d);
     const int64_t most = std::max(pads[d], pads[d + rank]);
     // Reflection mirrors about the edge element, so it needs more elements
-    // than the pad; edge needs one to repeat.
-    if (most > 0 &&
-        (mode == PadMode::kReflect ? most >= dim
-                                   : mode == PadMode::kEdge && dim == 0)) {
+    // than the pad; edge and wrap need one to repeat.
+    if (most > 0 && (mode == PadMode::kReflect
+                         ? most >= dim
+                         : (mode == PadMode::kEdge || mode == PadMode::kWrap) &&
+                               dim == 0)) {
       return Error(kOp, "pads of ", most, " on axis ", d, " of size ", dim,
                    " are too large for ",
-                   mode == PadMode::kEdge ? "edge" : "reflect", " mode");
+                   mode == PadMode::kEdge   ? "edge"
+                   : mode == PadMode::kWrap ? "wrap"
+                                            : "reflect",
+                   " mode");
     }
     const int64_t out = dim + pads[d] + pads[d + rank];
     if (out < 0) {
@@ -893,6 +898,8 @@ void Pad(OpInvocation& invocation, absl::Span<const TensorMetadata> results) {
         map[d].push_back(-1);
       } else if (mode == PadMode::kEdge) {
         map[d].push_back(std::clamp<int64_t>(i, 0, dim - 1));
+      } else if (mode == PadMode::kWrap) {
+        map[d].push_back((i % dim + dim) % dim);  // Cyclic, any distance.
       } else {
         map[d].push_back(i < 0 ? -i : 2 * (dim - 1) - i);
       }

@@ -576,6 +576,17 @@ TEST_F(ShapeOpsTest, PadConstantReflectEdge) {
   EXPECT_THAT(e->values<float>(),
               ElementsAre(1, 1, 2, 3, 1, 1, 2, 3, 4, 4, 5, 6));
 
+  // wrap (opset 19): the axis repeats cyclically, further than its size
+  // too; with a crop at the other end.
+  OpAttrs wrap = Ints("pads", {1, 4, 0, -1});
+  wrap.SetString("mode", "wrap");
+  auto w = Run("nn.pad", {I64({2, 3}, {1, 2, 3, 4, 5, 6})}, wrap);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->shape, (Shape{3, 6}));
+  EXPECT_THAT(w->values<int64_t>(), ElementsAre(6, 4, 5, 6, 4, 5,  //
+                                                3, 1, 2, 3, 1, 2,  //
+                                                6, 4, 5, 6, 4, 5));
+
   // Negative pads crop; an i64 constant.
   OpAttrs crop = Ints("pads", {0, -1, 1, 0});
   crop.Set("value", 7.0f);
@@ -591,8 +602,12 @@ TEST_F(ShapeOpsTest, PadConstantReflectEdge) {
   EXPECT_THAT(Error("nn.pad", {x}, deep),
               HasSubstr("nn.pad: pads of 3 on axis 1 of size 3 are too large"));
   OpAttrs mode = Ints("pads", {0, 0, 0, 0});
-  mode.SetString("mode", "wrap");
+  mode.SetString("mode", "mirror");
   EXPECT_THAT(Error("nn.pad", {x}, mode), HasSubstr("nn.pad: unknown mode"));
+  OpAttrs wrap_empty = Ints("pads", {0, 1, 0, 0});
+  wrap_empty.SetString("mode", "wrap");
+  EXPECT_THAT(Error("nn.pad", {I64({2, 0}, {})}, wrap_empty),
+              HasSubstr("too large for wrap mode"));
   EXPECT_THAT(Error("nn.pad", {x}, Ints("pads", {0, -4, 0, 0})),
               HasSubstr("nn.pad: negative pads remove more than axis 1"));
 }

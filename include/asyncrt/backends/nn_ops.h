@@ -73,9 +73,10 @@ void SetTeamSize(int threads);
 // nn.sqrt, nn.neg, nn.abs, nn.identity; nn.softmax and nn.log_softmax.
 void RegisterElementwiseOps(OpRegistry& registry);
 
-// Ops on oneDNN: nn.matmul (numpy matmul), nn.conv (1-D and 2-D, groups,
-// dilations, explicit and automatic padding, optional bias), nn.max_pool,
-// nn.average_pool, nn.global_average_pool.
+// Ops on oneDNN: nn.matmul (numpy matmul), nn.conv and nn.conv_transpose
+// (1-D, 2-D and 3-D, groups, dilations, explicit and automatic padding,
+// optional bias), nn.max_pool, nn.average_pool, nn.global_average_pool
+// (1-D, 2-D and 3-D).
 void RegisterOneDnnOps(OpRegistry& registry);
 
 // Shape and data-movement ops: nn.reshape, nn.flatten, nn.transpose,

@@ -50,7 +50,7 @@ struct OnnxImportOptions {
 
 // The lowest and highest opset of the default ONNX domain that imports.
 inline constexpr int64_t kMinOnnxOpset = 6;
-inline constexpr int64_t kMaxOnnxOpset = 17;
+inline constexpr int64_t kMaxOnnxOpset = 22;
 
 mlir::OwningOpRef<mlir::ModuleOp> ImportOnnxModel(
     llvm::StringRef bytes, llvm::StringRef file_name,

@@ -72,6 +72,9 @@ def NN_GreaterOrEqualOp : NN_BinaryOp<"greater_or_equal", "a >= b">;
 def NN_AndOp : NN_BinaryOp<"and", "a and b (bool)">;
 def NN_OrOp : NN_BinaryOp<"or", "a or b (bool)">;
 def NN_XorOp : NN_BinaryOp<"xor", "a xor b (bool)">;
+def NN_BitwiseAndOp : NN_BinaryOp<"bitwise_and", "a & b (integers)">;
+def NN_BitwiseOrOp : NN_BinaryOp<"bitwise_or", "a | b (integers)">;
+def NN_BitwiseXorOp : NN_BinaryOp<"bitwise_xor", "a ^ b (integers)">;
 def NN_PReluOp : NN_BinaryOp<"prelu", "x, or slope * x where x < 0">;
 def NN_MatMulOp : NN_Op<"matmul"> {
   let summary = "numpy matmul, with fusions";
@@ -123,6 +126,7 @@ def NN_ThresholdedReluOp
 def NN_ShrinkOp : NN_UnaryOp<"shrink",
     "x + bias where x < -lambd, x - bias where x > lambd, else 0">;
 def NN_NotOp : NN_UnaryOp<"not", "not x (bool)">;
+def NN_BitwiseNotOp : NN_UnaryOp<"bitwise_not", "~x (integers)">;
 def NN_IsNanOp : NN_UnaryOp<"is_nan", "x is NaN (bool)">;
 def NN_IsInfOp : NN_UnaryOp<"is_inf", "x is infinite (bool)">;
 def NN_GeluOp : NN_UnaryOp<"gelu", "x * Phi(x) (exact, erf form)">;
