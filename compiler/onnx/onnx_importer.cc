@@ -445,6 +445,13 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     mlir::FailureOr<GraphValue> value = ImportGelu(node);
     if (mlir::failed(value)) return mlir::failure();
     results.push_back(*std::move(value));
+  } else if (node.op_type() == "If" || node.op_type() == "Loop" ||
+             node.op_type() == "Scan") {
+    auto values = node.op_type() == "If"     ? ImportIf(node)
+                  : node.op_type() == "Loop" ? ImportLoop(node)
+                                             : ImportScan(node);
+    if (mlir::failed(values)) return mlir::failure();
+    results = *std::move(values);
   } else if (node.op_type() == "OneHot") {
     mlir::FailureOr<GraphValue> value = ImportOneHot(node);
     if (mlir::failed(value)) return mlir::failure();

@@ -267,6 +267,30 @@ class Importer {
   mlir::FailureOr<std::string> ConstantStep(
       const onnx::NodeProto& node, DType dtype, std::vector<int64_t> dims,
       const std::vector<float>& values, std::vector<std::string>& temporaries);
+  // Control flow decided at compile time (onnx_control_flow.cc): If with a
+  // constant condition is the branch taken; Loop (a constant trip count,
+  // or a condition constant in every iteration) and Scan (its inputs'
+  // static length) are their body imported once per iteration, the scan
+  // outputs stacked. Their results, in the node's output order.
+  mlir::FailureOr<std::vector<GraphValue>> ImportIf(
+      const onnx::NodeProto& node);
+  mlir::FailureOr<std::vector<GraphValue>> ImportLoop(
+      const onnx::NodeProto& node);
+  mlir::FailureOr<std::vector<GraphValue>> ImportScan(
+      const onnx::NodeProto& node);
+  // Imports `graph`, a subgraph of `node`, with its inputs bound to
+  // `inputs`; its outputs. The names it defines are dropped afterwards and
+  // the outer ones it shadows restored, so a body imports once per
+  // iteration.
+  mlir::FailureOr<std::vector<GraphValue>> ImportSubgraph(
+      const onnx::NodeProto& node, const onnx::GraphProto& graph,
+      const std::vector<GraphValue>& inputs);
+  // `slices` (one per iteration, of one shape) stacked along a new `axis`,
+  // as BuildStep's temporaries.
+  mlir::FailureOr<GraphValue> Stack(const onnx::NodeProto& node,
+                                    const std::vector<GraphValue>& slices,
+                                    int64_t axis,
+                                    std::vector<std::string>& temporaries);
   // A Constant or ConstantOfShape node's value.
   mlir::FailureOr<GraphValue> ImportConstantNode(const onnx::NodeProto& node);
   // Makes `value` known under a new name no graph value has (for values
@@ -370,6 +394,12 @@ class Importer {
   ConstantEvaluator evaluator_;
   int resource_counter_ = 0;
   int next_temporary_ = 0;  // AddTemporary's.
+  // Bounds on unrolling control flow, so that a small model cannot make
+  // the import run for hours or overflow the stack.
+  static constexpr int kMaxSubgraphDepth = 16;
+  static constexpr int64_t kMaxUnrolledNodes = 100000;
+  int subgraph_depth_ = 0;
+  int64_t unrolled_nodes_ = 0;
 };
 
 }  // namespace asyncrt::onnx_internal

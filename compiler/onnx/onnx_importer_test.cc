@@ -525,6 +525,127 @@ TEST_F(OnnxImporterTest, OpsetsEighteenToTwentyTwoRefuseWhatTheyCannot) {
   }
 }
 
+// Adds a node `op` of `inputs` and `outputs` to `graph`.
+onnx::NodeProto* AddNode(onnx::GraphProto& graph, const std::string& op,
+                         const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs) {
+  onnx::NodeProto* node = graph.add_node();
+  node->set_op_type(op);
+  node->set_name(outputs.empty() ? op : outputs[0]);
+  for (const std::string& input : inputs) node->add_input(input);
+  for (const std::string& output : outputs) node->add_output(output);
+  return node;
+}
+
+void SetGraphAttribute(onnx::NodeProto* node, const std::string& name,
+                       const onnx::GraphProto& graph) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::GRAPH);
+  *attribute->mutable_g() = graph;
+}
+
+// A bool scalar initializer.
+void AddBoolInitializer(onnx::GraphProto& graph, const std::string& name,
+                        bool value) {
+  onnx::TensorProto* tensor = graph.add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::BOOL);
+  tensor->add_int32_data(value ? 1 : 0);
+}
+
+// Control flow imports only where its decisions are known at compile time
+// (it is inlined and unrolled); otherwise one diagnostic names the node, and
+// unrolling is bounded, so no model makes the importer run away.
+TEST_F(OnnxImporterTest, ControlFlowNeedsDecisionsKnownAtCompileTime) {
+  onnx::GraphProto then_branch, else_branch;
+  AddNode(then_branch, "Neg", {"x"}, {"t"});
+  SetF32Value(then_branch.add_output(), "t", {1, 4, 2, 2});
+  AddNode(else_branch, "Abs", {"x"}, {"e"});
+  SetF32Value(else_branch.add_output(), "e", {1, 4, 2, 2});
+  {  // A condition computed from the input's values.
+    onnx::ModelProto model = OneNodeModel("ReduceMax", 13);
+    onnx::GraphProto& graph = *model.mutable_graph();
+    graph.mutable_node(0)->set_output(0, "largest");
+    AddNode(graph, "Cast", {"largest"}, {"flag"})
+        ->add_attribute()
+        ->CopyFrom([] {
+          onnx::AttributeProto to;
+          to.set_name("to");
+          to.set_type(onnx::AttributeProto::INT);
+          to.set_i(onnx::TensorProto::BOOL);
+          return to;
+        }());
+    AddNode(graph, "Squeeze", {"flag"}, {"cond"});
+    onnx::NodeProto* branch = AddNode(graph, "If", {"cond"}, {"y"});
+    SetGraphAttribute(branch, "then_branch", then_branch);
+    SetGraphAttribute(branch, "else_branch", else_branch);
+    EXPECT_THAT(Import(model), HasSubstr("node 'y' (If): input 0 (cond) must "
+                                         "be a constant at compile time"));
+    // With the condition known, the branch taken is imported inline.
+    graph.mutable_node(3)->set_input(0, "known");
+    AddBoolInitializer(graph, "known", false);
+    const std::string text = ImportedText(model);
+    EXPECT_THAT(text, HasSubstr("nn.abs"));
+    EXPECT_THAT(text, Not(HasSubstr("nn.neg")));
+  }
+  {  // A Loop whose condition never turns false, and one decided by data.
+    onnx::ModelProto model = OneNodeModel("Loop", 13);
+    onnx::GraphProto& graph = *model.mutable_graph();
+    onnx::NodeProto* loop = graph.mutable_node(0);
+    loop->clear_input();
+    loop->add_input("");
+    loop->add_input("go");
+    loop->add_input("x");
+    AddBoolInitializer(graph, "go", true);
+    onnx::GraphProto body;
+    onnx::ValueInfoProto* i = body.add_input();
+    i->set_name("i");
+    onnx::ValueInfoProto* cond_in = body.add_input();
+    cond_in->set_name("cond_in");
+    SetF32Value(body.add_input(), "v", {1, 4, 2, 2});
+    AddNode(body, "Identity", {"cond_in"}, {"cond_out"});
+    AddNode(body, "Neg", {"v"}, {"v_out"});
+    body.add_output()->set_name("cond_out");
+    body.add_output()->set_name("v_out");
+    SetGraphAttribute(loop, "body", body);
+    EXPECT_THAT(Import(model),
+                HasSubstr("unrolling its control flow imports more than "
+                          "100000 nodes"));
+    // cond_out = isnan(max(v)): decided by the data.
+    onnx::NodeProto* largest = body.mutable_node(0);
+    largest->set_op_type("ReduceMax");
+    largest->set_input(0, "v");
+    largest->set_output(0, "largest");
+    SetIntAttribute(largest, "keepdims", 0);
+    AddNode(body, "IsNaN", {"largest"}, {"cond_out"});
+    loop->mutable_attribute(0)->mutable_g()->CopyFrom(body);
+    EXPECT_THAT(Import(model), HasSubstr("must be a constant at compile time "
+                                         "(unrolled)"));
+  }
+  {  // Ifs nested deeper than the importer follows.
+    onnx::GraphProto inner = then_branch;
+    for (int depth = 0; depth < 20; ++depth) {
+      onnx::GraphProto outer;
+      onnx::NodeProto* node = AddNode(outer, "If", {"known"}, {"t"});
+      SetGraphAttribute(node, "then_branch", inner);
+      SetGraphAttribute(node, "else_branch", else_branch);
+      SetF32Value(outer.add_output(), "t", {1, 4, 2, 2});
+      inner = outer;
+    }
+    onnx::ModelProto model = OneNodeModel("Identity", 13);
+    onnx::GraphProto& graph = *model.mutable_graph();
+    AddBoolInitializer(graph, "known", true);
+    *graph.mutable_node(0) = inner.node(0);
+    graph.mutable_node(0)->set_output(0, "y");
+    EXPECT_THAT(Import(model), HasSubstr("subgraphs nest deeper than 16"));
+  }
+  {
+    onnx::ModelProto model = OneNodeModel("Scan", 8);
+    EXPECT_THAT(Import(model), HasSubstr("Scan before opset 9"));
+  }
+}
+
 // Truncations and byte flips of a valid model: each imports or fails with
 // a diagnostic; none may crash.
 TEST_F(OnnxImporterTest, CorruptedModelsNeverCrash) {

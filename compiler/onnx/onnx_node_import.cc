@@ -713,7 +713,8 @@ mlir::LogicalResult Importer::ResizeOpset18Attributes(
     bool downscales = false;
     if (auto sizes = mlir::dyn_cast_or_null<mlir::ArrayAttr>(
             spec.attributes.get("sizes"))) {
-      for (int64_t i = 0; i < rank && i < sizes.size(); ++i) {
+      for (int64_t i = 0; i < rank && i < static_cast<int64_t>(sizes.size());
+           ++i) {
         downscales |=
             mlir::cast<mlir::IntegerAttr>(sizes[i]).getInt() < (*dims)[i];
       }

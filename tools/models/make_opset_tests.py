@@ -1,5 +1,8 @@
 #!/usr/bin/python3
-"""Writes ONNX tests of the operators that opsets 18 to 22 changed or added.
+"""Writes ONNX tests that Debian's ONNX test data lacks.
+
+Mostly the operators that opsets 18 to 22 changed or added, and control
+flow decided at compile time.
 
 Debian's ONNX test data (libonnx-testdata, ONNX 1.12) stops at opset 17, so
 these tests are made here, in the layout of ONNX's backend test data:
@@ -24,6 +27,9 @@ What they cover:
             output_dtype and block_size; shape ops at their new version.
   opset 22  a small CNN (Conv, Relu, MaxPool, Flatten, Gemm) at the version
             that added bfloat16 to them.
+  control   Loop with a trip count from a shape (carried sum, scan output),
+  flow      If on a shape test (a branch reading the outer scope), Scan
+            backwards over axis 1 with its outputs reversed on axis -1.
 
 Usage:
   /usr/bin/python3 tools/models/make_opset_tests.py --out DIR
@@ -313,13 +319,93 @@ def small_cnn(out):
           [("w", w), ("b", b), ("fc_w", fc_w), ("fc_b", fc_b)])
 
 
+def control_flow(out):
+    # Loop whose trip count folds from a shape (x's rows): a running sum of
+    # the rows and each step's partial sum stacked (a scan output).
+    x = floats(4, 3)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["i", "one_i"], ["end"]),
+         helper.make_node("Unsqueeze", ["i", "zero_axis"], ["start_1d"]),
+         helper.make_node("Unsqueeze", ["end", "zero_axis"], ["end_1d"]),
+         helper.make_node("Slice", ["x", "start_1d", "end_1d", "zero_axis"],
+                          ["row"]),
+         helper.make_node("Squeeze", ["row", "zero_axis"], ["row_1d"]),
+         helper.make_node("Add", ["sum_in", "row_1d"], ["sum_out"]),
+         helper.make_node("Identity", ["sum_out"], ["partial"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("sum_in", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("sum_out", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("partial", TensorProto.FLOAT, [3])],
+        [numpy_helper.from_array(np.array(1, dtype=np.int64), "one_i"),
+         numpy_helper.from_array(np.array([0], dtype=np.int64),
+                                 "zero_axis")])
+    write(out, "control_flow_loop_over_rows", 16,
+          [helper.make_node("Shape", ["x"], ["shape"]),
+           helper.make_node("Gather", ["shape", "zero"], ["rows"], axis=0),
+           helper.make_node("Loop", ["rows", "", "init"], ["sum", "partials"],
+                            body=body)],
+          [("x", x)],
+          [("sum", x.sum(axis=0)), ("partials", np.cumsum(x, axis=0))],
+          [("zero", np.array(0, dtype=np.int64)),
+           ("init", np.zeros(3, dtype=np.float32))])
+    # If on a shape test (x has more than 3 columns: no, so the else
+    # branch, which reads x from the outer scope).
+    then_branch = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["then_out"])], "then", [],
+        [helper.make_tensor_value_info("then_out", TensorProto.FLOAT,
+                                       [4, 3])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Abs", ["x"], ["else_out"])], "else", [],
+        [helper.make_tensor_value_info("else_out", TensorProto.FLOAT,
+                                       [4, 3])])
+    write(out, "control_flow_if_on_a_shape", 16,
+          [helper.make_node("Shape", ["x"], ["shape"]),
+           helper.make_node("Gather", ["shape", "one"], ["columns"], axis=0),
+           helper.make_node("Greater", ["columns", "three"], ["wide"]),
+           helper.make_node("If", ["wide"], ["y"], then_branch=then_branch,
+                            else_branch=else_branch)],
+          [("x", x)], [("y", np.abs(x))],
+          [("one", np.array(1, dtype=np.int64)),
+           ("three", np.array(3, dtype=np.int64))])
+    # Scan backwards over axis 1 of a [2, 5] input: a running product of
+    # the columns (state [2]); the partial products stacked along axis 1,
+    # in forward order of the iterations reversed (scan_output_directions).
+    y = floats(2, 5)
+    scan_body = helper.make_graph(
+        [helper.make_node("Mul", ["state_in", "column"], ["state_out"]),
+         helper.make_node("Identity", ["state_out"], ["step"])],
+        "scan_body",
+        [helper.make_tensor_value_info("state_in", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("column", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("state_out", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("step", TensorProto.FLOAT, [2])])
+    steps = []
+    state = np.ones(2, dtype=np.float32)
+    for t in range(4, -1, -1):
+        state = state * y[:, t]
+        steps.append(state)
+    stacked = np.stack(steps[::-1], axis=1)
+    write(out, "control_flow_scan_backwards", 16,
+          [helper.make_node("Scan", ["init", "y"], ["final", "products"],
+                            body=scan_body, num_scan_inputs=1,
+                            scan_input_axes=[1], scan_input_directions=[1],
+                            scan_output_axes=[-1],
+                            scan_output_directions=[1])],
+          [("y", y)], [("final", state), ("products", stacked)],
+          [("init", np.ones(2, dtype=np.float32))])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="output folder")
     args = parser.parse_args()
     for make in (reductions, split, pad, resize, center_crop_pad, bitwise,
                  group_norm, average_pool, cast, gelu, quantize, shape_ops,
-                 small_cnn):
+                 small_cnn, control_flow):
         make(args.out)
 
 

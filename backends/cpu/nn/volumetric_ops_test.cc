@@ -233,8 +233,7 @@ struct ConvCase3d {
   const char* name;
   std::vector<int64_t> x_shape;
   int64_t filters, group;
-  Triple kernel;
-  Window3d window;
+  Window3d window;  // Its kernel is the weights'.
 };
 
 // Convolutions over volumes and clips: the kernels of video models (3x7x7
@@ -243,64 +242,39 @@ struct ConvCase3d {
 // (converted per call) and read-only ones (reordered once, kept), with and
 // without a bias.
 TEST_F(VolumetricOpsTest, ConvMatchesTheDefinition) {
+  // name, x, filters, group, window (kernel, strides, dilations, pads).
+  // clang-format off
   const ConvCase3d cases[] = {
-      {"3x3x3, padded",
-       {1, 3, 5, 6, 7},
-       4,
-       1,
-       {3, 3, 3},
+      {"3x3x3, padded", {1, 3, 5, 6, 7}, 4, 1,
        {{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}}},
-      {"3x7x7 stem, strided in space",
-       {1, 3, 4, 12, 12},
-       8,
-       1,
-       {3, 7, 7},
+      {"3x7x7 stem, strided in space", {1, 3, 4, 12, 12}, 8, 1,
        {{3, 7, 7}, {1, 2, 2}, {1, 1, 1}, {1, 3, 3}, {1, 3, 3}}},
-      {"1x3x3 then 3x1x1 (R(2+1)D)",
-       {1, 8, 4, 6, 6},
-       6,
-       1,
-       {1, 3, 3},
+      {"1x3x3 then 3x1x1 (R(2+1)D)", {1, 8, 4, 6, 6}, 6, 1,
        {{1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}}},
-      {"3x1x1, strided in time",
-       {1, 6, 7, 4, 4},
-       8,
-       1,
-       {3, 1, 1},
+      {"3x1x1, strided in time", {1, 6, 7, 4, 4}, 8, 1,
        {{3, 1, 1}, {2, 1, 1}, {1, 1, 1}, {1, 0, 0}, {1, 0, 0}}},
-      {"dilated, uneven padding, two groups, batch 2",
-       {2, 4, 6, 7, 5},
-       6,
-       2,
-       {2, 3, 2},
+      {"dilated, uneven padding, two groups, batch 2", {2, 4, 6, 7, 5}, 6, 2,
        {{2, 3, 2}, {2, 1, 2}, {2, 2, 1}, {0, 2, 1}, {1, 0, 0}}},
-      {"16 channels (blocked layouts)",
-       {1, 16, 4, 6, 6},
-       16,
-       1,
-       {3, 3, 3},
+      {"16 channels (blocked layouts)", {1, 16, 4, 6, 6}, 16, 1,
        {{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}}},
-      {"depthwise",
-       {1, 16, 4, 5, 5},
-       16,
-       16,
-       {3, 3, 3},
+      {"depthwise", {1, 16, 4, 5, 5}, 16, 16,
        {{3, 3, 3}, {1, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}}},
   };
+  // clang-format on
+
   unsigned seed = 300;
   for (const ConvCase3d& c : cases) {
     SCOPED_TRACE(c.name);
     const Tensor32 x{c.x_shape, RandomFloats(Count(c.x_shape), seed++)};
+    const Triple& kernel = c.window.kernel;
     const std::vector<int64_t> w_shape = {c.filters, c.x_shape[1] / c.group,
-                                          c.kernel[0], c.kernel[1],
-                                          c.kernel[2]};
+                                          kernel[0], kernel[1], kernel[2]};
     const Tensor32 w{w_shape, RandomFloats(Count(w_shape), seed++)};
     const Tensor32 bias{{c.filters}, RandomFloats(c.filters, seed++)};
     OpAttrs attrs;
     c.window.SetOn(attrs);
     attrs.Set("group", c.group);
-    attrs.SetArray<int64_t>("kernel_shape",
-                            {c.kernel[0], c.kernel[1], c.kernel[2]});
+    attrs.SetArray<int64_t>("kernel_shape", {kernel[0], kernel[1], kernel[2]});
     for (const uint64_t read_only : {uint64_t{0}, uint64_t{0b110}}) {
       SCOPED_TRACE(read_only ? "read-only weights" : "writable weights");
       auto with_bias = Run("nn.conv", {x, w, bias}, attrs, read_only);
@@ -405,39 +379,27 @@ TEST_F(VolumetricOpsTest, ConvTransposeMatchesTheDefinition) {
     const char* name;
     std::vector<int64_t> x_shape;
     int64_t per_group, group;
-    Triple kernel;
-    Window3d window;
+    Window3d window;  // Its kernel is the weights'.
     Triple output_padding;
   };
+  // name, x, filters per group, group, window, output padding.
+  // clang-format off
   const Case cases[] = {
-      {"2x2x2, stride 2 (U-Net)",
-       {1, 4, 3, 4, 5},
-       3,
-       1,
-       {2, 2, 2},
-       {{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},
-       {0, 0, 0}},
-      {"padded, output padding, dilated",
-       {1, 2, 3, 3, 4},
-       2,
-       1,
-       {3, 2, 3},
-       {{3, 2, 3}, {2, 3, 1}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}},
-       {1, 2, 0}},
-      {"two groups, batch 2",
-       {2, 4, 2, 3, 3},
-       3,
-       2,
-       {2, 3, 3},
-       {{2, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
-       {0, 1, 1}},
+      {"2x2x2, stride 2 (U-Net)", {1, 4, 3, 4, 5}, 3, 1,
+       {{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}}, {0, 0, 0}},
+      {"padded, output padding, dilated", {1, 2, 3, 3, 4}, 2, 1,
+       {{3, 2, 3}, {2, 3, 1}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}}, {1, 2, 0}},
+      {"two groups, batch 2", {2, 4, 2, 3, 3}, 3, 2,
+       {{2, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}}, {0, 1, 1}},
   };
+  // clang-format on
   unsigned seed = 340;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const Tensor32 x{c.x_shape, RandomFloats(Count(c.x_shape), seed++)};
-    const std::vector<int64_t> w_shape = {
-        c.x_shape[1], c.per_group, c.kernel[0], c.kernel[1], c.kernel[2]};
+    const Triple& kernel = c.window.kernel;
+    const std::vector<int64_t> w_shape = {c.x_shape[1], c.per_group, kernel[0],
+                                          kernel[1], kernel[2]};
     const Tensor32 w{w_shape, RandomFloats(Count(w_shape), seed++)};
     const int64_t filters = c.per_group * c.group;
     const Tensor32 bias{{filters}, RandomFloats(filters, seed++)};
