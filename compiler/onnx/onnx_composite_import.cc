@@ -49,14 +49,8 @@ mlir::FailureOr<GraphValue> Importer::ImportOneHot(
   std::vector<std::string> temporaries;
   auto result = [&]() -> mlir::FailureOr<GraphValue> {
     auto i64 = [&](std::vector<int64_t> dims, std::vector<int64_t> values) {
-      ConstTensor tensor;
-      tensor.dtype = DType::kI64;
-      tensor.dims = std::move(dims);
-      tensor.bytes.resize(values.size() * 8);
-      std::memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
-      GraphValue value;
-      value.constant = std::make_shared<ConstTensor>(std::move(tensor));
-      temporaries.push_back(AddTemporary(std::move(value)));
+      temporaries.push_back(
+          AddTemporary(IntegerConstant(DType::kI64, std::move(dims), values)));
       return temporaries.back();
     };
     // Indices as i64 (ONNX casts them), negative ones counted from depth:
@@ -403,33 +397,22 @@ mlir::FailureOr<GraphValue> Importer::ImportPow(const onnx::NodeProto& node) {
   if (base == nullptr || exponent == nullptr || node.input_size() != 2) {
     return Error(node) << "needs a base and an exponent";
   }
-  auto dtype_of = [](const GraphValue& value) -> std::optional<DType> {
-    if (value.constant) return value.constant->dtype;
-    auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(value.value.getType());
-    return tensor ? nn::DTypeOf(tensor.getElementType()) : std::nullopt;
-  };
-  const std::optional<DType> base_dtype = dtype_of(*base);
-  const std::optional<DType> exponent_dtype = dtype_of(*exponent);
+  const std::optional<DType> base_dtype = InputDType(node, 0);
+  const std::optional<DType> exponent_dtype = InputDType(node, 1);
   auto is_float = [](DType dtype) {
     return dtype == DType::kF32 || dtype == DType::kF64 ||
            dtype == DType::kF16 || dtype == DType::kBF16;
   };
+  OpSpec attributes;  // Pow has none.
+  if (mlir::failed(CopyAttributes(node, {}, attributes))) {
+    return mlir::failure();
+  }
   std::vector<std::string> temporaries;
   auto build = [&](const char* op_name, std::vector<std::string> operands,
-                   std::optional<DType> to) -> mlir::FailureOr<std::string> {
-    OpSpec spec;
-    spec.op_name = op_name;
-    spec.operands = std::move(operands);
-    if (to) {
-      spec.attributes.set("to",
-                          mlir::TypeAttr::get(nn::MlirTypeOf(*to, context_)));
-    } else if (mlir::failed(CopyAttributes(node, {}, spec))) {
-      return mlir::failure();
-    }
-    auto built = Build(node, spec);
-    if (mlir::failed(built)) return mlir::failure();
-    temporaries.push_back(AddTemporary((*built)[0]));
-    return temporaries.back();
+                   std::optional<DType> to) {
+    mlir::NamedAttrList cast;
+    if (to) cast.set("to", mlir::TypeAttr::get(nn::MlirTypeOf(*to, context_)));
+    return BuildStep(node, op_name, std::move(operands), cast, temporaries);
   };
   auto result = [&]() -> mlir::FailureOr<GraphValue> {
     std::string x = node.input(0), y = node.input(1);

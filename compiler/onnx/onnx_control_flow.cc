@@ -49,20 +49,6 @@ std::vector<int64_t> IntsAttribute(const onnx::NodeProto& node,
   return {};
 }
 
-GraphValue ScalarConstant(DType dtype, int64_t value) {
-  ConstTensor tensor;
-  tensor.dtype = dtype;
-  if (dtype == DType::kI1) {
-    tensor.bytes.assign(1, value != 0 ? 1 : 0);
-  } else {
-    tensor.bytes.resize(8);
-    std::memcpy(tensor.bytes.data(), &value, 8);
-  }
-  GraphValue constant;
-  constant.constant = std::make_shared<ConstTensor>(std::move(tensor));
-  return constant;
-}
-
 }  // namespace
 
 mlir::FailureOr<std::vector<GraphValue>> Importer::ImportSubgraph(
@@ -216,8 +202,8 @@ mlir::FailureOr<std::vector<GraphValue>> Importer::ImportLoop(
   }
   std::vector<std::vector<GraphValue>> scans(scanned);
   for (int64_t i = 0; running && (!limit || i < *limit); ++i) {
-    std::vector<GraphValue> inputs = {ScalarConstant(DType::kI64, i),
-                                      ScalarConstant(DType::kI1, 1)};
+    std::vector<GraphValue> inputs = {IntegerConstant(DType::kI64, {}, {i}),
+                                      IntegerConstant(DType::kI1, {}, {1})};
     inputs.insert(inputs.end(), state.begin(), state.end());
     auto outputs = ImportSubgraph(node, *body, inputs);
     if (mlir::failed(outputs)) return mlir::failure();

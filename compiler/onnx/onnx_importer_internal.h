@@ -94,6 +94,25 @@ inline std::optional<double> Scalar(const ConstTensor& tensor) {
   }
 }
 
+// A constant of i64 (or bool: 0 or 1) of `dims` holding `values`.
+inline GraphValue IntegerConstant(DType dtype, std::vector<int64_t> dims,
+                                  const std::vector<int64_t>& values) {
+  ConstTensor tensor;
+  tensor.dtype = dtype;
+  tensor.dims = std::move(dims);
+  for (int64_t value : values) {
+    if (dtype == DType::kI1) {
+      tensor.bytes.push_back(value != 0 ? 1 : 0);
+    } else {
+      const char* bytes = reinterpret_cast<const char*>(&value);
+      tensor.bytes.insert(tensor.bytes.end(), bytes, bytes + sizeof(value));
+    }
+  }
+  GraphValue constant;
+  constant.constant = std::make_shared<ConstTensor>(std::move(tensor));
+  return constant;
+}
+
 // The values of a constant of f32 or f64 dtype.
 inline std::optional<std::vector<float>> Floats(const ConstTensor& tensor) {
   std::vector<float> values(tensor.NumElements());

@@ -189,13 +189,8 @@ mlir::LogicalResult Importer::Translate(const onnx::NodeProto& node,
     // Before opset 13 the input is coerced to a matrix at `axis` (default
     // 1); that equals softmax along the last axis only when `axis` is it.
     if (opset_ < 13) {
-      const GraphValue* x = Input(node, 0);
-      int64_t rank = -1;
-      if (x && x->value) {
-        rank = mlir::cast<mlir::RankedTensorType>(x->value.getType()).getRank();
-      } else if (x && x->constant) {
-        rank = x->constant->dims.size();
-      }
+      const std::optional<std::vector<int64_t>> dims = InputDims(node, 0);
+      const int64_t rank = dims ? static_cast<int64_t>(dims->size()) : -1;
       mlir::FailureOr<int64_t> axis_attr =
           IntegerAttribute(node, spec, "axis", 1);
       if (mlir::failed(axis_attr)) return mlir::failure();

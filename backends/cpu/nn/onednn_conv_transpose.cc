@@ -139,10 +139,7 @@ absl::StatusOr<ConvTransposePlan> PlanConvTranspose(ArgumentMetadata args,
 // oneDNN's iohw / giohw (and iodhw / giodhw) tags, for any spatial rank.
 memory::desc ConvTransposeWeights(const memory::dims& onnx_dims,
                                   int64_t group) {
-  memory::dims strides(onnx_dims.size(), 1);  // Row-major.
-  for (int i = static_cast<int>(onnx_dims.size()) - 2; i >= 0; --i) {
-    strides[i] = strides[i + 1] * std::max<memory::dim>(onnx_dims[i + 1], 1);
-  }
+  memory::dims strides = RowMajorStrides(onnx_dims);
   // Output channels (M/group) before input channels (C), as oneDNN orders
   // them, keeping each one's stride.
   memory::dims dims = onnx_dims;

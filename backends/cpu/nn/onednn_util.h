@@ -31,13 +31,20 @@ inline dnnl::engine& CpuEngine() {
   return *engine;
 }
 
-// The plain (row-major, dense) f32 layout of `dims`.
-inline dnnl::memory::desc PlainF32(const dnnl::memory::dims& dims) {
+// The strides of `dims` in row-major order (a dimension of 0 counted as 1,
+// as oneDNN wants them).
+inline dnnl::memory::dims RowMajorStrides(const dnnl::memory::dims& dims) {
   dnnl::memory::dims strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
     strides[i] = strides[i + 1] * std::max<dnnl::memory::dim>(dims[i + 1], 1);
   }
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return strides;
+}
+
+// The plain (row-major, dense) f32 layout of `dims`.
+inline dnnl::memory::desc PlainF32(const dnnl::memory::dims& dims) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
+                            RowMajorStrides(dims));
 }
 
 // A oneDNN view of host memory the op reads or writes; no copy.

@@ -37,6 +37,12 @@ struct Window3d {
     }
     return out;
   }
+  // Along `axis`, the input position that kernel tap `k` of output
+  // position `out` reads (a convolution's, a pooling's); for a transposed
+  // convolution, the output position input `out` writes with tap `k`.
+  int64_t Tap(int axis, int64_t out, int64_t k) const {
+    return out * strides[axis] - pads_begin[axis] + k * dilations[axis];
+  }
   void SetOn(OpAttrs& attrs, bool with_dilations = true) const {
     attrs.SetArray<int64_t>("strides", {strides[0], strides[1], strides[2]});
     if (with_dilations) {
@@ -82,15 +88,9 @@ Tensor32 NaiveConv3d(const Tensor32& x, const Tensor32& w,
               for (int64_t kd = 0; kd < w.shape[2]; ++kd)
                 for (int64_t kh = 0; kh < w.shape[3]; ++kh)
                   for (int64_t kw = 0; kw < w.shape[4]; ++kw) {
-                    const int64_t id = od * window.strides[0] -
-                                       window.pads_begin[0] +
-                                       kd * window.dilations[0];
-                    const int64_t ih = oh * window.strides[1] -
-                                       window.pads_begin[1] +
-                                       kh * window.dilations[1];
-                    const int64_t iw = ow * window.strides[2] -
-                                       window.pads_begin[2] +
-                                       kw * window.dilations[2];
+                    const int64_t id = window.Tap(0, od, kd);
+                    const int64_t ih = window.Tap(1, oh, kh);
+                    const int64_t iw = window.Tap(2, ow, kw);
                     if (id < 0 || ih < 0 || iw < 0 || id >= x.shape[2] ||
                         ih >= x.shape[3] || iw >= x.shape[4]) {
                       continue;
@@ -139,15 +139,9 @@ Tensor32 NaiveConvTranspose3d(const Tensor32& x, const Tensor32& w,
               for (int64_t kd = 0; kd < w.shape[2]; ++kd)
                 for (int64_t kh = 0; kh < w.shape[3]; ++kh)
                   for (int64_t kw = 0; kw < w.shape[4]; ++kw) {
-                    const int64_t od = id * window.strides[0] -
-                                       window.pads_begin[0] +
-                                       kd * window.dilations[0];
-                    const int64_t oh = ih * window.strides[1] -
-                                       window.pads_begin[1] +
-                                       kh * window.dilations[1];
-                    const int64_t ow = iw * window.strides[2] -
-                                       window.pads_begin[2] +
-                                       kw * window.dilations[2];
+                    const int64_t od = window.Tap(0, id, kd);
+                    const int64_t oh = window.Tap(1, ih, kh);
+                    const int64_t ow = window.Tap(2, iw, kw);
                     if (od < 0 || oh < 0 || ow < 0 || od >= out[0] ||
                         oh >= out[1] || ow >= out[2]) {
                       continue;
@@ -177,15 +171,9 @@ Tensor32 NaivePool3d(const Tensor32& x, Pool pool, const Window3d& window) {
             for (int64_t kd = 0; kd < window.kernel[0]; ++kd)
               for (int64_t kh = 0; kh < window.kernel[1]; ++kh)
                 for (int64_t kw = 0; kw < window.kernel[2]; ++kw) {
-                  const int64_t id = od * window.strides[0] -
-                                     window.pads_begin[0] +
-                                     kd * window.dilations[0];
-                  const int64_t ih = oh * window.strides[1] -
-                                     window.pads_begin[1] +
-                                     kh * window.dilations[1];
-                  const int64_t iw = ow * window.strides[2] -
-                                     window.pads_begin[2] +
-                                     kw * window.dilations[2];
+                  const int64_t id = window.Tap(0, od, kd);
+                  const int64_t ih = window.Tap(1, oh, kh);
+                  const int64_t iw = window.Tap(2, ow, kw);
                   // The padded extent (for averages counting padding).
                   if (id < x.shape[2] + window.pads_end[0] &&
                       ih < x.shape[3] + window.pads_end[1] &&
