@@ -318,33 +318,71 @@ class RandomOpCalls {
     };
     const int64_t n = size(), c = 1 + Pick(4), h = 2 + Pick(5), w = 2 + Pick(5);
     const bool nhwc = Pick(4) == 0;
+    // A window op's operand: an image (channels first or last) or, now and
+    // then, a volume N x C x D x H x W.
+    const bool volume = !nhwc && Pick(4) == 0;
+    const size_t spatial = volume ? 3 : 2;
+    const int64_t depth = 1 + Pick(4);
     auto image = [&](int64_t channels) {
       if (nhwc) attrs->SetString("data_format", "NHWC");
+      if (volume) return std::vector<int64_t>{n, channels, depth, h, w};
       return nhwc ? std::vector<int64_t>{n, h, w, channels}
                   : std::vector<int64_t>{n, channels, h, w};
     };
     const int64_t k = 1 + Pick(3), stride = 1 + Pick(2), pad = Pick(2);
+    auto each = [&](int64_t value, size_t count) {
+      return std::vector<int64_t>(count, value);
+    };
+    // Per spatial dimension; the first one drawn apart (dilated, padded
+    // differently at the end).
+    auto first_apart = [&](int64_t first, int64_t rest, size_t count) {
+      std::vector<int64_t> values(count, rest);
+      values[0] = first;
+      return values;
+    };
     if (op == "nn.conv") {
       const int64_t group = 1 + Pick(2), out = group * (1 + Pick(3));
       shapes->push_back(image(group * c));
-      shapes->push_back(nhwc ? std::vector<int64_t>{out, k, k, c}
-                             : std::vector<int64_t>{out, c, k, k});
+      std::vector<int64_t> weights = {out, c};
+      weights.insert(weights.end(), spatial, k);
+      if (nhwc) weights = {out, k, k, c};
+      shapes->push_back(weights);
       if (Pick(2) == 0) shapes->push_back({out});
       attrs->Set<int64_t>("group", group);
-      attrs->SetArray<int64_t>("kernel_shape", {k, k});
-      attrs->SetArray<int64_t>("strides", {stride, stride});
-      attrs->SetArray<int64_t>("pads", {pad, pad, pad, pad});
-      attrs->SetArray<int64_t>("dilations", {1 + Pick(2), 1});
+      attrs->SetArray<int64_t>("kernel_shape", each(k, spatial));
+      attrs->SetArray<int64_t>("strides", each(stride, spatial));
+      attrs->SetArray<int64_t>("pads", each(pad, 2 * spatial));
+      attrs->SetArray<int64_t>("dilations",
+                               first_apart(1 + Pick(2), 1, spatial));
       static const char* const kActivations[] = {"none", "relu", "clip",
                                                  "sigmoid", "swish"};
       attrs->SetString("activation", kActivations[Pick(5)]);
       return true;
     }
+    if (op == "nn.conv_transpose") {
+      const int64_t group = 1 + Pick(2), per_group = 1 + Pick(3);
+      shapes->push_back(image(group * c));
+      std::vector<int64_t> weights = {group * c, per_group};
+      weights.insert(weights.end(), spatial, k);
+      shapes->push_back(weights);
+      if (Pick(2) == 0) shapes->push_back({group * per_group});
+      attrs->Set<int64_t>("group", group);
+      attrs->SetArray<int64_t>("strides", each(stride, spatial));
+      attrs->SetArray<int64_t>("pads", first_apart(pad, Pick(2), 2 * spatial));
+      attrs->SetArray<int64_t>(
+          "output_padding", each(static_cast<int64_t>(Pick(stride)), spatial));
+      attrs->SetArray<int64_t>("dilations",
+                               first_apart(1 + Pick(2), 1, spatial));
+      return true;
+    }
     if (op == "nn.max_pool" || op == "nn.average_pool") {
       shapes->push_back(image(c));
-      attrs->SetArray<int64_t>("kernel_shape", {k, k});
-      attrs->SetArray<int64_t>("strides", {stride, stride});
-      attrs->SetArray<int64_t>("pads", {pad, pad, pad, pad});
+      attrs->SetArray<int64_t>("kernel_shape", each(k, spatial));
+      attrs->SetArray<int64_t>("strides", each(stride, spatial));
+      attrs->SetArray<int64_t>("pads", first_apart(pad, Pick(2), 2 * spatial));
+      if (Pick(4) == 0) {
+        attrs->SetArray<int64_t>("dilations", first_apart(2, 1, spatial));
+      }
       attrs->Set<int64_t>("ceil_mode", Pick(2));
       attrs->Set<int64_t>("count_include_pad", Pick(2));
       return true;

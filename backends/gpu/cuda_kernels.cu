@@ -256,6 +256,14 @@ __device__ __forceinline__ T ApplyBinary(BinaryOp op, T a, T b) {
         return a > b ? a : b;
       case BinaryOp::kMin:
         return a < b ? a : b;
+      case BinaryOp::kBitwiseAnd:
+        return a & b;
+      case BinaryOp::kBitwiseOr:
+        return a | b;
+      case BinaryOp::kBitwiseXor:
+        return a ^ b;
+      case BinaryOp::kBitwiseNot:
+        return static_cast<T>(~a);
       case BinaryOp::kPow:
         return a;  // Refused on the host.
     }
@@ -284,6 +292,11 @@ __device__ __forceinline__ T ApplyBinary(BinaryOp op, T a, T b) {
       case BinaryOp::kMin:
         r = fminf(x, y);
         break;
+      case BinaryOp::kBitwiseAnd:
+      case BinaryOp::kBitwiseOr:
+      case BinaryOp::kBitwiseXor:
+      case BinaryOp::kBitwiseNot:
+        break;  // Refused on the host.
     }
     return FromFloat<T>(r);
   }
@@ -771,6 +784,10 @@ cudaError_t LaunchBinary(BinaryOp op, GpuDType dtype, const void* a,
       return Binary<int32_t>(op, a, a_view, b, b_view, y, n, stream);
     case GpuDType::kI64:
       return Binary<int64_t>(op, a, a_view, b, b_view, y, n, stream);
+    case GpuDType::kI8:
+      return Binary<int8_t>(op, a, a_view, b, b_view, y, n, stream);
+    case GpuDType::kU8:
+      return Binary<uint8_t>(op, a, a_view, b, b_view, y, n, stream);
     default:
       return cudaErrorInvalidValue;
   }

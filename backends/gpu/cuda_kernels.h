@@ -56,7 +56,20 @@ enum class UnaryOp : int {
   kSilu,    // x * sigmoid(x), the fused "swish" activation
 };
 
-enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
+enum class BinaryOp : int {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMax,
+  kMin,
+  // Integers only (i8, u8, i32, i64); kBitwiseNot reads a alone.
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,
+  kBitwiseNot,
+};
 
 enum class ReduceOp : int { kSum, kMean, kMax, kMin, kSumSquare, kL2 };
 
@@ -104,7 +117,8 @@ cudaError_t LaunchUnary(UnaryOp op, GpuDType dtype, const void* x, void* y,
                         cudaStream_t stream);
 
 // y = a op b over `a_view` and `b_view`, both with the output's dims;
-// f32, f16, bf16, i32 and i64 (pow: floating only).
+// f32, f16, bf16, i32 and i64 (pow: floating only); the bitwise ops on i8,
+// u8, i32 and i64.
 cudaError_t LaunchBinary(BinaryOp op, GpuDType dtype, const void* a,
                          const StridedView& a_view, const void* b,
                          const StridedView& b_view, void* y, int64_t n,
@@ -124,6 +138,31 @@ cudaError_t LaunchStridedCopy(int element_bytes, const void* x,
 cudaError_t LaunchSoftmax(GpuDType dtype, const void* x, void* y, int64_t outer,
                           int64_t axis, int64_t inner, bool log,
                           cudaStream_t stream);
+
+// Pooling of x [N, C, d0, d1, d2] (or, `channels_last`, [N, d0, d1, d2,
+// C]) into y by windows with strides, dilations and padding before and
+// after (1-D and 2-D: leading dimensions of 1); y's sizes may round up (a
+// last window in the end padding). Averages count the window's inputs
+// (kAverageExcludingPadding) or its positions within the padded input
+// (kAverageIncludingPadding). f32, f16, bf16.
+enum class PoolMode : int {
+  kMax,
+  kAverageExcludingPadding,
+  kAverageIncludingPadding
+};
+struct PoolShape {
+  int64_t n = 1, c = 1;
+  int64_t in[3] = {1, 1, 1};
+  int64_t out[3] = {1, 1, 1};
+  int kernel[3] = {1, 1, 1};
+  int stride[3] = {1, 1, 1};
+  int dilation[3] = {1, 1, 1};
+  int pad_begin[3] = {0, 0, 0};
+  int pad_end[3] = {0, 0, 0};
+  bool channels_last = false;
+};
+cudaError_t LaunchPool(PoolMode mode, GpuDType dtype, const void* x, void* y,
+                       const PoolShape& shape, cudaStream_t stream);
 
 // A depthwise 2-D convolution (one filter per channel) in NHWC: x [N, H,
 // W, C], w [C, kH, kW] (channels last's M x kH x kW x 1), y [N, outH,

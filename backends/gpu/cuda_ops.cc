@@ -66,15 +66,23 @@ StridedView BroadcastView(const AsyncRT_TensorView& operand,
 void BinaryKernel(AsyncRT_KernelContext* context, void* data,
                   AsyncRT_Status* status) {
   const auto binary = static_cast<BinaryOp>(reinterpret_cast<intptr_t>(data));
+  const bool bitwise = binary == BinaryOp::kBitwiseAnd ||
+                       binary == BinaryOp::kBitwiseOr ||
+                       binary == BinaryOp::kBitwiseXor;
   OpCall op(context, status);
   AsyncRT_TensorView a, b, y;
   if (!op.Input(0, &a) || !op.Input(1, &b) || !op.Output(0, &y) ||
       !op.RequireRank(y)) {
     return;
   }
-  const bool integer =
+  const bool wide_integer =
       a.dtype == ASYNCRT_DTYPE_I32 || a.dtype == ASYNCRT_DTYPE_I64;
-  if (!IsFloating16or32(a.dtype) && !(integer && binary != BinaryOp::kPow)) {
+  const bool supported = bitwise
+                             ? wide_integer || a.dtype == ASYNCRT_DTYPE_I8 ||
+                                   a.dtype == ASYNCRT_DTYPE_U8
+                             : IsFloating16or32(a.dtype) ||
+                                   (wide_integer && binary != BinaryOp::kPow);
+  if (!supported) {
     op.Unsupported(std::string("dtype ") + DTypeName(a.dtype));
     return;
   }
@@ -87,6 +95,23 @@ void BinaryKernel(AsyncRT_KernelContext* context, void* data,
       LaunchBinary(binary, ToGpu(a.dtype), a.data, BroadcastView(a, y), b.data,
                    BroadcastView(b, y), y.data, NumElements(y), op.stream()),
       "launching the kernel");
+}
+
+// nn.bitwise_not: i8, u8, i32, i64.
+void BitwiseNotKernel(AsyncRT_KernelContext* context, void*,
+                      AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView x, y;
+  if (!op.Input(0, &x) || !op.Output(0, &y) || !op.RequireRank(y)) return;
+  if (x.dtype != ASYNCRT_DTYPE_I8 && x.dtype != ASYNCRT_DTYPE_U8 &&
+      x.dtype != ASYNCRT_DTYPE_I32 && x.dtype != ASYNCRT_DTYPE_I64) {
+    op.Unsupported(std::string("dtype ") + DTypeName(x.dtype));
+    return;
+  }
+  const StridedView view = BroadcastView(x, y);
+  op.Launched(LaunchBinary(BinaryOp::kBitwiseNot, ToGpu(x.dtype), x.data, view,
+                           x.data, view, y.data, NumElements(y), op.stream()),
+              "launching the kernel");
 }
 
 void CastKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
@@ -1018,6 +1043,10 @@ bool RegisterCudaKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status) {
       {"nn.pow", BinaryKernel, BinaryData<BinaryOp::kPow>()},
       {"nn.max", BinaryKernel, BinaryData<BinaryOp::kMax>()},
       {"nn.min", BinaryKernel, BinaryData<BinaryOp::kMin>()},
+      {"nn.bitwise_and", BinaryKernel, BinaryData<BinaryOp::kBitwiseAnd>()},
+      {"nn.bitwise_or", BinaryKernel, BinaryData<BinaryOp::kBitwiseOr>()},
+      {"nn.bitwise_xor", BinaryKernel, BinaryData<BinaryOp::kBitwiseXor>()},
+      {"nn.bitwise_not", BitwiseNotKernel, nullptr},
       {"nn.cast", CastKernel, nullptr},
       {"nn.identity", CopyKernel, nullptr},
       {"nn.reshape", CopyKernel, nullptr},

@@ -158,25 +158,39 @@ constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3, kUidBias = 4, kUidSum = 5;
 // Virtual tensors between a fused graph's operations.
 constexpr int64_t kUidFirstVirtual = 100;
 
-// A convolution's tensor: N, C, H, W `dims` in NCHW or NHWC memory.
+// A convolution's tensor: N, C, spatial... `dims` in channels-first or
+// channels-last memory.
 cudnnBackendDescriptor_t ConvTensor(BackendDescriptors& descriptors,
                                     cudnnDataType_t type,
                                     const std::vector<int64_t>& dims,
                                     bool channels_last, int64_t uid,
                                     bool is_virtual = false) {
-  return BackendTensor(descriptors, type, dims, Strides4d(dims, channels_last),
-                       uid, is_virtual);
+  return BackendTensor(descriptors, type, dims,
+                       ChannelStrides(dims, channels_last), uid, is_virtual);
 }
 
 }  // namespace
 
-// Element strides of N, C, H, W `dims` in NCHW or, `channels_last`, NHWC
-// memory.
-std::vector<int64_t> Strides4d(const std::vector<int64_t>& dims,
-                               bool channels_last) {
-  const int64_t c = dims[1], h = dims[2], w = dims[3];
-  if (channels_last) return {h * w * c, 1, w * c, c};
-  return {c * h * w, h * w, w, 1};
+std::vector<int64_t> ChannelStrides(const std::vector<int64_t>& dims,
+                                    bool channels_last) {
+  const size_t rank = dims.size();
+  std::vector<int64_t> strides(rank);
+  int64_t stride = 1;
+  if (channels_last) {
+    strides[1] = stride;
+    stride *= dims[1];
+    for (int k = static_cast<int>(rank) - 1; k >= 2; --k) {
+      strides[k] = stride;
+      stride *= dims[k];
+    }
+  } else {
+    for (int k = static_cast<int>(rank) - 1; k >= 1; --k) {
+      strides[k] = stride;
+      stride *= dims[k];
+    }
+  }
+  strides[0] = stride;
+  return strides;
 }
 
 cudnnStatus_t ExecutePlan(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
@@ -405,7 +419,7 @@ std::optional<BackendConvPlan> MakeBackendPlan(
     CudaDevice& device, cudaStream_t stream) {
   const std::vector<int64_t>&x = geometry.x, &w = geometry.w, &y = geometry.y;
   const bool channels_last = geometry.channels_last;
-  const Window2d& window = geometry.window;
+  const ConvWindow& window = geometry.window;
   auto owned = std::make_unique<BackendDescriptors>();
   BackendDescriptors& descriptors = *owned;
   const bool fused = !epilogue.empty();
@@ -435,15 +449,19 @@ std::optional<BackendConvPlan> MakeBackendPlan(
   ASYNCRT_BACKEND_OK(
       cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
                                CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
-  if (!SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, {2}) ||
+  const int spatial = window.spatial;
+  auto per_dimension = [spatial](const int* values) {
+    return std::vector<int64_t>(values, values + spatial);
+  };
+  if (!SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, {spatial}) ||
       !SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS,
-                 {window.dilation[0], window.dilation[1]}) ||
+                 per_dimension(window.dilation)) ||
       !SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
-                 {window.stride[0], window.stride[1]}) ||
+                 per_dimension(window.stride)) ||
       !SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
-                 {window.pad[0], window.pad[1]}) ||
+                 per_dimension(window.pad)) ||
       !SetInt64s(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
-                 {window.pad[0], window.pad[1]})) {
+                 per_dimension(window.pad))) {
     return std::nullopt;
   }
   ASYNCRT_BACKEND_OK(cudnnBackendFinalize(conv));
@@ -488,7 +506,8 @@ std::optional<BackendConvPlan> MakeBackendPlan(
     return pointwise != nullptr;
   };
   if (epilogue.bias) {
-    std::vector<int64_t> bias_dims = {1, y[1], 1, 1};
+    std::vector<int64_t> bias_dims(y.size(), 1);
+    bias_dims[1] = y[1];
     cudnnBackendDescriptor_t bias =
         ConvTensor(descriptors, type, bias_dims, channels_last, kUidBias);
     if (bias == nullptr || !append(CUDNN_POINTWISE_ADD, bias, nullptr)) {

@@ -114,25 +114,27 @@ cudnnStatus_t ExecutePlan(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
 
 //===--- Convolutions -----------------------------------------------------===//
 
-// A convolution's window per 2-D dimension (1-D: a leading 1 x 1 window).
-struct Window2d {
-  int stride[2] = {1, 1};
-  int dilation[2] = {1, 1};
-  int pad[2] = {0, 0};
+// A convolution's window per spatial dimension: `spatial` of them, 2 (a
+// 1-D window raised to 2-D by a leading 1 x 1) or 3.
+struct ConvWindow {
+  int spatial = 2;
+  int stride[3] = {1, 1, 1};
+  int dilation[3] = {1, 1, 1};
+  int pad[3] = {0, 0, 0};
 };
 
-// Element strides of N, C, H, W `dims` in NCHW or, `channels_last`, NHWC
-// memory.
-std::vector<int64_t> Strides4d(const std::vector<int64_t>& dims,
-                               bool channels_last);
+// Element strides of N, C, spatial... `dims` in channels-first memory or,
+// `channels_last`, N, spatial..., C memory.
+std::vector<int64_t> ChannelStrides(const std::vector<int64_t>& dims,
+                                    bool channels_last);
 
-// A convolution's shapes: x, w and y as N, C, H, W (w as M, C/group, kH,
-// kW) whatever the memory's order, which `channels_last` gives (NHWC, w
-// M x kH x kW x C/group).
+// A convolution's shapes: x, w and y as N, C, spatial... (w as M, C/group,
+// kernel...) whatever the memory's order, which `channels_last` gives
+// (N x spatial... x C; w M x kernel... x C/group).
 struct ConvGeometry {
   std::vector<int64_t> x, w, y;
   bool channels_last = false;
-  Window2d window;
+  ConvWindow window;
 };
 
 // The buffers of one execution of a convolution's plan.

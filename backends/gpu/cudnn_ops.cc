@@ -1,13 +1,15 @@
 // The CUDA plug-in's convolution, pooling and fused attention on cuDNN 9,
 // and inference batch normalization on our kernel.
 //
-// nn.conv (1-D and 2-D, groups, dilations, symmetric padding; NCHW, or
-// NHWC where data_format says so) runs a plan of cuDNN's graph API: the
-// convolution with its bias, sum and relu or clip as pointwise operations
-// of one graph where an engine fuses them, else the convolution alone (a
-// sum as its beta = 1 over a copy) then bias and activation in one pass of
-// our kernel; the legacy API (cudnnFind's algorithm) where no plan builds.
-// Pooling is cudnnPoolingForward.
+// nn.conv (1-D to 3-D, groups, dilations, symmetric padding; channels
+// first, or NHWC where data_format says so) runs a plan of cuDNN's graph
+// API: the convolution with its bias, sum and relu or clip as pointwise
+// operations of one graph where an engine fuses them, else the convolution
+// alone (a sum as its beta = 1 over a copy) then bias and activation in one
+// pass of our kernel; the legacy API (cudnnFind's algorithm) where no plan
+// builds.
+// nn.conv_transpose is cuDNN's backward data of a convolution. Pooling is
+// cudnnPoolingForward where cuDNN's symmetric windows fit, else our kernel.
 #include <cudnn.h>
 
 #include <algorithm>
@@ -51,9 +53,26 @@ struct CudnnState {
       if (x) cudnnDestroyTensorDescriptor(x);
     }
   };
+  // A transposed convolution: cuDNN's backward data of the convolution
+  // from y's shape to x's.
+  struct TransposedConvPlan {
+    cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+    cudnnFilterDescriptor_t w = nullptr;
+    cudnnConvolutionDescriptor_t conv = nullptr;
+    cudnnConvolutionBwdDataAlgo_t algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+    size_t workspace_bytes = 0;
+    ~TransposedConvPlan() {
+      if (conv) cudnnDestroyConvolutionDescriptor(conv);
+      if (w) cudnnDestroyFilterDescriptor(w);
+      if (y) cudnnDestroyTensorDescriptor(y);
+      if (x) cudnnDestroyTensorDescriptor(x);
+    }
+  };
   std::mutex mutex;
   cudnnHandle_t handle = nullptr;
   std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> conv_plans;
+  std::map<std::vector<int64_t>, std::unique_ptr<TransposedConvPlan>>
+      transposed_conv_plans;
   // Fused attention by shape: the plan, or why cuDNN refused the shape.
   struct AttentionPlan {
     std::optional<BackendPlan> plan;
@@ -62,6 +81,7 @@ struct CudnnState {
   std::map<std::vector<int64_t>, AttentionPlan> attention_plans;
   ~CudnnState() {
     conv_plans.clear();
+    transposed_conv_plans.clear();
     attention_plans.clear();
     if (handle) cudnnDestroy(handle);
   }
@@ -109,9 +129,17 @@ CudnnState* LockedState(OpCall& op, std::unique_lock<std::mutex>* lock) {
   return state;
 }
 
-// A 4-D NCHW view of an N x C x W or N x C x H x W operand.
-std::vector<int64_t> As4d(const AsyncRT_TensorView& view) {
+// An operand's dimensions as N, C, spatial... whatever the memory's order
+// (`channels_last`: N x spatial... x C; a convolution's weights M x
+// kernel... x C/group), 1-D raised to 2-D by a leading spatial 1.
+std::vector<int64_t> CanonicalDims(const AsyncRT_TensorView& view,
+                                   bool channels_last) {
   std::vector<int64_t> dims(view.dims, view.dims + view.rank);
+  if (channels_last) {
+    const int64_t channels = dims.back();
+    dims.pop_back();
+    dims.insert(dims.begin() + 1, channels);
+  }
   if (dims.size() == 3) dims.insert(dims.begin() + 2, 1);
   return dims;
 }
@@ -123,35 +151,38 @@ int64_t FloatBits(float value) {
   return bits;
 }
 
-// The N, C, H, W dimensions of an operand, whatever the memory's order:
-// `channels_last`, N x H x W x C (a convolution's weights M x kH x kW x
-// C/group); else As4d's.
-std::vector<int64_t> Dims4d(const AsyncRT_TensorView& view,
-                            bool channels_last) {
-  if (!channels_last) return As4d(view);
-  return {view.dims[0], view.dims[3], view.dims[1], view.dims[2]};
-}
-
-// ONNX's window attributes for `spatial` dimensions (1 or 2) of `input`
-// with `kernel`, as [stride, dilation, pad] per 2-D dimension (1-D gets a
-// leading 1 x 1 window). False (status set) for asymmetric padding.
-bool MakeWindow2d(OpCall& op, const std::vector<int64_t>& input,
-                  const std::vector<int64_t>& kernel, int spatial,
-                  Window2d* window) {
+// ONNX's window of an op (strides, dilations, pads, auto_pad) over the
+// canonical spatial dimensions of `input` (CanonicalDims') with `kernel`
+// (one size per canonical spatial dimension); `spatial` is the op's own
+// count (1 to 3: a 1-D window is the last of two).
+struct Window {
+  int count = 2;  // Canonical spatial dimensions: 2 or 3.
+  int64_t kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t begin[3] = {0, 0, 0};  // Padding before and after.
+  int64_t end[3] = {0, 0, 0};
+};
+Window ReadWindow(OpCall& op, const std::vector<int64_t>& input,
+                  const std::vector<int64_t>& kernel, int spatial) {
+  Window window;
+  window.count = static_cast<int>(input.size()) - 2;
   std::vector<int64_t> strides, dilations, pads;
   op.Ints("strides", &strides);
   op.Ints("dilations", &dilations);
   op.Ints("pads", &pads);
   const std::string auto_pad = op.String("auto_pad", "NOTSET");
+  const int skipped = window.count - spatial;  // The 1-D window's leading 1.
   for (int i = 0; i < spatial; ++i) {
-    const int d2 = 2 - spatial + i;  // Index among the 2-D dimensions.
-    const int64_t in = input[2 + d2], k = kernel[d2];
+    const int d = skipped + i;
+    const int64_t in = input[2 + d], k = kernel[d];
     const int64_t s = i < static_cast<int>(strides.size()) ? strides[i] : 1;
-    const int64_t d = i < static_cast<int>(dilations.size()) ? dilations[i] : 1;
+    const int64_t dilation =
+        i < static_cast<int>(dilations.size()) ? dilations[i] : 1;
     int64_t begin = i < static_cast<int>(pads.size()) ? pads[i] : 0;
     int64_t end =
         i + spatial < static_cast<int>(pads.size()) ? pads[i + spatial] : 0;
-    const int64_t extent = (k - 1) * d + 1;
+    const int64_t extent = (k - 1) * dilation + 1;
     if (auto_pad == "VALID") {
       begin = end = 0;
     } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
@@ -160,29 +191,107 @@ bool MakeWindow2d(OpCall& op, const std::vector<int64_t>& input,
       begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       end = total - begin;
     }
-    if (begin != end) {
-      return op.Unsupported("asymmetric padding (" + std::to_string(begin) +
-                            " before, " + std::to_string(end) + " after)");
+    window.kernel[d] = k;
+    window.stride[d] = s;
+    window.dilation[d] = dilation;
+    window.begin[d] = begin;
+    window.end[d] = end;
+  }
+  for (int d = 0; d < skipped; ++d) window.kernel[d] = kernel[d];
+  return window;
+}
+
+// cuDNN's convolution window: symmetric padding only. False (status set)
+// for padding that differs before and after.
+bool SymmetricWindow(OpCall& op, const Window& window, ConvWindow* conv) {
+  conv->spatial = window.count;
+  for (int d = 0; d < window.count; ++d) {
+    if (window.begin[d] != window.end[d]) {
+      return op.Unsupported("asymmetric padding (" +
+                            std::to_string(window.begin[d]) + " before, " +
+                            std::to_string(window.end[d]) + " after)");
     }
-    window->stride[d2] = static_cast<int>(s);
-    window->dilation[d2] = static_cast<int>(d);
-    window->pad[d2] = static_cast<int>(begin);
+    conv->stride[d] = static_cast<int>(window.stride[d]);
+    conv->dilation[d] = static_cast<int>(window.dilation[d]);
+    conv->pad[d] = static_cast<int>(window.begin[d]);
   }
   return true;
 }
 
-// `dims` are N, C, H, W; the memory is NCHW or, `channels_last`, NHWC.
-bool SetTensor4d(cudnnTensorDescriptor_t* desc, AsyncRT_DType dtype,
-                 const std::vector<int64_t>& dims, bool channels_last,
-                 OpCall& op) {
+std::vector<int> Ints32(const std::vector<int64_t>& values) {
+  return std::vector<int>(values.begin(), values.end());
+}
+
+// `dims` are N, C, spatial...; the memory is channels-first or, with
+// `channels_last`, N x spatial... x C.
+bool SetTensor(cudnnTensorDescriptor_t* desc, AsyncRT_DType dtype,
+               const std::vector<int64_t>& dims, bool channels_last,
+               OpCall& op) {
+  const std::vector<int> dims32 = Ints32(dims);
   return DnnOk(cudnnCreateTensorDescriptor(desc), "cudnnCreateTensorDescriptor",
                op) &&
-         DnnOk(cudnnSetTensor4dDescriptor(
+         DnnOk(cudnnSetTensorNdDescriptorEx(
                    *desc, channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-                   DnnType(dtype), static_cast<int>(dims[0]),
-                   static_cast<int>(dims[1]), static_cast<int>(dims[2]),
-                   static_cast<int>(dims[3])),
-               "cudnnSetTensor4dDescriptor", op);
+                   DnnType(dtype), static_cast<int>(dims32.size()),
+                   dims32.data()),
+               "cudnnSetTensorNdDescriptorEx", op);
+}
+
+// A per-channel bias of `dims`' C: 1 x C x 1....
+std::vector<int64_t> BiasDims(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> bias(dims.size(), 1);
+  bias[1] = dims[1];
+  return bias;
+}
+
+// Elements between one channel's consecutive values of y: 1 in channels-last
+// memory, else the spatial size.
+int64_t ChannelInner(const std::vector<int64_t>& dims, bool channels_last) {
+  int64_t inner = 1;
+  if (!channels_last) {
+    for (size_t k = 2; k < dims.size(); ++k) inner *= dims[k];
+  }
+  return inner;
+}
+
+// A filter (M, C/group, kernel... in `dims`) and a convolution of `window`
+// with `group`.
+bool SetFilterAndConvolution(cudnnFilterDescriptor_t* filter,
+                             cudnnConvolutionDescriptor_t* conv,
+                             AsyncRT_DType dtype,
+                             const std::vector<int64_t>& dims,
+                             bool channels_last, const ConvWindow& window,
+                             int group, OpCall& op) {
+  const std::vector<int> dims32 = Ints32(dims);
+  return DnnOk(cudnnCreateFilterDescriptor(filter),
+               "cudnnCreateFilterDescriptor", op) &&
+         DnnOk(cudnnSetFilterNdDescriptor(
+                   *filter, DnnType(dtype),
+                   channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                   static_cast<int>(dims32.size()), dims32.data()),
+               "cudnnSetFilterNdDescriptor", op) &&
+         DnnOk(cudnnCreateConvolutionDescriptor(conv),
+               "cudnnCreateConvolutionDescriptor", op) &&
+         DnnOk(cudnnSetConvolutionNdDescriptor(
+                   *conv, window.spatial, window.pad, window.stride,
+                   window.dilation, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+               "cudnnSetConvolutionNdDescriptor", op) &&
+         DnnOk(cudnnSetConvolutionGroupCount(*conv, group),
+               "cudnnSetConvolutionGroupCount", op);
+}
+
+// Tensor cores for f16 and bf16; for f32 only where TF32 is allowed.
+cudnnMathType_t MathFor(AsyncRT_DType dtype) {
+  return dtype != ASYNCRT_DTYPE_F32 ? CUDNN_TENSOR_OP_MATH
+         : Settings().allow_tf32    ? CUDNN_DEFAULT_MATH
+                                    : CUDNN_FMA_MATH;
+}
+
+// Whether cudnnFind's `found` algorithm keeps `math`: FMA math must not
+// come back as TF32.
+bool KeepsMath(cudnnMathType_t math, cudnnMathType_t found) {
+  return math != CUDNN_FMA_MATH || found == CUDNN_FMA_MATH ||
+         found == CUDNN_DEFAULT_MATH;
 }
 
 //===--- nn.conv ----------------------------------------------------------===//
@@ -193,30 +302,14 @@ bool SetTensor4d(cudnnTensorDescriptor_t* desc, AsyncRT_DType dtype,
 std::unique_ptr<CudnnState::ConvPlan> MakeConvPlan(
     CudnnState& state, AsyncRT_DType dtype, const std::vector<int64_t>& x,
     const std::vector<int64_t>& w, const std::vector<int64_t>& y,
-    bool channels_last, const Window2d& window, int group, OpCall& op) {
+    bool channels_last, const ConvWindow& window, int group, OpCall& op) {
   auto plan = std::make_unique<CudnnState::ConvPlan>();
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
   bool ok =
-      SetTensor4d(&plan->x, dtype, x, channels_last, op) &&
-      SetTensor4d(&plan->y, dtype, y, channels_last, op) &&
-      DnnOk(cudnnCreateFilterDescriptor(&plan->w),
-            "cudnnCreateFilterDescriptor", op) &&
-      DnnOk(cudnnSetFilter4dDescriptor(
-                plan->w, DnnType(dtype),
-                channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-                static_cast<int>(w[0]), static_cast<int>(w[1]),
-                static_cast<int>(w[2]), static_cast<int>(w[3])),
-            "cudnnSetFilter4dDescriptor", op) &&
-      DnnOk(cudnnCreateConvolutionDescriptor(&plan->conv),
-            "cudnnCreateConvolutionDescriptor", op) &&
-      DnnOk(cudnnSetConvolution2dDescriptor(
-                plan->conv, window.pad[0], window.pad[1], window.stride[0],
-                window.stride[1], window.dilation[0], window.dilation[1],
-                CUDNN_CROSS_CORRELATION, compute),
-            "cudnnSetConvolution2dDescriptor", op) &&
-      DnnOk(cudnnSetConvolutionGroupCount(plan->conv, group),
-            "cudnnSetConvolutionGroupCount", op) &&
-      SetTensor4d(&plan->bias, dtype, {1, y[1], 1, 1}, false, op) &&
+      SetTensor(&plan->x, dtype, x, channels_last, op) &&
+      SetTensor(&plan->y, dtype, y, channels_last, op) &&
+      SetFilterAndConvolution(&plan->w, &plan->conv, dtype, w, channels_last,
+                              window, group, op) &&
+      SetTensor(&plan->bias, dtype, BiasDims(y), false, op) &&
       DnnOk(cudnnCreateActivationDescriptor(&plan->relu),
             "cudnnCreateActivationDescriptor", op) &&
       DnnOk(cudnnSetActivationDescriptor(plan->relu, CUDNN_ACTIVATION_RELU,
@@ -228,10 +321,7 @@ std::unique_ptr<CudnnState::ConvPlan> MakeConvPlan(
                                          CUDNN_ACTIVATION_IDENTITY,
                                          CUDNN_PROPAGATE_NAN, 0.0),
             "cudnnSetActivationDescriptor", op);
-  // Tensor cores for f16 and bf16; for f32 only where TF32 is allowed.
-  const cudnnMathType_t math = dtype != ASYNCRT_DTYPE_F32 ? CUDNN_TENSOR_OP_MATH
-                               : Settings().allow_tf32    ? CUDNN_DEFAULT_MATH
-                                                          : CUDNN_FMA_MATH;
+  const cudnnMathType_t math = MathFor(dtype);
   ok = ok && DnnOk(cudnnSetConvolutionMathType(plan->conv, math),
                    "cudnnSetConvolutionMathType", op);
   if (!ok) return nullptr;
@@ -244,10 +334,8 @@ std::unique_ptr<CudnnState::ConvPlan> MakeConvPlan(
     return nullptr;
   }
   for (int i = 0; i < found; ++i) {
-    // FMA math must not come back as TF32.
     if (perf[i].status != CUDNN_STATUS_SUCCESS ||
-        (math == CUDNN_FMA_MATH && perf[i].mathType != CUDNN_FMA_MATH &&
-         perf[i].mathType != CUDNN_DEFAULT_MATH)) {
+        !KeepsMath(math, perf[i].mathType)) {
       continue;
     }
     plan->algo = perf[i].algo;
@@ -268,7 +356,7 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
   if (!op.Input(0, &x) || !op.RequireFloat(x) || !op.Input(1, &w)) return;
   if (op.num_inputs() > 2 && !op.Input(2, &bias)) return;
   if (op.num_inputs() > 3 && !op.Input(3, &sum)) return;
-  if (x.rank != 3 && x.rank != 4) {
+  if (x.rank < 3 || x.rank > 5) {
     op.Unsupported("a " + std::to_string(x.rank - 2) + "-D convolution");
     return;
   }
@@ -279,11 +367,20 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
   bool channels_last = false;
   if (!ChannelsLast(op, x, &channels_last)) return;
   if (!op.Output(0, &y) || NumElements(y) == 0) return;
-  const std::vector<int64_t> x4 = Dims4d(x, channels_last),
-                             w4 = Dims4d(w, channels_last),
-                             y4 = Dims4d(y, channels_last);
-  Window2d window;
-  if (!MakeWindow2d(op, x4, {w4[2], w4[3]}, x.rank - 2, &window)) return;
+  const std::vector<int64_t> x4 = CanonicalDims(x, channels_last),
+                             w4 = CanonicalDims(w, channels_last),
+                             y4 = CanonicalDims(y, channels_last);
+  if (w4.size() != x4.size()) {
+    op.Invalid("weights of rank " + std::to_string(w.rank) + " for an input " +
+               "of rank " + std::to_string(x.rank));
+    return;
+  }
+  ConvWindow window;
+  if (!SymmetricWindow(
+          op, ReadWindow(op, x4, {w4.begin() + 2, w4.end()}, x.rank - 2),
+          &window)) {
+    return;
+  }
   const int group = static_cast<int>(op.Int("group", 1));
   UnaryOp activation;
   float alpha_act, beta_act;
@@ -314,7 +411,7 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
     return;
   }
   // Our kernel's bias and activation: channels vary fastest in NHWC.
-  const int64_t channel_inner = channels_last ? 1 : y4[2] * y4[3];
+  const int64_t channel_inner = ChannelInner(y4, channels_last);
 
   std::unique_lock<std::mutex> lock;
   CudnnState* state = LockedState(op, &lock);
@@ -328,9 +425,10 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
                               static_cast<int64_t>(activation),
                               FloatBits(alpha_act),
                               FloatBits(beta_act)};
+  key.push_back(static_cast<int64_t>(x4.size()));
   key.insert(key.end(), x4.begin(), x4.end());
   key.insert(key.end(), w4.begin(), w4.end());
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < window.spatial; ++i) {
     key.insert(key.end(),
                {window.stride[i], window.dilation[i], window.pad[i]});
   }
@@ -467,15 +565,213 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
   }
 }
 
+//===--- nn.conv_transpose ------------------------------------------------===//
+
+// The padding before each spatial dimension of a transposed convolution
+// (ONNX's pads, auto_pad and output_shape, as the CPU op reads them) into
+// `window`, for cuDNN's convolution from y's shape to x's: it must give
+// x's size with that padding on both sides (the end padding, less the
+// output padding, within a stride of it). False (status set) otherwise.
+bool TransposedConvWindow(OpCall& op, const std::vector<int64_t>& x,
+                          const std::vector<int64_t>& w,
+                          const std::vector<int64_t>& y, int spatial,
+                          ConvWindow* window) {
+  std::vector<int64_t> strides, dilations, pads, output_padding, output_shape;
+  op.Ints("strides", &strides);
+  op.Ints("dilations", &dilations);
+  op.Ints("pads", &pads);
+  op.Ints("output_padding", &output_padding);
+  const bool sized = op.Ints("output_shape", &output_shape);
+  const std::string auto_pad = op.String("auto_pad", "NOTSET");
+  auto at = [](const std::vector<int64_t>& values, int i, int64_t otherwise) {
+    return i < static_cast<int>(values.size()) ? values[i] : otherwise;
+  };
+  window->spatial = static_cast<int>(x.size()) - 2;
+  const int skipped = window->spatial - spatial;
+  for (int i = 0; i < spatial; ++i) {
+    const int d = skipped + i;
+    const int64_t in = x[2 + d], k = w[2 + d], out = y[2 + d];
+    const int64_t s = at(strides, i, 1), dilation = at(dilations, i, 1);
+    const int64_t extent = (k - 1) * dilation + 1;
+    const int64_t full = s * (in - 1) + at(output_padding, i, 0) + extent;
+    int64_t begin = at(pads, i, 0);
+    if (auto_pad == "VALID") {
+      begin = 0;
+    } else if (sized || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total = full - out;
+      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+      begin = auto_pad == "SAME_UPPER" ? half : total - half;
+    }
+    const int64_t span = out + 2 * begin - extent;
+    if (begin < 0 || span < 0 || span / s + 1 != in) {
+      return op.Unsupported("this transposed convolution's padding (" +
+                            std::to_string(begin) + " before, " +
+                            std::to_string(full - out - begin) + " after)");
+    }
+    window->stride[d] = static_cast<int>(s);
+    window->dilation[d] = static_cast<int>(dilation);
+    window->pad[d] = static_cast<int>(begin);
+  }
+  return true;
+}
+
+std::unique_ptr<CudnnState::TransposedConvPlan> MakeTransposedConvPlan(
+    CudnnState& state, AsyncRT_DType dtype, const std::vector<int64_t>& x,
+    const std::vector<int64_t>& w, const std::vector<int64_t>& y,
+    const ConvWindow& window, int group, OpCall& op) {
+  auto plan = std::make_unique<CudnnState::TransposedConvPlan>();
+  const cudnnMathType_t math = MathFor(dtype);
+  if (!SetTensor(&plan->x, dtype, x, false, op) ||
+      !SetTensor(&plan->y, dtype, y, false, op) ||
+      !SetFilterAndConvolution(&plan->w, &plan->conv, dtype, w, false, window,
+                               group, op) ||
+      !DnnOk(cudnnSetConvolutionMathType(plan->conv, math),
+             "cudnnSetConvolutionMathType", op)) {
+    return nullptr;
+  }
+  cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  int found = 0;
+  if (!DnnOk(cudnnFindConvolutionBackwardDataAlgorithm(
+                 state.handle, plan->w, plan->x, plan->conv, plan->y,
+                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
+             "cudnnFindConvolutionBackwardDataAlgorithm", op)) {
+    return nullptr;
+  }
+  for (int i = 0; i < found; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        !KeepsMath(math, perf[i].mathType)) {
+      continue;
+    }
+    plan->algo = perf[i].algo;
+    plan->workspace_bytes = perf[i].memory;
+    if (!DnnOk(cudnnSetConvolutionMathType(plan->conv, perf[i].mathType),
+               "cudnnSetConvolutionMathType", op)) {
+      return nullptr;
+    }
+    return plan;
+  }
+  op.Unsupported("this transposed convolution (cuDNN found no algorithm)");
+  return nullptr;
+}
+
+// nn.conv_transpose (1-D to 3-D, groups, dilations, output padding; x N x
+// C x spatial..., w C x M/group x kernel..., optional bias [M]) as cuDNN's
+// backward data of a convolution, then the bias in our kernel.
+void ConvTransposeKernel(AsyncRT_KernelContext* context, void*,
+                         AsyncRT_Status* status) {
+  OpCall op(context, status);
+  AsyncRT_TensorView x, w, bias = {}, y;
+  if (!op.Input(0, &x) || !op.RequireFloat(x) || !op.Input(1, &w)) return;
+  if (op.num_inputs() > 2 && !op.Input(2, &bias)) return;
+  if (x.rank < 3 || x.rank > 5 || w.rank != x.rank) {
+    op.Unsupported("a " + std::to_string(x.rank - 2) +
+                   "-D transposed convolution");
+    return;
+  }
+  if (op.String("data_format", "NCHW") != "NCHW") {
+    op.Unsupported("data_format other than NCHW");
+    return;
+  }
+  if (!op.Output(0, &y) || NumElements(y) == 0) return;
+  const std::vector<int64_t> x_dims = CanonicalDims(x, false),
+                             w_dims = CanonicalDims(w, false),
+                             y_dims = CanonicalDims(y, false);
+  ConvWindow window;
+  if (!TransposedConvWindow(op, x_dims, w_dims, y_dims, x.rank - 2, &window)) {
+    return;
+  }
+  const int group = static_cast<int>(op.Int("group", 1));
+  std::unique_lock<std::mutex> lock;
+  CudnnState* state = LockedState(op, &lock);
+  if (state == nullptr) return;
+  std::vector<int64_t> key = {x.dtype, group,
+                              static_cast<int64_t>(x_dims.size())};
+  for (const std::vector<int64_t>* dims : {&x_dims, &w_dims, &y_dims}) {
+    key.insert(key.end(), dims->begin(), dims->end());
+  }
+  for (int i = 0; i < window.spatial; ++i) {
+    key.insert(key.end(),
+               {window.stride[i], window.dilation[i], window.pad[i]});
+  }
+  std::unique_ptr<CudnnState::TransposedConvPlan>& plan =
+      state->transposed_conv_plans[key];
+  if (!plan) {
+    plan = MakeTransposedConvPlan(*state, x.dtype, x_dims, w_dims, y_dims,
+                                  window, group, op);
+    if (!plan) {
+      state->transposed_conv_plans.erase(key);
+      return;
+    }
+  }
+  CudaDevice& device = op.device();
+  void* workspace = nullptr;
+  if (plan->workspace_bytes > 0) {
+    workspace = DeviceAllocate(device, plan->workspace_bytes);
+    if (workspace == nullptr) {
+      Fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
+           "out of memory for the transposed convolution's workspace of " +
+               std::to_string(plan->workspace_bytes) + " bytes");
+      return;
+    }
+  }
+  const float alpha = 1.f, beta = 0.f;
+  const bool ok = DnnOk(
+      cudnnConvolutionBackwardData(
+          state->handle, &alpha, plan->w, w.data, plan->x, x.data, plan->conv,
+          plan->algo, workspace, plan->workspace_bytes, &beta, plan->y, y.data),
+      "cudnnConvolutionBackwardData", op);
+  // Stream-ordered: the next user of these bytes runs after it.
+  if (workspace != nullptr) {
+    DeviceDeallocate(device, workspace, plan->workspace_bytes);
+  }
+  lock.unlock();
+  if (ok && bias.data != nullptr) {
+    op.Launched(
+        LaunchBiasActivation(ToGpu(y.dtype), y.data, bias.data, y_dims[1],
+                             ChannelInner(y_dims, false), NumElements(y),
+                             UnaryOp::kIdentity, 0.f, 0.f, op.stream()),
+        "launching the bias");
+  }
+}
+
 //===--- Pooling ----------------------------------------------------------===//
 
+// Our kernel for a window cuDNN's pooling does not take.
+void PoolOnOurKernel(OpCall& op, PoolMode mode, const AsyncRT_TensorView& x,
+                     const AsyncRT_TensorView& y,
+                     const std::vector<int64_t>& x_dims,
+                     const std::vector<int64_t>& y_dims, const Window& window,
+                     bool channels_last) {
+  PoolShape shape;
+  shape.n = x_dims[0];
+  shape.c = x_dims[1];
+  shape.channels_last = channels_last;
+  const int skipped = 3 - window.count;  // 2-D: a leading dimension of 1.
+  for (int d = 0; d < window.count; ++d) {
+    const int to = skipped + d;
+    shape.in[to] = x_dims[2 + d];
+    shape.out[to] = y_dims[2 + d];
+    shape.kernel[to] = static_cast<int>(window.kernel[d]);
+    shape.stride[to] = static_cast<int>(window.stride[d]);
+    shape.dilation[to] = static_cast<int>(window.dilation[d]);
+    shape.pad_begin[to] = static_cast<int>(window.begin[d]);
+    shape.pad_end[to] = static_cast<int>(window.end[d]);
+  }
+  op.Launched(
+      LaunchPool(mode, ToGpu(x.dtype), x.data, y.data, shape, op.stream()),
+      "launching the pooling kernel");
+}
+
+// nn.max_pool and nn.average_pool over 1 to 3 spatial dimensions: cuDNN's
+// pooling where its symmetric windows give y's size, else our kernel
+// (ceil_mode's rounded-up sizes, dilations, asymmetric padding).
 void PoolKernel(AsyncRT_KernelContext* context, void* data,
                 AsyncRT_Status* status) {
   const bool max = data != nullptr;
   OpCall op(context, status);
   AsyncRT_TensorView x, y;
   if (!op.Input(0, &x) || !op.RequireFloat(x)) return;
-  if (x.rank != 3 && x.rank != 4) {
+  if (x.rank < 3 || x.rank > 5) {
     op.Unsupported("a " + std::to_string(x.rank - 2) + "-D pooling");
     return;
   }
@@ -493,25 +789,38 @@ void PoolKernel(AsyncRT_KernelContext* context, void* data,
     return;
   }
   if (kernel.size() == 1) kernel.insert(kernel.begin(), 1);
-  const std::vector<int64_t> x4 = Dims4d(x, channels_last),
-                             y4 = Dims4d(y, channels_last);
-  Window2d window;
-  if (!MakeWindow2d(op, x4, kernel, x.rank - 2, &window)) return;
-  if (window.dilation[0] != 1 || window.dilation[1] != 1) {
-    op.Unsupported("dilated pooling");
-    return;
+  const std::vector<int64_t> x_dims = CanonicalDims(x, channels_last),
+                             y_dims = CanonicalDims(y, channels_last);
+  const Window window = ReadWindow(op, x_dims, kernel, x.rank - 2);
+  const bool counts_padding = !max && op.Int("count_include_pad", 0) != 0;
+  bool cudnn_takes = true;
+  for (int d = 0; d < window.count; ++d) {
+    const int64_t floor_size =
+        (x_dims[2 + d] + 2 * window.begin[d] - window.kernel[d]) /
+            window.stride[d] +
+        1;
+    cudnn_takes = cudnn_takes && window.dilation[d] == 1 &&
+                  window.begin[d] == window.end[d] &&
+                  y_dims[2 + d] == floor_size;
   }
-  // The output size rounded up adds end padding, which cuDNN's symmetric
-  // pooling windows cannot have.
-  if (op.Int("ceil_mode", 0) != 0) {
-    op.Unsupported("ceil_mode = 1");
+  if (!cudnn_takes) {
+    PoolOnOurKernel(op,
+                    max              ? PoolMode::kMax
+                    : counts_padding ? PoolMode::kAverageIncludingPadding
+                                     : PoolMode::kAverageExcludingPadding,
+                    x, y, x_dims, y_dims, window, channels_last);
     return;
   }
   const cudnnPoolingMode_t mode =
-      max ? CUDNN_POOLING_MAX
-      : op.Int("count_include_pad", 0) != 0
-          ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-          : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+      max              ? CUDNN_POOLING_MAX
+      : counts_padding ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                       : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+  int sizes[3], pads[3], strides[3];
+  for (int d = 0; d < window.count; ++d) {
+    sizes[d] = static_cast<int>(window.kernel[d]);
+    pads[d] = static_cast<int>(window.begin[d]);
+    strides[d] = static_cast<int>(window.stride[d]);
+  }
   std::unique_lock<std::mutex> lock;
   CudnnState* state = LockedState(op, &lock);
   if (state == nullptr) return;
@@ -520,13 +829,11 @@ void PoolKernel(AsyncRT_KernelContext* context, void* data,
   float alpha = 1.f, beta = 0.f;
   (void)(DnnOk(cudnnCreatePoolingDescriptor(&pool),
                "cudnnCreatePoolingDescriptor", op) &&
-         DnnOk(cudnnSetPooling2dDescriptor(
-                   pool, mode, CUDNN_PROPAGATE_NAN, static_cast<int>(kernel[0]),
-                   static_cast<int>(kernel[1]), window.pad[0], window.pad[1],
-                   window.stride[0], window.stride[1]),
-               "cudnnSetPooling2dDescriptor", op) &&
-         SetTensor4d(&x_desc, x.dtype, x4, channels_last, op) &&
-         SetTensor4d(&y_desc, y.dtype, y4, channels_last, op) &&
+         DnnOk(cudnnSetPoolingNdDescriptor(pool, mode, CUDNN_PROPAGATE_NAN,
+                                           window.count, sizes, pads, strides),
+               "cudnnSetPoolingNdDescriptor", op) &&
+         SetTensor(&x_desc, x.dtype, x_dims, channels_last, op) &&
+         SetTensor(&y_desc, y.dtype, y_dims, channels_last, op) &&
          DnnOk(cudnnPoolingForward(state->handle, pool, &alpha, x_desc, x.data,
                                    &beta, y_desc, y.data),
                "cudnnPoolingForward", op));
@@ -646,6 +953,7 @@ bool RegisterCudnnKernels(AsyncRT_PluginParams* params,
                           AsyncRT_Status* status) {
   const KernelEntry kernels[] = {
       {"nn.conv", ConvKernel, nullptr},
+      {"nn.conv_transpose", ConvTransposeKernel, nullptr},
       {"nn.max_pool", PoolKernel, reinterpret_cast<void*>(1)},
       {"nn.average_pool", PoolKernel, nullptr},
       {"nn.batch_normalization", BatchNormKernel, nullptr},

@@ -3,7 +3,7 @@
 # reference input and output as raw f32, for the GPU tests and benchmarks
 # (ASYNCRT_GPU_MODEL_DIR=OUT_DIR; see backends/gpu/gpu_models.h).
 #
-#   REAL_MODELS="mobilenetv2 bert_1layer" \
+#   REAL_MODELS="mobilenetv2 bert_1layer squeezenet unet3d" \
 #   SYNTHETIC_MODELS="resnet50 mobilenetv2 bert" \
 #     tools/gpu/prepare_models.sh [BUILD_DIR] [OUT_DIR]
 #
@@ -24,7 +24,7 @@
 set -euo pipefail
 build=${1:-build}
 out=${2:-$build/gpu_models}
-read -r -a real <<< "${REAL_MODELS-mobilenetv2 bert_1layer}"
+read -r -a real <<< "${REAL_MODELS-mobilenetv2 bert_1layer squeezenet unet3d}"
 read -r -a synthetic <<< "${SYNTHETIC_MODELS-resnet50 mobilenetv2 bert}"
 mkdir -p "$out"
 

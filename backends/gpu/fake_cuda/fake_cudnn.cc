@@ -20,6 +20,15 @@ Handle NewHandle() {
 constexpr cudnnStatus_t kOk = CUDNN_STATUS_SUCCESS;
 constexpr cudnnStatus_t kRefused = CUDNN_STATUS_NOT_SUPPORTED;
 
+// `count` values, at least `least` each, as many as cuDNN takes.
+bool AtLeast(int count, const int* values, int least = 1) {
+  if (count < 1 || count > CUDNN_DIM_MAX) return false;
+  for (int i = 0; i < count; ++i) {
+    if (values[i] < least) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 extern "C" {
@@ -44,10 +53,10 @@ cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) {
 cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t) {
   return kOk;
 }
-cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t,
-                                         cudnnTensorFormat_t, cudnnDataType_t,
-                                         int n, int c, int h, int w) {
-  return n > 0 && c > 0 && h > 0 && w > 0 ? kOk : CUDNN_STATUS_BAD_PARAM;
+cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t,
+                                           cudnnTensorFormat_t, cudnnDataType_t,
+                                           int count, const int* dims) {
+  return count >= 3 && AtLeast(count, dims) ? kOk : CUDNN_STATUS_BAD_PARAM;
 }
 cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) {
   *d = NewHandle<cudnnFilterDescriptor_t>();
@@ -56,10 +65,10 @@ cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) {
 cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t) {
   return kOk;
 }
-cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t,
+cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t,
                                          cudnnDataType_t, cudnnTensorFormat_t,
-                                         int k, int c, int h, int w) {
-  return k > 0 && c > 0 && h > 0 && w > 0 ? kOk : CUDNN_STATUS_BAD_PARAM;
+                                         int count, const int* dims) {
+  return count >= 3 && AtLeast(count, dims) ? kOk : CUDNN_STATUS_BAD_PARAM;
 }
 cudnnStatus_t cudnnCreateConvolutionDescriptor(
     cudnnConvolutionDescriptor_t* d) {
@@ -69,11 +78,14 @@ cudnnStatus_t cudnnCreateConvolutionDescriptor(
 cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t) {
   return kOk;
 }
-cudnnStatus_t cudnnSetConvolution2dDescriptor(
-    cudnnConvolutionDescriptor_t, int pad_h, int pad_w, int u, int v,
-    int dilation_h, int dilation_w, cudnnConvolutionMode_t, cudnnDataType_t) {
-  return pad_h >= 0 && pad_w >= 0 && u > 0 && v > 0 && dilation_h > 0 &&
-                 dilation_w > 0
+cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t,
+                                              int count, const int* pads,
+                                              const int* strides,
+                                              const int* dilations,
+                                              cudnnConvolutionMode_t,
+                                              cudnnDataType_t) {
+  return AtLeast(count, pads, 0) && AtLeast(count, strides) &&
+                 AtLeast(count, dilations)
              ? kOk
              : CUDNN_STATUS_BAD_PARAM;
 }
@@ -104,13 +116,13 @@ cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_t* d) {
 cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor_t) {
   return kOk;
 }
-cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t,
+cudnnStatus_t cudnnSetPoolingNdDescriptor(cudnnPoolingDescriptor_t,
                                           cudnnPoolingMode_t,
-                                          cudnnNanPropagation_t, int height,
-                                          int width, int pad_h, int pad_w,
-                                          int stride_h, int stride_w) {
-  return height > 0 && width > 0 && pad_h >= 0 && pad_w >= 0 &&
-                 stride_h > 0 && stride_w > 0
+                                          cudnnNanPropagation_t, int count,
+                                          const int* window, const int* pads,
+                                          const int* strides) {
+  return AtLeast(count, window) && AtLeast(count, pads, 0) &&
+                 AtLeast(count, strides)
              ? kOk
              : CUDNN_STATUS_BAD_PARAM;
 }
@@ -143,6 +155,27 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
     size_t, const void*, const cudnnTensorDescriptor_t, const void*,
     const cudnnTensorDescriptor_t, const void*,
     const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, void*) {
+  return kOk;
+}
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
+    cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t,
+    const int requested, int* returned,
+    cudnnConvolutionBwdDataAlgoPerf_t* results) {
+  *returned = requested > 0 ? 1 : 0;
+  if (requested > 0) {
+    results[0] = {};
+    results[0].algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+    results[0].status = kOk;
+    results[0].memory = 0;
+  }
+  return kOk;
+}
+cudnnStatus_t cudnnConvolutionBackwardData(
+    cudnnHandle_t, const void*, const cudnnFilterDescriptor_t, const void*,
+    const cudnnTensorDescriptor_t, const void*,
+    const cudnnConvolutionDescriptor_t, cudnnConvolutionBwdDataAlgo_t, void*,
+    size_t, const void*, const cudnnTensorDescriptor_t, void*) {
   return kOk;
 }
 cudnnStatus_t cudnnPoolingForward(cudnnHandle_t,
