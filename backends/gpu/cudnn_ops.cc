@@ -163,9 +163,11 @@ struct Window {
   int64_t begin[3] = {0, 0, 0};  // Padding before and after.
   int64_t end[3] = {0, 0, 0};
 };
-Window ReadWindow(OpCall& op, const std::vector<int64_t>& input,
-                  const std::vector<int64_t>& kernel, int spatial) {
-  Window window;
+// False (status set) for sizes, strides or dilations below 1.
+bool ReadWindow(OpCall& op, const std::vector<int64_t>& input,
+                const std::vector<int64_t>& kernel, int spatial,
+                Window* result) {
+  Window& window = *result;
   window.count = static_cast<int>(input.size()) - 2;
   std::vector<int64_t> strides, dilations, pads;
   op.Ints("strides", &strides);
@@ -182,6 +184,11 @@ Window ReadWindow(OpCall& op, const std::vector<int64_t>& input,
     int64_t begin = i < static_cast<int>(pads.size()) ? pads[i] : 0;
     int64_t end =
         i + spatial < static_cast<int>(pads.size()) ? pads[i + spatial] : 0;
+    if (k < 1 || s < 1 || dilation < 1) {
+      return op.Invalid(
+          "kernel sizes, strides and dilations must be "
+          "positive");
+    }
     const int64_t extent = (k - 1) * dilation + 1;
     if (auto_pad == "VALID") {
       begin = end = 0;
@@ -198,7 +205,7 @@ Window ReadWindow(OpCall& op, const std::vector<int64_t>& input,
     window.end[d] = end;
   }
   for (int d = 0; d < skipped; ++d) window.kernel[d] = kernel[d];
-  return window;
+  return true;
 }
 
 // cuDNN's convolution window: symmetric padding only. False (status set)
@@ -375,10 +382,11 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
                "of rank " + std::to_string(x.rank));
     return;
   }
+  Window attributes;
   ConvWindow window;
-  if (!SymmetricWindow(
-          op, ReadWindow(op, x4, {w4.begin() + 2, w4.end()}, x.rank - 2),
-          &window)) {
+  if (!ReadWindow(op, x4, {w4.begin() + 2, w4.end()}, x.rank - 2,
+                  &attributes) ||
+      !SymmetricWindow(op, attributes, &window)) {
     return;
   }
   const int group = static_cast<int>(op.Int("group", 1));
@@ -592,6 +600,11 @@ bool TransposedConvWindow(OpCall& op, const std::vector<int64_t>& x,
     const int d = skipped + i;
     const int64_t in = x[2 + d], k = w[2 + d], out = y[2 + d];
     const int64_t s = at(strides, i, 1), dilation = at(dilations, i, 1);
+    if (k < 1 || s < 1 || dilation < 1) {
+      return op.Invalid(
+          "kernel sizes, strides and dilations must be "
+          "positive");
+    }
     const int64_t extent = (k - 1) * dilation + 1;
     const int64_t full = s * (in - 1) + at(output_padding, i, 0) + extent;
     int64_t begin = at(pads, i, 0);
@@ -791,7 +804,8 @@ void PoolKernel(AsyncRT_KernelContext* context, void* data,
   if (kernel.size() == 1) kernel.insert(kernel.begin(), 1);
   const std::vector<int64_t> x_dims = CanonicalDims(x, channels_last),
                              y_dims = CanonicalDims(y, channels_last);
-  const Window window = ReadWindow(op, x_dims, kernel, x.rank - 2);
+  Window window;
+  if (!ReadWindow(op, x_dims, kernel, x.rank - 2, &window)) return;
   const bool counts_padding = !max && op.Int("count_include_pad", 0) != 0;
   bool cudnn_takes = true;
   for (int d = 0; d < window.count; ++d) {
