@@ -456,6 +456,13 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     mlir::FailureOr<GraphValue> value = ImportOneHot(node);
     if (mlir::failed(value)) return mlir::failure();
     results.push_back(*std::move(value));
+  } else if (node.op_type() == "QLinearMatMul" ||
+             node.op_type() == "QLinearConv" ||
+             node.op_type() == "MatMulInteger" ||
+             node.op_type() == "ConvInteger") {
+    mlir::FailureOr<GraphValue> value = ImportQuantizedProduct(node);
+    if (mlir::failed(value)) return mlir::failure();
+    results.push_back(*std::move(value));
   } else if (node.op_type() == "MeanVarianceNormalization") {
     mlir::FailureOr<GraphValue> value = ImportMeanVarianceNormalization(node);
     if (mlir::failed(value)) return mlir::failure();

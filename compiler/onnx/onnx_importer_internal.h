@@ -254,6 +254,19 @@ class Importer {
   // compared with 0 .. depth - 1 along `axis`, then where(hot, on, off).
   // depth must be constant.
   mlir::FailureOr<GraphValue> ImportOneHot(const onnx::NodeProto& node);
+  // QLinearMatMul, QLinearConv, MatMulInteger and ConvInteger
+  // (onnx_quantized_import.cc): the operands dequantized, the f32 product,
+  // the result quantized (QLinear*) or cast to i32.
+  mlir::FailureOr<GraphValue> ImportQuantizedProduct(
+      const onnx::NodeProto& node);
+  // Input `input` of `node` dequantized by its scale (input `scale`; -1:
+  // scale 1, an integer product's) and optional zero point (input
+  // `zero_point`), as BuildStep's temporary; a scale of several values
+  // applies along axis rank - `axis_from_end` (nullopt: one value only).
+  mlir::FailureOr<std::string> DequantizeStep(
+      const onnx::NodeProto& node, int input, int scale, int zero_point,
+      std::optional<int64_t> axis_from_end,
+      std::vector<std::string>& temporaries);
   // MeanVarianceNormalization: (x - mean) / (standard deviation + 1e-9)
   // over `axes` (0, 2, 3 by default), op by op.
   mlir::FailureOr<GraphValue> ImportMeanVarianceNormalization(

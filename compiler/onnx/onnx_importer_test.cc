@@ -648,6 +648,86 @@ TEST_F(OnnxImporterTest, ControlFlowNeedsDecisionsKnownAtCompileTime) {
 
 // Truncations and byte flips of a valid model: each imports or fails with
 // a diagnostic; none may crash.
+// Adds an initializer `name` of `data_type` and `dims`, all zero bytes.
+void AddZeroInitializer(onnx::GraphProto& graph, const std::string& name,
+                        int32_t data_type, const std::vector<int64_t>& dims,
+                        int64_t element_bytes) {
+  onnx::TensorProto* tensor = graph.add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(data_type);
+  int64_t count = 1;
+  for (int64_t dim : dims) {
+    tensor->add_dims(dim);
+    count *= dim;
+  }
+  tensor->set_raw_data(std::string(count * element_bytes, '\0'));
+}
+
+// QLinearConv, QLinearMatMul, MatMulInteger and ConvInteger import as
+// dequantize, f32 op, quantize (onnx_opset_test runs them); what their
+// dequantization cannot express is an error naming the input.
+TEST_F(OnnxImporterTest, QuantizedProductsRefuseScalesTheyCannotApply) {
+  constexpr int32_t kU8 = onnx::TensorProto::UINT8;
+  constexpr int32_t kI8 = onnx::TensorProto::INT8;
+  constexpr int32_t kF32 = onnx::TensorProto::FLOAT;
+  // A QLinearConv whose input has a scale per channel.
+  auto qlinear_conv = [&](std::vector<int64_t> x_scale_dims) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto& graph = *model.mutable_graph();
+    onnx::ValueInfoProto* x = graph.add_input();
+    x->set_name("x");
+    auto* type = x->mutable_type()->mutable_tensor_type();
+    type->set_elem_type(kU8);
+    for (int64_t dim : {1, 2, 4, 4}) {
+      type->mutable_shape()->add_dim()->set_dim_value(dim);
+    }
+    graph.add_output()->set_name("y");
+    AddZeroInitializer(graph, "x_scale", kF32, x_scale_dims, 4);
+    AddZeroInitializer(graph, "x_zero", kU8, x_scale_dims, 1);
+    AddZeroInitializer(graph, "w", kI8, {3, 2, 3, 3}, 1);
+    AddZeroInitializer(graph, "w_scale", kF32, {3}, 4);
+    AddZeroInitializer(graph, "w_zero", kI8, {3}, 1);
+    AddZeroInitializer(graph, "y_scale", kF32, {}, 4);
+    AddZeroInitializer(graph, "y_zero", kU8, {}, 1);
+    onnx::NodeProto* node = graph.add_node();
+    node->set_name("qconv");
+    node->set_op_type("QLinearConv");
+    for (const char* input : {"x", "x_scale", "x_zero", "w", "w_scale",
+                              "w_zero", "y_scale", "y_zero"}) {
+      node->add_input(input);
+    }
+    node->add_output("y");
+    return model;
+  };
+  EXPECT_THAT(ImportedText(qlinear_conv({})), HasSubstr("nn.quantize_linear"));
+  EXPECT_THAT(Import(qlinear_conv({2})),
+              HasSubstr("node 'qconv' (QLinearConv): the scale and zero point "
+                        "of input 0 must be one value"));
+  onnx::ModelProto short_of_inputs = qlinear_conv({});
+  short_of_inputs.mutable_graph()
+      ->mutable_node(0)
+      ->mutable_input()
+      ->RemoveLast();
+  EXPECT_THAT(Import(short_of_inputs),
+              HasSubstr("node 'qconv' (QLinearConv): needs 8 inputs"));
+  // A MatMulInteger whose zero point is a matrix.
+  onnx::ModelProto model = qlinear_conv({});
+  onnx::GraphProto& graph = *model.mutable_graph();
+  AddZeroInitializer(graph, "a_zero", kU8, {2, 2}, 1);
+  AddZeroInitializer(graph, "b", kI8, {4, 5}, 1);
+  onnx::NodeProto* node = graph.mutable_node(0);
+  node->set_name("qmatmul");
+  node->set_op_type("MatMulInteger");
+  node->clear_input();
+  for (const char* input : {"x", "b", "a_zero"}) node->add_input(input);
+  EXPECT_THAT(Import(model),
+              HasSubstr("node 'qmatmul' (MatMulInteger): a scale or zero point "
+                        "of input 0 must be one value or a vector along axis "
+                        "2"));
+}
+
 TEST_F(OnnxImporterTest, CorruptedModelsNeverCrash) {
   const std::string bytes = SampleModel().SerializeAsString();
   int imported = 0, rejected = 0;

@@ -41,6 +41,7 @@ flags=(-DASYNCRT_HAVE_ONNX_IMPORTER -DONNX_ML=1 -DONNX_NAMESPACE=onnx
 objects=()
 for src in compiler/onnx/onnx_importer.cc compiler/onnx/onnx_node_import.cc \
            compiler/onnx/onnx_composite_import.cc compiler/onnx/onnx_control_flow.cc \
+           compiler/onnx/onnx_quantized_import.cc \
            compiler/onnx/onnx_tensors.cc \
            tools/fuzz/onnx_importer_fuzzer.cc; do
   object="$out/obj/$(basename "$src" .cc).o"

@@ -30,6 +30,10 @@ What they cover:
   control   Loop with a trip count from a shape (carried sum, scan output),
   flow      If on a shape test (a branch reading the outer scope), Scan
             backwards over axis 1 with its outputs reversed on axis -1.
+  quantized ONNX Runtime's quantized forms: quantize_dynamic's
+            DynamicQuantizeLinear + MatMulInteger (per-column zero points),
+            QLinearConv (per-channel weights, a bias), QLinearMatMul (per
+            row and per column).
 
 Usage:
   /usr/bin/python3 tools/models/make_opset_tests.py --out DIR
@@ -276,6 +280,95 @@ def quantize(out):
           [("scale", scale)])
 
 
+def quantized_products(out):
+    """ONNX Runtime's quantized forms: dynamic (MatMulInteger) and QOperator.
+
+    Scales are powers of two, so that every product and sum is exact in f32
+    and the expected values (ONNX's integer definitions) are the importer's
+    dequantize-compute-quantize results exactly.
+    """
+    # quantize_dynamic's pattern: DynamicQuantizeLinear, MatMulInteger with
+    # s8 weights and per-column zero points, the scales multiplied after.
+    x = floats(2, 8, 768)
+    w = RNG.randint(-128, 128, size=(768, 64)).astype(np.int8)
+    w_zero = RNG.randint(-3, 4, size=(64,)).astype(np.int8)
+    w_scale = (2.0 ** -RNG.randint(5, 9, size=(64,))).astype(np.float32)
+    low, high = min(0.0, float(x.min())), max(0.0, float(x.max()))
+    x_scale = np.float32((high - low) / 255)
+    x_zero = np.uint8(np.clip(np.rint(-low / x_scale), 0, 255))
+    xq = np.clip(np.rint(x / x_scale) + x_zero, 0, 255).astype(np.uint8)
+    acc = np.matmul(xq.astype(np.int64) - int(x_zero),
+                    w.astype(np.int64) - w_zero.astype(np.int64))
+    y = acc.astype(np.int32).astype(np.float32) * (x_scale * w_scale)
+    write(out, "quantized_dynamic_matmul_integer", 17,
+          [helper.make_node("DynamicQuantizeLinear", ["x"],
+                            ["xq", "x_scale", "x_zero"]),
+           helper.make_node("MatMulInteger", ["xq", "w", "x_zero", "w_zero"],
+                            ["acc"]),
+           helper.make_node("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT),
+           helper.make_node("Mul", ["x_scale", "w_scale"], ["scale"]),
+           helper.make_node("Mul", ["accf", "scale"], ["y"])],
+          [("x", x)], [("y", y.astype(np.float32))],
+          [("w", w), ("w_zero", w_zero), ("w_scale", w_scale)])
+
+    def requantize(acc, scale, zero, dtype):
+        info = np.iinfo(dtype)
+        return np.clip(np.rint(acc * scale) + zero, info.min,
+                       info.max).astype(dtype)
+
+    # QLinearConv with weights per output channel and a bias.
+    xq = RNG.randint(0, 256, size=(1, 3, 8, 8)).astype(np.uint8)
+    x_scale, x_zero = np.float32(2.0 ** -4), np.uint8(128)
+    wq = RNG.randint(-128, 128, size=(4, 3, 3, 3)).astype(np.int8)
+    w_scale = np.array([2.0 ** -6, 2.0 ** -7, 2.0 ** -5, 2.0 ** -8],
+                       dtype=np.float32)
+    w_zero = np.zeros(4, dtype=np.int8)
+    bias = RNG.randint(-5000, 5000, size=(4,)).astype(np.int32)
+    y_scale, y_zero = np.float32(2.0 ** -1), np.uint8(100)
+    padded = np.pad(xq.astype(np.int64) - int(x_zero),
+                    ((0, 0), (0, 0), (1, 1), (1, 1)))
+    acc = np.zeros((1, 4, 4, 4), dtype=np.int64)
+    for m in range(4):
+        for i in range(4):
+            for j in range(4):
+                window = padded[0, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3]
+                acc[0, m, i, j] = np.sum(window * wq[m].astype(np.int64))
+    acc += bias.reshape(1, 4, 1, 1)
+    scale = (x_scale * w_scale / y_scale).reshape(1, 4, 1, 1)
+    yq = requantize(acc.astype(np.float64), scale, int(y_zero), np.uint8)
+    write(out, "quantized_qlinear_conv_per_channel", 13,
+          [helper.make_node("QLinearConv",
+                            ["x", "x_scale", "x_zero", "w", "w_scale",
+                             "w_zero", "y_scale", "y_zero", "bias"], ["y"],
+                            pads=[1, 1, 1, 1], strides=[2, 2])],
+          [("x", xq)], [("y", yq)],
+          [("x_scale", x_scale), ("x_zero", x_zero), ("w", wq),
+           ("w_scale", w_scale), ("w_zero", w_zero), ("y_scale", y_scale),
+           ("y_zero", y_zero), ("bias", bias)])
+
+    # QLinearMatMul with a per row and b per column.
+    aq = RNG.randint(0, 256, size=(2, 3, 5)).astype(np.uint8)
+    a_scale = np.array([2.0 ** -3, 2.0 ** -4, 2.0 ** -2], dtype=np.float32)
+    a_zero = np.array([120, 128, 131], dtype=np.uint8)
+    bq = RNG.randint(-128, 128, size=(5, 4)).astype(np.int8)
+    b_scale = np.array([2.0 ** -5, 2.0 ** -6, 2.0 ** -4, 2.0 ** -5],
+                       dtype=np.float32)
+    b_zero = np.array([0, 1, -2, 3], dtype=np.int8)
+    y_scale, y_zero = np.float32(2.0 ** 2), np.int8(-10)
+    acc = np.matmul(aq.astype(np.int64) - a_zero.reshape(3, 1),
+                    bq.astype(np.int64) - b_zero.astype(np.int64))
+    scale = a_scale.reshape(3, 1) * b_scale.reshape(1, 4) / y_scale
+    yq = requantize(acc.astype(np.float64), scale, int(y_zero), np.int8)
+    write(out, "quantized_qlinear_matmul_per_axis", 13,
+          [helper.make_node("QLinearMatMul",
+                            ["a", "a_scale", "a_zero", "b", "b_scale",
+                             "b_zero", "y_scale", "y_zero"], ["y"])],
+          [("a", aq)], [("y", yq)],
+          [("a_scale", a_scale), ("a_zero", a_zero), ("b", bq),
+           ("b_scale", b_scale), ("b_zero", b_zero), ("y_scale", y_scale),
+           ("y_zero", y_zero)])
+
+
 def shape_ops(out):
     x = floats(2, 3, 4)
     y = x.transpose(2, 0, 1).reshape(4, 6)[None, :, :]
@@ -405,7 +498,7 @@ def main():
     args = parser.parse_args()
     for make in (reductions, split, pad, resize, center_crop_pad, bitwise,
                  group_norm, average_pool, cast, gelu, quantize, shape_ops,
-                 small_cnn, control_flow):
+                 small_cnn, control_flow, quantized_products):
         make(args.out)
 
 
