@@ -37,11 +37,16 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::Import(llvm::StringRef bytes) {
                               "ONNX domain";
     return nullptr;
   }
-  if (opset_ < kMinOnnxOpset || opset_ > kMaxOnnxOpset) {
+  if (opset_ < 1 || opset_ > kMaxOnnxOpset) {
     mlir::emitError(file_) << "unsupported ONNX opset " << opset_
                            << " (supported: " << kMinOnnxOpset << " to "
-                           << kMaxOnnxOpset << ")";
+                           << kMaxOnnxOpset << ", and older models whose ops "
+                           << "are unchanged at " << kMinOnnxOpset << ")";
     return nullptr;
+  }
+  if (opset_ < kMinOnnxOpset) {
+    if (mlir::failed(CheckUnchangedSinceOpset(model.graph()))) return nullptr;
+    opset_ = kMinOnnxOpset;  // Every op means what it does there.
   }
   context_->loadDialect<nn::NNDialect, mlir::func::FuncDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(file_);
@@ -49,6 +54,36 @@ mlir::OwningOpRef<mlir::ModuleOp> Importer::Import(llvm::StringRef bytes) {
   if (mlir::failed(ImportGraph(model.graph()))) return nullptr;
   if (mlir::failed(mlir::verify(*module))) return nullptr;
   return module;
+}
+
+mlir::LogicalResult Importer::CheckUnchangedSinceOpset(
+    const onnx::GraphProto& graph) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx") continue;
+    const std::optional<int> then = OnnxOpSinceVersion(node.op_type(), opset_);
+    const std::optional<int> supported =
+        OnnxOpSinceVersion(node.op_type(), kMinOnnxOpset);
+    if (!then) return Error(node) << "no such op in ONNX opset " << opset_;
+    if (supported != then) {
+      return Error(node) << "opset " << opset_ << "'s version of "
+                         << node.op_type() << " (since opset " << *then
+                         << ") is not supported: it changed before opset "
+                         << kMinOnnxOpset << " (export the model at opset "
+                         << kMinOnnxOpset << " or later)";
+    }
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.has_g() &&
+          mlir::failed(CheckUnchangedSinceOpset(attribute.g()))) {
+        return mlir::failure();
+      }
+      for (const onnx::GraphProto& body : attribute.graphs()) {
+        if (mlir::failed(CheckUnchangedSinceOpset(body))) {
+          return mlir::failure();
+        }
+      }
+    }
+  }
+  return mlir::success();
 }
 
 mlir::LogicalResult Importer::ImportGraph(const onnx::GraphProto& graph) {

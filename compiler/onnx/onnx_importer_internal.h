@@ -189,6 +189,11 @@ class ConstantEvaluator {
   std::optional<ExecutionContext> exec_ctx_;
 };
 
+// The opset at which the default domain's `op` got the definition it has
+// at `opset` (libonnx's schemas, onnx_schemas.cc); nullopt for an op that
+// opset does not have.
+std::optional<int> OnnxOpSinceVersion(const std::string& op, int64_t opset);
+
 class Importer {
  public:
   Importer(mlir::MLIRContext* context, llvm::StringRef file_name,
@@ -211,6 +216,11 @@ class Importer {
   };
 
   mlir::LogicalResult ImportGraph(const onnx::GraphProto& graph);
+  // For a model of opset 1 to 5: an error unless every node of the default
+  // domain (in subgraphs too) is an op whose definition there is the one
+  // of opset 6 (GlobalAveragePool, Softplus, Not: unchanged since opset
+  // 1), so that the model imports as opset 6.
+  mlir::LogicalResult CheckUnchangedSinceOpset(const onnx::GraphProto& graph);
   mlir::LogicalResult ImportNode(const onnx::NodeProto& node);
   // Translates `node` into `spec`, or emits an error.
   mlir::LogicalResult Translate(const onnx::NodeProto& node, OpSpec& spec);

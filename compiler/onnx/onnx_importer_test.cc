@@ -648,6 +648,22 @@ TEST_F(OnnxImporterTest, ControlFlowNeedsDecisionsKnownAtCompileTime) {
 
 // Truncations and byte flips of a valid model: each imports or fails with
 // a diagnostic; none may crash.
+// Models of opsets 1 to 5 import as opset 6 where each op's definition is
+// the same there (ONNX's schemas say since when), and are refused naming
+// the first op that changed.
+TEST_F(OnnxImporterTest, OldOpsetsImportWhereTheirOpsAreUnchanged) {
+  EXPECT_THAT(ImportedText(OneNodeModel("GlobalAveragePool", 1)),
+              HasSubstr("nn.global_average_pool"));
+  EXPECT_THAT(ImportedText(OneNodeModel("Softplus", 3)),
+              HasSubstr("nn.softplus"));
+  EXPECT_THAT(Import(OneNodeModel("Relu", 5)),
+              HasSubstr("node 'node' (Relu): opset 5's version of Relu (since "
+                        "opset 1) is not supported: it changed before opset "
+                        "6 (export the model at opset 6 or later)"));
+  EXPECT_THAT(Import(OneNodeModel("Gelu", 4)),
+              HasSubstr("node 'node' (Gelu): no such op in ONNX opset 4"));
+}
+
 // Adds an initializer `name` of `data_type` and `dims`, all zero bytes.
 void AddZeroInitializer(onnx::GraphProto& graph, const std::string& name,
                         int32_t data_type, const std::vector<int64_t>& dims,
