@@ -274,6 +274,9 @@ void Fail(AsyncRT_Status* status, AsyncRT_Code code,
 // where cuDNN was found at build time.
 bool RegisterCudnnKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status);
 bool RegisterCudaKernels(AsyncRT_PluginParams* params, AsyncRT_Status* status);
+// And nn.resize's (cuda_resize.cc).
+bool RegisterResizeKernels(AsyncRT_PluginParams* params,
+                           AsyncRT_Status* status);
 
 }  // namespace asyncrt::gpu
 

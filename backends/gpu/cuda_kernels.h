@@ -164,6 +164,41 @@ struct PoolShape {
 cudaError_t LaunchPool(PoolMode mode, GpuDType dtype, const void* x, void* y,
                        const PoolShape& shape, cudaStream_t stream);
 
+// One axis of nn.resize (ONNX Resize), as the CPU op computes it: y
+// [outer, out, inner] from x [outer, in, inner], each output index reading
+// its taps (nearest: 1, linear: 2, cubic: 4, clamped to the edge; cubic
+// with exclude_outside: taps outside weigh 0, the rest renormalized) at
+// the source coordinate of the axis's transformation (scale: out / in
+// unless given; resized_length: in * scale unrounded, or the size).
+// Nearest copies elements of `element_bytes` (any dtype); linear and cubic
+// read `from` and write `to` (f32, f16, bf16), blending in f32.
+enum class ResizeMode : int { kNearest, kLinear, kCubic };
+enum class ResizeTransform : int {
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn
+};
+enum class ResizeRounding : int {
+  kRoundPreferFloor,
+  kRoundPreferCeil,
+  kFloor,
+  kCeil
+};
+struct ResizeAxis {
+  ResizeMode mode = ResizeMode::kNearest;
+  ResizeTransform transform = ResizeTransform::kHalfPixel;
+  ResizeRounding rounding = ResizeRounding::kRoundPreferFloor;
+  int64_t outer = 1, in = 1, out = 1, inner = 1;
+  double scale = 1, resized_length = 1;
+  float cubic_coeff_a = -0.75f;
+  bool exclude_outside = false;
+};
+cudaError_t LaunchResizeAxis(const ResizeAxis& axis, GpuDType from,
+                             const void* x, GpuDType to, void* y,
+                             int element_bytes, cudaStream_t stream);
+
 // A depthwise 2-D convolution (one filter per channel) in NHWC: x [N, H,
 // W, C], w [C, kH, kW] (channels last's M x kH x kW x 1), y [N, outH,
 // outW, C] = activation(conv + bias[c] + sum), bias and sum optional.

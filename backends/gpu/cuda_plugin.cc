@@ -733,7 +733,8 @@ extern "C" ASYNCRT_PLUGIN_EXPORT void AsyncRT_InitPlugin(
   fns->end_capture = EndCapture;
   fns->launch_graph = LaunchGraph;
   fns->destroy_graph = DestroyGraph;
-  if (RegisterCudaKernels(params, status)) {
+  if (RegisterCudaKernels(params, status) &&
+      RegisterResizeKernels(params, status)) {
 #ifdef ASYNCRT_HAVE_CUDNN
     RegisterCudnnKernels(params, status);
 #endif

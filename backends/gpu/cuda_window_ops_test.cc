@@ -1,11 +1,13 @@
-// The CUDA plug-in's window ops beyond 2-D images and the integer bitwise
-// ops, each against the CPU op on the same random inputs: 3-D convolutions
-// and pooling (video and volumetric models), transposed convolutions
-// (cuDNN's backward data), pooling windows cuDNN does not take (ceil_mode,
-// dilations, asymmetric padding: our kernel), and nn.bitwise_*.
+// The CUDA plug-in's window ops beyond 2-D images, resizing and the
+// integer bitwise ops, each against the CPU op on the same random inputs:
+// 3-D convolutions and pooling (video and volumetric models), transposed
+// convolutions (cuDNN's backward data), pooling windows cuDNN does not take
+// (ceil_mode, dilations, asymmetric padding: our kernel), nn.resize, and
+// nn.bitwise_*.
 //
 // Without a GPU every test skips and says why; WindowOpsRefuseWhatCudnn
-// CannotTake also runs against the fake CUDA (cuda_plugin_test.host_only).
+// CannotTake and ResizeTakesScalesOrSizes also run against the fake CUDA
+// (cuda_plugin_test.host_only).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -178,6 +180,68 @@ TEST_F(CudaPluginTest, BitwiseOpsMatchTheCpu) {
     ExpectSame("nn.bitwise_not", Args(Random({7, 9}, c.low, c.high)), OpAttrs(),
                c.dtype, 0.f);
   }
+}
+
+// nn.resize in every mode, by scales (read through get_attr_floats: an
+// unrounded length when in x scale is not whole) or sizes.
+TEST_F(CudaPluginTest, ResizeMatchesTheCpu) {
+  auto attrs = [](const char* mode, const char* transform,
+                  std::vector<float> scales, std::vector<int64_t> sizes) {
+    OpAttrs a;
+    a.SetString("mode", mode);
+    a.SetString("coordinate_transformation_mode", transform);
+    if (!scales.empty()) a.SetArray<float>("scales", scales);
+    if (!sizes.empty()) a.SetArray<int64_t>("sizes", sizes);
+    return a;
+  };
+  // YOLO's and U-Net's upsampling by 2.
+  OpAttrs nearest = attrs("nearest", "asymmetric", {1, 1, 2, 2}, {});
+  nearest.SetString("nearest_mode", "floor");
+  ExpectSame("nn.resize", Args(Random({1, 3, 5, 6})), nearest);
+  ExpectSame("nn.resize", Args(Random({1, 3, 5, 6})), nearest, DType::kF16,
+             0.f);
+  ExpectSame("nn.resize", Args(Random({2, 3, 4}, -100.f, 100.f)),
+             attrs("nearest", "half_pixel", {}, {2, 5, 7}), DType::kI32, 0.f);
+  OpAttrs ceil = attrs("nearest", "half_pixel", {1, 1, 0.6f, 1.7f}, {});
+  ceil.SetString("nearest_mode", "round_prefer_ceil");
+  ExpectSame("nn.resize", Args(Random({1, 2, 10, 7})), ceil);
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    const float tolerance = dtype == DType::kF32 ? 1e-5f : kF16Tolerance;
+    ExpectSame("nn.resize", Args(Random({1, 4, 7, 9})),
+               attrs("linear", "half_pixel", {1, 1, 2, 2}, {}), dtype,
+               tolerance);
+    ExpectSame("nn.resize", Args(Random({2, 3, 6, 5})),
+               attrs("linear", "align_corners", {}, {2, 3, 11, 8}), dtype,
+               tolerance);
+  }
+  // A scale whose length is not whole (5 x 1.5 = 7.5: 7 outputs, the
+  // coordinates divided by 1.5, not 7 / 5).
+  ExpectSame("nn.resize", Args(Random({1, 2, 5, 5})),
+             attrs("linear", "pytorch_half_pixel", {1, 1, 1.5f, 1.5f}, {}));
+  OpAttrs cubic = attrs("cubic", "half_pixel", {1, 1, 1.6f, 0.7f}, {});
+  cubic.Set<int64_t>("exclude_outside", 1);
+  cubic.Set<float>("cubic_coeff_a", -0.5f);
+  ExpectSame("nn.resize", Args(Random({1, 2, 6, 8})), cubic);
+  // Trilinear over a volume.
+  ExpectSame("nn.resize", Args(Random({1, 2, 3, 4, 4})),
+             attrs("linear", "half_pixel", {1, 1, 2, 2, 2}, {}));
+}
+
+// The host side reads a resize's scales or sizes (against the fake CUDA
+// too: without get_attr_floats a resize by scales would fail).
+TEST_F(CudaPluginTest, ResizeTakesScalesOrSizes) {
+  TensorHandle x = Random({1, 2, 3, 3}).TransferTo(*exec_ctx_, *gpu_);
+  OpAttrs scaled;
+  scaled.SetString("mode", "linear");
+  scaled.SetArray<float>("scales", {1, 1, 2, 2});
+  EXPECT_EQ(ErrorOf(Run("nn.resize", "cuda", {&x}, scaled)), "<no error>");
+  OpAttrs sized;
+  sized.SetArray<int64_t>("sizes", {1, 2, 5, 4});
+  EXPECT_EQ(ErrorOf(Run("nn.resize", "cuda", {&x}, sized)), "<no error>");
+  TensorHandle integers =
+      Cast(Random({1, 2, 3, 3}), DType::kI32).TransferTo(*exec_ctx_, *gpu_);
+  EXPECT_THAT(ErrorOf(Run("nn.resize", "cuda", {&integers}, scaled)),
+              HasSubstr("linear mode needs f32, f16 or bf16, got i32"));
 }
 
 // Errors on the op, never a wrong result: windows cuDNN cannot take and

@@ -144,6 +144,19 @@ class OpCall {
     return true;
   }
 
+  // False if the op has no such float-array attribute (or the runtime
+  // predates plug-in API 1.4, which added get_attr_floats).
+  bool Floats(const char* name, std::vector<double>* values) const {
+    if (g_api->struct_size < ASYNCRT_RUNTIME_API_STRUCT_SIZE) return false;
+    size_t count = 0;
+    if (!g_api->get_attr_floats(context_, name, nullptr, 0, &count)) {
+      return false;
+    }
+    values->resize(count);
+    g_api->get_attr_floats(context_, name, values->data(), count, &count);
+    return true;
+  }
+
   bool Unsupported(const std::string& what) {
     Fail(status_, ASYNCRT_UNIMPLEMENTED,
          what + " is not supported on CUDA yet");

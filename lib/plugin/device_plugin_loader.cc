@@ -246,6 +246,18 @@ int ApiGetAttrInts(const AsyncRT_KernelContext* context, const char* name,
   return 1;
 }
 
+int ApiGetAttrFloats(const AsyncRT_KernelContext* context, const char* name,
+                     double* values, size_t capacity, size_t* count) {
+  const OpAttrs& attrs = context->invocation->attrs;
+  std::optional<absl::Span<const float>> floats = attrs.GetArray<float>(name);
+  if (!floats || count == nullptr) return 0;
+  *count = floats->size();
+  if (values != nullptr) {
+    std::copy_n(floats->begin(), std::min(capacity, floats->size()), values);
+  }
+  return 1;
+}
+
 int ApiGetAttrDType(const AsyncRT_KernelContext* context, const char* name,
                     AsyncRT_DType* dtype) {
   const OpAttrs& attrs = context->invocation->attrs;
@@ -290,6 +302,7 @@ const AsyncRT_RuntimeApi& RuntimeApi() {
       ApiGetAttrInts,
       ApiGetAttrDType,
       ApiAliasInput,
+      ApiGetAttrFloats,
   };
   return api;
 }

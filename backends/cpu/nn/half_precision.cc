@@ -211,6 +211,7 @@ void ComputeHalvesInF32OnCpu(OpRegistry& registry) {
       "nn.reduce_sum",
       "nn.reduce_sum_square",
       "nn.relu",
+      "nn.resize",
       "nn.round",
       "nn.selu",
       "nn.shrink",

@@ -63,10 +63,13 @@ absl::StatusOr<ResizePlan> PlanResize(ArgumentMetadata args,
              mode == "bicubic") {
     const bool cubic = mode == "cubic" || mode == "bicubic";
     plan.mode = cubic ? Mode::kCubic : Mode::kLinear;
-    if (args[0].dtype != DType::kF32) {
-      return OpError(
-          kOp, absl::StrCat(cubic ? "cubic" : "linear", " mode needs f32, got ",
-                            DTypeName(args[0].dtype)));
+    // f16 and bf16 for devices that compute in them (the CPU widens them
+    // to f32: half_precision.cc).
+    if (args[0].dtype != DType::kF32 && args[0].dtype != DType::kF16 &&
+        args[0].dtype != DType::kBF16) {
+      return OpError(kOp, absl::StrCat(cubic ? "cubic" : "linear",
+                                       " mode needs f32, f16 or bf16, got ",
+                                       DTypeName(args[0].dtype)));
     }
   } else {
     return OpError(kOp, absl::StrCat("mode '", mode, "' is not supported"));

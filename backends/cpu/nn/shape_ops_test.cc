@@ -496,6 +496,21 @@ TEST_F(ShapeOpsTest, HalfPrecisionIsComputedInF32OnTheCpu) {
   ASSERT_TRUE(total.ok()) << total.status();
   ASSERT_EQ(total->dtype, DType::kBF16);
   EXPECT_EQ(total->values<BFloat16>()[0].ToFloat(), 3.f);
+  // A linear resize of halves (a GPU model's upsampling): 1.5 and -2
+  // blended at align_corners' midpoint.
+  OpAttrs linear;
+  linear.SetString("mode", "linear");
+  linear.SetString("coordinate_transformation_mode", "align_corners");
+  linear.SetArray<int64_t>("sizes", {1, 1, 3});
+  auto pair =
+      Run("nn.cast", {Make<float>({1, 1, 2}, {1.5f, -2.f})}, To(DType::kF16));
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  auto resized = Run("nn.resize", {*pair}, linear);
+  ASSERT_TRUE(resized.ok()) << resized.status();
+  ASSERT_EQ(resized->dtype, DType::kF16);
+  values.clear();
+  for (Half h : resized->values<Half>()) values.push_back(h.ToFloat());
+  EXPECT_THAT(values, ElementsAre(1.5f, -0.25f, -2.f));
   // Mixed dtypes are an error of the shape function.
   auto mixed = Run("nn.matmul", {*half, Make<float>({3}, {1, 2, 3})});
   ASSERT_FALSE(mixed.ok());

@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define ASYNCRT_PLUGIN_API_MAJOR 1
-#define ASYNCRT_PLUGIN_API_MINOR 3
+#define ASYNCRT_PLUGIN_API_MINOR 4
 #define ASYNCRT_PLUGIN_API_PATCH 0
 
 /* The size of `type` up to and including `last_member`: what a struct's
@@ -420,8 +420,17 @@ typedef struct AsyncRT_RuntimeApi {
   void (*alias_input)(AsyncRT_KernelContext* context, int32_t input_index,
                       int32_t output_index, AsyncRT_TensorView* view,
                       AsyncRT_Status* status);
+
+  /* Since 1.4 (check struct_size before calling): */
+  /* 1 if the op has a float-array attribute `name` (Resize's scales, ...),
+   * with its length in `*count` and its first min(count, capacity) values
+   * copied to `values`; 0 otherwise. */
+  int (*get_attr_floats)(const AsyncRT_KernelContext* context, const char* name,
+                         double* values, size_t capacity, size_t* count);
 } AsyncRT_RuntimeApi;
 #define ASYNCRT_RUNTIME_API_STRUCT_SIZE \
+  ASYNCRT_STRUCT_SIZE(AsyncRT_RuntimeApi, get_attr_floats)
+#define ASYNCRT_RUNTIME_API_1_2_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_RuntimeApi, alias_input)
 #define ASYNCRT_RUNTIME_API_1_1_STRUCT_SIZE \
   ASYNCRT_STRUCT_SIZE(AsyncRT_RuntimeApi, get_attr_dtype)
