@@ -294,11 +294,26 @@ cudnnMathType_t MathFor(AsyncRT_DType dtype) {
                                     : CUDNN_FMA_MATH;
 }
 
-// Whether cudnnFind's `found` algorithm keeps `math`: FMA math must not
-// come back as TF32.
-bool KeepsMath(cudnnMathType_t math, cudnnMathType_t found) {
-  return math != CUDNN_FMA_MATH || found == CUDNN_FMA_MATH ||
-         found == CUDNN_DEFAULT_MATH;
+// Of cudnnFind's `found` results (`perf`, fastest first), the first that
+// succeeded and keeps `math` (FMA math must not come back as TF32): its
+// algorithm and workspace into `plan`, its math type onto plan.conv.
+// False (status set) where none does.
+template <typename Perf, typename Plan>
+bool ChooseAlgorithm(const Perf* perf, int found, cudnnMathType_t math,
+                     const char* what, Plan& plan, OpCall& op) {
+  for (int i = 0; i < found; ++i) {
+    const cudnnMathType_t kept = perf[i].mathType;
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        (math == CUDNN_FMA_MATH && kept != CUDNN_FMA_MATH &&
+         kept != CUDNN_DEFAULT_MATH)) {
+      continue;
+    }
+    plan.algo = perf[i].algo;
+    plan.workspace_bytes = perf[i].memory;
+    return DnnOk(cudnnSetConvolutionMathType(plan.conv, kept),
+                 "cudnnSetConvolutionMathType", op);
+  }
+  return op.Unsupported(std::string(what) + " (cuDNN found no algorithm)");
 }
 
 //===--- nn.conv ----------------------------------------------------------===//
@@ -337,24 +352,11 @@ std::unique_ptr<CudnnState::ConvPlan> MakeConvPlan(
   if (!DnnOk(cudnnFindConvolutionForwardAlgorithm(
                  state.handle, plan->x, plan->w, plan->conv, plan->y,
                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-             "cudnnFindConvolutionForwardAlgorithm", op)) {
+             "cudnnFindConvolutionForwardAlgorithm", op) ||
+      !ChooseAlgorithm(perf, found, math, "this convolution", *plan, op)) {
     return nullptr;
   }
-  for (int i = 0; i < found; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
-        !KeepsMath(math, perf[i].mathType)) {
-      continue;
-    }
-    plan->algo = perf[i].algo;
-    plan->workspace_bytes = perf[i].memory;
-    if (!DnnOk(cudnnSetConvolutionMathType(plan->conv, perf[i].mathType),
-               "cudnnSetConvolutionMathType", op)) {
-      return nullptr;
-    }
-    return plan;
-  }
-  op.Unsupported("this convolution (cuDNN found no algorithm)");
-  return nullptr;
+  return plan;
 }
 
 void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
@@ -647,24 +649,12 @@ std::unique_ptr<CudnnState::TransposedConvPlan> MakeTransposedConvPlan(
   if (!DnnOk(cudnnFindConvolutionBackwardDataAlgorithm(
                  state.handle, plan->w, plan->x, plan->conv, plan->y,
                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
-             "cudnnFindConvolutionBackwardDataAlgorithm", op)) {
+             "cudnnFindConvolutionBackwardDataAlgorithm", op) ||
+      !ChooseAlgorithm(perf, found, math, "this transposed convolution", *plan,
+                       op)) {
     return nullptr;
   }
-  for (int i = 0; i < found; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
-        !KeepsMath(math, perf[i].mathType)) {
-      continue;
-    }
-    plan->algo = perf[i].algo;
-    plan->workspace_bytes = perf[i].memory;
-    if (!DnnOk(cudnnSetConvolutionMathType(plan->conv, perf[i].mathType),
-               "cudnnSetConvolutionMathType", op)) {
-      return nullptr;
-    }
-    return plan;
-  }
-  op.Unsupported("this transposed convolution (cuDNN found no algorithm)");
-  return nullptr;
+  return plan;
 }
 
 // nn.conv_transpose (1-D to 3-D, groups, dilations, output padding; x N x

@@ -85,22 +85,12 @@ cudaError_t LaunchPool(PoolMode mode, GpuDType dtype, const void* x, void* y,
   const int64_t total =
       shape.n * shape.c * shape.out[0] * shape.out[1] * shape.out[2];
   if (total == 0) return cudaSuccess;
-  auto launch = [&](auto type) {
+  return WithFloatType(dtype, [&](auto type) {
     using T = decltype(type);
     PoolWindowKernel<T><<<BlocksFor(total), kThreads, 0, stream>>>(
         mode, static_cast<const T*>(x), static_cast<T*>(y), shape, total);
     return cudaGetLastError();
-  };
-  switch (dtype) {
-    case GpuDType::kF32:
-      return launch(float{});
-    case GpuDType::kF16:
-      return launch(__half{});
-    case GpuDType::kBF16:
-      return launch(__nv_bfloat16{});
-    default:
-      return cudaErrorInvalidValue;
-  }
+  });
 }
 
 }  // namespace asyncrt::gpu

@@ -111,27 +111,6 @@ __global__ void ResizeBlendKernel(ResizeAxis a, const In* __restrict__ x,
   }
 }
 
-template <typename In>
-cudaError_t LaunchBlend(const ResizeAxis& axis, const void* x, GpuDType to,
-                        void* y, int64_t total, cudaStream_t stream) {
-  auto launch = [&](auto out) {
-    using Out = decltype(out);
-    ResizeBlendKernel<In, Out><<<BlocksFor(total), kThreads, 0, stream>>>(
-        axis, static_cast<const In*>(x), static_cast<Out*>(y), total);
-    return cudaGetLastError();
-  };
-  switch (to) {
-    case GpuDType::kF32:
-      return launch(float{});
-    case GpuDType::kF16:
-      return launch(__half{});
-    case GpuDType::kBF16:
-      return launch(__nv_bfloat16{});
-    default:
-      return cudaErrorInvalidValue;
-  }
-}
-
 }  // namespace
 
 cudaError_t LaunchResizeAxis(const ResizeAxis& axis, GpuDType from,
@@ -159,16 +138,15 @@ cudaError_t LaunchResizeAxis(const ResizeAxis& axis, GpuDType from,
         return cudaErrorInvalidValue;
     }
   }
-  switch (from) {
-    case GpuDType::kF32:
-      return LaunchBlend<float>(axis, x, to, y, total, stream);
-    case GpuDType::kF16:
-      return LaunchBlend<__half>(axis, x, to, y, total, stream);
-    case GpuDType::kBF16:
-      return LaunchBlend<__nv_bfloat16>(axis, x, to, y, total, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return WithFloatType(from, [&](auto in) {
+    using In = decltype(in);
+    return WithFloatType(to, [&](auto out) {
+      using Out = decltype(out);
+      ResizeBlendKernel<In, Out><<<BlocksFor(total), kThreads, 0, stream>>>(
+          axis, static_cast<const In*>(x), static_cast<Out*>(y), total);
+      return cudaGetLastError();
+    });
+  });
 }
 
 }  // namespace asyncrt::gpu
