@@ -387,6 +387,39 @@ class RandomOpCalls {
       attrs->Set<int64_t>("count_include_pad", Pick(2));
       return true;
     }
+    if (op == "nn.resize") {
+      shapes->push_back(image(c));
+      static const char* const kModes[] = {"nearest", "linear", "cubic"};
+      static const char* const kTransforms[] = {
+          "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+          "tf_half_pixel_for_nn"};
+      static const char* const kRoundings[] = {
+          "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+      const char* mode = kModes[Pick(3)];
+      attrs->SetString("mode", mode);
+      attrs->SetString("coordinate_transformation_mode",
+                       kTransforms[Pick(std::size(kTransforms))]);
+      attrs->SetString("nearest_mode", kRoundings[Pick(4)]);
+      if (std::string(mode) == "cubic" && Pick(2) == 0) {
+        attrs->Set<int64_t>("exclude_outside", 1);
+      }
+      // The batch and channel axes kept (as models resize), the others by
+      // a scale or to a size.
+      const size_t rank = shapes->back().size();
+      static const float kScales[] = {0.5f, 1.f, 1.5f, 2.f, 3.f};
+      std::vector<float> scales(rank, 1.f);
+      std::vector<int64_t> sizes = shapes->back();
+      for (size_t i = 2; i < rank; ++i) {
+        scales[i] = kScales[Pick(std::size(kScales))];
+        sizes[i] = 1 + Pick(9);
+      }
+      if (Pick(2) == 0) {
+        attrs->SetArray<float>("scales", scales);
+      } else {
+        attrs->SetArray<int64_t>("sizes", sizes);
+      }
+      return true;
+    }
     if (op == "nn.batch_normalization") {
       shapes->push_back(image(c));
       for (int i = 0; i < 4; ++i) shapes->push_back({c});
