@@ -498,6 +498,12 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     mlir::FailureOr<GraphValue> value = ImportQuantizedProduct(node);
     if (mlir::failed(value)) return mlir::failure();
     results.push_back(*std::move(value));
+  } else if (std::optional<DType> dtype = InputDType(node, 0);
+             node.op_type() == "MaxPool" && dtype &&
+             (*dtype == DType::kI8 || *dtype == DType::kUI8)) {
+    mlir::FailureOr<GraphValue> value = ImportIntegerMaxPool(node, *dtype);
+    if (mlir::failed(value)) return mlir::failure();
+    results.push_back(*std::move(value));
   } else if (node.op_type() == "MeanVarianceNormalization") {
     mlir::FailureOr<GraphValue> value = ImportMeanVarianceNormalization(node);
     if (mlir::failed(value)) return mlir::failure();

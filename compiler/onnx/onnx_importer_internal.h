@@ -269,6 +269,9 @@ class Importer {
   // the result quantized (QLinear*) or cast to i32.
   mlir::FailureOr<GraphValue> ImportQuantizedProduct(
       const onnx::NodeProto& node);
+  // MaxPool of i8 or ui8 (`dtype`): the pooling in f32 between casts.
+  mlir::FailureOr<GraphValue> ImportIntegerMaxPool(const onnx::NodeProto& node,
+                                                   DType dtype);
   // Input `input` of `node` dequantized by its scale (input `scale`; -1:
   // scale 1, an integer product's) and optional zero point (input
   // `zero_point`), as BuildStep's temporary; a scale of several values

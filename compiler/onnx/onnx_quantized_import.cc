@@ -2,7 +2,9 @@
 // integer products (MatMulInteger, ConvInteger), imported as the QDQ form
 // a quantizer also writes: each quantized operand dequantized
 // (nn.dequantize_linear), the f32 op, the result quantized again
-// (nn.quantize_linear) or cast to i32.
+// (nn.quantize_linear) or cast to i32. MaxPool on 8-bit integers (which
+// such models keep between their quantized ops) is the f32 pooling
+// between casts, exact.
 //
 // The integer products are exact while their sums stay below 2^24 in
 // magnitude (f32's integers; 8-bit products over up to 256 terms always
@@ -158,6 +160,31 @@ mlir::FailureOr<GraphValue> Importer::ImportQuantizedProduct(
       to.set("to", mlir::TypeAttr::get(nn::MlirTypeOf(DType::kI32, context_)));
       y = BuildStep(node, "nn.cast", {*product}, to, temporaries);
     }
+    if (mlir::failed(y)) return mlir::failure();
+    return values_[*y];
+  }();
+  for (const std::string& name : temporaries) values_.erase(name);
+  return result;
+}
+
+mlir::FailureOr<GraphValue> Importer::ImportIntegerMaxPool(
+    const onnx::NodeProto& node, DType dtype) {
+  OpSpec spec;  // nn.max_pool with the node's attributes.
+  if (mlir::failed(Translate(node, spec))) return mlir::failure();
+  auto to = [&](DType type) {
+    mlir::NamedAttrList attributes;
+    attributes.set("to", mlir::TypeAttr::get(nn::MlirTypeOf(type, context_)));
+    return attributes;
+  };
+  std::vector<std::string> temporaries;
+  auto result = [&]() -> mlir::FailureOr<GraphValue> {
+    auto wide = BuildStep(node, "nn.cast", {spec.operands.at(0)},
+                          to(DType::kF32), temporaries);
+    if (mlir::failed(wide)) return mlir::failure();
+    auto pooled =
+        BuildStep(node, spec.op_name, {*wide}, spec.attributes, temporaries);
+    if (mlir::failed(pooled)) return mlir::failure();
+    auto y = BuildStep(node, "nn.cast", {*pooled}, to(dtype), temporaries);
     if (mlir::failed(y)) return mlir::failure();
     return values_[*y];
   }();

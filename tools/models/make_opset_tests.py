@@ -33,7 +33,7 @@ What they cover:
   quantized ONNX Runtime's quantized forms: quantize_dynamic's
             DynamicQuantizeLinear + MatMulInteger (per-column zero points),
             QLinearConv (per-channel weights, a bias), QLinearMatMul (per
-            row and per column).
+            row and per column), MaxPool on int8.
 
 Usage:
   /usr/bin/python3 tools/models/make_opset_tests.py --out DIR
@@ -367,6 +367,16 @@ def quantized_products(out):
           [("a_scale", a_scale), ("a_zero", a_zero), ("b", bq),
            ("b_scale", b_scale), ("b_zero", b_zero), ("y_scale", y_scale),
            ("y_zero", y_zero)])
+
+    # MaxPool on i8 (quantized models pool their 8-bit values), ceil_mode.
+    xq = RNG.randint(-128, 128, size=(1, 2, 5, 5)).astype(np.int8)
+    padded = np.full((1, 2, 6, 6), -128, dtype=np.int8)
+    padded[:, :, :5, :5] = xq
+    yq = padded.reshape(1, 2, 3, 2, 3, 2).max(axis=(3, 5))
+    write(out, "quantized_max_pool_int8", 13,
+          [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
+                            strides=[2, 2], ceil_mode=1)],
+          [("x", xq)], [("y", yq)])
 
 
 def shape_ops(out):
