@@ -63,6 +63,12 @@ StridedView BroadcastView(const AsyncRT_TensorView& operand,
   return view;
 }
 
+// The integers the bitwise ops take.
+bool TakesBitwise(AsyncRT_DType dtype) {
+  return dtype == ASYNCRT_DTYPE_I8 || dtype == ASYNCRT_DTYPE_U8 ||
+         dtype == ASYNCRT_DTYPE_I32 || dtype == ASYNCRT_DTYPE_I64;
+}
+
 void BinaryKernel(AsyncRT_KernelContext* context, void* data,
                   AsyncRT_Status* status) {
   const auto binary = static_cast<BinaryOp>(reinterpret_cast<intptr_t>(data));
@@ -75,13 +81,11 @@ void BinaryKernel(AsyncRT_KernelContext* context, void* data,
       !op.RequireRank(y)) {
     return;
   }
-  const bool wide_integer =
-      a.dtype == ASYNCRT_DTYPE_I32 || a.dtype == ASYNCRT_DTYPE_I64;
-  const bool supported = bitwise
-                             ? wide_integer || a.dtype == ASYNCRT_DTYPE_I8 ||
-                                   a.dtype == ASYNCRT_DTYPE_U8
-                             : IsFloating16or32(a.dtype) ||
-                                   (wide_integer && binary != BinaryOp::kPow);
+  const bool supported =
+      bitwise ? TakesBitwise(a.dtype)
+              : IsFloating16or32(a.dtype) || ((a.dtype == ASYNCRT_DTYPE_I32 ||
+                                               a.dtype == ASYNCRT_DTYPE_I64) &&
+                                              binary != BinaryOp::kPow);
   if (!supported) {
     op.Unsupported(std::string("dtype ") + DTypeName(a.dtype));
     return;
@@ -103,8 +107,7 @@ void BitwiseNotKernel(AsyncRT_KernelContext* context, void*,
   OpCall op(context, status);
   AsyncRT_TensorView x, y;
   if (!op.Input(0, &x) || !op.Output(0, &y) || !op.RequireRank(y)) return;
-  if (x.dtype != ASYNCRT_DTYPE_I8 && x.dtype != ASYNCRT_DTYPE_U8 &&
-      x.dtype != ASYNCRT_DTYPE_I32 && x.dtype != ASYNCRT_DTYPE_I64) {
+  if (!TakesBitwise(x.dtype)) {
     op.Unsupported(std::string("dtype ") + DTypeName(x.dtype));
     return;
   }

@@ -151,6 +151,13 @@ int64_t FloatBits(float value) {
   return bits;
 }
 
+// False (status set) for a kernel size, stride or dilation below 1.
+bool PositiveWindow(OpCall& op, int64_t kernel, int64_t stride,
+                    int64_t dilation) {
+  return (kernel >= 1 && stride >= 1 && dilation >= 1) ||
+         op.Invalid("kernel sizes, strides and dilations must be positive");
+}
+
 // ONNX's window of an op (strides, dilations, pads, auto_pad) over the
 // canonical spatial dimensions of `input` (CanonicalDims') with `kernel`
 // (one size per canonical spatial dimension); `spatial` is the op's own
@@ -184,11 +191,7 @@ bool ReadWindow(OpCall& op, const std::vector<int64_t>& input,
     int64_t begin = i < static_cast<int>(pads.size()) ? pads[i] : 0;
     int64_t end =
         i + spatial < static_cast<int>(pads.size()) ? pads[i + spatial] : 0;
-    if (k < 1 || s < 1 || dilation < 1) {
-      return op.Invalid(
-          "kernel sizes, strides and dilations must be "
-          "positive");
-    }
+    if (!PositiveWindow(op, k, s, dilation)) return false;
     const int64_t extent = (k - 1) * dilation + 1;
     if (auto_pad == "VALID") {
       begin = end = 0;
@@ -292,6 +295,23 @@ cudnnMathType_t MathFor(AsyncRT_DType dtype) {
   return dtype != ASYNCRT_DTYPE_F32 ? CUDNN_TENSOR_OP_MATH
          : Settings().allow_tf32    ? CUDNN_DEFAULT_MATH
                                     : CUDNN_FMA_MATH;
+}
+
+// A cuDNN call's workspace of `bytes` from the device's memory (null for
+// none); false (status set: out of memory, naming `what`) where it cannot
+// be had. FreeWorkspace gives it back once the call is enqueued: stream
+// ordered, the next user of the bytes runs after the call.
+bool AllocateWorkspace(OpCall& op, size_t bytes, const char* what,
+                       void** workspace) {
+  *workspace = bytes > 0 ? DeviceAllocate(op.device(), bytes) : nullptr;
+  if (bytes == 0 || *workspace != nullptr) return true;
+  Fail(op.status(), ASYNCRT_RESOURCE_EXHAUSTED,
+       std::string("out of memory for ") + what + "'s workspace of " +
+           std::to_string(bytes) + " bytes");
+  return false;
+}
+void FreeWorkspace(OpCall& op, void* workspace, size_t bytes) {
+  if (workspace != nullptr) DeviceDeallocate(op.device(), workspace, bytes);
 }
 
 // Of cudnnFind's `found` results (`perf`, fastest first), the first that
@@ -482,15 +502,9 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
     // The graph API's plan: fused, or the convolution (adding the sum
     // copied into y) then bias and activation in our kernel.
     void* workspace = nullptr;
-    if (plan->backend->workspace_bytes > 0) {
-      workspace = DeviceAllocate(device, plan->backend->workspace_bytes);
-      if (workspace == nullptr) {
-        Fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
-             "out of memory for the convolution's workspace of " +
-                 std::to_string(plan->backend->workspace_bytes) + " bytes");
-        return;
-      }
-    }
+    if (!AllocateWorkspace(op, plan->backend->workspace_bytes,
+                           "the convolution", &workspace))
+      return;
     const bool fused = plan->backend->fused;
     bool ok =
         fused || sum.data == nullptr ||
@@ -502,9 +516,7 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
                          fused ? buffers : ConvBuffers{x.data, w.data, y.data},
                          workspace),
                      "cudnnBackendExecute", op);
-    if (workspace != nullptr) {
-      DeviceDeallocate(device, workspace, plan->backend->workspace_bytes);
-    }
+    FreeWorkspace(op, workspace, plan->backend->workspace_bytes);
     lock.unlock();
     if (ok && !fused &&
         (bias.data != nullptr || activation != UnaryOp::kIdentity)) {
@@ -516,18 +528,11 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
     }
     return;
   }
-  // The legacy API. The workspace is freed in stream order after the
-  // convolution.
+  // The legacy API.
   void* workspace = nullptr;
-  if (plan->workspace_bytes > 0) {
-    workspace = DeviceAllocate(device, plan->workspace_bytes);
-    if (workspace == nullptr) {
-      Fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
-           "out of memory for the convolution's workspace of " +
-               std::to_string(plan->workspace_bytes) + " bytes");
-      return;
-    }
-  }
+  if (!AllocateWorkspace(op, plan->workspace_bytes, "the convolution",
+                         &workspace))
+    return;
   // One cuDNN call for conv + bias (+ sum) (+ relu) where cuDNN fuses it:
   // relu with any algorithm, no activation only with implicit precomputed
   // GEMM. Otherwise the convolution (with the sum as beta = 1 over a copy
@@ -562,9 +567,7 @@ void ConvKernel(AsyncRT_KernelContext* context, void*, AsyncRT_Status* status) {
                          plan->workspace_bytes, &beta, plan->y, y.data),
                      "cudnnConvolutionForward", op);
   }
-  if (workspace != nullptr) {
-    DeviceDeallocate(device, workspace, plan->workspace_bytes);
-  }
+  FreeWorkspace(op, workspace, plan->workspace_bytes);
   lock.unlock();
   if (ok && !fused &&
       (bias.data != nullptr || activation != UnaryOp::kIdentity)) {
@@ -602,11 +605,7 @@ bool TransposedConvWindow(OpCall& op, const std::vector<int64_t>& x,
     const int d = skipped + i;
     const int64_t in = x[2 + d], k = w[2 + d], out = y[2 + d];
     const int64_t s = at(strides, i, 1), dilation = at(dilations, i, 1);
-    if (k < 1 || s < 1 || dilation < 1) {
-      return op.Invalid(
-          "kernel sizes, strides and dilations must be "
-          "positive");
-    }
+    if (!PositiveWindow(op, k, s, dilation)) return false;
     const int64_t extent = (k - 1) * dilation + 1;
     const int64_t full = s * (in - 1) + at(output_padding, i, 0) + extent;
     int64_t begin = at(pads, i, 0);
@@ -706,27 +705,17 @@ void ConvTransposeKernel(AsyncRT_KernelContext* context, void*,
       return;
     }
   }
-  CudaDevice& device = op.device();
   void* workspace = nullptr;
-  if (plan->workspace_bytes > 0) {
-    workspace = DeviceAllocate(device, plan->workspace_bytes);
-    if (workspace == nullptr) {
-      Fail(status, ASYNCRT_RESOURCE_EXHAUSTED,
-           "out of memory for the transposed convolution's workspace of " +
-               std::to_string(plan->workspace_bytes) + " bytes");
-      return;
-    }
-  }
+  if (!AllocateWorkspace(op, plan->workspace_bytes,
+                         "the transposed convolution", &workspace))
+    return;
   const float alpha = 1.f, beta = 0.f;
   const bool ok = DnnOk(
       cudnnConvolutionBackwardData(
           state->handle, &alpha, plan->w, w.data, plan->x, x.data, plan->conv,
           plan->algo, workspace, plan->workspace_bytes, &beta, plan->y, y.data),
       "cudnnConvolutionBackwardData", op);
-  // Stream-ordered: the next user of these bytes runs after it.
-  if (workspace != nullptr) {
-    DeviceDeallocate(device, workspace, plan->workspace_bytes);
-  }
+  FreeWorkspace(op, workspace, plan->workspace_bytes);
   lock.unlock();
   if (ok && bias.data != nullptr) {
     op.Launched(
@@ -935,21 +924,12 @@ bool AttentionOnCudnn(OpCall& op, const AttentionOperands& in,
     return true;
   }
   void* workspace = nullptr;
-  if (plan->workspace_bytes > 0) {
-    workspace = DeviceAllocate(op.device(), plan->workspace_bytes);
-    if (workspace == nullptr) {
-      Fail(op.status(), ASYNCRT_RESOURCE_EXHAUSTED,
-           "out of memory for the attention's workspace of " +
-               std::to_string(plan->workspace_bytes) + " bytes");
-      return true;
-    }
-  }
+  if (!AllocateWorkspace(op, plan->workspace_bytes, "the attention",
+                         &workspace))
+    return true;
   DnnOk(ExecuteAttentionPlan(state->handle, plan->plan, buffers, workspace),
         "cudnnBackendExecute (attention)", op);
-  // Stream-ordered: the next user of these bytes runs after the attention.
-  if (workspace != nullptr) {
-    DeviceDeallocate(op.device(), workspace, plan->workspace_bytes);
-  }
+  FreeWorkspace(op, workspace, plan->workspace_bytes);
   return true;
 }
 

@@ -55,16 +55,24 @@ __device__ int64_t Clamp(int64_t index, int64_t size) {
   return index < 0 ? 0 : index >= size ? size - 1 : index;
 }
 
+// Output element i of [outer, out, inner]: its o, j (along the axis), k.
+struct OutputIndex {
+  int64_t o, j, k;
+};
+__device__ OutputIndex Decompose(const ResizeAxis& a, int64_t i) {
+  const int64_t rest = i / a.inner;
+  return {rest / a.out, rest % a.out, i % a.inner};
+}
+
 // Nearest: a copy of the element `T` (any dtype of its size).
 template <typename T>
 __global__ void ResizeNearestKernel(ResizeAxis a, const T* __restrict__ x,
                                     T* __restrict__ y, int64_t total) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t k = i % a.inner, rest = i / a.inner;
-    const int64_t j = rest % a.out, o = rest / a.out;
-    const int64_t index = NearestIndex(a, SourceCoordinate(a, j));
-    y[i] = x[(o * a.in + index) * a.inner + k];
+    const OutputIndex at = Decompose(a, i);
+    const int64_t index = NearestIndex(a, SourceCoordinate(a, at.j));
+    y[i] = x[(at.o * a.in + index) * a.inner + at.k];
   }
 }
 
@@ -75,10 +83,9 @@ __global__ void ResizeBlendKernel(ResizeAxis a, const In* __restrict__ x,
                                   Out* __restrict__ y, int64_t total) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t k = i % a.inner, rest = i / a.inner;
-    const int64_t j = rest % a.out, o = rest / a.out;
-    const In* column = x + o * a.in * a.inner + k;
-    const double c = SourceCoordinate(a, j);
+    const OutputIndex at = Decompose(a, i);
+    const In* column = x + at.o * a.in * a.inner + at.k;
+    const double c = SourceCoordinate(a, at.j);
     const double base = floor(c);
     const int64_t first = static_cast<int64_t>(base);
     float value;

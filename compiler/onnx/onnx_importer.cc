@@ -498,10 +498,11 @@ mlir::LogicalResult Importer::ImportNode(const onnx::NodeProto& node) {
     mlir::FailureOr<GraphValue> value = ImportQuantizedProduct(node);
     if (mlir::failed(value)) return mlir::failure();
     results.push_back(*std::move(value));
-  } else if (std::optional<DType> dtype = InputDType(node, 0);
-             node.op_type() == "MaxPool" && dtype &&
-             (*dtype == DType::kI8 || *dtype == DType::kUI8)) {
-    mlir::FailureOr<GraphValue> value = ImportIntegerMaxPool(node, *dtype);
+  } else if (node.op_type() == "MaxPool" &&
+             (InputDType(node, 0) == DType::kI8 ||
+              InputDType(node, 0) == DType::kUI8)) {
+    mlir::FailureOr<GraphValue> value =
+        ImportIntegerMaxPool(node, *InputDType(node, 0));
     if (mlir::failed(value)) return mlir::failure();
     results.push_back(*std::move(value));
   } else if (node.op_type() == "MeanVarianceNormalization") {

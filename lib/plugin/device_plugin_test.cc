@@ -295,9 +295,8 @@ TEST_F(DevicePluginTest, BadPluginsAreErrorsNamingTheFile) {
   };
   const Case cases[] = {
       {"/nonexistent/plugin.so", "cannot load device plug-in"},
-      {TEST_PLUGIN_NO_INIT,
-       "is not an AsyncRT device plug-in: it does not "
-       "export AsyncRT_InitPlugin"},
+      {TEST_PLUGIN_NO_INIT, "is not an AsyncRT device plug-in: it does not "
+                            "export AsyncRT_InitPlugin"},
       {TEST_PLUGIN_NEWER_MINOR,
        "it was built for device plug-in API 1.99.0, and this runtime "
        "supports 1.0 to 1.4 (a newer runtime is needed)"},
